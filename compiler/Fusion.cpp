@@ -1,0 +1,449 @@
+//===- compiler/Fusion.cpp - group the graph into kernels -----------------===//
+// A fixpoint: start from the values that must be stored (graph outputs; with
+// fusion off, every compute op), form kernels around them, and lower each
+// kernel on trial. Whenever a kernel cannot work with a value inlined (a
+// reduction read at another row, one needed by two kernels...), that value is
+// stored too, with the reason recorded, and the kernels are formed again.
+// Each round stores one more value, so the loop ends.
+//===----------------------------------------------------------------------===//
+#include "compiler/Fusion.h"
+
+#include "compiler/Lowering.h"
+#include "ir/Error.h"
+#include "ir/Printer.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace minijit {
+
+namespace {
+
+/// A value computed by more than this many inlined ops is stored rather than
+/// recomputed when two kernels need it.
+constexpr int kMaxRecomputeOps = 16;
+
+struct Signature {
+  KernelKind kind = KernelKind::Pointwise;
+  Shape domain;
+  DimVector axes;
+  bool operator==(const Signature &o) const {
+    return kind == o.kind && domain == o.domain && axes == o.axes;
+  }
+};
+
+std::string shapeOfAxes(const DimVector &axes) { return Shape(axes).str(); }
+
+class Fuser {
+public:
+  Fuser(const Graph &g, bool enabled)
+      : G(g), Enabled(enabled), Stored(g.size(), false), Reason(g.size()),
+        IsOutput(g.size(), false) {}
+
+  FusionPlan run() {
+    for (ValueId o : G.outputs()) {
+      IsOutput[o] = true;
+      store(o, "graph output");
+    }
+    for (size_t i = 0; i < G.size(); ++i) {
+      const Node &n = G.nodes()[i];
+      if (n.cls() == OpClass::Matmul)
+        throw CompileError(llvm::formatv("%{0} = matmul: minijit has no matmul kernel yet; the "
+                                         "graph cannot be compiled (the CPU reference `minijit "
+                                         "eval` runs it)",
+                                         n.name)
+                               .str());
+      if (!Enabled && isCompute(n))
+        store(static_cast<ValueId>(i), "fusion is off: every op is its own kernel");
+    }
+    for (;;) {
+      FusionPlan plan;
+      std::optional<NeedsStore> problem = form(plan);
+      if (!problem)
+        problem = check(plan);
+      if (!problem)
+        return plan;
+      if (!Stored[problem->node]) {
+        store(problem->node, problem->reason);
+        continue;
+      }
+      // The value is stored already but its kernel also holds a root that
+      // needs it at another row: that root gets a kernel of its own.
+      assert(problem->root >= 0 && "lowering names the root it was lowering");
+      if (!Apart.insert({problem->root, problem->node}).second)
+        throw CompileError("internal error: fusion does not converge on %" +
+                           G.node(problem->node).name + ": " + problem->reason);
+      ApartReason[problem->root] = problem->reason;
+    }
+  }
+
+private:
+  static bool isCompute(const Node &n) {
+    return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul;
+  }
+
+  void store(ValueId v, const std::string &why) {
+    if (Stored[v])
+      return;
+    Stored[v] = true;
+    Reason[v] = why;
+  }
+
+  bool isRoot(ValueId v) const {
+    const Node &n = G.node(v);
+    if (!Stored[v] || n.op == OpKind::Constant)
+      return false;
+    return n.op != OpKind::Input || IsOutput[v];
+  }
+
+  /// The values a root computes inline (itself included) and those it loads.
+  void closure(ValueId root, std::vector<ValueId> &held, std::vector<ValueId> &reads) const {
+    std::vector<bool> seen(G.size(), false);
+    std::vector<ValueId> stack{root};
+    seen[root] = true;
+    while (!stack.empty()) {
+      ValueId v = stack.back();
+      stack.pop_back();
+      const Node &n = G.node(v);
+      if (n.op == OpKind::Constant)
+        continue;
+      bool loaded = n.op == OpKind::Input || (Stored[v] && v != root);
+      if (loaded) {
+        reads.push_back(v);
+        continue;
+      }
+      held.push_back(v);
+      for (ValueId o : n.operands)
+        if (!seen[o]) {
+          seen[o] = true;
+          stack.push_back(o);
+        }
+    }
+    std::sort(held.begin(), held.end());
+    std::sort(reads.begin(), reads.end());
+  }
+
+  /// The kernel signature a root needs, or the value to store instead.
+  std::optional<NeedsStore> signatureOf(ValueId root, const std::vector<ValueId> &held,
+                                        Signature &sig) const {
+    const Node &r = G.node(root);
+    ValueId primary = -1;
+    for (ValueId v : held)
+      if (G.node(v).cls() == OpClass::Reduce)
+        primary = v; // held is sorted: the last is nearest the root
+    if (primary < 0) {
+      sig = {KernelKind::Pointwise, r.shape, {}};
+      return std::nullopt;
+    }
+    const Node &p = G.node(primary);
+    sig = {KernelKind::Reduction, G.node(p.operands[0]).shape, p.axes};
+    for (ValueId v : held) {
+      const Node &q = G.node(v);
+      if (q.cls() != OpClass::Reduce || v == primary)
+        continue;
+      if (G.node(q.operands[0]).shape != sig.domain || q.axes != sig.axes)
+        return NeedsStore{v, llvm::formatv("reduction %{0} (over {1} axes {2}) feeds %{3}, a "
+                                           "reduction over another domain ({4} axes {5})",
+                                           q.name, G.node(q.operands[0]).shape.str(),
+                                           shapeOfAxes(q.axes), p.name, sig.domain.str(),
+                                           shapeOfAxes(sig.axes))
+                                 .str()};
+    }
+    bool full = r.shape == sig.domain;
+    bool rowShaped = rowShapeMatches(r.shape, sig);
+    if (!full && !rowShaped)
+      return NeedsStore{primary, llvm::formatv("%{0} has shape {1}, neither the reduction's "
+                                               "domain {2} nor its result {3}",
+                                               r.name, r.shape.str(), sig.domain.str(),
+                                               p.shape.str())
+                                     .str()};
+    return std::nullopt;
+  }
+
+  /// True when `s` is the domain with the reduced axes dropped or set to 1.
+  static bool rowShapeMatches(const Shape &s, const Signature &sig) {
+    DimVector keep, drop;
+    for (unsigned d = 0; d < sig.domain.rank(); ++d) {
+      bool reduced = llvm::is_contained(sig.axes, d);
+      keep.push_back(reduced ? 1 : sig.domain[d]);
+      if (!reduced)
+        drop.push_back(sig.domain[d]);
+    }
+    return s == Shape(keep) || s == Shape(drop);
+  }
+
+  struct Building {
+    Signature sig;
+    KernelGroup group;
+    std::vector<int> deps; // kernels whose stored values it reads
+  };
+
+  bool reaches(const std::vector<Building> &ks, int from, int target) const {
+    std::vector<bool> seen(ks.size(), false);
+    std::vector<int> stack{from};
+    while (!stack.empty()) {
+      int k = stack.back();
+      stack.pop_back();
+      if (k == target)
+        return true;
+      if (seen[k])
+        continue;
+      seen[k] = true;
+      for (int d : ks[k].deps)
+        stack.push_back(d);
+    }
+    return false;
+  }
+
+  std::optional<NeedsStore> form(FusionPlan &plan) {
+    std::vector<Building> ks;
+    std::vector<int> storedBy(G.size(), -1);
+    for (size_t i = 0; i < G.size(); ++i) {
+      auto root = static_cast<ValueId>(i);
+      if (!isRoot(root))
+        continue;
+      std::vector<ValueId> held, reads;
+      closure(root, held, reads);
+      Signature sig;
+      if (std::optional<NeedsStore> p = signatureOf(root, held, sig))
+        return p;
+      std::vector<int> deps;
+      for (ValueId r : reads)
+        if (storedBy[r] >= 0 && !llvm::is_contained(deps, storedBy[r]))
+          deps.push_back(storedBy[r]);
+
+      int target = -1;
+      for (int k = 0; Enabled && k < static_cast<int>(ks.size()) && target < 0; ++k) {
+        const Signature &ksig = ks[k].sig;
+        bool same = ksig == sig;
+        bool epilogue = sig.kind == KernelKind::Pointwise && ksig.kind == KernelKind::Reduction &&
+                        ksig.domain == sig.domain;
+        bool upgrade = sig.kind == KernelKind::Reduction && ksig.kind == KernelKind::Pointwise &&
+                       ksig.domain == sig.domain;
+        if (!same && !epilogue && !upgrade)
+          continue;
+        if (keptApart(root, ks[k].group))
+          continue;
+        bool cycle = false;
+        for (int d : deps)
+          if (d != k && reaches(ks, d, k))
+            cycle = true;
+        if (!cycle)
+          target = k;
+      }
+      if (target < 0) {
+        ks.push_back(Building{sig, KernelGroup{}, {}});
+        target = static_cast<int>(ks.size() - 1);
+        ks[target].group.kind = sig.kind;
+        ks[target].group.domain = sig.domain;
+        ks[target].group.reducedAxes = sig.axes;
+      } else if (sig.kind == KernelKind::Reduction) {
+        ks[target].sig = sig; // a pointwise kernel over the same shape becomes a reduction
+        ks[target].group.kind = sig.kind;
+        ks[target].group.reducedAxes = sig.axes;
+      }
+      Building &b = ks[target];
+      b.group.roots.push_back(root);
+      for (ValueId h : held)
+        if (!llvm::is_contained(b.group.held, h))
+          b.group.held.push_back(h);
+      for (ValueId r : reads)
+        if (!llvm::is_contained(b.group.reads, r))
+          b.group.reads.push_back(r);
+      for (int d : deps)
+        if (d != target && !llvm::is_contained(b.deps, d))
+          b.deps.push_back(d);
+      storedBy[root] = target;
+    }
+    // Values one kernel stores and also computes are not read by it.
+    for (Building &b : ks) {
+      llvm::erase_if(b.group.reads, [&](ValueId r) { return llvm::is_contained(b.group.held, r); });
+      std::sort(b.group.held.begin(), b.group.held.end());
+      std::sort(b.group.reads.begin(), b.group.reads.end());
+      llvm::erase_if(b.deps, [&](int d) { return &ks[d] == &b; });
+    }
+    // Launch order: dependencies first, otherwise in the order formed.
+    std::vector<int> order, state(ks.size(), 0);
+    std::function<void(int)> visit = [&](int k) {
+      if (state[k] == 2)
+        return;
+      assert(state[k] != 1 && "kernel dependencies form a cycle");
+      state[k] = 1;
+      for (int d : ks[k].deps)
+        visit(d);
+      state[k] = 2;
+      order.push_back(k);
+    };
+    for (int k = 0; k < static_cast<int>(ks.size()); ++k)
+      visit(k);
+    std::vector<int> newIndex(ks.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      newIndex[order[i]] = static_cast<int>(i);
+    plan.fusion = Enabled;
+    plan.kernels.clear();
+    for (int k : order)
+      plan.kernels.push_back(ks[k].group);
+    plan.storedBy.assign(G.size(), -1);
+    for (size_t v = 0; v < G.size(); ++v)
+      if (storedBy[v] >= 0)
+        plan.storedBy[v] = newIndex[storedBy[v]];
+    plan.storeReason = Reason;
+    plan.apartReason.assign(G.size(), "");
+    for (auto &[v, why] : ApartReason)
+      plan.apartReason[v] = why;
+    for (size_t v = 0; v < G.size(); ++v)
+      if (plan.storedBy[v] < 0)
+        plan.storeReason[v].clear();
+    return std::nullopt;
+  }
+
+  /// Number of ops a value costs to recompute inline.
+  int inlineCost(ValueId v) const {
+    std::vector<bool> seen(G.size(), false);
+    std::vector<ValueId> stack{v};
+    int cost = 0;
+    while (!stack.empty()) {
+      ValueId x = stack.back();
+      stack.pop_back();
+      if (seen[x])
+        continue;
+      seen[x] = true;
+      const Node &n = G.node(x);
+      if (n.op == OpKind::Input || n.op == OpKind::Constant || (Stored[x] && x != v))
+        continue;
+      if (isCompute(n))
+        ++cost;
+      for (ValueId o : n.operands)
+        stack.push_back(o);
+    }
+    return cost;
+  }
+
+  std::optional<NeedsStore> check(const FusionPlan &plan) {
+    // Values inlined into several kernels: reductions are never recomputed,
+    // expensive elementwise values are stored.
+    std::vector<std::vector<int>> users(G.size());
+    for (size_t k = 0; k < plan.kernels.size(); ++k)
+      for (ValueId h : plan.kernels[k].held)
+        users[h].push_back(static_cast<int>(k));
+    for (size_t v = 0; v < G.size(); ++v) {
+      if (users[v].size() < 2 || Stored[v])
+        continue;
+      const Node &n = G.nodes()[v];
+      std::string ks = llvm::formatv("k{0} and k{1}", users[v][0], users[v][1]).str();
+      if (n.cls() == OpClass::Reduce)
+        return NeedsStore{static_cast<ValueId>(v),
+                          llvm::formatv("reduction %{0} is needed by kernels {1}; it is "
+                                        "computed once and stored",
+                                        n.name, ks)
+                              .str()};
+      int cost = inlineCost(static_cast<ValueId>(v));
+      if (cost > kMaxRecomputeOps)
+        return NeedsStore{static_cast<ValueId>(v),
+                          llvm::formatv("%{0} costs {1} ops to recompute and is needed by kernels "
+                                        "{2}; storing it is cheaper",
+                                        n.name, cost, ks)
+                              .str()};
+    }
+    for (size_t k = 0; k < plan.kernels.size(); ++k) {
+      try {
+        lowerKernel(G, plan, static_cast<int>(k));
+      } catch (const NeedsStore &p) {
+        return p;
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// True when `root` may not share a kernel with the values `k` holds.
+  bool keptApart(ValueId root, const KernelGroup &k) const {
+    for (auto [r, v] : Apart)
+      if (r == root && llvm::is_contained(k.held, v))
+        return true;
+    return false;
+  }
+
+  const Graph &G;
+  bool Enabled;
+  std::vector<bool> Stored;
+  std::vector<std::string> Reason;
+  std::vector<bool> IsOutput;
+  std::set<std::pair<ValueId, ValueId>> Apart; ///< (root, value): never in one kernel
+  std::map<ValueId, std::string> ApartReason;
+};
+
+std::string valueList(const Graph &g, llvm::ArrayRef<ValueId> vs) {
+  std::string s;
+  for (ValueId v : vs) {
+    if (!s.empty())
+      s += ", ";
+    s += "%" + g.node(v).name;
+  }
+  return s;
+}
+
+} // namespace
+
+FusionPlan fuseGraph(const Graph &g, bool fusion) {
+  Fuser f(g, fusion);
+  return f.run();
+}
+
+void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &plan,
+                     llvm::ArrayRef<KernelNotes> notes) {
+  size_t n = plan.kernels.size();
+  os << "graph " << g.name() << ": " << n << (n == 1 ? " kernel" : " kernels") << " (fusion "
+     << (plan.fusion ? "on" : "off") << ")\n";
+  for (size_t k = 0; k < n; ++k) {
+    const KernelGroup &kg = plan.kernels[k];
+    os << "\nkernel k" << k;
+    if (k < notes.size() && !notes[k].name.empty())
+      os << " " << notes[k].name;
+    os << ": ";
+    if (kg.kind == KernelKind::Pointwise)
+      os << "pointwise over " << typeText(g.node(kg.roots[0]).dtype, kg.domain) << "\n";
+    else
+      os << "reduction of " << kg.domain.str() << " over axes " << Shape(kg.reducedAxes).str()
+         << " (" << kg.rows() << " rows of " << kg.reducedSize() << ")\n";
+    if (k < notes.size() && !notes[k].schedule.empty())
+      os << "  schedule: " << notes[k].schedule << "\n";
+    os << "  holds:\n";
+    for (ValueId h : kg.held) {
+      const Node &hn = g.node(h);
+      if (hn.op == OpKind::Input)
+        continue;
+      os << "    ";
+      printNode(os, g, h);
+      os << "\n";
+    }
+    if (kg.held.empty() || llvm::all_of(kg.held, [&](ValueId h) {
+          return g.node(h).op == OpKind::Input;
+        }))
+      os << "    (a copy)\n";
+    os << "  reads:";
+    if (kg.reads.empty())
+      os << " nothing";
+    os << "\n";
+    for (ValueId r : kg.reads) {
+      os << "    %" << g.node(r).name;
+      if (g.node(r).op == OpKind::Input)
+        os << " (graph input)\n";
+      else
+        os << " from k" << plan.storedBy[r] << ": " << plan.storeReason[r] << "\n";
+    }
+    os << "  writes: " << valueList(g, kg.roots) << "\n";
+    for (ValueId r : kg.roots) {
+      os << "    %" << g.node(r).name << ": " << plan.storeReason[r] << "\n";
+      if (r < static_cast<ValueId>(plan.apartReason.size()) && !plan.apartReason[r].empty())
+        os << "    %" << g.node(r).name << " has a kernel of its own: " << plan.apartReason[r]
+           << "\n";
+    }
+  }
+}
+
+} // namespace minijit

@@ -1,0 +1,48 @@
+//===- compiler/Kernel.h - what the fusion pass decides --------*- C++ -*-===//
+// A FusionPlan is data: which values each kernel computes and stores, over
+// which iteration domain, and why every stored intermediate is stored. It is
+// printed by `minijit compile --emit=fused` and tested directly.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace minijit {
+
+enum class KernelKind {
+  Pointwise, ///< one element per thread (or vector lane) over the domain
+  Reduction, ///< rows of the domain reduced over `reducedAxes`, with prologue and epilogue
+};
+
+/// One kernel of the plan.
+struct KernelGroup {
+  KernelKind kind = KernelKind::Pointwise;
+  /// Pointwise: the shape of the stored values. Reduction: the shape of the
+  /// reduced tensor (every reduction in the kernel reduces this shape).
+  Shape domain;
+  DimVector reducedAxes;       ///< Reduction only, sorted
+  std::vector<ValueId> roots;  ///< values the kernel stores, in graph order
+  std::vector<ValueId> held;   ///< every value it computes (roots and inlined), in graph order
+  std::vector<ValueId> reads;  ///< stored values and inputs it loads, in graph order
+
+  int64_t rows() const;        ///< Reduction: product of the kept dims; Pointwise: 1
+  int64_t reducedSize() const; ///< Reduction: product of the reduced dims; Pointwise: 1
+};
+
+struct FusionPlan {
+  bool fusion = true;
+  std::vector<KernelGroup> kernels; ///< in launch order
+  /// Per graph value: the kernel that stores it, or -1 (inputs, inlined values).
+  std::vector<int> storedBy;
+  /// Per graph value: why it is stored in memory ("graph output", "fusion is
+  /// off", "reduction %m is read outside its row ..."); empty when it is not.
+  std::vector<std::string> storeReason;
+  /// Per graph value: why it was kept out of the kernel that computes a value
+  /// it reads (empty when it was not).
+  std::vector<std::string> apartReason;
+};
+
+} // namespace minijit

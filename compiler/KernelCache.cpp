@@ -1,0 +1,297 @@
+//===- compiler/KernelCache.cpp - compiled kernels, kept ------------------===//
+// Entry layout: "MJKC0001", then five length-prefixed fields (key, cubin,
+// ptx, log, nvrtc version), then the xxHash64 of everything before it.
+// Entries sit in 256 subdirectories named by the key's first two hex digits.
+//===----------------------------------------------------------------------===//
+#include "compiler/KernelCache.h"
+
+#include "ir/Error.h"
+#include "ir/Version.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace minijit {
+
+namespace {
+
+constexpr char kMagic[] = "MJKC0001";
+
+void putField(std::string &buf, llvm::StringRef f) {
+  uint64_t n = f.size();
+  buf.append(reinterpret_cast<const char *>(&n), 8);
+  buf.append(f.data(), f.size());
+}
+
+bool getField(llvm::StringRef &rest, std::string &out) {
+  if (rest.size() < 8)
+    return false;
+  uint64_t n;
+  std::memcpy(&n, rest.data(), 8);
+  rest = rest.drop_front(8);
+  if (n > rest.size())
+    return false;
+  out = rest.take_front(n).str();
+  rest = rest.drop_front(n);
+  return true;
+}
+
+std::string defaultDir() {
+  if (const char *d = std::getenv("MINIJIT_CACHE_DIR"); d && *d)
+    return d;
+  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return std::string(x) + "/minijit";
+  if (const char *h = std::getenv("HOME"); h && *h)
+    return std::string(h) + "/.cache/minijit";
+  return "";
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool writeAtomically(const std::string &path, const std::string &data, std::string &error) {
+  llvm::SmallString<256> tmp;
+  std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", tmp);
+  int fd = -1;
+  if (!ec)
+    ec = llvm::sys::fs::openFileForWrite(tmp, fd);
+  if (ec) {
+    error = ec.message();
+    return false;
+  }
+  bool ok;
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << data;
+    os.flush();
+    ok = !os.has_error();
+    if (!ok)
+      error = os.error().message();
+    os.clear_error();
+  }
+  if (ok) {
+    ec = llvm::sys::fs::rename(tmp, path);
+    if (ec) {
+      ok = false;
+      error = ec.message();
+    }
+  }
+  if (!ok)
+    llvm::sys::fs::remove(tmp);
+  return ok;
+}
+
+} // namespace
+
+KernelCache::KernelCache(std::string dir, bool enabled) : Dir(std::move(dir)), Enabled(enabled) {}
+
+KernelCache &KernelCache::global() {
+  static KernelCache cache(defaultDir(), [] {
+    const char *d = std::getenv("MINIJIT_DISABLE_CACHE");
+    return !(d && *d && std::strcmp(d, "0") != 0);
+  }());
+  return cache;
+}
+
+void KernelCache::warnOnce(const std::string &what) {
+  if (Warned)
+    return;
+  Warned = true;
+  llvm::errs() << "minijit: warning: kernel cache: " << what << "\n";
+}
+
+std::string KernelCache::nvrtcIdentity() {
+  // Known once NVRTC is loaded; otherwise from a record of the library file
+  // (path, size, mtime), so a cache hit does not load NVRTC (~5 ms).
+  if (nvrtcLoaded())
+    return nvrtcVersion();
+  std::string record = Dir.empty() ? "" : Dir + "/nvrtc-id";
+  if (!record.empty()) {
+    auto buf = llvm::MemoryBuffer::getFile(record);
+    if (buf) {
+      llvm::SmallVector<llvm::StringRef, 4> parts;
+      (*buf)->getBuffer().split(parts, '\n', -1, false);
+      struct stat st;
+      if (parts.size() == 4 && ::stat(parts[0].str().c_str(), &st) == 0 &&
+          std::to_string(st.st_size) == parts[1] && std::to_string(st.st_mtime) == parts[2])
+        return parts[3].str();
+    }
+  }
+  std::string version = nvrtcVersion();
+  std::string path = nvrtcLibraryPath();
+  struct stat st;
+  if (!record.empty() && !path.empty() && ::stat(path.c_str(), &st) == 0 &&
+      !llvm::sys::fs::create_directories(Dir)) {
+    std::string err;
+    writeAtomically(record,
+                    path + "\n" + std::to_string(st.st_size) + "\n" + std::to_string(st.st_mtime) +
+                        "\n" + version,
+                    err);
+  }
+  return version;
+}
+
+std::string KernelCache::keyFor(const std::string &source, const std::string &arch,
+                                llvm::ArrayRef<std::string> options) {
+  {
+    std::lock_guard<std::mutex> lock(Mutex);
+    if (NvrtcId.empty() || (nvrtcLoaded() && NvrtcId != nvrtcVersion()))
+      NvrtcId = nvrtcIdentity();
+  }
+  llvm::SHA256 h;
+  auto part = [&](llvm::StringRef s) {
+    h.update(s);
+    h.update(llvm::StringRef("\0", 1));
+  };
+  part("minijit");
+  part(minijitVersion());
+  part("nvrtc");
+  part(NvrtcId);
+  part(arch);
+  for (const std::string &o : options)
+    part(o);
+  part(source);
+  return llvm::toHex(h.final(), /*LowerCase=*/true);
+}
+
+std::string KernelCache::pathFor(const std::string &key) const {
+  return Dir + "/" + key.substr(0, 2) + "/" + key.substr(2) + ".mjk";
+}
+
+bool KernelCache::readEntry(const std::string &key, NvrtcOutput &out) {
+  if (Dir.empty())
+    return false;
+  auto buf = llvm::MemoryBuffer::getFile(pathFor(key), /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return false; // absent (or unreadable): compile
+  llvm::StringRef data = (*buf)->getBuffer();
+  auto corrupt = [&](const char *why) {
+    std::lock_guard<std::mutex> lock(Mutex);
+    ++Stats.corruptEntries;
+    llvm::errs() << "minijit: warning: kernel cache entry " << pathFor(key) << " is " << why
+                 << "; recompiling it\n";
+    return false;
+  };
+  if (data.size() < sizeof(kMagic) - 1 + 8 || !data.startswith(llvm::StringRef(kMagic, 8)))
+    return corrupt("not a minijit cache entry");
+  llvm::StringRef body = data.drop_back(8);
+  uint64_t sum;
+  std::memcpy(&sum, data.data() + data.size() - 8, 8);
+  if (llvm::xxHash64(body) != sum)
+    return corrupt("corrupt (checksum mismatch)");
+  llvm::StringRef rest = body.drop_front(8);
+  std::string storedKey, nvrtc;
+  if (!getField(rest, storedKey) || !getField(rest, out.cubin) || !getField(rest, out.ptx) ||
+      !getField(rest, out.log) || !getField(rest, nvrtc) || !rest.empty())
+    return corrupt("truncated");
+  if (storedKey != key)
+    return corrupt("for another key");
+  out.resources = parsePtxasReport(out.log);
+  return true;
+}
+
+void KernelCache::writeEntry(const std::string &key, const NvrtcOutput &out) {
+  if (Dir.empty())
+    return;
+  std::string buf(kMagic, 8);
+  putField(buf, key);
+  putField(buf, out.cubin);
+  putField(buf, out.ptx);
+  putField(buf, out.log);
+  putField(buf, NvrtcId);
+  uint64_t sum = llvm::xxHash64(buf);
+  buf.append(reinterpret_cast<const char *>(&sum), 8);
+  std::string path = pathFor(key), error;
+  std::error_code ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
+  if (ec)
+    error = ec.message();
+  if (ec || !writeAtomically(path, buf, error)) {
+    std::lock_guard<std::mutex> lock(Mutex);
+    ++Stats.writeFailures;
+    warnOnce("cannot write to " + Dir + " (" + error + "); kernels are compiled but not kept");
+  }
+}
+
+CachedKernel KernelCache::get(const std::string &source, const std::string &kernel,
+                              const std::string &arch, llvm::ArrayRef<std::string> options) {
+  auto t0 = std::chrono::steady_clock::now();
+  CachedKernel result;
+  if (!Enabled) {
+    result.out = compileWithNvrtc(source, kernel, arch, options);
+    std::lock_guard<std::mutex> lock(Mutex);
+    ++Stats.compiles;
+    result.ms = msSince(t0);
+    return result;
+  }
+  std::string key = keyFor(source, arch, options);
+  std::promise<NvrtcOutput> promise;
+  std::shared_future<NvrtcOutput> future;
+  bool owner = false;
+  {
+    std::lock_guard<std::mutex> lock(Mutex);
+    auto it = Memory.find(key);
+    if (it != Memory.end()) {
+      future = it->second;
+      ++Stats.memoryHits;
+    } else {
+      future = promise.get_future().share();
+      Memory[key] = future;
+      owner = true;
+    }
+  }
+  if (!owner) {
+    result.out = future.get(); // rethrows the owner's CompileError
+    result.from = CachedKernel::From::Memory;
+    result.ms = msSince(t0);
+    return result;
+  }
+  try {
+    if (readEntry(key, result.out)) {
+      result.from = CachedKernel::From::Disk;
+      std::lock_guard<std::mutex> lock(Mutex);
+      ++Stats.diskHits;
+    } else {
+      result.out = compileWithNvrtc(source, kernel, arch, options);
+      result.from = CachedKernel::From::Compiled;
+      {
+        std::lock_guard<std::mutex> lock(Mutex);
+        ++Stats.compiles;
+      }
+      writeEntry(key, result.out);
+    }
+    promise.set_value(result.out);
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(Mutex);
+    Memory.erase(key); // a failed compile is not remembered
+    throw;
+  }
+  result.ms = msSince(t0);
+  return result;
+}
+
+CacheStats KernelCache::stats() const {
+  std::lock_guard<std::mutex> lock(Mutex);
+  return Stats;
+}
+
+void KernelCache::clearMemory() {
+  std::lock_guard<std::mutex> lock(Mutex);
+  Memory.clear();
+}
+
+} // namespace minijit

@@ -1,0 +1,75 @@
+//===- compiler/KernelCache.h - compiled kernels, kept ----------*- C++ -*-===//
+// NVRTC output kept in memory and on disk, keyed by a SHA-256 of the source,
+// the options, the architecture, the NVRTC version and minijit's version.
+// Disk entries are written atomically (temporary file, then rename) and carry
+// a checksum: a truncated, corrupt or foreign entry is never loaded; it is
+// recompiled and replaced. A read-only or full cache directory only costs the
+// caching (one warning). Safe to use from several threads.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/Nvrtc.h"
+
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace minijit {
+
+struct CacheStats {
+  uint64_t memoryHits = 0, diskHits = 0, compiles = 0;
+  uint64_t corruptEntries = 0, writeFailures = 0;
+};
+
+struct CachedKernel {
+  enum class From { Compiled, Memory, Disk };
+  NvrtcOutput out;
+  From from = From::Compiled;
+  double ms = 0; ///< time spent getting it (compile, or read)
+};
+
+class KernelCache {
+public:
+  /// `dir`: where entries live (created on first write); empty for memory
+  /// only. `enabled` false: every request compiles.
+  KernelCache(std::string dir, bool enabled);
+
+  /// The process-wide cache: $MINIJIT_CACHE_DIR, else $XDG_CACHE_HOME/minijit,
+  /// else ~/.cache/minijit; MINIJIT_DISABLE_CACHE=1 turns it off.
+  static KernelCache &global();
+
+  /// The compiled kernel, from memory, disk or NVRTC (in that order).
+  /// Concurrent requests for one key compile it once. Throws CompileError.
+  CachedKernel get(const std::string &source, const std::string &kernel, const std::string &arch,
+                   llvm::ArrayRef<std::string> options);
+
+  /// The key and the disk path of an entry (for tests and tools).
+  std::string keyFor(const std::string &source, const std::string &arch,
+                     llvm::ArrayRef<std::string> options);
+  std::string pathFor(const std::string &key) const;
+
+  const std::string &directory() const { return Dir; }
+  bool enabled() const { return Enabled; }
+  CacheStats stats() const;
+  /// Forgets the in-memory entries (the disk stays).
+  void clearMemory();
+
+private:
+  std::string nvrtcIdentity();
+  bool readEntry(const std::string &key, NvrtcOutput &out);
+  void writeEntry(const std::string &key, const NvrtcOutput &out);
+  void warnOnce(const std::string &what);
+
+  std::string Dir;
+  bool Enabled;
+  mutable std::mutex Mutex;
+  std::map<std::string, std::shared_future<NvrtcOutput>> Memory;
+  CacheStats Stats;
+  std::string NvrtcId;
+  bool Warned = false;
+};
+
+} // namespace minijit

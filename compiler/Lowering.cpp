@@ -1,0 +1,427 @@
+//===- compiler/Lowering.cpp - a kernel as loads, math and stores ---------===//
+// Evaluates each stored value of a kernel "at an index": views turn the index
+// into their operand's index, elementwise ops broadcast it to their operands,
+// a reduction's value is available only at the row being reduced, and values
+// stored by other kernels (or inputs) are loaded. Each (value, index) pair is
+// lowered once.
+//===----------------------------------------------------------------------===//
+#include "compiler/Lowering.h"
+
+#include "ir/Error.h"
+#include "ir/Printer.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+namespace minijit {
+
+int64_t KernelGroup::rows() const {
+  if (kind != KernelKind::Reduction)
+    return 1;
+  int64_t r = 1;
+  for (unsigned d = 0; d < domain.rank(); ++d)
+    if (!llvm::is_contained(reducedAxes, d))
+      r *= domain[d];
+  return r;
+}
+
+int64_t KernelGroup::reducedSize() const {
+  if (kind != KernelKind::Reduction)
+    return 1;
+  int64_t k = 1;
+  for (int64_t a : reducedAxes)
+    k *= domain[a];
+  return k;
+}
+
+namespace {
+
+using Index = std::vector<IndexExpr>;
+
+const llvm::StringSet<> &reservedNames() {
+  static const llvm::StringSet<> names = {
+      // C++ and CUDA words a value name could collide with
+      "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double",
+      "else", "enum", "extern", "false", "float", "for", "goto", "if", "inline", "int", "long",
+      "new", "delete", "operator", "private", "public", "register", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef", "union",
+      "unsigned", "void", "volatile", "while", "class", "namespace", "using", "asm", "half",
+      "nullptr", "constexpr", "alignas", "typename", "virtual", "friend", "mutable", "explicit",
+      "dim3", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max",
+      // the emitter's own locals
+      "i", "vi", "row", "rowRaw", "k", "kv", "lane", "it", "j", "item", "first", "rowValid",
+      "part"};
+  return names;
+}
+
+class Lowerer {
+public:
+  Lowerer(const Graph &g, const FusionPlan &plan, int index)
+      : G(g), Plan(plan), KG(plan.kernels[index]), InKernel(g.size(), false) {
+    L.index = index;
+    L.kind = KG.kind;
+    for (ValueId v : KG.held)
+      InKernel[v] = true;
+  }
+
+  LoweredKernel run() {
+    buildDomain();
+    for (ValueId r : KG.roots) {
+      try {
+        addStore(r);
+      } catch (NeedsStore &p) {
+        p.root = r;
+        throw;
+      }
+    }
+    finish();
+    return std::move(L);
+  }
+
+private:
+  void buildDomain() {
+    const Shape &dom = KG.domain;
+    DomainIdx.assign(dom.rank(), IndexExpr::constant(0));
+    if (KG.kind == KernelKind::Pointwise) {
+      L.numel = dom.numel();
+      L.elem = L.ctx.var("i", L.numel);
+      llvm::SmallVector<unsigned, kMaxRank> all;
+      for (unsigned d = 0; d < dom.rank(); ++d)
+        all.push_back(d);
+      decompose(L.elem, dom.dims(), all);
+      return;
+    }
+    llvm::SmallVector<unsigned, kMaxRank> kept, red;
+    DimVector keptSizes, redSizes;
+    for (unsigned d = 0; d < dom.rank(); ++d) {
+      if (llvm::is_contained(KG.reducedAxes, d)) {
+        red.push_back(d);
+        redSizes.push_back(dom[d]);
+      } else {
+        kept.push_back(d);
+        keptSizes.push_back(dom[d]);
+      }
+    }
+    L.rows = KG.rows();
+    L.K = KG.reducedSize();
+    L.row = L.ctx.var("row", L.rows);
+    L.k = L.ctx.var("k", L.K);
+    decompose(L.row, keptSizes, kept);
+    decompose(L.k, redSizes, red);
+  }
+
+  /// Sets DomainIdx[dims[i]] from a flat index over `sizes` (row-major).
+  void decompose(const IndexExpr &flat, llvm::ArrayRef<int64_t> sizes,
+                 llvm::ArrayRef<unsigned> dims) {
+    int64_t inner = 1;
+    for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) {
+      DomainIdx[dims[i]] = L.ctx.mod(L.ctx.div(flat, inner), sizes[i]);
+      inner *= sizes[i];
+    }
+  }
+
+  IndexExpr offsetOf(const Shape &s, const Index &idx) {
+    auto strides = s.strides();
+    IndexExpr off = IndexExpr::constant(0);
+    for (unsigned d = 0; d < s.rank(); ++d)
+      off = L.ctx.add(off, L.ctx.mul(idx[d], strides[d]));
+    return off;
+  }
+
+  Index broadcastIndex(const Shape &from, const Shape &to, const Index &idx) {
+    Index out;
+    unsigned off = to.rank() - from.rank();
+    for (unsigned i = 0; i < from.rank(); ++i)
+      out.push_back(from[i] == 1 ? IndexExpr::constant(0) : idx[off + i]);
+    return out;
+  }
+
+  Index viewOperandIndex(const Node &n, const Index &idx) {
+    const Shape &in = G.node(n.operands[0]).shape;
+    switch (n.op) {
+    case OpKind::Broadcast: return broadcastIndex(in, n.shape, idx);
+    case OpKind::Permute: {
+      Index out(in.rank());
+      for (unsigned i = 0; i < n.perm.size(); ++i)
+        out[n.perm[i]] = idx[i];
+      return out;
+    }
+    case OpKind::Reshape: {
+      IndexExpr lin = offsetOf(n.shape, idx);
+      auto inStrides = in.strides();
+      Index out;
+      for (unsigned d = 0; d < in.rank(); ++d)
+        out.push_back(L.ctx.mod(L.ctx.div(lin, inStrides[d]), in[d]));
+      return out;
+    }
+    default: break;
+    }
+    llvm_unreachable("not a view");
+  }
+
+  std::string cName(const std::string &irName) {
+    std::string s;
+    for (char c : irName)
+      s += (c == '.') ? '_' : c;
+    if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
+      s = "v" + s;
+    if (reservedNames().count(s) || llvm::StringRef(s).startswith("mj_"))
+      s += "_";
+    return s;
+  }
+
+  std::string uniqueParamName(const std::string &base) {
+    std::string n = base;
+    for (int i = 1; UsedParamNames.count(n); ++i)
+      n = base + "_" + std::to_string(i);
+    UsedParamNames.insert(n);
+    return n;
+  }
+
+  int paramFor(ValueId node, bool written) {
+    for (size_t i = 0; i < L.params.size(); ++i)
+      if (L.params[i].node == node && L.params[i].written == written)
+        return static_cast<int>(i);
+    const Node &n = G.node(node);
+    KParam p;
+    p.node = node;
+    p.written = written;
+    // Outputs are `NAME_out`, so the kernel's local for the value keeps NAME.
+    std::string base = cName(n.name) + (written ? "_out" : "");
+    p.name = uniqueParamName(base);
+    p.dtype = n.dtype;
+    p.numel = n.shape.numel();
+    L.params.push_back(p);
+    return static_cast<int>(L.params.size() - 1);
+  }
+
+  int addValue(KValue v) {
+    // Context and stage follow from the operands.
+    switch (v.kind) {
+    case KValue::Kind::Literal:
+      v.perRow = true;
+      v.stage = 0;
+      break;
+    case KValue::Kind::Load:
+      v.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(v.offset, L.k);
+      v.stage = 0;
+      break;
+    case KValue::Kind::Compute:
+      v.perRow = L.kind == KernelKind::Reduction;
+      v.stage = 0;
+      for (int a : v.args) {
+        v.perRow = v.perRow && L.values[a].perRow;
+        v.stage = std::max(v.stage, L.values[a].stage);
+      }
+      break;
+    case KValue::Kind::ReduceResult:
+      v.perRow = true;
+      v.stage = L.reductions[v.reduction].pass + 1;
+      break;
+    }
+    L.values.push_back(std::move(v));
+    return static_cast<int>(L.values.size() - 1);
+  }
+
+  std::string indexKey(ValueId n, const Index &idx) {
+    std::string key = std::to_string(n);
+    for (const IndexExpr &e : idx)
+      key += "|" + e.key();
+    return key;
+  }
+
+  int value(ValueId id, const Index &idx) {
+    std::string key = indexKey(id, idx);
+    auto it = Memo.find(key);
+    if (it != Memo.end())
+      return it->second;
+    const Node &n = G.node(id);
+    int result;
+    if (n.op == OpKind::Constant) {
+      KValue v;
+      v.kind = KValue::Kind::Literal;
+      v.node = id;
+      result = addValue(v);
+    } else if (n.op == OpKind::Input || !InKernel[id]) {
+      KValue v;
+      v.kind = KValue::Kind::Load;
+      v.node = id;
+      v.param = paramFor(id, false);
+      v.offset = offsetOf(n.shape, idx);
+      result = addValue(v);
+    } else {
+      switch (n.cls()) {
+      case OpClass::View: result = value(n.operands[0], viewOperandIndex(n, idx)); break;
+      case OpClass::Unary:
+      case OpClass::Binary:
+      case OpClass::Select:
+      case OpClass::Cast: {
+        KValue v;
+        v.kind = KValue::Kind::Compute;
+        v.node = id;
+        for (ValueId o : n.operands)
+          v.args.push_back(value(o, broadcastIndex(G.node(o).shape, n.shape, idx)));
+        result = addValue(v);
+        break;
+      }
+      case OpClass::Reduce: result = reduceResult(id, idx); break;
+      case OpClass::Matmul:
+        throw NeedsStore{id, "matmul runs as its own kernel"};
+      case OpClass::Input:
+      case OpClass::Constant:
+        llvm_unreachable("handled above");
+      }
+    }
+    Memo[key] = result;
+    return result;
+  }
+
+  int reduceResult(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    const Shape &in = G.node(n.operands[0]).shape;
+    if (KG.kind != KernelKind::Reduction || in != KG.domain ||
+        !llvm::equal(n.axes, KG.reducedAxes))
+      throw NeedsStore{id, llvm::formatv("reduction %{0} reduces {1} over axes {2}, another "
+                                         "domain than its consumer's kernel",
+                                         n.name, in.str(), Shape(n.axes).str())
+                               .str()};
+    // The index must name the row being reduced: kept dims as the domain's,
+    // reduced dims (when kept as size 1) at 0.
+    Index expected;
+    for (unsigned d = 0; d < in.rank(); ++d) {
+      bool reduced = llvm::is_contained(n.axes, d);
+      if (!reduced)
+        expected.push_back(DomainIdx[d]);
+      else if (n.keepdim)
+        expected.push_back(IndexExpr::constant(0));
+    }
+    if (indexKey(id, expected) != indexKey(id, idx))
+      throw NeedsStore{id, llvm::formatv("reduction %{0} is read at another row than the one it "
+                                         "reduces (a view moves its rows)",
+                                         n.name)
+                               .str()};
+    int r = -1;
+    for (size_t i = 0; i < L.reductions.size(); ++i)
+      if (L.reductions[i].node == id)
+        r = static_cast<int>(i);
+    if (r < 0) {
+      int input = value(n.operands[0], DomainIdx);
+      KReduction red{id, n.op, input, L.values[input].stage};
+      L.reductions.push_back(red);
+      r = static_cast<int>(L.reductions.size() - 1);
+    }
+    KValue v;
+    v.kind = KValue::Kind::ReduceResult;
+    v.node = id;
+    v.reduction = r;
+    return addValue(v);
+  }
+
+  void addStore(ValueId root) {
+    const Node &n = G.node(root);
+    Index idx;
+    if (n.shape == KG.domain) {
+      idx = DomainIdx;
+    } else {
+      // A row-shaped root of a reduction kernel (keepdim or not).
+      assert(KG.kind == KernelKind::Reduction && "pointwise roots have the domain's shape");
+      bool keepdim = n.shape.rank() == KG.domain.rank();
+      for (unsigned d = 0; d < KG.domain.rank(); ++d) {
+        bool reduced = llvm::is_contained(KG.reducedAxes, d);
+        if (!reduced)
+          idx.push_back(DomainIdx[d]);
+        else if (keepdim)
+          idx.push_back(IndexExpr::constant(0));
+      }
+    }
+    int v = value(root, idx);
+    KStore s;
+    s.param = paramFor(root, true);
+    s.offset = offsetOf(n.shape, idx);
+    s.value = v;
+    s.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(s.offset, L.k);
+    L.stores.push_back(s);
+  }
+
+  void finish() {
+    int maxPass = -1;
+    for (const KReduction &r : L.reductions)
+      maxPass = std::max(maxPass, r.pass);
+    for (const KStore &s : L.stores)
+      if (!s.perRow)
+        maxPass = std::max(maxPass, L.values[s.value].stage);
+    L.passes = maxPass + 1;
+    int64_t big = int64_t(1) << 31;
+    L.index64 = L.numel >= big || L.rows * L.K >= big;
+    for (const KParam &p : L.params)
+      L.index64 = L.index64 || p.numel >= big;
+    for (const KValue &v : L.values)
+      if (v.kind == KValue::Kind::Compute && !v.perRow)
+        ++L.flopsPerElement;
+    L.flopsPerElement += static_cast<int64_t>(L.reductions.size());
+  }
+
+  const Graph &G;
+  const FusionPlan &Plan;
+  const KernelGroup &KG;
+  std::vector<bool> InKernel;
+  LoweredKernel L;
+  Index DomainIdx;
+  std::map<std::string, int> Memo;
+  llvm::StringSet<> UsedParamNames;
+};
+
+} // namespace
+
+LoweredKernel lowerKernel(const Graph &g, const FusionPlan &plan, int index) {
+  Lowerer l(g, plan, index);
+  return l.run();
+}
+
+} // namespace minijit
+
+namespace minijit {
+
+std::vector<bool> neededValues(const LoweredKernel &k) {
+  std::vector<bool> need(k.values.size(), false);
+  for (const KStore &s : k.stores)
+    need[s.value] = true;
+  for (const KReduction &r : k.reductions)
+    need[r.input] = true;
+  for (size_t i = k.values.size(); i-- > 0;) {
+    if (!need[i])
+      continue;
+    const KValue &v = k.values[i];
+    for (int a : v.args)
+      need[a] = true;
+    if (v.kind == KValue::Kind::ReduceResult)
+      need[k.reductions[v.reduction].input] = true;
+  }
+  return need;
+}
+
+std::vector<uint32_t> passesUsing(const LoweredKernel &k) {
+  std::vector<uint32_t> use(k.values.size(), 0);
+  auto mark = [&](int v, int pass) {
+    if (!k.values[v].perRow || k.kind == KernelKind::Pointwise)
+      use[v] |= 1u << pass;
+  };
+  for (const KReduction &r : k.reductions)
+    mark(r.input, r.pass);
+  for (const KStore &s : k.stores)
+    if (!s.perRow)
+      mark(s.value, k.kind == KernelKind::Pointwise ? 0 : k.values[s.value].stage);
+  // Operands of an element value are needed in the same passes.
+  for (size_t i = k.values.size(); i-- > 0;) {
+    if (!use[i])
+      continue;
+    for (int a : k.values[i].args)
+      if (!k.values[a].perRow || k.kind == KernelKind::Pointwise)
+        use[a] |= use[i];
+  }
+  return use;
+}
+
+} // namespace minijit

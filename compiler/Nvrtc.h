@@ -1,0 +1,42 @@
+//===- compiler/Nvrtc.h - compile CUDA C++ with NVRTC ----------*- C++ -*-===//
+// libnvrtc is loaded with dlopen on first use (a process that merely links it
+// spends ~30 ms starting), so cache hits and CPU-only tools never pay for it.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/Program.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <string>
+
+namespace minijit {
+
+struct NvrtcOutput {
+  std::string cubin, ptx, log;
+  KernelResources resources;
+};
+
+/// Compiles `source` (one translation unit) for `arch` (e.g. "sm_90") with
+/// --gpu-architecture, the ptxas resource report, and `options`. Throws
+/// CompileError naming `kernel`, with NVRTC's log and the numbered source.
+NvrtcOutput compileWithNvrtc(const std::string &source, const std::string &kernel,
+                             const std::string &arch, llvm::ArrayRef<std::string> options);
+
+/// "13.0"; throws CompileError when libnvrtc cannot be loaded.
+std::string nvrtcVersion();
+
+/// True once libnvrtc has been loaded by this process.
+bool nvrtcLoaded();
+
+/// The file libnvrtc was loaded from (loads it if needed).
+std::string nvrtcLibraryPath();
+
+/// Reads registers, static shared memory, stack and spills from ptxas's
+/// verbose log (the first kernel in it).
+KernelResources parsePtxasReport(const std::string &log);
+
+/// `source` with line numbers, for error messages.
+std::string numberedSource(const std::string &source);
+
+} // namespace minijit

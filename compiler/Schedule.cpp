@@ -1,0 +1,221 @@
+//===- compiler/Schedule.cpp - fixed kernel templates and their knobs -----===//
+// The rules follow what fast hand-written kernels do on Hopper: 16-byte
+// accesses, several in flight per thread, at least a few blocks per SM; rows
+// up to ~1K elements reduced by a sub-warp or warp, longer ones by a block,
+// with the row kept in registers while it fits.
+//===----------------------------------------------------------------------===//
+#include "compiler/Schedule.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+namespace minijit {
+
+namespace {
+
+/// Registers (in elements) one thread may spend on cached row values.
+constexpr int64_t kCacheBudget = 64;
+
+unsigned pow2Ceil(int64_t x) {
+  return static_cast<unsigned>(llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(x, 1))));
+}
+
+unsigned maxVecFor(const LoweredKernel &k, bool elementOnly) {
+  unsigned widest = 1;
+  for (const KParam &p : k.params)
+    widest = std::max(widest, dtypeSize(p.dtype));
+  (void)elementOnly;
+  return std::min(8u, 16u / widest);
+}
+
+} // namespace
+
+LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
+                        int64_t extent, unsigned vec, const std::string &vecName) {
+  LaneAccess a;
+  std::string xName = ctx.str(x);
+  IndexExpr xv = ctx.var(vecName, std::max<int64_t>(1, extent / vec));
+  for (unsigned j = 0; j < vec; ++j) {
+    IndexExpr lane = ctx.add(ctx.mul(xv, vec), IndexExpr::constant(j));
+    a.perLane.push_back(ctx.substitute(offset, [&](const std::string &n) -> std::optional<IndexExpr> {
+      if (n == xName)
+        return lane;
+      return std::nullopt;
+    }));
+  }
+  a.base = a.perLane[0];
+  bool same = true, contiguous = true;
+  for (unsigned j = 1; j < vec; ++j) {
+    same = same && a.perLane[j].key() == a.base.key();
+    contiguous = contiguous &&
+                 a.perLane[j].key() == ctx.add(a.base, IndexExpr::constant(j)).key();
+  }
+  int64_t div = ctx.divisibility(a.base);
+  bool aligned = div == 0 || div % vec == 0;
+  if (same)
+    a.kind = LaneAccess::Kind::Same;
+  else if (contiguous && aligned)
+    a.kind = LaneAccess::Kind::Contiguous;
+  else
+    a.kind = LaneAccess::Kind::Gather;
+  return a;
+}
+
+namespace {
+
+Schedule pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev) {
+  Schedule s;
+  s.kind = ScheduleKind::Pointwise;
+  s.block = 256;
+  IndexContext ctx = k.ctx;
+  for (unsigned vec = maxVecFor(k, false); vec >= 2; vec /= 2) {
+    int64_t numVec = k.numel / vec;
+    if (numVec == 0)
+      continue;
+    bool ok = true, anyContiguous = false;
+    for (const KStore &st : k.stores) {
+      LaneAccess a = analyzeLanes(ctx, st.offset, k.elem, numVec * vec, vec, "v");
+      ok = ok && a.kind == LaneAccess::Kind::Contiguous;
+      anyContiguous = true;
+    }
+    if (ok && anyContiguous) {
+      s.vec = vec;
+      break;
+    }
+  }
+  s.numVec = k.numel / s.vec;
+  s.tail = k.numel % s.vec != 0;
+  s.items = 1;
+  for (unsigned items : {4u, 2u}) {
+    int64_t grid = (s.numVec + int64_t(s.block) * items - 1) / (int64_t(s.block) * items);
+    if (grid >= 4 * dev.smCount) {
+      s.items = items;
+      break;
+    }
+  }
+  s.grid = std::max<int64_t>(1, (s.numVec + int64_t(s.block) * s.items - 1) /
+                                    (int64_t(s.block) * s.items));
+  return s;
+}
+
+/// The element load reading the most data: it decides the layout.
+int primaryLoad(const LoweredKernel &k) {
+  int best = -1;
+  int64_t bestSize = -1;
+  std::vector<bool> need = neededValues(k);
+  for (size_t i = 0; i < k.values.size(); ++i) {
+    const KValue &v = k.values[i];
+    if (v.kind != KValue::Kind::Load || v.perRow || !need[i])
+      continue;
+    int64_t size = k.params[v.param].numel;
+    if (size > bestSize) {
+      bestSize = size;
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) {
+  Schedule s;
+  IndexContext ctx = k.ctx;
+  int primary = primaryLoad(k);
+  if (primary >= 0) {
+    const IndexExpr &off = k.values[primary].offset;
+    if (ctx.isAffine(off) && ctx.coefficient(off, k.row) == 1 &&
+        ctx.coefficient(off, k.k) != 1 && k.rows >= 32) {
+      s.kind = ScheduleKind::OuterCol;
+      s.parts = 8;
+      s.block = 32 * s.parts;
+      s.grid = (k.rows + 31) / 32;
+      return s;
+    }
+  }
+  s.kind = ScheduleKind::InnerRow;
+  // Vector width along the row: the primary load and every element store
+  // must be contiguous.
+  for (unsigned vec = maxVecFor(k, true); vec >= 2; vec /= 2) {
+    if (k.K % vec != 0)
+      continue;
+    bool ok = primary >= 0;
+    if (ok)
+      ok = analyzeLanes(ctx, k.values[primary].offset, k.k, k.K, vec, "kv").kind ==
+           LaneAccess::Kind::Contiguous;
+    for (const KStore &st : k.stores)
+      if (!st.perRow)
+        ok = ok && analyzeLanes(ctx, st.offset, k.k, k.K, vec, "kv").kind ==
+                       LaneAccess::Kind::Contiguous;
+    if (ok) {
+      s.vec = vec;
+      break;
+    }
+  }
+  int64_t kv = k.K / s.vec;
+  unsigned t;
+  if (kv <= 32)
+    t = std::min(32u, pow2Ceil((kv + 3) / 4));
+  else if (kv <= 512)
+    t = 32;
+  else
+    t = std::clamp(pow2Ceil((kv + 7) / 8), 64u, static_cast<unsigned>(dev.maxThreadsPerBlock));
+  s.threadsPerRow = t;
+  s.itemsPerThread = static_cast<unsigned>((kv + t - 1) / t);
+  // Loads needed in more than one pass are cached; they must fit the budget.
+  std::vector<uint32_t> use = passesUsing(k);
+  int cachedLoads = 0;
+  for (size_t i = 0; i < k.values.size(); ++i)
+    if (k.values[i].kind == KValue::Kind::Load && llvm::countPopulation(use[i]) > 1)
+      ++cachedLoads;
+  int64_t perThread = int64_t(s.itemsPerThread) * s.vec;
+  s.cached = perThread * std::max(1, cachedLoads) <= kCacheBudget;
+  if (t <= 32) {
+    s.block = 256;
+    s.rowsPerBlock = s.block / t;
+  } else {
+    s.block = t;
+    s.rowsPerBlock = 1;
+  }
+  s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
+  return s;
+}
+
+} // namespace
+
+Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev) {
+  if (k.kind == KernelKind::Pointwise)
+    return pointwiseSchedule(k, dev);
+  return reductionSchedule(k, dev);
+}
+
+std::string Schedule::describe() const {
+  switch (kind) {
+  case ScheduleKind::Pointwise:
+    return llvm::formatv("pointwise: {0} threads per block, {1}-wide vectors, {2} per thread, "
+                         "grid {3}{4}",
+                         block, vec, items, grid, tail ? ", scalar tail" : "")
+        .str();
+  case ScheduleKind::InnerRow: {
+    std::string who = threadsPerRow < 32    ? llvm::formatv("{0} threads", threadsPerRow).str()
+                      : threadsPerRow == 32 ? std::string("a warp")
+                                            : llvm::formatv("a block of {0}", threadsPerRow).str();
+    return llvm::formatv("inner row: {0} per row, {1} rows per block ({2} threads), {3}-wide "
+                         "vectors, {4}, grid {5}",
+                         who, rowsPerBlock, block, vec,
+                         cached ? llvm::formatv("{0} per thread held in registers",
+                                                itemsPerThread)
+                                      .str()
+                                : std::string("looped (the row is read again each pass)"),
+                         grid)
+        .str();
+  }
+  case ScheduleKind::OuterCol:
+    return llvm::formatv("outer column: 32 columns x {0} parts per block ({1} threads), grid {2}",
+                         parts, block, grid)
+        .str();
+  }
+  return "";
+}
+
+} // namespace minijit

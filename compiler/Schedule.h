@@ -1,0 +1,60 @@
+//===- compiler/Schedule.h - fixed kernel templates and their knobs -*- C++ -*-===//
+// A schedule picks a template for a lowered kernel (pointwise, inner or outer
+// reduction) and its parameters (block size, vector width, threads per row,
+// items per thread) from the kernel's sizes and the device. Printable and
+// deterministic: the same kernel and device give the same schedule.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/Lowering.h"
+#include "runtime/DeviceProperties.h"
+
+#include <string>
+
+namespace minijit {
+
+enum class ScheduleKind {
+  Pointwise, ///< vectors of elements, several per thread, scalar tail
+  InnerRow,  ///< reduce contiguous rows: T threads per row (sub-warp, warp or block)
+  OuterCol,  ///< reduce strided columns: 32 columns per block, the rows split over parts
+};
+
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::Pointwise;
+  unsigned block = 256;  ///< threads per block
+  int64_t grid = 1;      ///< blocks
+  unsigned vec = 1;      ///< elements per vector access (16 bytes of the widest type)
+  // Pointwise
+  unsigned items = 1;    ///< vectors per thread
+  int64_t numVec = 0;    ///< vectors covered by the vector loop
+  bool tail = false;     ///< numel % vec elements left for a scalar loop
+  // InnerRow
+  unsigned threadsPerRow = 32;
+  unsigned rowsPerBlock = 1;
+  unsigned itemsPerThread = 1; ///< vectors per thread per row, when cached
+  bool cached = true;          ///< the row's loads are kept in registers across passes
+  // OuterCol
+  unsigned parts = 8;          ///< threads sharing one column
+
+  /// One line for --emit=fused, e.g. "inner row: 32 threads per row, ...".
+  std::string describe() const;
+};
+
+/// Chooses the template and its parameters.
+Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev);
+
+/// How an access behaves across the `vec` lanes of a vector, when the
+/// element index `x` (LoweredKernel::elem or ::k) is split as x = vec*xv + j.
+struct LaneAccess {
+  enum class Kind { Same, Contiguous, Gather } kind = Kind::Same;
+  IndexExpr base;                   ///< offset at lane 0, over xv
+  std::vector<IndexExpr> perLane;   ///< Gather: the offset of each lane
+};
+
+/// Splits `x` (extent `extent`, a multiple of `vec`) as vec*xv + j in `ctx`,
+/// with `xv` named `vecName`, and classifies `offset`: the same element for
+/// every lane, contiguous and aligned to `vec`, or a gather.
+LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
+                        int64_t extent, unsigned vec, const std::string &vecName);
+
+} // namespace minijit

@@ -1,0 +1,237 @@
+//===- compiler/Simplify.cpp - graph clean-up before fusion ---------------===//
+// One walk in graph order rebuilds the live values into a new graph, folding,
+// rewriting and reusing as it goes.
+//===----------------------------------------------------------------------===//
+#include "compiler/Simplify.h"
+
+#include "ir/Evaluator.h"
+#include "ir/Printer.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+namespace minijit {
+
+namespace {
+
+class Simplifier {
+public:
+  explicit Simplifier(const Graph &g) : G(g), Out(g.name()), Map(g.size(), -1) {}
+
+  Graph run() {
+    std::vector<bool> live(G.size(), false);
+    for (ValueId o : G.outputs())
+      live[o] = true;
+    for (size_t i = G.size(); i-- > 0;)
+      if (live[i])
+        for (ValueId o : G.nodes()[i].operands)
+          live[o] = true;
+    for (size_t i = 0; i < G.size(); ++i) {
+      const Node &n = G.nodes()[i];
+      if (n.op == OpKind::Input) {
+        Map[i] = Out.input(n.name, n.dtype, n.shape).id();
+        continue;
+      }
+      if (live[i])
+        Map[i] = simplify(n);
+    }
+    for (ValueId o : G.outputs())
+      Out.output(Map[o]);
+    return std::move(Out);
+  }
+
+private:
+  const Node &out(ValueId v) const { return Out.node(v); }
+  bool isConst(ValueId v, double c) const {
+    return out(v).op == OpKind::Constant && out(v).value == c;
+  }
+
+  /// Adds `s` unless an equal node exists (CSE); keeps the name when free.
+  ValueId emit(NodeSpec s) {
+    std::string key = cseKey(s);
+    auto it = Seen.find(key);
+    if (it != Seen.end())
+      return it->second;
+    if (!s.name.empty() && Out.lookup(s.name))
+      s.name.clear();
+    ValueId id = Out.add(s);
+    Seen[key] = id;
+    return id;
+  }
+
+  std::string cseKey(const NodeSpec &s) const {
+    std::string k = std::to_string(static_cast<int>(s.op)) + ":";
+    for (ValueId o : s.operands)
+      k += std::to_string(o) + ",";
+    switch (opClass(s.op)) {
+    case OpClass::Constant: {
+      uint64_t bits;
+      std::memcpy(&bits, &s.value, 8);
+      k += dtypeName(s.dtype).str() + "=" + std::to_string(bits);
+      break;
+    }
+    case OpClass::Reduce:
+      k += "axes" + (s.axes ? Shape(*s.axes).str() : std::string("all")) +
+           (s.keepdim ? "k" : "");
+      break;
+    case OpClass::View: k += s.shape.str() + Shape(s.perm).str(); break;
+    case OpClass::Cast: k += dtypeName(s.dtype).str(); break;
+    case OpClass::Input:
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Select:
+    case OpClass::Matmul:
+      break;
+    }
+    return k;
+  }
+
+  NodeSpec specOf(const Node &n) {
+    NodeSpec s;
+    s.op = n.op;
+    for (ValueId o : n.operands)
+      s.operands.push_back(Map[o]);
+    if (n.cls() == OpClass::Reduce)
+      s.axes = n.axes;
+    s.keepdim = n.keepdim;
+    s.perm = n.perm;
+    s.shape = n.shape;
+    s.dtype = n.dtype;
+    s.value = n.value;
+    s.name = n.name;
+    return s;
+  }
+
+  ValueId reshapeTo(ValueId v, const Shape &shape, const std::string &name) {
+    if (out(v).shape == shape)
+      return v;
+    // reshape of a reshape reads the original
+    if (out(v).op == OpKind::Reshape)
+      v = out(v).operands[0];
+    if (out(v).shape == shape)
+      return v;
+    NodeSpec s;
+    s.op = OpKind::Reshape;
+    s.operands = {v};
+    s.shape = shape;
+    s.name = name;
+    return emit(s);
+  }
+
+  ValueId simplify(const Node &n) {
+    NodeSpec s = specOf(n);
+    switch (n.cls()) {
+    case OpClass::Input: llvm_unreachable("inputs are copied");
+    case OpClass::Constant: return emit(s);
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Select:
+    case OpClass::Cast: return elementwise(n, s);
+    case OpClass::Reduce: return reduce(n, s);
+    case OpClass::View:
+      if (n.op == OpKind::Reshape)
+        return reshapeTo(s.operands[0], n.shape, n.name);
+      if (out(s.operands[0]).shape == n.shape &&
+          (n.op == OpKind::Broadcast || isIdentityPerm(n.perm)))
+        return s.operands[0];
+      return emit(s);
+    case OpClass::Matmul: return emit(s);
+    }
+    llvm_unreachable("bad op class");
+  }
+
+  static bool isIdentityPerm(llvm::ArrayRef<int64_t> p) {
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i] != static_cast<int64_t>(i))
+        return false;
+    return true;
+  }
+
+  ValueId elementwise(const Node &n, NodeSpec &s) {
+    // Fold when every operand is a literal.
+    bool allConst = llvm::all_of(s.operands, [&](ValueId o) {
+      return out(o).op == OpKind::Constant;
+    });
+    if (allConst) {
+      llvm::SmallVector<double, 3> args;
+      for (ValueId o : s.operands)
+        args.push_back(out(o).value);
+      double v = applyElementwise(n, out(s.operands.back()).dtype, args);
+      return Out.constant(roundToDType(v, isFloat(n.dtype) ? DType::F32 : n.dtype), n.dtype);
+    }
+    // Identities that return an operand unchanged (same type and shape).
+    auto same = [&](ValueId v) { return out(v).shape == n.shape && out(v).dtype == n.dtype; };
+    ValueId a = s.operands[0];
+    ValueId b = s.operands.size() > 1 ? s.operands[1] : -1;
+    switch (n.op) {
+    case OpKind::Mul:
+      if (isConst(b, 1) && same(a))
+        return a;
+      if (isConst(a, 1) && same(b))
+        return b;
+      break;
+    case OpKind::Add:
+      if (isConst(b, 0) && same(a))
+        return a;
+      if (isConst(a, 0) && same(b))
+        return b;
+      break;
+    case OpKind::Sub:
+      if (isConst(b, 0) && same(a))
+        return a;
+      break;
+    case OpKind::Div:
+      if (isConst(b, 1) && same(a))
+        return a;
+      break;
+    case OpKind::Cast:
+      if (out(a).dtype == n.dtype)
+        return a;
+      break;
+    default: break;
+    }
+    return emit(s);
+  }
+
+  ValueId reduce(const Node &n, NodeSpec &s) {
+    const Node &x = out(s.operands[0]);
+    int64_t count = 1;
+    for (int64_t a : n.axes)
+      count *= x.shape[a];
+    // Reducing only size-1 axes changes no value.
+    if (count == 1)
+      return reshapeTo(s.operands[0], n.shape, n.name);
+    if (n.op != OpKind::Mean)
+      return emit(s);
+    // mean = sum * (1/n)
+    NodeSpec sum = s;
+    sum.op = OpKind::Sum;
+    sum.name = n.name + ".sum";
+    ValueId sv = emit(sum);
+    NodeSpec mul;
+    mul.op = OpKind::Mul;
+    mul.operands = {sv, Out.constant(1.0 / static_cast<double>(count), n.dtype)};
+    mul.name = n.name;
+    return emit(mul);
+  }
+
+  const Graph &G;
+  Graph Out;
+  std::vector<ValueId> Map;
+  std::map<std::string, ValueId> Seen;
+};
+
+} // namespace
+
+Graph simplifyGraph(const Graph &g, bool *changed) {
+  Simplifier s(g);
+  Graph out = s.run();
+  if (changed)
+    *changed = printGraph(out) != printGraph(g);
+  return out;
+}
+
+} // namespace minijit

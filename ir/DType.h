@@ -1,0 +1,43 @@
+//===- ir/DType.h - element types ------------------------------*- C++ -*-===//
+// The element types a tensor can hold, their sizes and names, and the exact
+// conversions between f32 and the two 16-bit storage types.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace minijit {
+
+/// Element types. f16 and bf16 are storage types: arithmetic on them happens
+/// in f32 and the result is rounded (to nearest, ties to even) when stored.
+enum class DType : uint8_t { F32, F16, BF16, I32, Bool };
+
+/// The spelling used by the text format: "f32", "f16", "bf16", "i32", "bool".
+llvm::StringRef dtypeName(DType t);
+/// Parses a spelling of dtypeName; std::nullopt for anything else.
+std::optional<DType> parseDType(llvm::StringRef s);
+/// Bytes per element as stored in memory (bool is one byte holding 0 or 1).
+unsigned dtypeSize(DType t);
+/// f32, f16, bf16.
+bool isFloat(DType t);
+/// The C++ (and CUDA) type that holds the stored value: float, unsigned short,
+/// int, unsigned char.
+llvm::StringRef storageCType(DType t);
+
+/// Rounds an f32 to the nearest f16 (ties to even; overflow to inf; NaN kept)
+/// and returns its bits.
+uint16_t floatToHalfBits(float f);
+float halfBitsToFloat(uint16_t h);
+/// Rounds an f32 to the nearest bf16 (ties to even; NaN kept) and returns its bits.
+uint16_t floatToBFloat16Bits(float f);
+float bfloat16BitsToFloat(uint16_t h);
+
+/// Rounds a value to what the dtype can store, as the GPU does when it stores
+/// it: f32 rounding, f16/bf16 rounding, i32 conversion (truncation toward zero,
+/// saturating, NaN to 0, as cvt.rzi.s32.f32 does), bool (nonzero or NaN is 1).
+double roundToDType(double v, DType t);
+
+} // namespace minijit

@@ -1,0 +1,482 @@
+//===- ir/Evaluator.cpp - the CPU reference --------------------------------===//
+// Straightforward loops, parallel over chunks of the output; values are read
+// and computed as doubles and rounded to their dtype when stored.
+//===----------------------------------------------------------------------===//
+#include "ir/Evaluator.h"
+
+#include "ir/Error.h"
+#include "ir/Printer.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Parallel.h"
+
+#include <cmath>
+#include <limits>
+
+namespace minijit {
+
+namespace {
+
+int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+
+double applyInt(OpKind op, llvm::ArrayRef<double> args) {
+  auto a = static_cast<int64_t>(args[0]);
+  int64_t b = args.size() > 1 ? static_cast<int64_t>(args[1]) : 0;
+  switch (op) {
+  case OpKind::Neg: return wrap32(-a);
+  case OpKind::Abs: return wrap32(a < 0 ? -a : a);
+  case OpKind::Relu: return a > 0 ? a : 0;
+  case OpKind::Add: return wrap32(a + b);
+  case OpKind::Sub: return wrap32(a - b);
+  case OpKind::Mul: return wrap32(a * b);
+  case OpKind::Div: return b == 0 ? 0 : wrap32(a / b);
+  case OpKind::Maximum: return std::max(a, b);
+  case OpKind::Minimum: return std::min(a, b);
+  default: break;
+  }
+  llvm_unreachable("not an integer arithmetic op");
+}
+
+} // namespace
+
+double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double> args) {
+  double a = args.empty() ? 0 : args[0];
+  double b = args.size() > 1 ? args[1] : 0;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  bool intArith = operandType == DType::I32;
+  switch (n.op) {
+  case OpKind::Neg: return intArith ? applyInt(n.op, args) : -a;
+  case OpKind::Abs: return intArith ? applyInt(n.op, args) : std::fabs(a);
+  case OpKind::Exp: return std::exp(a);
+  case OpKind::Exp2: return std::exp2(a);
+  case OpKind::Log: return std::log(a);
+  case OpKind::Log2: return std::log2(a);
+  case OpKind::Sqrt: return std::sqrt(a);
+  case OpKind::Rsqrt: return 1.0 / std::sqrt(a);
+  case OpKind::Sin: return std::sin(a);
+  case OpKind::Cos: return std::cos(a);
+  case OpKind::Tanh: return std::tanh(a);
+  case OpKind::Sigmoid: return 1.0 / (1.0 + std::exp(-a));
+  case OpKind::Erf: return std::erf(a);
+  case OpKind::Relu:
+    if (intArith)
+      return applyInt(n.op, args);
+    return std::isnan(a) ? a : (a > 0 ? a : 0.0);
+  case OpKind::Recip: return 1.0 / a;
+  case OpKind::Floor: return std::floor(a);
+  case OpKind::Ceil: return std::ceil(a);
+  case OpKind::Not: return a == 0 ? 1 : 0;
+  case OpKind::Add: return intArith ? applyInt(n.op, args) : a + b;
+  case OpKind::Sub: return intArith ? applyInt(n.op, args) : a - b;
+  case OpKind::Mul: return intArith ? applyInt(n.op, args) : a * b;
+  case OpKind::Div: return intArith ? applyInt(n.op, args) : a / b;
+  case OpKind::Pow: return std::pow(a, b);
+  case OpKind::Maximum:
+    if (intArith)
+      return applyInt(n.op, args);
+    return (std::isnan(a) || std::isnan(b)) ? nan : std::max(a, b);
+  case OpKind::Minimum:
+    if (intArith)
+      return applyInt(n.op, args);
+    return (std::isnan(a) || std::isnan(b)) ? nan : std::min(a, b);
+  case OpKind::Eq: return a == b;
+  case OpKind::Ne: return a != b;
+  case OpKind::Lt: return a < b;
+  case OpKind::Le: return a <= b;
+  case OpKind::Gt: return a > b;
+  case OpKind::Ge: return a >= b;
+  case OpKind::And: return (a != 0 && b != 0) ? 1 : 0;
+  case OpKind::Or: return (a != 0 || b != 0) ? 1 : 0;
+  case OpKind::Where: return args[0] != 0 ? args[1] : args[2];
+  case OpKind::Cast: return roundToDType(a, n.dtype);
+  case OpKind::Input:
+  case OpKind::Constant:
+  case OpKind::Sum:
+  case OpKind::Mean:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Prod:
+  case OpKind::Reshape:
+  case OpKind::Permute:
+  case OpKind::Broadcast:
+  case OpKind::Matmul:
+    break;
+  }
+  llvm_unreachable("applyElementwise on a non-elementwise op");
+}
+
+namespace {
+
+using Strides = llvm::SmallVector<int64_t, kMaxRank>;
+
+/// Element strides that read `from` (row-major) at the multi-index of an
+/// element of shape `to` it broadcasts to: 0 along stretched dims.
+Strides broadcastStrides(const Shape &from, const Shape &to) {
+  Strides s(to.rank(), 0);
+  auto fs = from.strides();
+  unsigned off = to.rank() - from.rank();
+  for (unsigned i = 0; i < from.rank(); ++i)
+    s[off + i] = from[i] == 1 ? 0 : fs[i];
+  return s;
+}
+
+/// Calls fn(i, offsets...) for output elements [begin, end) of `shape`, with
+/// the matching offset into each operand given its strides.
+template <typename Fn>
+void forRange(const Shape &shape, llvm::ArrayRef<Strides> strides, int64_t begin, int64_t end,
+              Fn &&fn) {
+  unsigned rank = shape.rank();
+  llvm::SmallVector<int64_t, kMaxRank> idx(rank, 0);
+  int64_t rem = begin;
+  for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+    idx[d] = rem % shape[d];
+    rem /= shape[d];
+  }
+  llvm::SmallVector<int64_t, 4> off(strides.size(), 0);
+  for (size_t k = 0; k < strides.size(); ++k)
+    for (unsigned d = 0; d < rank; ++d)
+      off[k] += idx[d] * strides[k][d];
+  for (int64_t i = begin; i < end; ++i) {
+    fn(i, llvm::ArrayRef<int64_t>(off));
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+      ++idx[d];
+      for (size_t k = 0; k < strides.size(); ++k)
+        off[k] += strides[k][d];
+      if (idx[d] < shape[d])
+        break;
+      for (size_t k = 0; k < strides.size(); ++k)
+        off[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+constexpr int64_t kChunk = 1 << 15;
+
+/// Runs fn(begin, end) over [0, n) in parallel chunks.
+template <typename Fn> void parallelChunks(int64_t n, Fn &&fn) {
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (chunks <= 1) {
+    fn(int64_t(0), n);
+    return;
+  }
+  llvm::parallelForEachN(0, static_cast<size_t>(chunks), [&](size_t c) {
+    int64_t b = static_cast<int64_t>(c) * kChunk;
+    fn(b, std::min(n, b + kChunk));
+  });
+}
+
+class Evaluator {
+public:
+  Evaluator(const Graph &g, const EvalOptions &opt) : G(g), Opt(opt), Values(g.size()) {}
+
+  std::vector<HostTensor> run(llvm::ArrayRef<HostTensor> inputs) {
+    if (inputs.size() != G.inputs().size())
+      throw GraphError(llvm::formatv("graph '{0}' takes {1} inputs, got {2}", G.name(),
+                                     G.inputs().size(), inputs.size())
+                           .str());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Node &n = G.node(G.inputs()[i]);
+      if (inputs[i].dtype() != n.dtype || inputs[i].shape() != n.shape)
+        throw GraphError(llvm::formatv("input %{0}: expected {1}, got {2}", n.name,
+                                       typeText(n.dtype, n.shape),
+                                       typeText(inputs[i].dtype(), inputs[i].shape()))
+                             .str());
+      Values[G.inputs()[i]] = inputs[i];
+    }
+    // Free each value after its last use.
+    std::vector<size_t> lastUse(G.size(), 0);
+    for (size_t i = 0; i < G.size(); ++i)
+      for (ValueId o : G.nodes()[i].operands)
+        lastUse[o] = i;
+    for (ValueId o : G.outputs())
+      lastUse[o] = G.size();
+    for (size_t i = 0; i < G.size(); ++i) {
+      const Node &n = G.nodes()[i];
+      if (n.op != OpKind::Input)
+        Values[i] = compute(static_cast<ValueId>(i));
+      for (ValueId o : n.operands)
+        if (lastUse[o] == i)
+          Values[o] = HostTensor();
+    }
+    std::vector<HostTensor> outs;
+    for (ValueId o : G.outputs()) {
+      const Node &n = G.node(o);
+      const HostTensor &v = Values[o];
+      if (v.dtype() == n.dtype) {
+        outs.push_back(v);
+        continue;
+      }
+      HostTensor r(n.dtype, n.shape);
+      parallelChunks(r.numel(), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          r.set(i, v.get(i));
+      });
+      outs.push_back(std::move(r));
+    }
+    return outs;
+  }
+
+private:
+  /// The dtype a value is held in: its own, or f32 for an f16/bf16 value a
+  /// fused kernel keeps in registers.
+  DType heldType(ValueId id) const {
+    const Node &n = G.node(id);
+    if (!Opt.stored || (*Opt.stored)[id] || !isFloat(n.dtype))
+      return n.dtype;
+    return DType::F32;
+  }
+
+  HostTensor compute(ValueId id) {
+    const Node &n = G.node(id);
+    switch (n.cls()) {
+    case OpClass::Input: llvm_unreachable("inputs are bound, not computed");
+    case OpClass::Constant: {
+      HostTensor t(heldType(id), n.shape);
+      t.set(0, n.value);
+      return t;
+    }
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Select:
+    case OpClass::Cast: return elementwise(id);
+    case OpClass::Reduce: return reduce(id);
+    case OpClass::View: return view(id);
+    case OpClass::Matmul: return matmul(id);
+    }
+    llvm_unreachable("bad op class");
+  }
+
+  HostTensor elementwise(ValueId id) {
+    const Node &n = G.node(id);
+    HostTensor out(heldType(id), n.shape);
+    llvm::SmallVector<Strides, 3> strides;
+    llvm::SmallVector<const HostTensor *, 3> ins;
+    for (ValueId o : n.operands) {
+      strides.push_back(broadcastStrides(G.node(o).shape, n.shape));
+      ins.push_back(&Values[o]);
+    }
+    DType operandType = G.node(n.operands.back()).dtype;
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      double args[3];
+      forRange(n.shape, strides, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> off) {
+        for (size_t k = 0; k < ins.size(); ++k)
+          args[k] = ins[k]->get(off[k]);
+        out.set(i, applyElementwise(n, operandType, llvm::ArrayRef<double>(args, ins.size())));
+      });
+    });
+    return out;
+  }
+
+  HostTensor view(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &in = Values[n.operands[0]];
+    const Shape &inShape = G.node(n.operands[0]).shape;
+    HostTensor out(in.dtype(), n.shape);
+    Strides s;
+    switch (n.op) {
+    case OpKind::Reshape: s = n.shape.strides(); break; // same order: read element i
+    case OpKind::Permute: {
+      auto is = inShape.strides();
+      for (int64_t p : n.perm)
+        s.push_back(is[p]);
+      break;
+    }
+    case OpKind::Broadcast: s = broadcastStrides(inShape, n.shape); break;
+    default: llvm_unreachable("not a view");
+    }
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      forRange(n.shape, {s}, b, e,
+               [&](int64_t i, llvm::ArrayRef<int64_t> off) { out.set(i, in.get(off[0])); });
+    });
+    return out;
+  }
+
+  HostTensor reduce(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &in = Values[n.operands[0]];
+    const Shape &xs = G.node(n.operands[0]).shape;
+    auto xstr = xs.strides();
+    DimVector keptDims, redDims;
+    Strides keptStr, redStr;
+    for (unsigned d = 0; d < xs.rank(); ++d) {
+      if (llvm::is_contained(n.axes, d)) {
+        redDims.push_back(xs[d]);
+        redStr.push_back(xstr[d]);
+      } else {
+        keptDims.push_back(xs[d]);
+        keptStr.push_back(xstr[d]);
+      }
+    }
+    Shape kept = Shape(llvm::ArrayRef<int64_t>(keptDims));
+    Shape red = Shape(llvm::ArrayRef<int64_t>(redDims));
+    int64_t rows = kept.numel(), k = red.numel();
+    bool isInt = n.dtype == DType::I32;
+    HostTensor out(heldType(id), n.shape);
+
+    auto identity = [&]() -> double {
+      switch (n.op) {
+      case OpKind::Sum:
+      case OpKind::Mean: return 0;
+      case OpKind::Prod: return 1;
+      case OpKind::Max:
+        return isInt ? -2147483648.0 : -std::numeric_limits<double>::infinity();
+      case OpKind::Min: return isInt ? 2147483647.0 : std::numeric_limits<double>::infinity();
+      default: llvm_unreachable("not a reduction");
+      }
+    };
+    auto combine = [&](double acc, double v) -> double {
+      switch (n.op) {
+      case OpKind::Sum:
+      case OpKind::Mean: return isInt ? static_cast<double>(wrap32(static_cast<int64_t>(acc) +
+                                                                   static_cast<int64_t>(v)))
+                                      : acc + v;
+      case OpKind::Prod:
+        return isInt ? static_cast<double>(wrap32(static_cast<int64_t>(acc) *
+                                                  static_cast<int64_t>(v)))
+                     : acc * v;
+      case OpKind::Max:
+        return (std::isnan(acc) || std::isnan(v)) ? std::numeric_limits<double>::quiet_NaN()
+                                                  : std::max(acc, v);
+      case OpKind::Min:
+        return (std::isnan(acc) || std::isnan(v)) ? std::numeric_limits<double>::quiet_NaN()
+                                                  : std::min(acc, v);
+      default: llvm_unreachable("not a reduction");
+      }
+    };
+    auto finish = [&](double acc) { return n.op == OpKind::Mean ? acc / static_cast<double>(k) : acc; };
+    // Reduces elements [kb, ke) of the reduced index space of row base `base`.
+    auto partial = [&](int64_t base, int64_t kb, int64_t ke) {
+      double acc = identity();
+      forRange(red, {redStr}, kb, ke, [&](int64_t, llvm::ArrayRef<int64_t> off) {
+        acc = combine(acc, in.get(base + off[0]));
+      });
+      return acc;
+    };
+    if (rows >= 64 || k < 4 * kChunk) {
+      int64_t rowsPerTask = std::max<int64_t>(1, kChunk / k);
+      int64_t tasks = (rows + rowsPerTask - 1) / rowsPerTask;
+      llvm::parallelForEachN(0, static_cast<size_t>(tasks), [&](size_t t) {
+        int64_t r0 = static_cast<int64_t>(t) * rowsPerTask;
+        int64_t r1 = std::min(rows, r0 + rowsPerTask);
+        forRange(kept, {keptStr}, r0, r1, [&](int64_t r, llvm::ArrayRef<int64_t> off) {
+          out.set(r, finish(partial(off[0], 0, k)));
+        });
+      });
+      return out;
+    }
+    // Few long rows: split each row into chunks, combine the partials in order.
+    int64_t chunks = (k + kChunk - 1) / kChunk;
+    std::vector<double> partials(chunks);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t base = 0;
+      forRange(kept, {keptStr}, r, r + 1, [&](int64_t, llvm::ArrayRef<int64_t> off) { base = off[0]; });
+      llvm::parallelForEachN(0, static_cast<size_t>(chunks), [&](size_t c) {
+        int64_t kb = static_cast<int64_t>(c) * kChunk;
+        partials[c] = partial(base, kb, std::min(k, kb + kChunk));
+      });
+      double acc = identity();
+      for (double p : partials)
+        acc = combine(acc, p);
+      out.set(r, finish(acc));
+    }
+    return out;
+  }
+
+  HostTensor matmul(ValueId id) {
+    const Node &n = G.node(id);
+    const Node &an = G.node(n.operands[0]), &bn = G.node(n.operands[1]);
+    const HostTensor &a = Values[n.operands[0]], &b = Values[n.operands[1]];
+    unsigned ra = an.shape.rank(), rb = bn.shape.rank();
+    int64_t m = an.shape[ra - 2], kk = an.shape[ra - 1], nn = bn.shape[rb - 1];
+    Shape batch(n.shape.dims().drop_back(2));
+    Shape ab(an.shape.dims().drop_back(2)), bb(bn.shape.dims().drop_back(2));
+    Strides sa = broadcastStrides(ab, batch), sb = broadcastStrides(bb, batch);
+    for (auto &s : sa)
+      s *= m * kk;
+    for (auto &s : sb)
+      s *= kk * nn;
+    HostTensor out(heldType(id), n.shape);
+    int64_t batches = batch.numel();
+    llvm::parallelForEachN(0, static_cast<size_t>(batches * m), [&](size_t task) {
+      int64_t bi = static_cast<int64_t>(task) / m, i = static_cast<int64_t>(task) % m;
+      int64_t aoff = 0, boff = 0;
+      forRange(batch, {sa, sb}, bi, bi + 1, [&](int64_t, llvm::ArrayRef<int64_t> off) {
+        aoff = off[0];
+        boff = off[1];
+      });
+      std::vector<double> acc(nn, 0.0);
+      for (int64_t p = 0; p < kk; ++p) {
+        double av = a.get(aoff + i * kk + p);
+        int64_t brow = boff + p * nn;
+        for (int64_t j = 0; j < nn; ++j)
+          acc[j] += av * b.get(brow + j);
+      }
+      int64_t obase = (bi * m + i) * nn;
+      for (int64_t j = 0; j < nn; ++j)
+        out.set(obase + j, acc[j]);
+    });
+    return out;
+  }
+
+  const Graph &G;
+  const EvalOptions &Opt;
+  std::vector<HostTensor> Values;
+};
+
+} // namespace
+
+std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
+                                 const EvalOptions &options) {
+  Evaluator e(g, options);
+  return e.run(inputs);
+}
+
+std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed) {
+  std::vector<HostTensor> ins;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Node &n = g.node(g.inputs()[i]);
+    ins.push_back(HostTensor::random(n.dtype, n.shape, seed * 1000003ull + i));
+  }
+  return ins;
+}
+
+Tolerance toleranceFor(const Graph &g, ValueId out) {
+  const Node &o = g.node(out);
+  if (!isFloat(o.dtype))
+    return Tolerance{0};
+  if (o.dtype != DType::F32)
+    return Tolerance{1e-2};
+  // The longest reduction feeding `out`.
+  int64_t longest = 1;
+  std::vector<bool> seen(g.size(), false);
+  std::vector<ValueId> stack{out};
+  bool anyHalf = false;
+  while (!stack.empty()) {
+    ValueId v = stack.back();
+    stack.pop_back();
+    if (seen[v])
+      continue;
+    seen[v] = true;
+    const Node &n = g.node(v);
+    if (n.dtype == DType::F16 || n.dtype == DType::BF16)
+      anyHalf = true;
+    if (n.cls() == OpClass::Reduce) {
+      int64_t k = 1;
+      for (int64_t a : n.axes)
+        k *= g.node(n.operands[0]).shape[a];
+      longest = std::max(longest, k);
+    } else if (n.cls() == OpClass::Matmul) {
+      const Shape &as = g.node(n.operands[0]).shape;
+      longest = std::max(longest, as[as.rank() - 1]);
+    }
+    for (ValueId p : n.operands)
+      stack.push_back(p);
+  }
+  if (anyHalf) // an f32 result computed from 16-bit values inherits their error
+    return Tolerance{1e-2};
+  return Tolerance{1e-5 * std::max(1.0, std::sqrt(static_cast<double>(longest)) / 8)};
+}
+
+} // namespace minijit

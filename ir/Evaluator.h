@@ -1,0 +1,43 @@
+//===- ir/Evaluator.h - the CPU reference ----------------------*- C++ -*-===//
+// Runs a graph on the host, in double precision, rounding each value to its
+// dtype as a kernel stores it. Every GPU result is checked against this.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+#include "ir/HostTensor.h"
+
+#include <vector>
+
+namespace minijit {
+
+struct EvalOptions {
+  /// When set (one flag per node), only values flagged true are rounded to
+  /// their dtype, as a kernel that stores them does; the others keep f32
+  /// precision, as a fused kernel keeps them in registers. When unset every
+  /// value is rounded, as an eager framework stores each one.
+  const std::vector<bool> *stored = nullptr;
+};
+
+/// Evaluates `g` on `inputs` (one per graph input, in order) and returns one
+/// tensor per graph output. Throws GraphError when an input's dtype or shape
+/// differs from the graph's.
+std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
+                                 const EvalOptions &options = {});
+
+/// One elementwise op (unary, binary, where, cast) of node `n` on scalar
+/// operand values; `operandType` is the dtype of its (value) operands. The
+/// result follows Ops.def's semantics (i32 wraps, NaN rules) but is not yet
+/// rounded to n.dtype, except for cast. Constant folding uses it too.
+double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double> args);
+
+/// One seeded random tensor per graph input (see HostTensor::random); input i
+/// uses a seed derived from `seed` and i.
+std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed);
+
+/// The tolerance for comparing output `out` with the reference: 1e-5 for f32
+/// (grown with the square root of the longest reduction or matmul K feeding
+/// it), 1e-2 for f16/bf16, exact for i32 and bool.
+Tolerance toleranceFor(const Graph &g, ValueId out);
+
+} // namespace minijit

@@ -1,0 +1,401 @@
+//===- ir/Graph.cpp - the tensor graph IR ---------------------------------===//
+// Node construction: every check a graph must pass, and type inference.
+//===----------------------------------------------------------------------===//
+#include "ir/Graph.h"
+
+#include "ir/Error.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+namespace minijit {
+
+namespace {
+
+std::string dimsStr(llvm::ArrayRef<int64_t> v) { return Shape(v).str(); }
+
+[[noreturn]] void fail(const std::string &msg) { throw GraphError(msg); }
+
+llvm::StringRef operandTypesText(OperandTypes t) {
+  switch (t) {
+  case OperandTypes::Any: return "any type";
+  case OperandTypes::Numeric: return "a numeric type (f32, f16, bf16 or i32)";
+  case OperandTypes::Float: return "a floating-point type (f32, f16 or bf16)";
+  case OperandTypes::Bool: return "bool";
+  }
+  return "";
+}
+
+bool accepts(OperandTypes t, DType d) {
+  switch (t) {
+  case OperandTypes::Any: return true;
+  case OperandTypes::Numeric: return d != DType::Bool;
+  case OperandTypes::Float: return isFloat(d);
+  case OperandTypes::Bool: return d == DType::Bool;
+  }
+  return false;
+}
+
+void checkOperandType(OpKind op, DType d) {
+  OperandTypes t = opInfo(op).operands;
+  if (accepts(t, d))
+    return;
+  std::string hint;
+  if (t == OperandTypes::Float)
+    hint = "; cast it first (e.g. `cast %x to=f32`)";
+  else if (t == OperandTypes::Numeric && d == DType::Bool)
+    hint = "; cast it first (e.g. `cast %x to=i32`)";
+  else if (t == OperandTypes::Bool)
+    hint = "; compare first (e.g. `ne %x, 0`)";
+  fail(llvm::formatv("{0}: operand has dtype {1} but needs {2}{3}", opName(op), dtypeName(d),
+                     operandTypesText(t), hint)
+           .str());
+}
+
+void checkSameDType(OpKind op, DType a, DType b) {
+  if (a == b)
+    return;
+  fail(llvm::formatv("{0}: operands have different dtypes {1} and {2}; insert a cast (e.g. "
+                     "`cast %b to={1}`)",
+                     opName(op), dtypeName(a), dtypeName(b))
+           .str());
+}
+
+void checkArity(OpKind op, size_t got, size_t want) {
+  if (got != want)
+    fail(llvm::formatv("{0}: expects {1} operand{2}, got {3}", opName(op), want,
+                       want == 1 ? "" : "s", got)
+             .str());
+}
+
+} // namespace
+
+Graph::Graph(std::string name) : Name(std::move(name)) {
+  bool ok = !Name.empty() && !(Name[0] >= '0' && Name[0] <= '9') && Name[0] != '.' &&
+            isValidName(Name);
+  if (!ok)
+    fail(llvm::formatv("'{0}' is not a valid graph name (a letter or '_', then letters, digits, "
+                       "'_' and '.')",
+                       Name)
+             .str());
+}
+
+bool Graph::isValidName(llvm::StringRef name) {
+  if (name.empty())
+    return false;
+  return llvm::all_of(name, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.';
+  });
+}
+
+std::string Graph::freshName() {
+  for (;;) {
+    std::string n = "t" + std::to_string(NextTemp++);
+    if (!Names.count(n))
+      return n;
+  }
+}
+
+ValueId Graph::add(const NodeSpec &spec) {
+  Node n;
+  n.op = spec.op;
+  n.operands = spec.operands;
+  llvm::StringRef op = opName(spec.op);
+  for (ValueId v : spec.operands)
+    if (v < 0 || static_cast<size_t>(v) >= Nodes.size())
+      fail(llvm::formatv("{0}: operand {1} is not a value of graph '{2}'", op, v, Name).str());
+  auto operand = [&](unsigned i) -> const Node & { return Nodes[spec.operands[i]]; };
+
+  switch (opClass(spec.op)) {
+  case OpClass::Input:
+    checkArity(spec.op, spec.operands.size(), 0);
+    if (spec.name.empty())
+      fail("input: a graph argument needs a name");
+    checkShape(spec.shape, "input %" + spec.name);
+    n.dtype = spec.dtype;
+    n.shape = spec.shape;
+    break;
+  case OpClass::Constant: {
+    checkArity(spec.op, spec.operands.size(), 0);
+    double v = spec.value;
+    n.dtype = spec.dtype;
+    if (spec.dtype == DType::I32) {
+      if (!std::isfinite(v) || v != std::trunc(v) || v < -2147483648.0 || v > 2147483647.0)
+        fail(llvm::formatv("literal {0} is not an i32 value", v).str());
+    } else if (spec.dtype == DType::Bool) {
+      if (v != 0 && v != 1)
+        fail(llvm::formatv("literal {0} is not a bool value (use true, false, 1 or 0)", v).str());
+    } else if (std::isfinite(v) && std::fabs(v) > FLT_MAX) {
+      fail(llvm::formatv("literal {0} overflows f32", v).str());
+    }
+    // Float literals keep f32 precision: f16/bf16 arithmetic happens in f32.
+    n.value = isFloat(spec.dtype) ? static_cast<double>(static_cast<float>(v)) : v;
+    break;
+  }
+  case OpClass::Unary:
+    checkArity(spec.op, spec.operands.size(), 1);
+    checkOperandType(spec.op, operand(0).dtype);
+    n.dtype = operand(0).dtype;
+    n.shape = operand(0).shape;
+    break;
+  case OpClass::Binary: {
+    checkArity(spec.op, spec.operands.size(), 2);
+    checkSameDType(spec.op, operand(0).dtype, operand(1).dtype);
+    checkOperandType(spec.op, operand(0).dtype);
+    n.shape = broadcastShapes(operand(0).shape, operand(1).shape, op);
+    n.dtype = opInfo(spec.op).boolResult ? DType::Bool : operand(0).dtype;
+    break;
+  }
+  case OpClass::Select: {
+    checkArity(spec.op, spec.operands.size(), 3);
+    if (operand(0).dtype != DType::Bool)
+      fail(llvm::formatv("where: condition has dtype {0} but must be bool; compare first (e.g. "
+                         "`ne %c, 0`)",
+                         dtypeName(operand(0).dtype))
+               .str());
+    checkSameDType(spec.op, operand(1).dtype, operand(2).dtype);
+    Shape s = broadcastShapes(operand(0).shape, operand(1).shape, op);
+    n.shape = broadcastShapes(s, operand(2).shape, op);
+    n.dtype = operand(1).dtype;
+    break;
+  }
+  case OpClass::Cast:
+    checkArity(spec.op, spec.operands.size(), 1);
+    n.dtype = spec.dtype;
+    n.shape = operand(0).shape;
+    break;
+  case OpClass::Reduce: {
+    checkArity(spec.op, spec.operands.size(), 1);
+    const Node &x = operand(0);
+    checkOperandType(spec.op, x.dtype);
+    int rank = static_cast<int>(x.shape.rank());
+    DimVector axes;
+    if (!spec.axes) {
+      for (int i = 0; i < rank; ++i)
+        axes.push_back(i);
+    } else {
+      if (spec.axes->empty())
+        fail(llvm::formatv("{0}: axes=[] reduces nothing; leave axes out to reduce every axis", op)
+                 .str());
+      for (int64_t a : *spec.axes) {
+        if (a < -rank || a >= rank)
+          fail(llvm::formatv("{0}: axis {1} is out of range for rank {2} (valid: {3}..{4})", op, a,
+                             rank, -rank, rank - 1)
+                   .str());
+        int64_t norm = a < 0 ? a + rank : a;
+        if (llvm::is_contained(axes, norm))
+          fail(llvm::formatv("{0}: axis {1} appears twice in axes={2}", op, norm,
+                             dimsStr(*spec.axes))
+                   .str());
+        axes.push_back(norm);
+      }
+      std::sort(axes.begin(), axes.end());
+    }
+    DimVector out;
+    for (int i = 0; i < rank; ++i) {
+      bool reduced = llvm::is_contained(axes, i);
+      if (!reduced)
+        out.push_back(x.shape[i]);
+      else if (spec.keepdim)
+        out.push_back(1);
+    }
+    n.axes = axes;
+    n.keepdim = spec.keepdim;
+    n.dtype = x.dtype;
+    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    break;
+  }
+  case OpClass::View: {
+    checkArity(spec.op, spec.operands.size(), 1);
+    const Node &x = operand(0);
+    n.dtype = x.dtype;
+    if (spec.op == OpKind::Permute) {
+      unsigned rank = x.shape.rank();
+      DimVector seen(rank, 0);
+      bool ok = spec.perm.size() == rank;
+      for (int64_t p : spec.perm) {
+        if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
+          ok = false;
+          break;
+        }
+        seen[p] = 1;
+      }
+      if (!ok)
+        fail(llvm::formatv("permute: perm={0} is not a permutation of 0..{1} (operand shape {2})",
+                           dimsStr(spec.perm), static_cast<int>(rank) - 1, x.shape.str())
+                 .str());
+      DimVector out;
+      for (int64_t p : spec.perm)
+        out.push_back(x.shape[p]);
+      n.perm = spec.perm;
+      n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+      break;
+    }
+    checkShape(spec.shape, op);
+    if (spec.op == OpKind::Reshape) {
+      if (spec.shape.numel() != x.shape.numel())
+        fail(llvm::formatv("reshape: cannot reshape {0} ({1} elements) to {2} ({3} elements)",
+                           x.shape.str(), x.shape.numel(), spec.shape.str(), spec.shape.numel())
+                 .str());
+    } else {
+      assert(spec.op == OpKind::Broadcast && "views are reshape, permute, broadcast");
+      if (x.shape.rank() > spec.shape.rank())
+        fail(llvm::formatv("broadcast: {0} has more dimensions than the target {1}", x.shape.str(),
+                           spec.shape.str())
+                 .str());
+      unsigned off = spec.shape.rank() - x.shape.rank();
+      for (unsigned i = 0; i < x.shape.rank(); ++i)
+        if (x.shape[i] != 1 && x.shape[i] != spec.shape[off + i])
+          fail(llvm::formatv("broadcast: {0} does not broadcast to {1} (dim {2}: {3} vs {4})",
+                             x.shape.str(), spec.shape.str(), off + i, x.shape[i],
+                             spec.shape[off + i])
+                   .str());
+    }
+    n.shape = spec.shape;
+    break;
+  }
+  case OpClass::Matmul: {
+    checkArity(spec.op, spec.operands.size(), 2);
+    const Node &a = operand(0), &b = operand(1);
+    checkSameDType(spec.op, a.dtype, b.dtype);
+    checkOperandType(spec.op, a.dtype);
+    if (a.shape.rank() < 2 || b.shape.rank() < 2)
+      fail(llvm::formatv("matmul: operands must have rank >= 2, got {0} and {1}; reshape a "
+                         "vector to [1, n] or [n, 1]",
+                         a.shape.str(), b.shape.str())
+               .str());
+    unsigned ra = a.shape.rank(), rb = b.shape.rank();
+    if (a.shape[ra - 1] != b.shape[rb - 2])
+      fail(llvm::formatv("matmul: inner dimensions do not match: {0} @ {1} ({2} vs {3})",
+                         a.shape.str(), b.shape.str(), a.shape[ra - 1], b.shape[rb - 2])
+               .str());
+    Shape batchA(a.shape.dims().drop_back(2)), batchB(b.shape.dims().drop_back(2));
+    Shape batch = broadcastShapes(batchA, batchB, "matmul (batch dimensions)");
+    DimVector out(batch.dims().begin(), batch.dims().end());
+    out.push_back(a.shape[ra - 2]);
+    out.push_back(b.shape[rb - 1]);
+    n.dtype = a.dtype;
+    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    checkShape(n.shape, "matmul result");
+    break;
+  }
+  }
+  checkShape(n.shape, op);
+
+  if (spec.op != OpKind::Constant) {
+    std::string name = spec.name.empty() ? freshName() : spec.name;
+    if (!isValidName(name))
+      fail(llvm::formatv("'{0}' is not a valid value name (letters, digits, '_' and '.')", name)
+               .str());
+    if (Names.count(name))
+      fail(llvm::formatv("%{0} is already defined in graph '{1}'", name, Name).str());
+    n.name = name;
+  }
+  auto id = static_cast<ValueId>(Nodes.size());
+  if (!n.name.empty())
+    Names[n.name] = id;
+  if (spec.op == OpKind::Input)
+    Inputs.push_back(id);
+  Nodes.push_back(std::move(n));
+  return id;
+}
+
+Tensor Graph::input(llvm::StringRef name, DType dtype, const Shape &shape) {
+  NodeSpec s;
+  s.op = OpKind::Input;
+  s.name = name.str();
+  s.dtype = dtype;
+  s.shape = shape;
+  return Tensor(this, add(s));
+}
+
+ValueId Graph::constant(double value, DType dtype) {
+  NodeSpec s;
+  s.op = OpKind::Constant;
+  s.value = value;
+  s.dtype = dtype;
+  return add(s);
+}
+
+void Graph::output(ValueId id, llvm::StringRef name) {
+  if (id < 0 || static_cast<size_t>(id) >= Nodes.size())
+    fail(llvm::formatv("output: {0} is not a value of graph '{1}'", id, Name).str());
+  if (Nodes[id].op == OpKind::Constant)
+    fail("output: a literal cannot be a graph result; compute it from an input");
+  if (!name.empty() && name != Nodes[id].name)
+    rename(id, name);
+  Outputs.push_back(id);
+}
+
+void Graph::output(const Tensor &t, llvm::StringRef name) {
+  if (&t.graph() != this)
+    fail("output: the tensor belongs to another graph");
+  output(t.id(), name);
+}
+
+std::optional<ValueId> Graph::lookup(llvm::StringRef name) const {
+  auto it = Names.find(name);
+  if (it == Names.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void Graph::rename(ValueId id, llvm::StringRef name) {
+  if (!isValidName(name))
+    fail(llvm::formatv("'{0}' is not a valid value name (letters, digits, '_' and '.')", name)
+             .str());
+  if (Nodes[id].op == OpKind::Constant)
+    fail("a literal has no name");
+  auto it = Names.find(name);
+  if (it != Names.end()) {
+    if (it->second == id)
+      return;
+    fail(llvm::formatv("%{0} is already defined in graph '{1}'", name, Name).str());
+  }
+  Names.erase(Nodes[id].name);
+  Nodes[id].name = name.str();
+  Names[name] = id;
+}
+
+Tensor Tensor::reshape(const Shape &shape) const {
+  NodeSpec s;
+  s.op = OpKind::Reshape;
+  s.operands = {Id};
+  s.shape = shape;
+  return Tensor(G, G->add(s));
+}
+
+Tensor Tensor::permute(llvm::ArrayRef<int64_t> perm) const {
+  NodeSpec s;
+  s.op = OpKind::Permute;
+  s.operands = {Id};
+  s.perm.assign(perm.begin(), perm.end());
+  return Tensor(G, G->add(s));
+}
+
+Tensor Tensor::broadcast(const Shape &shape) const {
+  NodeSpec s;
+  s.op = OpKind::Broadcast;
+  s.operands = {Id};
+  s.shape = shape;
+  return Tensor(G, G->add(s));
+}
+
+Tensor Tensor::cast(DType to) const {
+  NodeSpec s;
+  s.op = OpKind::Cast;
+  s.operands = {Id};
+  s.dtype = to;
+  return Tensor(G, G->add(s));
+}
+
+Tensor Tensor::named(llvm::StringRef name) const {
+  G->rename(Id, name);
+  return *this;
+}
+
+} // namespace minijit

@@ -1,0 +1,127 @@
+//===- ir/Graph.h - the tensor graph IR ------------------------*- C++ -*-===//
+// A Graph is a list of nodes in SSA form and topological order: every node's
+// operands come before it. Nodes are checked and their types inferred when
+// they are added, so a Graph that exists is valid.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/DType.h"
+#include "ir/Op.h"
+#include "ir/Shape.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace minijit {
+
+/// A node's position in its graph.
+using ValueId = int32_t;
+
+using DimVector = llvm::SmallVector<int64_t, kMaxRank>;
+
+/// One value of the graph: the op that makes it, its result type, operands and
+/// attributes. Which attributes matter depends on the op; the target shape of
+/// reshape/broadcast is `shape`, the target of cast is `dtype`.
+struct Node {
+  OpKind op = OpKind::Input;
+  DType dtype = DType::F32;
+  Shape shape;
+  llvm::SmallVector<ValueId, 3> operands;
+  std::string name;  ///< without the '%'; empty for constants
+  DimVector axes;    ///< Reduce: the reduced axes, sorted and distinct
+  bool keepdim = false; ///< Reduce: keep reduced axes as size 1
+  DimVector perm;    ///< Permute: output dim i is input dim perm[i]
+  double value = 0;  ///< Constant: the value, already rounded to dtype
+
+  bool is(OpKind k) const { return op == k; }
+  OpClass cls() const { return opClass(op); }
+};
+
+/// What a caller asks for; Graph::add checks it and infers the result type.
+struct NodeSpec {
+  OpKind op = OpKind::Input;
+  llvm::SmallVector<ValueId, 3> operands;
+  std::optional<DimVector> axes; ///< Reduce: nullopt reduces every axis; negatives count from the end
+  bool keepdim = false;
+  DimVector perm;
+  Shape shape;               ///< Input, Reshape, Broadcast
+  DType dtype = DType::F32;  ///< Input, Constant, Cast
+  double value = 0;          ///< Constant
+  std::string name;          ///< empty: a fresh name is chosen (none for constants)
+};
+
+class Tensor;
+
+class Graph {
+public:
+  explicit Graph(std::string name = "main");
+
+  const std::string &name() const { return Name; }
+  size_t size() const { return Nodes.size(); }
+  const Node &node(ValueId id) const { return Nodes[id]; }
+  llvm::ArrayRef<Node> nodes() const { return Nodes; }
+  llvm::ArrayRef<ValueId> inputs() const { return Inputs; }
+  llvm::ArrayRef<ValueId> outputs() const { return Outputs; }
+
+  /// Checks `spec` (operands exist, dtypes and shapes agree, attributes are in
+  /// range), infers the result type and appends the node. Throws GraphError with
+  /// the numbers when something is wrong.
+  ValueId add(const NodeSpec &spec);
+
+  /// Declares a graph argument.
+  Tensor input(llvm::StringRef name, DType dtype, const Shape &shape);
+  /// A scalar literal of the given dtype (rounded to it).
+  ValueId constant(double value, DType dtype);
+  /// Marks a value as a result of the graph, optionally renaming it.
+  void output(ValueId id, llvm::StringRef name = "");
+  void output(const Tensor &t, llvm::StringRef name = "");
+
+  /// The value named `name` (without '%'), if any.
+  std::optional<ValueId> lookup(llvm::StringRef name) const;
+  /// Renames a value; throws GraphError if the name is taken or not a valid name.
+  void rename(ValueId id, llvm::StringRef name);
+
+  /// A name is letters, digits, '_' and '.'.
+  static bool isValidName(llvm::StringRef name);
+
+private:
+  std::string freshName();
+
+  std::string Name;
+  std::vector<Node> Nodes;
+  std::vector<ValueId> Inputs, Outputs;
+  llvm::StringMap<ValueId> Names;
+  unsigned NextTemp = 0;
+};
+
+/// A handle on one value of a graph, for building graphs that read like the
+/// math (see ir/Builder.h). The graph must outlive its handles.
+class Tensor {
+public:
+  Tensor() = default;
+  Tensor(Graph *g, ValueId id) : G(g), Id(id) {}
+
+  Graph &graph() const { return *G; }
+  ValueId id() const { return Id; }
+  const Node &node() const { return G->node(Id); }
+  DType dtype() const { return node().dtype; }
+  const Shape &shape() const { return node().shape; }
+
+  Tensor reshape(const Shape &shape) const;
+  Tensor permute(llvm::ArrayRef<int64_t> perm) const;
+  Tensor broadcast(const Shape &shape) const;
+  Tensor cast(DType to) const;
+  /// Renames the value (its printed %name) and returns it.
+  Tensor named(llvm::StringRef name) const;
+
+private:
+  Graph *G = nullptr;
+  ValueId Id = -1;
+};
+
+} // namespace minijit

@@ -1,0 +1,236 @@
+//===- ir/HostTensor.cpp - tensors in host memory -------------------------===//
+#include "ir/HostTensor.h"
+
+#include "ir/Error.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace minijit {
+
+HostTensor::HostTensor(DType dtype, const Shape &shape)
+    : Type(dtype), Dims(shape), Data(static_cast<size_t>(shape.numel()) * dtypeSize(dtype)) {}
+
+double HostTensor::get(int64_t i) const {
+  const uint8_t *p = Data.data();
+  switch (Type) {
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, p + 4 * i, 4);
+    return f;
+  }
+  case DType::F16: {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    return halfBitsToFloat(h);
+  }
+  case DType::BF16: {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    return bfloat16BitsToFloat(h);
+  }
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, p + 4 * i, 4);
+    return v;
+  }
+  case DType::Bool: return p[i] != 0;
+  }
+  llvm_unreachable("bad dtype");
+}
+
+void HostTensor::set(int64_t i, double v) {
+  uint8_t *p = Data.data();
+  switch (Type) {
+  case DType::F32: {
+    float f = static_cast<float>(v);
+    std::memcpy(p + 4 * i, &f, 4);
+    return;
+  }
+  case DType::F16: {
+    uint16_t h = floatToHalfBits(static_cast<float>(v));
+    std::memcpy(p + 2 * i, &h, 2);
+    return;
+  }
+  case DType::BF16: {
+    uint16_t h = floatToBFloat16Bits(static_cast<float>(v));
+    std::memcpy(p + 2 * i, &h, 2);
+    return;
+  }
+  case DType::I32: {
+    auto x = static_cast<int32_t>(roundToDType(v, DType::I32));
+    std::memcpy(p + 4 * i, &x, 4);
+    return;
+  }
+  case DType::Bool: p[i] = roundToDType(v, DType::Bool) != 0; return;
+  }
+  llvm_unreachable("bad dtype");
+}
+
+namespace {
+/// splitmix64: small, fast and the same on every platform.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (next() >> 11) * 0x1.0p-53; } // [0, 1)
+};
+} // namespace
+
+HostTensor HostTensor::random(DType dtype, const Shape &shape, uint64_t seed) {
+  HostTensor t(dtype, shape);
+  SplitMix64 rng{seed * 0x2545F4914F6CDD1Dull + 0x1234567ull};
+  int64_t n = t.numel();
+  switch (dtype) {
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+    for (int64_t i = 0; i < n; i += 2) {
+      // Box-Muller: two normals from two uniforms.
+      double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
+      double r = std::sqrt(-2.0 * std::log(u1));
+      t.set(i, r * std::cos(2 * M_PI * u2));
+      if (i + 1 < n)
+        t.set(i + 1, r * std::sin(2 * M_PI * u2));
+    }
+    break;
+  case DType::I32:
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, static_cast<double>(static_cast<int64_t>(rng.next() % 33) - 16));
+    break;
+  case DType::Bool:
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, static_cast<double>(rng.next() >> 63));
+    break;
+  }
+  return t;
+}
+
+namespace {
+constexpr uint32_t kPoison32 = 0x7FC0DEADu;
+constexpr uint16_t kPoisonF16 = 0x7E5Au;
+constexpr uint16_t kPoisonBF16 = 0x7FDAu;
+constexpr uint8_t kPoisonBool = 0xABu;
+} // namespace
+
+void HostTensor::poison() {
+  int64_t n = numel();
+  uint8_t *p = Data.data();
+  switch (Type) {
+  case DType::F32:
+  case DType::I32:
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(p + 4 * i, &kPoison32, 4);
+    return;
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(p + 2 * i, &kPoisonF16, 2);
+    return;
+  case DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(p + 2 * i, &kPoisonBF16, 2);
+    return;
+  case DType::Bool: std::memset(p, kPoisonBool, n); return;
+  }
+}
+
+bool HostTensor::isPoisoned(int64_t i) const {
+  const uint8_t *p = Data.data();
+  switch (Type) {
+  case DType::F32:
+  case DType::I32: {
+    uint32_t v;
+    std::memcpy(&v, p + 4 * i, 4);
+    return v == kPoison32;
+  }
+  case DType::F16:
+  case DType::BF16: {
+    uint16_t v;
+    std::memcpy(&v, p + 2 * i, 2);
+    return v == (Type == DType::F16 ? kPoisonF16 : kPoisonBF16);
+  }
+  case DType::Bool: return p[i] == kPoisonBool;
+  }
+  llvm_unreachable("bad dtype");
+}
+
+namespace {
+std::string indexText(const Shape &s, int64_t i) {
+  llvm::SmallVector<int64_t, kMaxRank> idx(s.rank());
+  for (int d = static_cast<int>(s.rank()) - 1; d >= 0; --d) {
+    idx[d] = i % s[d];
+    i /= s[d];
+  }
+  return Shape(llvm::ArrayRef<int64_t>(idx)).str();
+}
+} // namespace
+
+CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol) {
+  CompareResult r;
+  if (got.dtype() != ref.dtype() || got.shape() != ref.shape()) {
+    r.ok = false;
+    r.summary = llvm::formatv("type mismatch: got {0}{1}, expected {2}{3}", dtypeName(got.dtype()),
+                              got.shape().str(), dtypeName(ref.dtype()), ref.shape().str())
+                    .str();
+    return r;
+  }
+  int64_t n = ref.numel();
+  double sumSq = 0;
+  int64_t finite = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = ref.get(i);
+    if (std::isfinite(v)) {
+      sumSq += v * v;
+      ++finite;
+    }
+  }
+  double scale = finite ? std::sqrt(sumSq / finite) : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double g = got.get(i), e = ref.get(i);
+    bool bad = false;
+    if (got.isPoisoned(i)) {
+      ++r.unwritten;
+      bad = true;
+    } else if (std::isnan(e) || std::isnan(g)) {
+      bad = std::isnan(e) != std::isnan(g);
+    } else if (std::isinf(e) || std::isinf(g)) {
+      bad = g != e;
+    } else {
+      double err = std::fabs(g - e) / (std::fabs(e) + scale + 1e-300);
+      r.maxRelError = std::max(r.maxRelError, err);
+      bad = tol.rtol == 0 ? g != e : std::fabs(g - e) > tol.rtol * (std::fabs(e) + scale);
+    }
+    if (!bad)
+      continue;
+    ++r.mismatches;
+    if (r.firstBad < 0) {
+      r.firstBad = i;
+      r.gotAtFirstBad = g;
+      r.refAtFirstBad = e;
+    }
+  }
+  r.ok = r.mismatches == 0;
+  if (r.ok) {
+    r.summary = llvm::formatv("ok (max rel error {0:e2})", r.maxRelError).str();
+    return r;
+  }
+  std::string first = got.isPoisoned(r.firstBad) ? std::string("never written")
+                                                 : llvm::formatv("got {0}, expected {1}",
+                                                                 r.gotAtFirstBad, r.refAtFirstBad)
+                                                       .str();
+  r.summary = llvm::formatv("{0} of {1} elements differ ({2} never written); first at {3}: {4}; "
+                            "max rel error {5:e2}, tolerance {6:e2}",
+                            r.mismatches, n, r.unwritten, indexText(ref.shape(), r.firstBad),
+                            first, r.maxRelError, tol.rtol)
+                  .str();
+  return r;
+}
+
+} // namespace minijit

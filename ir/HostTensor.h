@@ -1,0 +1,77 @@
+//===- ir/HostTensor.h - tensors in host memory ----------------*- C++ -*-===//
+// Dense row-major tensors on the host: the inputs and outputs of the CPU
+// reference evaluator and of GPU runs, seeded random inputs, the NaN poison
+// that marks unwritten outputs, and the comparison every GPU test uses.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/DType.h"
+#include "ir/Shape.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace minijit {
+
+class HostTensor {
+public:
+  HostTensor() = default;
+  /// A zero-filled tensor.
+  HostTensor(DType dtype, const Shape &shape);
+
+  DType dtype() const { return Type; }
+  const Shape &shape() const { return Dims; }
+  int64_t numel() const { return Dims.numel(); }
+  size_t bytes() const { return Data.size(); }
+  void *data() { return Data.data(); }
+  const void *data() const { return Data.data(); }
+
+  /// Element `i` (row-major) as a double: floats exactly, i32 as an integer,
+  /// bool as 0 or 1.
+  double get(int64_t i) const;
+  /// Stores `v` at element `i`, rounded to the dtype (see roundToDType).
+  void set(int64_t i, double v);
+
+  /// Values from a generator seeded with `seed`: standard normal for floats
+  /// (rounded to the dtype), integers uniform in [-16, 16] for i32, true or
+  /// false with equal odds for bool.
+  static HostTensor random(DType dtype, const Shape &shape, uint64_t seed);
+
+  /// Fills every element with the poison pattern: a NaN with a payload no
+  /// computation produces (0x7FC0DEAD for f32, 0x7E5A f16, 0x7FDA bf16), or
+  /// 0x7FC0DEAD for i32 and 0xAB for bool.
+  void poison();
+  /// True when element `i` still holds the poison pattern.
+  bool isPoisoned(int64_t i) const;
+
+private:
+  DType Type = DType::F32;
+  Shape Dims;
+  std::vector<uint8_t> Data;
+};
+
+/// Allowed error: |got - ref| <= rtol * (|ref| + scale), where scale is the
+/// root mean square of the reference (so values near zero in a tensor of
+/// large values are judged against the tensor's size). rtol 0 means exact.
+struct Tolerance {
+  double rtol = 1e-5;
+};
+
+struct CompareResult {
+  bool ok = true;
+  int64_t mismatches = 0; ///< elements out of tolerance (NaN where ref is not, ...)
+  int64_t unwritten = 0;  ///< elements still holding the poison
+  int64_t firstBad = -1;  ///< index of the first bad element
+  double gotAtFirstBad = 0, refAtFirstBad = 0;
+  double maxRelError = 0; ///< max |got-ref| / (|ref| + scale) over finite elements
+  /// "ok (max rel error 3.1e-07)" or "3 of 4096 elements differ; first at [2, 17]: got 1.5, expected 1.25 ...".
+  std::string summary;
+};
+
+/// Compares a GPU (or other) result with the reference. NaN never passes
+/// unless the reference is NaN at the same place; infinities must match;
+/// a poisoned element always fails.
+CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol);
+
+} // namespace minijit

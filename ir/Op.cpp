@@ -1,0 +1,63 @@
+//===- ir/Op.cpp - op kinds and their static properties -------------------===//
+#include "ir/Op.h"
+
+namespace minijit {
+
+namespace {
+constexpr bool BoolResult = true;
+constexpr bool Same = false;
+
+const OpInfo kOpInfos[] = {
+#define MJ_OP(Enum, Spelling, Class, Operands, Result)                                           \
+  {Spelling, OpClass::Class, OperandTypes::Operands, Result},
+#include "ir/Ops.def"
+};
+} // namespace
+
+const OpInfo &opInfo(OpKind op) { return kOpInfos[static_cast<unsigned>(op)]; }
+
+bool isElementwise(OpKind op) {
+  switch (opClass(op)) {
+  case OpClass::Unary:
+  case OpClass::Binary:
+  case OpClass::Select:
+  case OpClass::Cast:
+    return true;
+  case OpClass::Input:
+  case OpClass::Constant:
+  case OpClass::Reduce:
+  case OpClass::View:
+  case OpClass::Matmul:
+    return false;
+  }
+  return false;
+}
+
+std::optional<OpKind> parseOpName(llvm::StringRef s) {
+  for (unsigned i = 0; i < kNumOps; ++i) {
+    auto op = static_cast<OpKind>(i);
+    if (op == OpKind::Input || op == OpKind::Constant)
+      continue;
+    if (kOpInfos[i].spelling == s)
+      return op;
+  }
+  return std::nullopt;
+}
+
+llvm::StringRef suggestOpName(llvm::StringRef s) {
+  llvm::StringRef best;
+  unsigned bestDist = 3; // suggest only names within two edits
+  for (unsigned i = 0; i < kNumOps; ++i) {
+    auto op = static_cast<OpKind>(i);
+    if (op == OpKind::Input || op == OpKind::Constant)
+      continue;
+    unsigned d = s.edit_distance(kOpInfos[i].spelling, true, bestDist);
+    if (d < bestDist) {
+      bestDist = d;
+      best = kOpInfos[i].spelling;
+    }
+  }
+  return best;
+}
+
+} // namespace minijit

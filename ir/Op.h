@@ -1,0 +1,49 @@
+//===- ir/Op.h - op kinds and their static properties ----------*- C++ -*-===//
+// The enum of ops generated from Ops.def, and what every stage asks of an op:
+// its spelling, class, and which dtypes it accepts.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace minijit {
+
+enum class OpKind : uint8_t {
+#define MJ_OP(Enum, Spelling, Class, Operands, Result) Enum,
+#include "ir/Ops.def"
+};
+
+/// The number of ops in Ops.def.
+constexpr unsigned kNumOps = 0
+#define MJ_OP(Enum, Spelling, Class, Operands, Result) +1
+#include "ir/Ops.def"
+    ;
+
+enum class OpClass : uint8_t { Input, Constant, Unary, Binary, Select, Cast, Reduce, View, Matmul };
+
+/// Which dtypes an op's value operands may have.
+enum class OperandTypes : uint8_t { Any, Numeric, Float, Bool };
+
+struct OpInfo {
+  llvm::StringRef spelling;
+  OpClass cls;
+  OperandTypes operands;
+  bool boolResult;
+};
+
+const OpInfo &opInfo(OpKind op);
+inline llvm::StringRef opName(OpKind op) { return opInfo(op).spelling; }
+inline OpClass opClass(OpKind op) { return opInfo(op).cls; }
+/// Unary, binary, where and cast: ops computed element by element.
+bool isElementwise(OpKind op);
+/// The op spelled `s` in the text format, or nullopt. "input" and "constant"
+/// are not spellable in the text format and return nullopt.
+std::optional<OpKind> parseOpName(llvm::StringRef s);
+/// The spellable op nearest to `s` by edit distance, for "did you mean" hints;
+/// empty when none is close.
+llvm::StringRef suggestOpName(llvm::StringRef s);
+
+} // namespace minijit

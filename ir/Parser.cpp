@@ -1,0 +1,568 @@
+//===- ir/Parser.cpp - read the text format -------------------------------===//
+// A hand-written lexer and recursive-descent parser. Semantic checks are the
+// graph builder's (Graph::add); its GraphErrors come back with the location
+// of the statement that caused them.
+//===----------------------------------------------------------------------===//
+#include "ir/Parser.h"
+
+#include "ir/Error.h"
+#include "ir/Printer.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <variant>
+
+namespace minijit {
+
+namespace {
+
+enum class Tok {
+  Eof, Ident, Value, Number, LParen, RParen, LBrace, RBrace, LBracket, RBracket, Comma, Colon,
+  Equals
+};
+
+struct Token {
+  Tok kind = Tok::Eof;
+  llvm::StringRef text;
+  unsigned line = 1, col = 1;
+};
+
+bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isNameChar(char c) { return isIdentStart(c) || isDigit(c) || c == '.'; }
+
+/// Shows a token or character safely in a message: printable ASCII as is,
+/// other bytes as \xNN, long text cut.
+std::string shown(llvm::StringRef s) {
+  std::string out;
+  for (unsigned char c : s.take_front(24)) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    }
+  }
+  if (s.size() > 24)
+    out += "...";
+  return out;
+}
+
+class Lexer {
+public:
+  Lexer(llvm::StringRef text, llvm::StringRef file) : Text(text), File(file) {}
+
+  Token next() {
+    skipSpaceAndComments();
+    Token t;
+    t.line = Line;
+    t.col = Col;
+    if (Pos >= Text.size())
+      return t;
+    char c = Text[Pos];
+    size_t start = Pos;
+    auto single = [&](Tok k) {
+      advance(1);
+      t.kind = k;
+      t.text = Text.substr(start, 1);
+      return t;
+    };
+    switch (c) {
+    case '(': return single(Tok::LParen);
+    case ')': return single(Tok::RParen);
+    case '{': return single(Tok::LBrace);
+    case '}': return single(Tok::RBrace);
+    case '[': return single(Tok::LBracket);
+    case ']': return single(Tok::RBracket);
+    case ',': return single(Tok::Comma);
+    case ':': return single(Tok::Colon);
+    case '=': return single(Tok::Equals);
+    default: break;
+    }
+    if (c == '%') {
+      advance(1);
+      while (Pos < Text.size() && isNameChar(Text[Pos]))
+        advance(1);
+      if (Pos == start + 1)
+        throw ParseError(File.str(), t.line, t.col, "expected a value name after '%'");
+      t.kind = Tok::Value;
+      t.text = Text.substr(start + 1, Pos - start - 1);
+      return t;
+    }
+    if (isIdentStart(c)) {
+      while (Pos < Text.size() && isNameChar(Text[Pos]))
+        advance(1);
+      t.kind = Tok::Ident;
+      t.text = Text.substr(start, Pos - start);
+      return t;
+    }
+    if (isDigit(c) || c == '-' || c == '+' || c == '.') {
+      if (c == '-' || c == '+')
+        advance(1);
+      if (Text.substr(Pos).startswith("inf") &&
+          (Pos + 3 >= Text.size() || !isNameChar(Text[Pos + 3]))) {
+        advance(3);
+      } else {
+        size_t digits = 0;
+        while (Pos < Text.size() && isDigit(Text[Pos]))
+          advance(1), ++digits;
+        if (Pos < Text.size() && Text[Pos] == '.') {
+          advance(1);
+          while (Pos < Text.size() && isDigit(Text[Pos]))
+            advance(1), ++digits;
+        }
+        if (digits == 0)
+          throw ParseError(File.str(), t.line, t.col,
+                           "unexpected character '" + shown(Text.substr(start, 1)) + "'");
+        if (Pos < Text.size() && (Text[Pos] == 'e' || Text[Pos] == 'E')) {
+          size_t save = Pos;
+          unsigned saveCol = Col;
+          advance(1);
+          if (Pos < Text.size() && (Text[Pos] == '+' || Text[Pos] == '-'))
+            advance(1);
+          size_t expDigits = 0;
+          while (Pos < Text.size() && isDigit(Text[Pos]))
+            advance(1), ++expDigits;
+          if (expDigits == 0) {
+            Pos = save;
+            Col = saveCol;
+          }
+        }
+      }
+      t.kind = Tok::Number;
+      t.text = Text.substr(start, Pos - start);
+      return t;
+    }
+    throw ParseError(File.str(), t.line, t.col,
+                     "unexpected character '" + shown(Text.substr(start, 1)) + "'");
+  }
+
+private:
+  void advance(size_t n) {
+    for (size_t i = 0; i < n && Pos < Text.size(); ++i, ++Pos) {
+      if (Text[Pos] == '\n') {
+        ++Line;
+        Col = 1;
+      } else {
+        ++Col;
+      }
+    }
+  }
+  void skipSpaceAndComments() {
+    while (Pos < Text.size()) {
+      char c = Text[Pos];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        advance(1);
+      } else if (c == '#') {
+        while (Pos < Text.size() && Text[Pos] != '\n')
+          advance(1);
+      } else {
+        return;
+      }
+    }
+  }
+
+  llvm::StringRef Text, File;
+  size_t Pos = 0;
+  unsigned Line = 1, Col = 1;
+};
+
+/// An operand as written: a value or a literal whose dtype is not known yet.
+struct Literal {
+  double value;
+  bool isBool;
+  Token tok;
+};
+using Operand = std::variant<ValueId, Literal>;
+
+class Parser {
+public:
+  Parser(llvm::StringRef text, llvm::StringRef file) : Lex(text, file), File(file) { consume(); }
+
+  std::vector<Graph> parseFile() {
+    std::vector<Graph> graphs;
+    llvm::StringMap<unsigned> seen;
+    if (Cur.kind == Tok::Eof)
+      error(Cur, "expected 'graph': the file holds no graph");
+    while (Cur.kind != Tok::Eof) {
+      Token nameTok;
+      Graph g = parseGraph(nameTok);
+      if (seen.count(g.name()))
+        error(nameTok, llvm::formatv("graph '{0}' is defined twice (first on line {1})", g.name(),
+                                     seen[g.name()])
+                           .str());
+      seen[g.name()] = nameTok.line;
+      graphs.push_back(std::move(g));
+    }
+    return graphs;
+  }
+
+private:
+  [[noreturn]] void error(const Token &t, const std::string &msg) {
+    throw ParseError(File.str(), t.line, t.col, msg);
+  }
+  std::string describe(const Token &t) {
+    if (t.kind == Tok::Eof)
+      return "end of file";
+    if (t.kind == Tok::Value)
+      return "'%" + shown(t.text) + "'";
+    return "'" + shown(t.text) + "'";
+  }
+  void consume() { Cur = Lex.next(); }
+  Token expect(Tok k, llvm::StringRef what) {
+    if (Cur.kind != k)
+      error(Cur, llvm::formatv("expected {0}, got {1}", what, describe(Cur)).str());
+    Token t = Cur;
+    consume();
+    return t;
+  }
+  bool isIdent(llvm::StringRef s) const { return Cur.kind == Tok::Ident && Cur.text == s; }
+
+  int64_t parseInt(const Token &t, llvm::StringRef what) {
+    llvm::StringRef s = t.text;
+    bool neg = s.consume_front("-");
+    if (!neg)
+      s.consume_front("+");
+    if (s.empty() || !llvm::all_of(s, isDigit))
+      error(t, llvm::formatv("expected an integer {0}, got {1}", what, describe(t)).str());
+    int64_t v = 0;
+    for (char c : s) {
+      if (v > (int64_t(1) << 50))
+        error(t, llvm::formatv("{0} {1} is too large", what, shown(t.text)).str());
+      v = v * 10 + (c - '0');
+    }
+    return neg ? -v : v;
+  }
+
+  DimVector parseIntList(llvm::StringRef what) {
+    expect(Tok::LBracket, "'['");
+    DimVector v;
+    if (Cur.kind == Tok::RBracket) {
+      consume();
+      return v;
+    }
+    for (;;) {
+      Token t = expect(Tok::Number, "an integer " + what.str());
+      v.push_back(parseInt(t, what));
+      if (v.size() > 64)
+        error(t, llvm::formatv("too many entries in the {0} list", what).str());
+      if (Cur.kind == Tok::Comma) {
+        consume();
+        continue;
+      }
+      expect(Tok::RBracket, "',' or ']'");
+      return v;
+    }
+  }
+
+  std::pair<DType, Shape> parseType() {
+    Token t = expect(Tok::Ident, "a dtype (f32, f16, bf16, i32, bool)");
+    std::optional<DType> d = parseDType(t.text);
+    if (!d)
+      error(t, llvm::formatv("unknown dtype '{0}' (expected f32, f16, bf16, i32 or bool)",
+                             shown(t.text))
+                   .str());
+    Token open = Cur;
+    DimVector dims = parseIntList("dimension");
+    Shape s = Shape(llvm::ArrayRef<int64_t>(dims));
+    try {
+      checkShape(s, "type");
+    } catch (const GraphError &e) {
+      error(open, e.what());
+    }
+    return {*d, s};
+  }
+
+  Graph parseGraph(Token &nameTok) {
+    if (!isIdent("graph"))
+      error(Cur, "expected 'graph', got " + describe(Cur));
+    consume();
+    nameTok = expect(Tok::Ident, "a graph name");
+    std::optional<Graph> maybe;
+    try {
+      maybe.emplace(nameTok.text.str());
+    } catch (const GraphError &e) {
+      error(nameTok, e.what());
+    }
+    Graph &g = *maybe;
+    llvm::StringMap<unsigned> defLine;
+    expect(Tok::LParen, "'('");
+    if (Cur.kind != Tok::RParen) {
+      for (;;) {
+        Token v = expect(Tok::Value, "an argument (%name: type)");
+        expect(Tok::Colon, "':' after the argument name");
+        auto [dtype, shape] = parseType();
+        if (defLine.count(v.text))
+          error(v, llvm::formatv("%{0} is already defined (line {1})", v.text, defLine[v.text])
+                       .str());
+        g.input(v.text, dtype, shape);
+        defLine[v.text] = v.line;
+        if (Cur.kind == Tok::Comma) {
+          consume();
+          continue;
+        }
+        break;
+      }
+    }
+    expect(Tok::RParen, "',' or ')'");
+    expect(Tok::LBrace, "'{'");
+    while (!isIdent("return")) {
+      if (Cur.kind == Tok::RBrace || Cur.kind == Tok::Eof)
+        error(Cur, llvm::formatv("graph '{0}' has no return", g.name()).str());
+      parseStatement(g, defLine);
+    }
+    consume(); // return
+    for (;;) {
+      Token v = Cur;
+      if (v.kind != Tok::Value)
+        error(v, "expected a value (%name) to return, got " + describe(v));
+      consume();
+      std::optional<ValueId> id = g.lookup(v.text);
+      if (!id)
+        error(v, llvm::formatv("%{0} is not defined", v.text).str());
+      g.output(*id);
+      if (Cur.kind == Tok::Comma) {
+        consume();
+        continue;
+      }
+      break;
+    }
+    expect(Tok::RBrace, "'}' after the return");
+    return std::move(*maybe);
+  }
+
+  Operand parseOperand() {
+    Token t = Cur;
+    if (t.kind == Tok::Value) {
+      consume();
+      return lookupOperand(t);
+    }
+    if (t.kind == Tok::Number || (t.kind == Tok::Ident && (t.text == "true" || t.text == "false" ||
+                                                           t.text == "nan" || t.text == "inf"))) {
+      consume();
+      Literal lit{0, false, t};
+      if (t.text == "true" || t.text == "false") {
+        lit.value = t.text == "true";
+        lit.isBool = true;
+      } else if (t.text == "nan") {
+        lit.value = NAN;
+      } else {
+        std::string s = t.text.str();
+        errno = 0;
+        char *end = nullptr;
+        double v = std::strtod(s.c_str(), &end);
+        if (end != s.c_str() + s.size())
+          error(t, "malformed number " + shown(t.text));
+        if (errno == ERANGE && std::isinf(v))
+          error(t, llvm::formatv("literal {0} is out of range", shown(t.text)).str());
+        lit.value = v;
+      }
+      return lit;
+    }
+    error(t, "expected an operand (%name or a number), got " + describe(t));
+  }
+
+  ValueId lookupOperand(const Token &t) {
+    std::optional<ValueId> id = CurGraph->lookup(t.text);
+    if (!id)
+      error(t, llvm::formatv("%{0} is not defined", t.text).str());
+    return *id;
+  }
+
+  void parseStatement(Graph &g, llvm::StringMap<unsigned> &defLine) {
+    CurGraph = &g;
+    Token nameTok = expect(Tok::Value, "a statement (%name = op ...) or 'return'");
+    if (defLine.count(nameTok.text))
+      error(nameTok, llvm::formatv("%{0} is already defined (line {1})", nameTok.text,
+                                   defLine[nameTok.text])
+                         .str());
+    expect(Tok::Equals, "'=' after %" + shown(nameTok.text));
+    Token opTok = expect(Tok::Ident, "an op name");
+    std::optional<OpKind> op = parseOpName(opTok.text);
+    if (!op) {
+      std::string msg = "unknown op '" + shown(opTok.text) + "'";
+      llvm::StringRef hint = suggestOpName(opTok.text);
+      if (!hint.empty())
+        msg += "; did you mean '" + hint.str() + "'?";
+      error(opTok, msg);
+    }
+    llvm::SmallVector<Operand, 3> operands;
+    operands.push_back(parseOperand());
+    while (Cur.kind == Tok::Comma) {
+      consume();
+      operands.push_back(parseOperand());
+      if (operands.size() > 3)
+        error(Cur, llvm::formatv("{0}: too many operands", opName(*op)).str());
+    }
+
+    NodeSpec spec;
+    spec.op = *op;
+    spec.name = nameTok.text.str();
+    llvm::StringMap<bool> seenAttr;
+    while (Cur.kind == Tok::Ident && Cur.text != "return") {
+      Token key = Cur;
+      consume();
+      if (seenAttr.count(key.text))
+        error(key, llvm::formatv("attribute '{0}' is given twice", shown(key.text)).str());
+      seenAttr[key.text] = true;
+      expect(Tok::Equals, "'=' after the attribute name");
+      parseAttribute(spec, key);
+    }
+    checkRequiredAttributes(spec, opTok, seenAttr);
+    resolveOperands(spec, operands);
+
+    ValueId id;
+    try {
+      id = g.add(spec);
+    } catch (const GraphError &e) {
+      error(opTok, e.what());
+    }
+    defLine[nameTok.text] = nameTok.line;
+    if (Cur.kind == Tok::Colon) {
+      consume();
+      Token typeTok = Cur;
+      auto [dtype, shape] = parseType();
+      const Node &n = g.node(id);
+      if (dtype != n.dtype || shape != n.shape)
+        error(typeTok, llvm::formatv("declared type {0} does not match the inferred type {1}",
+                                     typeText(dtype, shape), typeText(n.dtype, n.shape))
+                           .str());
+    }
+  }
+
+  void parseAttribute(NodeSpec &spec, const Token &key) {
+    OpClass cls = opClass(spec.op);
+    auto unknown = [&]() {
+      const char *expected = "none";
+      switch (cls) {
+      case OpClass::Reduce: expected = "axes, keepdim"; break;
+      case OpClass::View: expected = spec.op == OpKind::Permute ? "perm" : "shape"; break;
+      case OpClass::Cast: expected = "to"; break;
+      case OpClass::Input:
+      case OpClass::Constant:
+      case OpClass::Unary:
+      case OpClass::Binary:
+      case OpClass::Select:
+      case OpClass::Matmul:
+        break;
+      }
+      error(key, llvm::formatv("unknown attribute '{0}' for {1} (expected: {2})", shown(key.text),
+                               opName(spec.op), expected)
+                     .str());
+    };
+    if (key.text == "axes" && cls == OpClass::Reduce) {
+      spec.axes = parseIntList("axis");
+    } else if (key.text == "keepdim" && cls == OpClass::Reduce) {
+      Token v = expect(Tok::Ident, "true or false");
+      if (v.text != "true" && v.text != "false")
+        error(v, "expected true or false, got " + describe(v));
+      spec.keepdim = v.text == "true";
+    } else if (key.text == "perm" && spec.op == OpKind::Permute) {
+      spec.perm = parseIntList("axis");
+    } else if (key.text == "shape" &&
+               (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)) {
+      Token open = Cur;
+      DimVector dims = parseIntList("dimension");
+      spec.shape = Shape(llvm::ArrayRef<int64_t>(dims));
+      try {
+        checkShape(spec.shape, opName(spec.op));
+      } catch (const GraphError &e) {
+        error(open, e.what());
+      }
+    } else if (key.text == "to" && cls == OpClass::Cast) {
+      Token v = expect(Tok::Ident, "a dtype");
+      std::optional<DType> d = parseDType(v.text);
+      if (!d)
+        error(v, llvm::formatv("unknown dtype '{0}' (expected f32, f16, bf16, i32 or bool)",
+                               shown(v.text))
+                     .str());
+      spec.dtype = *d;
+    } else {
+      unknown();
+    }
+  }
+
+  void checkRequiredAttributes(const NodeSpec &spec, const Token &opTok,
+                               const llvm::StringMap<bool> &seen) {
+    const char *need = nullptr;
+    if (spec.op == OpKind::Permute)
+      need = "perm";
+    else if (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)
+      need = "shape";
+    else if (spec.op == OpKind::Cast)
+      need = "to";
+    if (need && !seen.count(need))
+      error(opTok, llvm::formatv("{0} needs the attribute {1}=...", opName(spec.op), need).str());
+  }
+
+  /// Turns literals into constants of the dtype their tensor operand has.
+  void resolveOperands(NodeSpec &spec, llvm::SmallVectorImpl<Operand> &operands) {
+    OpClass cls = opClass(spec.op);
+    Graph &g = *CurGraph;
+    std::optional<DType> litType;
+    if (cls == OpClass::Binary) {
+      for (Operand &o : operands)
+        if (auto *v = std::get_if<ValueId>(&o))
+          litType = g.node(*v).dtype;
+    } else if (cls == OpClass::Select && operands.size() == 3) {
+      for (unsigned i = 1; i < 3; ++i)
+        if (auto *v = std::get_if<ValueId>(&operands[i]))
+          litType = g.node(*v).dtype;
+    }
+    for (unsigned i = 0; i < operands.size(); ++i) {
+      auto *lit = std::get_if<Literal>(&operands[i]);
+      if (!lit) {
+        spec.operands.push_back(std::get<ValueId>(operands[i]));
+        continue;
+      }
+      std::optional<DType> t = litType;
+      if (cls == OpClass::Select && i == 0)
+        t = DType::Bool;
+      if (cls != OpClass::Binary && cls != OpClass::Select)
+        error(lit->tok, llvm::formatv("{0}: operand {1} must be a value (%name), not a literal",
+                                      opName(spec.op), i)
+                            .str());
+      if (!t)
+        error(lit->tok, llvm::formatv("{0}: a literal needs a tensor operand beside it to take "
+                                      "its dtype from",
+                                      opName(spec.op))
+                            .str());
+      if (lit->isBool && *t != DType::Bool)
+        error(lit->tok, llvm::formatv("literal {0} is a bool but the operand is {1}",
+                                      lit->tok.text, dtypeName(*t))
+                            .str());
+      try {
+        spec.operands.push_back(g.constant(lit->value, *t));
+      } catch (const GraphError &e) {
+        error(lit->tok, e.what());
+      }
+    }
+  }
+
+  Lexer Lex;
+  llvm::StringRef File;
+  Token Cur;
+  Graph *CurGraph = nullptr;
+};
+
+} // namespace
+
+std::vector<Graph> parseGraphs(llvm::StringRef text, llvm::StringRef file) {
+  Parser p(text, file);
+  return p.parseFile();
+}
+
+std::vector<Graph> parseFile(llvm::StringRef path) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buf)
+    throw ParseError(path.str(), 0, 0, "cannot read the file: " + buf.getError().message());
+  return parseGraphs((*buf)->getBuffer(), path);
+}
+
+} // namespace minijit

@@ -1,0 +1,109 @@
+//===- ir/Printer.cpp - the canonical text form of a graph ----------------===//
+#include "ir/Printer.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace minijit {
+
+std::string typeText(DType t, const Shape &s) { return dtypeName(t).str() + s.str(); }
+
+std::string literalText(double v, DType t) {
+  if (t == DType::Bool)
+    return v != 0 ? "true" : "false";
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  if (t == DType::I32)
+    return std::to_string(static_cast<long long>(v));
+  // Shortest %g text that reads back to the same f32.
+  char buf[64];
+  for (int prec = 1; prec <= 9; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (static_cast<float>(std::strtod(buf, nullptr)) == static_cast<float>(v))
+      break;
+  }
+  return buf;
+}
+
+std::string operandText(const Graph &g, ValueId id) {
+  const Node &n = g.node(id);
+  if (n.op == OpKind::Constant)
+    return literalText(n.value, n.dtype);
+  return "%" + n.name;
+}
+
+namespace {
+void printDims(llvm::raw_ostream &os, llvm::ArrayRef<int64_t> dims) {
+  os << Shape(dims).str();
+}
+} // namespace
+
+void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
+  const Node &n = g.node(id);
+  os << "%" << n.name << " = " << opName(n.op);
+  for (size_t i = 0; i < n.operands.size(); ++i)
+    os << (i ? ", " : " ") << operandText(g, n.operands[i]);
+  switch (n.cls()) {
+  case OpClass::Reduce:
+    os << " axes=";
+    printDims(os, n.axes);
+    if (n.keepdim)
+      os << " keepdim=true";
+    break;
+  case OpClass::View:
+    if (n.op == OpKind::Permute) {
+      os << " perm=";
+      printDims(os, n.perm);
+    } else {
+      os << " shape=";
+      printDims(os, n.shape.dims());
+    }
+    break;
+  case OpClass::Cast:
+    os << " to=" << dtypeName(n.dtype);
+    break;
+  case OpClass::Input:
+  case OpClass::Constant:
+  case OpClass::Unary:
+  case OpClass::Binary:
+  case OpClass::Select:
+  case OpClass::Matmul:
+    break;
+  }
+  os << " : " << typeText(n.dtype, n.shape);
+}
+
+void printGraph(llvm::raw_ostream &os, const Graph &g) {
+  os << "graph " << g.name() << "(";
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Node &n = g.node(g.inputs()[i]);
+    os << (i ? ", " : "") << "%" << n.name << ": " << typeText(n.dtype, n.shape);
+  }
+  os << ") {\n";
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.nodes()[i];
+    if (n.op == OpKind::Input || n.op == OpKind::Constant)
+      continue;
+    os << "  ";
+    printNode(os, g, static_cast<ValueId>(i));
+    os << "\n";
+  }
+  os << "  return";
+  for (size_t i = 0; i < g.outputs().size(); ++i)
+    os << (i ? ", " : " ") << operandText(g, g.outputs()[i]);
+  os << "\n}\n";
+}
+
+std::string printGraph(const Graph &g) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  printGraph(os, g);
+  return os.str();
+}
+
+} // namespace minijit

@@ -1,0 +1,58 @@
+//===- ir/Shape.h - static tensor shapes and broadcasting ------*- C++ -*-===//
+// Shapes are static: rank 0 (a scalar) to 8, every dimension at least 1.
+// Broadcasting follows numpy: align on the right, a 1 stretches.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+namespace minijit {
+
+/// The largest rank a tensor may have.
+constexpr unsigned kMaxRank = 8;
+/// The largest number of elements a tensor may have (2^40): offsets and byte
+/// counts then fit 64-bit integers with room to spare.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+class Shape {
+public:
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> dims) : Dims(dims) {}
+  explicit Shape(llvm::ArrayRef<int64_t> dims) : Dims(dims.begin(), dims.end()) {}
+
+  unsigned rank() const { return Dims.size(); }
+  int64_t operator[](unsigned i) const { return Dims[i]; }
+  int64_t &operator[](unsigned i) { return Dims[i]; }
+  llvm::ArrayRef<int64_t> dims() const { return Dims; }
+  /// Product of the dimensions (1 for a scalar).
+  int64_t numel() const;
+  /// Row-major element strides: the last dimension has stride 1.
+  llvm::SmallVector<int64_t, kMaxRank> strides() const;
+  /// "[4096, 1024]", "[]" for a scalar.
+  std::string str() const;
+
+  bool operator==(const Shape &o) const { return Dims == o.Dims; }
+  bool operator!=(const Shape &o) const { return !(*this == o); }
+
+private:
+  llvm::SmallVector<int64_t, kMaxRank> Dims;
+};
+
+/// Checks rank, positive dimensions and the element limit; throws GraphError
+/// naming `what` otherwise.
+void checkShape(const Shape &s, llvm::StringRef what);
+
+/// The numpy broadcast of two shapes; throws GraphError
+/// "OP: shapes [a] and [b] do not broadcast (dim D: X vs Y)".
+Shape broadcastShapes(const Shape &a, const Shape &b, llvm::StringRef op);
+
+/// True when `from` broadcasts to exactly `to` (numpy rules).
+bool broadcastsTo(const Shape &from, const Shape &to);
+
+} // namespace minijit

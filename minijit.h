@@ -1,0 +1,39 @@
+//===- minijit.h - the one header for users ---------------------*- C++ -*-===//
+// Build a graph (ir/Builder.h), compile it (compiler/Compiler.h), run it on a
+// GPU (runtime/Executable.h), profile it (runtime/Profiler.h), and check it
+// against the CPU reference (ir/Evaluator.h).
+//
+//   minijit::Graph g("gelu");
+//   auto x = g.input("x", minijit::DType::F32, {1 << 20});
+//   g.output(0.5f * x * (1.0f + tanh(0.79788456f * (x + 0.044715f * x * x * x))), "y");
+//   minijit::Device gpu = minijit::Device::open();
+//   minijit::Executable exe = minijit::compile(g, gpu);
+//   std::vector<minijit::HostTensor> y = exe.run({minijit::HostTensor::random(...)});
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/Compiler.h"
+#include "ir/Builder.h"
+#include "ir/Error.h"
+#include "ir/Evaluator.h"
+#include "ir/Graph.h"
+#include "ir/HostTensor.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "ir/Version.h"
+#include "runtime/Device.h"
+#include "runtime/Executable.h"
+#include "runtime/Memory.h"
+#include "runtime/Profiler.h"
+
+namespace minijit {
+
+/// Compiles `g` for `gpu` (its architecture and SM count) and loads it.
+/// Throws GraphError, CompileError or CudaError.
+inline Executable compile(const Graph &g, const Device &gpu, CompileOptions options = {}) {
+  options.device = gpu.properties();
+  options.arch.clear();
+  return Executable(gpu, compileGraph(g, options).program);
+}
+
+} // namespace minijit

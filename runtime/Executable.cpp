@@ -1,0 +1,249 @@
+//===- runtime/Executable.cpp - a Program loaded and ready to run ---------===//
+#include "runtime/Executable.h"
+
+#include "ir/Error.h"
+#include "runtime/Driver.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace minijit {
+
+Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std::move(program)) {
+  const Driver &d = Driver::get();
+  Dev.makeCurrent();
+  std::string devArch = Dev.properties().arch();
+  for (const ProgramKernel &k : Prog.kernels) {
+    if (k.cubin.empty())
+      throw CudaError(llvm::formatv("cannot load kernel {0}: it has no CUBIN (the program was "
+                                    "compiled without NVRTC)",
+                                    k.name)
+                          .str());
+    if (Prog.arch != devArch)
+      throw CudaError(llvm::formatv("cannot load kernel {0}: it was compiled for {1}, the device "
+                                    "({2}) is {3}; compile for the device",
+                                    k.name, Prog.arch, Dev.properties().name, devArch)
+                          .str());
+    CUmodule m = nullptr;
+    CUresult r = d.cuModuleLoadData(&m, k.cubin.data());
+    if (r != CUDA_SUCCESS) {
+      for (CUmodule old : Modules)
+        d.cuModuleUnload(old);
+      Modules.clear();
+      throw CudaError(llvm::formatv("cannot load kernel {0} ({1} bytes of CUBIN for {2}): "
+                                    "cuModuleLoadData failed: {3}",
+                                    k.name, k.cubin.size(), Prog.arch, d.errorText(r))
+                          .str());
+    }
+    Modules.push_back(m);
+    CUfunction f = nullptr;
+    d.check(d.cuModuleGetFunction(&f, m, k.name.c_str()), "cuModuleGetFunction");
+    Functions.push_back(f);
+  }
+  for (int64_t bytes : Prog.slotBytes)
+    Slots.emplace_back(Dev, DType::Bool, Shape{std::max<int64_t>(bytes, 1)});
+  Address.assign(Prog.buffers.size(), 0);
+  for (size_t b = 0; b < Prog.buffers.size(); ++b)
+    if (Prog.buffers[b].role == ProgramBuffer::Role::Temp)
+      Address[b] = Slots[Prog.buffers[b].slot].data();
+  for (const ProgramKernel &k : Prog.kernels) {
+    std::vector<void *> p;
+    for (int b : k.args)
+      p.push_back(&Address[b]);
+    Params.push_back(std::move(p));
+  }
+  d.check(d.cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+Executable::Executable(Executable &&o) noexcept
+    : Dev(o.Dev), Prog(std::move(o.Prog)), Modules(std::move(o.Modules)),
+      Functions(std::move(o.Functions)), Slots(std::move(o.Slots)), Address(std::move(o.Address)),
+      Stream(o.Stream), UseGraph(o.UseGraph), Graph(o.Graph), GraphExec(o.GraphExec),
+      GraphAddress(std::move(o.GraphAddress)) {
+  // Parameter arrays point into Address, whose storage moved with it.
+  for (const ProgramKernel &k : Prog.kernels) {
+    std::vector<void *> p;
+    for (int b : k.args)
+      p.push_back(&Address[b]);
+    Params.push_back(std::move(p));
+  }
+  o.Modules.clear();
+  o.Stream = nullptr;
+  o.Graph = nullptr;
+  o.GraphExec = nullptr;
+}
+
+Executable::~Executable() {
+  if (!Stream && Modules.empty())
+    return;
+  const Driver &d = Driver::get();
+  Dev.makeCurrent();
+  if (Stream)
+    d.cuStreamSynchronize(Stream);
+  if (GraphExec)
+    d.cuGraphExecDestroy(GraphExec);
+  if (Graph)
+    d.cuGraphDestroy(Graph);
+  for (CUmodule m : Modules)
+    d.cuModuleUnload(m);
+  if (Stream)
+    d.cuStreamDestroy(Stream);
+}
+
+void Executable::checkInputs(llvm::ArrayRef<DeviceTensor> inputs) const {
+  if (inputs.size() != Prog.inputs.size())
+    throw GraphError(llvm::formatv("graph '{0}' takes {1} input{2}, got {3}", Prog.graphName,
+                                   Prog.inputs.size(), Prog.inputs.size() == 1 ? "" : "s",
+                                   inputs.size())
+                         .str());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ProgramBuffer &b = Prog.buffers[Prog.inputs[i]];
+    if (!inputs[i].valid() || inputs[i].dtype() != b.dtype || inputs[i].shape() != b.shape)
+      throw GraphError(llvm::formatv("input {0} (%{1}): expected {2}{3}, got {4}", i, b.name,
+                                     dtypeName(b.dtype), b.shape.str(),
+                                     inputs[i].valid() ? dtypeName(inputs[i].dtype()).str() +
+                                                             inputs[i].shape().str()
+                                                       : std::string("an empty tensor"))
+                           .str());
+  }
+}
+
+void Executable::bind(llvm::ArrayRef<DeviceTensor> inputs, llvm::ArrayRef<DeviceTensor> outputs) {
+  checkInputs(inputs);
+  if (outputs.size() != Prog.outputs.size())
+    throw GraphError(llvm::formatv("graph '{0}' has {1} outputs, got {2} output tensors",
+                                   Prog.graphName, Prog.outputs.size(), outputs.size())
+                         .str());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const ProgramBuffer &b = Prog.buffers[Prog.outputs[i]];
+    if (!outputs[i].valid() || outputs[i].dtype() != b.dtype || outputs[i].shape() != b.shape)
+      throw GraphError(llvm::formatv("output {0} (%{1}): expected a {2}{3} tensor", i, b.name,
+                                     dtypeName(b.dtype), b.shape.str())
+                           .str());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    Address[Prog.inputs[i]] = inputs[i].data();
+  for (size_t i = 0; i < outputs.size(); ++i)
+    Address[Prog.outputs[i]] = outputs[i].data();
+}
+
+void Executable::launchKernel(size_t k) {
+  const Driver &d = Driver::get();
+  const ProgramKernel &pk = Prog.kernels[k];
+  CUresult r = d.cuLaunchKernel(Functions[k], static_cast<unsigned>(pk.grid), 1, 1, pk.block, 1, 1,
+                                pk.dynamicShared, Stream, Params[k].data(), nullptr);
+  if (r != CUDA_SUCCESS)
+    throw CudaError(llvm::formatv("launching kernel {0} (grid {1}, block {2}) failed: {3}", pk.name,
+                                  pk.grid, pk.block, d.errorText(r))
+                        .str());
+}
+
+void Executable::launchAll() {
+  if (!UseGraph) {
+    for (size_t k = 0; k < Functions.size(); ++k)
+      launchKernel(k);
+    return;
+  }
+  const Driver &d = Driver::get();
+  if (!GraphExec || GraphAddress != Address) {
+    if (GraphExec)
+      d.cuGraphExecDestroy(GraphExec);
+    if (Graph)
+      d.cuGraphDestroy(Graph);
+    GraphExec = nullptr;
+    Graph = nullptr;
+    d.check(d.cuStreamBeginCapture(Stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            "cuStreamBeginCapture");
+    try {
+      for (size_t k = 0; k < Functions.size(); ++k)
+        launchKernel(k);
+    } catch (...) {
+      CUgraph g = nullptr;
+      d.cuStreamEndCapture(Stream, &g);
+      if (g)
+        d.cuGraphDestroy(g);
+      throw;
+    }
+    d.check(d.cuStreamEndCapture(Stream, &Graph), "cuStreamEndCapture");
+    d.check(d.cuGraphInstantiateWithFlags(&GraphExec, Graph, 0), "cuGraphInstantiate");
+    GraphAddress = Address;
+  }
+  d.check(d.cuGraphLaunch(GraphExec, Stream), "cuGraphLaunch");
+}
+
+void Executable::enqueue(llvm::ArrayRef<DeviceTensor> inputs,
+                         llvm::ArrayRef<DeviceTensor> outputs) {
+  Dev.makeCurrent();
+  bind(inputs, outputs);
+  launchAll();
+}
+
+void Executable::synchronize() {
+  const Driver &d = Driver::get();
+  CUresult r = d.cuStreamSynchronize(Stream);
+  if (r != CUDA_SUCCESS)
+    throw CudaError(llvm::formatv("running graph '{0}' failed: {1}", Prog.graphName,
+                                  d.errorText(r))
+                        .str());
+}
+
+std::vector<DeviceTensor> Executable::allocateOutputs() {
+  std::vector<DeviceTensor> outs;
+  for (size_t i = 0; i < Prog.outputs.size(); ++i) {
+    // An output listed twice shares one tensor.
+    bool repeat = false;
+    for (size_t j = 0; j < i && !repeat; ++j)
+      if (Prog.outputs[j] == Prog.outputs[i]) {
+        outs.push_back(outs[j]);
+        repeat = true;
+      }
+    if (repeat)
+      continue;
+    const ProgramBuffer &b = Prog.buffers[Prog.outputs[i]];
+    outs.emplace_back(Dev, b.dtype, b.shape);
+  }
+  return outs;
+}
+
+std::vector<DeviceTensor> Executable::run(llvm::ArrayRef<DeviceTensor> inputs) {
+  Dev.makeCurrent();
+  checkInputs(inputs);
+  std::vector<DeviceTensor> outs = allocateOutputs();
+  enqueue(inputs, outs);
+  synchronize();
+  return outs;
+}
+
+std::vector<HostTensor> Executable::run(llvm::ArrayRef<HostTensor> inputs) {
+  Dev.makeCurrent();
+  if (inputs.size() != Prog.inputs.size())
+    throw GraphError(llvm::formatv("graph '{0}' takes {1} inputs, got {2}", Prog.graphName,
+                                   Prog.inputs.size(), inputs.size())
+                         .str());
+  std::vector<DeviceTensor> dins;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ProgramBuffer &b = Prog.buffers[Prog.inputs[i]];
+    if (inputs[i].dtype() != b.dtype || inputs[i].shape() != b.shape)
+      throw GraphError(llvm::formatv("input {0} (%{1}): expected {2}{3}, got {4}{5}", i, b.name,
+                                     dtypeName(b.dtype), b.shape.str(),
+                                     dtypeName(inputs[i].dtype()), inputs[i].shape().str())
+                           .str());
+    dins.push_back(DeviceTensor::fromHost(Dev, inputs[i]));
+  }
+  std::vector<DeviceTensor> douts = run(dins);
+  std::vector<HostTensor> outs;
+  for (const DeviceTensor &t : douts)
+    outs.push_back(t.download());
+  return outs;
+}
+
+int Executable::residentBlocks(size_t k) const {
+  const Driver &d = Driver::get();
+  int blocks = 0;
+  d.check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Functions[k],
+                                                        static_cast<int>(Prog.kernels[k].block),
+                                                        Prog.kernels[k].dynamicShared),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
+} // namespace minijit

@@ -1,0 +1,81 @@
+//===- runtime/Executable.h - a Program loaded and ready to run -*- C++ -*-===//
+// Loads a Program's kernels once, keeps its temporaries (planned by
+// liveness), checks the inputs of every run against the graph, and launches
+// the kernels on its stream, optionally captured once in a CUDA graph and
+// replayed. The launch path does no allocation: argument arrays point into
+// one table of buffer addresses.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/Memory.h"
+#include "runtime/Program.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cuda.h>
+
+#include <vector>
+
+namespace minijit {
+
+class Executable {
+public:
+  /// Loads every kernel of `program` on `dev` and allocates its temporaries.
+  /// Throws CudaError naming a kernel that does not load (a CUBIN for another
+  /// architecture, a damaged image).
+  Executable(const Device &dev, Program program);
+  ~Executable();
+  Executable(const Executable &) = delete;
+  Executable &operator=(const Executable &) = delete;
+  Executable(Executable &&) noexcept;
+  Executable &operator=(Executable &&) = delete;
+
+  const Program &program() const { return Prog; }
+  const Device &device() const { return Dev; }
+
+  /// Uploads `inputs`, runs, waits and downloads the outputs. Throws
+  /// GraphError for an input of the wrong dtype or shape.
+  std::vector<HostTensor> run(llvm::ArrayRef<HostTensor> inputs);
+  /// Runs on device tensors and waits; returns freshly allocated outputs.
+  std::vector<DeviceTensor> run(llvm::ArrayRef<DeviceTensor> inputs);
+  /// Enqueues the whole program on the stream without waiting. `outputs`
+  /// must match the graph's outputs.
+  void enqueue(llvm::ArrayRef<DeviceTensor> inputs, llvm::ArrayRef<DeviceTensor> outputs);
+  /// Waits for everything enqueued; throws CudaError for a failed kernel.
+  void synchronize();
+  /// Allocates one device tensor per graph output.
+  std::vector<DeviceTensor> allocateOutputs();
+
+  /// When on, the launches are captured once in a CUDA graph (per set of
+  /// buffer addresses) and replayed: one driver call per run.
+  void setGraphReplay(bool on) { UseGraph = on; }
+  bool graphReplay() const { return UseGraph; }
+
+  // ---- for the profiler
+  CUstream stream() const { return Stream; }
+  /// Checks and binds the buffers of the next launches.
+  void bind(llvm::ArrayRef<DeviceTensor> inputs, llvm::ArrayRef<DeviceTensor> outputs);
+  /// Enqueues kernel `k` alone with the bound buffers.
+  void launchKernel(size_t k);
+  /// Blocks of kernel k that fit on one SM at once (its occupancy).
+  int residentBlocks(size_t k) const;
+
+private:
+  void checkInputs(llvm::ArrayRef<DeviceTensor> inputs) const;
+  void launchAll();
+
+  Device Dev;
+  Program Prog;
+  std::vector<CUmodule> Modules;
+  std::vector<CUfunction> Functions;
+  std::vector<DeviceTensor> Slots;     ///< temporaries' memory
+  std::vector<CUdeviceptr> Address;    ///< per buffer, the address bound now
+  std::vector<std::vector<void *>> Params; ///< per kernel, pointers into Address
+  CUstream Stream = nullptr;
+  bool UseGraph = false;
+  CUgraph Graph = nullptr;
+  CUgraphExec GraphExec = nullptr;
+  std::vector<CUdeviceptr> GraphAddress; ///< the addresses the graph was captured with
+};
+
+} // namespace minijit

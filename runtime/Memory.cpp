@@ -1,0 +1,134 @@
+//===- runtime/Memory.cpp - device memory and device tensors --------------===//
+#include "runtime/Memory.h"
+
+#include "ir/Error.h"
+#include "runtime/Driver.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace minijit {
+
+DeviceBuffer::~DeviceBuffer() {
+  if (Owner)
+    Owner->release(Ptr, Bytes);
+}
+
+Allocator::~Allocator() { releaseCached(); }
+
+size_t Allocator::binSize(size_t bytes) {
+  if (bytes == 0)
+    bytes = 1;
+  constexpr size_t small = 512, large = 2 << 20;
+  if (bytes < (1u << 20))
+    return (bytes + small - 1) / small * small;
+  return (bytes + large - 1) / large * large;
+}
+
+std::shared_ptr<DeviceBuffer> Allocator::allocate(size_t bytes) {
+  size_t bin = binSize(bytes);
+  {
+    std::lock_guard<std::mutex> lock(Mutex);
+    // The smallest cached block that fits, if it is not more than twice the need.
+    auto it = Free.lower_bound(bin);
+    if (it != Free.end() && it->first <= 2 * bin) {
+      size_t size = it->first;
+      CUdeviceptr p = it->second;
+      Free.erase(it);
+      Stats.bytesCached -= size;
+      Stats.bytesInUse += size;
+      ++Stats.reuses;
+      return std::make_shared<DeviceBuffer>(this, p, size);
+    }
+  }
+  const Driver &d = Driver::get();
+  d.check(d.cuCtxSetCurrent(Ctx), "cuCtxSetCurrent");
+  CUdeviceptr p = 0;
+  CUresult r = d.cuMemAlloc(&p, bin);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    releaseCached();
+    r = d.cuMemAlloc(&p, bin);
+  }
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    size_t freeBytes = 0, total = 0;
+    d.cuMemGetInfo(&freeBytes, &total);
+    throw CudaError(llvm::formatv("out of device memory: asked for {0} bytes ({1:f2} GiB), {2:f2} "
+                                  "GiB free of {3:f2} GiB",
+                                  bin, bin / 1073741824.0, freeBytes / 1073741824.0,
+                                  total / 1073741824.0)
+                        .str());
+  }
+  d.check(r, "cuMemAlloc");
+  std::lock_guard<std::mutex> lock(Mutex);
+  Stats.bytesInUse += bin;
+  ++Stats.driverAllocations;
+  return std::make_shared<DeviceBuffer>(this, p, bin);
+}
+
+void Allocator::release(CUdeviceptr p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(Mutex);
+  Free.emplace(bytes, p);
+  Stats.bytesInUse -= bytes;
+  Stats.bytesCached += bytes;
+}
+
+void Allocator::releaseCached() {
+  std::lock_guard<std::mutex> lock(Mutex);
+  if (Free.empty())
+    return;
+  const Driver &d = Driver::get();
+  d.cuCtxSetCurrent(Ctx);
+  for (auto &[size, p] : Free)
+    d.cuMemFree(p);
+  Free.clear();
+  Stats.bytesCached = 0;
+}
+
+AllocatorStats Allocator::stats() const {
+  std::lock_guard<std::mutex> lock(Mutex);
+  return Stats;
+}
+
+DeviceTensor::DeviceTensor(const Device &dev, DType dtype, const Shape &shape)
+    : Dev(dev), Type(dtype), Dims(shape) {
+  dev.makeCurrent();
+  Buf = dev.allocator().allocate(bytes());
+}
+
+DeviceTensor DeviceTensor::wrap(const Device &dev, CUdeviceptr ptr, DType dtype,
+                                const Shape &shape) {
+  DeviceTensor t;
+  t.Dev = dev;
+  t.Type = dtype;
+  t.Dims = shape;
+  t.Buf = std::make_shared<DeviceBuffer>(nullptr, ptr, t.bytes());
+  return t;
+}
+
+DeviceTensor DeviceTensor::fromHost(const Device &dev, const HostTensor &h) {
+  DeviceTensor t(dev, h.dtype(), h.shape());
+  t.upload(h);
+  return t;
+}
+
+void DeviceTensor::upload(const HostTensor &h) {
+  if (h.dtype() != Type || h.shape() != Dims)
+    throw GraphError(llvm::formatv("upload: the device tensor is {0}{1}, the host tensor {2}{3}",
+                                   dtypeName(Type), Dims.str(), dtypeName(h.dtype()),
+                                   h.shape().str())
+                         .str());
+  Dev.makeCurrent();
+  const Driver &d = Driver::get();
+  if (bytes())
+    d.check(d.cuMemcpyHtoD(data(), h.data(), bytes()), "cuMemcpyHtoD");
+}
+
+HostTensor DeviceTensor::download() const {
+  HostTensor h(Type, Dims);
+  Dev.makeCurrent();
+  const Driver &d = Driver::get();
+  if (bytes())
+    d.check(d.cuMemcpyDtoH(h.data(), data(), bytes()), "cuMemcpyDtoH");
+  return h;
+}
+
+} // namespace minijit

@@ -1,0 +1,76 @@
+//===- tests/gpu/GraphsTest.cpp - whole graphs on the GPU ------------------===//
+#include "tests/gpu/GpuTest.h"
+#include "tests/support/RandomGraph.h"
+
+namespace minijit {
+namespace {
+
+class Graphs : public GpuTest {};
+
+TEST_F(Graphs, EverySampleFusedAndUnfused) {
+  for (const char *s : {"gelu.mj", "softmax.mj", "layernorm.mj", "rmsnorm.mj"})
+    for (const Graph &g : parseFile(samplePath(s)))
+      for (uint64_t seed : {1, 2})
+        expectMatches(g, seed);
+}
+
+TEST_F(Graphs, PermutesOfA3DTensor) {
+  const std::vector<int64_t> perms[] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                        {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto &p : perms) {
+    Graph g("permute");
+    Tensor x = g.input("x", DType::F32, {5, 33, 65});
+    Tensor px = exp(x).permute(p);
+    g.output(px, "y");
+    g.output(sum(px, {2}), "s"); // a reduction over a permuted (strided) operand
+    expectMatches(g, 8);
+  }
+}
+
+TEST_F(Graphs, ReshapesAndBroadcasts) {
+  Graph g("views");
+  Tensor x = g.input("x", DType::F32, {6, 35});
+  Tensor b = g.input("b", DType::F32, {7});
+  Tensor r = x.reshape({6, 5, 7}) + b;           // broadcast over rows
+  Tensor p = r.permute({1, 0, 2}).reshape({5, 42}); // a reshape of a permute: div/mod indexing
+  g.output(tanh(p), "y");
+  g.output(b.broadcast({3, 7}) * 2, "z");
+  expectMatches(g, 6);
+}
+
+TEST_F(Graphs, OutputsThatAreInputsViewsOrRepeated) {
+  Graph g("outs");
+  Tensor x = g.input("x", DType::F32, {33, 17});
+  Tensor y = sigmoid(x);
+  g.output(y, "y");
+  g.output(y);                    // the same value twice
+  g.output(x);                    // an input as an output
+  g.output(y.permute({1, 0}), "yt"); // a view as an output
+  expectMatches(g, 12);
+}
+
+TEST_F(Graphs, ReductionReadAtAnotherRowIsStored) {
+  // The row sums are read transposed: fusion must store them first.
+  Graph g("moved_rows");
+  Tensor x = g.input("x", DType::F32, {64, 64});
+  Tensor s = sum(x, {1}, true);                 // [64, 1]
+  Tensor t = s.reshape({1, 64});                // read along the other axis
+  g.output(x * t + s, "y");
+  expectMatches(g, 14);
+}
+
+TEST_F(Graphs, RandomGraphsFusedAndUnfused) {
+  int graphs = 200;
+  if (const char *n = std::getenv("MINIJIT_RANDOM_GRAPHS"))
+    graphs = std::atoi(n);
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(graphs); ++seed) {
+    Graph g = randomGraph(seed);
+    SCOPED_TRACE("random graph seed " + std::to_string(seed) + ":\n" + printGraph(g));
+    expectMatches(g, seed);
+    if (HasFailure())
+      break;
+  }
+}
+
+} // namespace
+} // namespace minijit

@@ -1,0 +1,101 @@
+//===- tests/gpu/OpsTest.cpp - every op and dtype on the GPU --------------===//
+#include "tests/gpu/GpuTest.h"
+
+namespace minijit {
+namespace {
+
+const int64_t kSizes[] = {1, 3, 1023, 1025, (1 << 20) + 7};
+
+std::vector<OpKind> opsOf(OpClass cls) {
+  std::vector<OpKind> ops;
+  for (unsigned i = 0; i < kNumOps; ++i)
+    if (opClass(static_cast<OpKind>(i)) == cls)
+      ops.push_back(static_cast<OpKind>(i));
+  return ops;
+}
+
+bool acceptsType(OpKind op, DType t) {
+  switch (opInfo(op).operands) {
+  case OperandTypes::Any: return true;
+  case OperandTypes::Numeric: return t != DType::Bool;
+  case OperandTypes::Float: return isFloat(t);
+  case OperandTypes::Bool: return t == DType::Bool;
+  }
+  return false;
+}
+
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool};
+
+class Ops : public GpuTest {};
+
+TEST_F(Ops, EveryUnaryOpAndDTypeAtOddSizes) {
+  for (OpKind op : opsOf(OpClass::Unary))
+    for (DType t : kTypes) {
+      if (!acceptsType(op, t))
+        continue;
+      for (int64_t n : kSizes) {
+        if (t != DType::F32 && n == 1023)
+          continue; // f32 covers every size; the others most
+        Graph g(std::string(opName(op)) + "_" + dtypeName(t).str());
+        Tensor x = g.input("x", t, {n});
+        g.output(unary(op, x), "y");
+        expectMatches(g, n, /*fusedOnly=*/true);
+      }
+    }
+}
+
+TEST_F(Ops, EveryBinaryOpWithBroadcasting) {
+  const std::pair<Shape, Shape> shapes[] = {
+      {Shape{3, 5}, Shape{3, 5}},       {Shape{3, 5}, Shape{5}},
+      {Shape{3, 1}, Shape{1, 5}},       {Shape{4, 3, 5}, Shape{3, 1}},
+      {Shape{1}, Shape{7, 9}},          {Shape{}, Shape{6}},
+      {Shape{2, 1, 4, 1}, Shape{3, 1, 5}}, {Shape{1025, 33}, Shape{33}},
+      {Shape{257, 1}, Shape{257, 130}}};
+  for (OpKind op : opsOf(OpClass::Binary))
+    for (DType t : kTypes) {
+      if (!acceptsType(op, t))
+        continue;
+      for (auto &[sa, sb] : shapes) {
+        Graph g(std::string(opName(op)) + "_" + dtypeName(t).str());
+        Tensor a = g.input("a", t, sa), b = g.input("b", t, sb);
+        g.output(binary(op, a, b), "y");
+        expectMatches(g, 7, /*fusedOnly=*/true);
+      }
+    }
+}
+
+TEST_F(Ops, WhereWithBroadcastingAndLiterals) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32}) {
+    Graph g(std::string("where_") + dtypeName(t).str());
+    Tensor c = g.input("c", DType::Bool, {33, 1});
+    Tensor a = g.input("a", t, {33, 65});
+    Tensor b = g.input("b", t, {65});
+    g.output(where(c, a, b), "y");
+    g.output(where(c, a, -3), "z");
+    expectMatches(g, 3);
+  }
+}
+
+TEST_F(Ops, CastBetweenEveryPairOfDTypes) {
+  for (DType from : kTypes)
+    for (DType to : kTypes) {
+      Graph g(std::string("cast_") + dtypeName(from).str() + "_" + dtypeName(to).str());
+      Tensor x = g.input("x", from, {1025});
+      // Scale floats so float->int casts see values beyond the sign.
+      Tensor v = isFloat(from) ? x * 40.0 : x;
+      g.output(v.cast(to), "y");
+      expectMatches(g, 5);
+    }
+}
+
+TEST_F(Ops, HalfChainsComputeInF32) {
+  for (DType t : {DType::F16, DType::BF16}) {
+    Graph g(std::string("gelu_") + dtypeName(t).str());
+    Tensor x = g.input("x", t, {(1 << 20) + 7});
+    g.output(0.5 * x * (1.0 + tanh(0.7978846 * (x + 0.044715 * x * x * x))), "y");
+    expectMatches(g, 11);
+  }
+}
+
+} // namespace
+} // namespace minijit

@@ -1,0 +1,89 @@
+//===- tests/gpu/ReductionsTest.cpp - reductions, fused and not, on the GPU ===//
+#include "tests/gpu/GpuTest.h"
+
+namespace minijit {
+namespace {
+
+class Reductions : public GpuTest {};
+
+const std::vector<std::vector<int64_t>> kAxisSets = {{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
+
+TEST_F(Reductions, EveryAxisCombinationOfA3DTensor) {
+  const OpKind ops[] = {OpKind::Sum, OpKind::Mean, OpKind::Max, OpKind::Min, OpKind::Prod};
+  for (Shape s : {Shape{5, 7, 9}, Shape{33, 65, 129}})
+    for (OpKind op : ops)
+      for (const auto &axes : kAxisSets)
+        for (bool keepdim : {false, true}) {
+          Graph g(std::string(opName(op)) + "_3d");
+          Tensor x = g.input("x", DType::F32, s);
+          // prod of many values under- or overflows; scale them near 1
+          Tensor v = op == OpKind::Prod ? 1.0 + 0.05 * x : x;
+          g.output(reduce(op, v, axes, keepdim), "y");
+          expectMatches(g, 3, /*fusedOnly=*/true);
+        }
+}
+
+TEST_F(Reductions, IntegerAndHalfReductions) {
+  for (DType t : {DType::I32, DType::F16, DType::BF16})
+    for (OpKind op : {OpKind::Sum, OpKind::Max, OpKind::Min})
+      for (const auto &axes : kAxisSets) {
+        Graph g(std::string(opName(op)) + "_" + dtypeName(t).str());
+        Tensor x = g.input("x", t, {17, 33, 65});
+        g.output(reduce(op, x, axes), "y");
+        expectMatches(g, 5, /*fusedOnly=*/true);
+      }
+}
+
+TEST_F(Reductions, NormalizeOverEveryAxisSet) {
+  // A reduction broadcast back over its rows: one kernel when fused.
+  for (const auto &axes : kAxisSets) {
+    Graph g("norm");
+    Tensor x = g.input("x", DType::F32, {17, 33, 65});
+    Tensor m = max(x, axes, true);
+    Tensor e = exp(x - m);
+    g.output(e / sum(e, axes, true), "y");
+    expectMatches(g, 9);
+  }
+}
+
+TEST_F(Reductions, RowLengthsAcrossSchedules) {
+  // Sub-warp, warp, block per row with the row in registers, and looped rows.
+  for (int64_t n : {1, 3, 31, 128, 1000, 1024, 1025, 4096, 8192, 32768, 100003})
+    for (int64_t rows : {1, 7, 300}) {
+      if (rows * n > (int64_t(1) << 24))
+        continue;
+      Graph g("softmax_rows");
+      Tensor x = g.input("x", DType::F32, {rows, n});
+      Tensor m = max(x, {1}, true);
+      Tensor e = exp(x - m);
+      g.output(e / sum(e, {1}, true), "y");
+      g.output(log(sum(e, {1})) + m.reshape({rows}), "lse");
+      expectMatches(g, static_cast<uint64_t>(n + rows));
+    }
+}
+
+TEST_F(Reductions, ColumnReductionsWithEpilogue) {
+  for (Shape s : {Shape{1000, 33}, Shape{65, 4097}, Shape{3, 5}}) {
+    Graph g("colnorm");
+    Tensor x = g.input("x", DType::F32, s);
+    Tensor mu = mean(x, {0}, true);
+    Tensor d = x - mu;
+    Tensor var = mean(d * d, {0}, true);
+    g.output(d * rsqrt(var + 1e-5), "y");
+    g.output(mu, "mu");
+    expectMatches(g, 2);
+  }
+}
+
+TEST_F(Reductions, FullReductionOfALongVector) {
+  for (int64_t n : {int64_t(1), int64_t(1025), (int64_t(1) << 20) + 7}) {
+    Graph g("total");
+    Tensor x = g.input("x", DType::F32, {n});
+    g.output(sum(x), "s");
+    g.output(max(abs(x)), "m");
+    expectMatches(g, 4);
+  }
+}
+
+} // namespace
+} // namespace minijit

@@ -1,0 +1,77 @@
+//===- tools/Harness.cpp - run a graph on the GPU and check it ------------===//
+#include "tools/Harness.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace minijit {
+
+CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t seed,
+                       const std::vector<HostTensor> *inputs,
+                       std::optional<std::vector<HostTensor>> reference) {
+  CheckedRun r;
+  CompileOptions opt;
+  opt.fusion = fusion;
+  opt.device = gpu.properties();
+  r.compiled = compileGraph(g, opt);
+  r.inputs = inputs ? *inputs : randomInputs(g, seed);
+  Executable exe(gpu, r.compiled.program);
+  std::vector<DeviceTensor> din;
+  for (const HostTensor &h : r.inputs)
+    din.push_back(DeviceTensor::fromHost(gpu, h));
+  std::vector<DeviceTensor> dout = exe.allocateOutputs();
+  for (DeviceTensor &t : dout) {
+    HostTensor poison(t.dtype(), t.shape());
+    poison.poison();
+    t.upload(poison);
+  }
+  exe.enqueue(din, dout);
+  exe.synchronize();
+  for (const DeviceTensor &t : dout)
+    r.outputs.push_back(t.download());
+  r.reference = reference ? std::move(*reference) : evaluate(g, r.inputs);
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    r.compare.push_back(compareTensors(r.outputs[i], r.reference[i], toleranceFor(g, g.outputs()[i])));
+    r.ok = r.ok && r.compare.back().ok;
+  }
+  return r;
+}
+
+std::string summarizeTensor(const HostTensor &t) {
+  int64_t n = t.numel();
+  double sum = 0, sumSq = 0, lo = INFINITY, hi = -INFINITY;
+  int64_t nans = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = t.get(i);
+    if (std::isnan(v)) {
+      ++nans;
+      continue;
+    }
+    sum += v;
+    sumSq += v * v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  int64_t m = n - nans;
+  double mean = m ? sum / m : 0;
+  double var = m ? std::max(0.0, sumSq / m - mean * mean) : 0;
+  auto g4 = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return std::string(buf);
+  };
+  std::string first;
+  for (int64_t i = 0; i < std::min<int64_t>(n, 4); ++i)
+    first += (i ? ", " : "") + g4(t.get(i));
+  if (n > 4)
+    first += ", ...";
+  std::string s = dtypeName(t.dtype()).str() + t.shape().str() + "  mean " + g4(mean) + "  std " +
+                  g4(std::sqrt(var)) + "  min " + g4(lo) + "  max " + g4(hi) + "  [" + first + "]";
+  if (nans)
+    s += llvm::formatv("  ({0} NaN)", nans).str();
+  return s;
+}
+
+} // namespace minijit

@@ -1,0 +1,286 @@
+//===- tools/minijit.cpp - the command-line tool ---------------------------===//
+// check / eval / compile / run / compare on a .mj file (see DESIGN.md).
+// Exit status: 0 success, 1 a failed check or a runtime error, 2 bad usage or
+// a file that does not parse or verify.
+//===----------------------------------------------------------------------===//
+#include "tools/Harness.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace minijit;
+
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+/// The graphs of `file`, or only the one named `only`.
+std::vector<Graph> loadGraphs(const std::string &file, const std::string &only) {
+  std::vector<Graph> gs = parseFile(file);
+  if (only.empty())
+    return gs;
+  for (Graph &g : gs)
+    if (g.name() == only) {
+      std::vector<Graph> one;
+      one.push_back(std::move(g));
+      return one;
+    }
+  throw ParseError(file, 0, 0, "no graph named '" + only + "' in the file");
+}
+
+int cmdCheck(const std::vector<Graph> &gs) {
+  for (size_t i = 0; i < gs.size(); ++i) {
+    if (i)
+      llvm::outs() << "\n";
+    printGraph(llvm::outs(), gs[i]);
+  }
+  return kOk;
+}
+
+int cmdEval(const std::vector<Graph> &gs, uint64_t seed) {
+  for (const Graph &g : gs) {
+    std::vector<HostTensor> ins = randomInputs(g, seed);
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<HostTensor> outs = evaluate(g, ins);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    llvm::outs() << "graph " << g.name() << " (CPU reference, seed " << seed << ", "
+                 << llvm::formatv("{0:f1}", ms) << " ms)\n";
+    for (size_t i = 0; i < ins.size(); ++i)
+      llvm::outs() << "  in  %" << g.node(g.inputs()[i]).name << ": " << summarizeTensor(ins[i])
+                   << "\n";
+    for (size_t i = 0; i < outs.size(); ++i)
+      llvm::outs() << "  out %" << g.node(g.outputs()[i]).name << ": " << summarizeTensor(outs[i])
+                   << "\n";
+  }
+  return kOk;
+}
+
+int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emit,
+               const std::string &arch, bool timing) {
+  static const char *stages[] = {"graph", "fused", "cuda", "ptx", "resources", "dot"};
+  if (!llvm::is_contained(stages, emit)) {
+    llvm::errs() << "minijit: unknown --emit=" << emit
+                 << " (expected graph, fused, cuda, ptx, resources or dot)\n";
+    return kUsage;
+  }
+  for (size_t i = 0; i < gs.size(); ++i) {
+    CompileOptions opt;
+    opt.fusion = fusion;
+    opt.arch = arch;
+    CompiledGraph c = compileGraph(gs[i], opt);
+    if (i)
+      llvm::outs() << "\n";
+    if (emit == "graph")
+      llvm::outs() << c.graphText();
+    else if (emit == "fused")
+      llvm::outs() << c.fusedText();
+    else if (emit == "cuda")
+      llvm::outs() << c.cudaText();
+    else if (emit == "ptx")
+      llvm::outs() << c.ptxText();
+    else if (emit == "resources")
+      llvm::outs() << c.resourcesText();
+    else
+      llvm::outs() << c.dotText();
+    if (timing)
+      llvm::errs() << "compile times of " << gs[i].name() << ":\n" << c.timingText();
+  }
+  return kOk;
+}
+
+struct RunFlags {
+  bool fusion = true, check = false, bench = false, profile = false, graphReplay = false;
+  std::string trace;
+  uint64_t seed = 0;
+};
+
+int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
+  Device gpu = Device::open();
+  int status = kOk;
+  for (const Graph &g : gs) {
+    CheckedRun r = runAndCheck(g, gpu, f.fusion, f.seed);
+    const Program &p = r.compiled.program;
+    llvm::outs() << llvm::formatv("graph {0} on {1}: {2} kernel{3} (fusion {4}), seed {5}\n",
+                                  g.name(), gpu.properties().name, p.kernels.size(),
+                                  p.kernels.size() == 1 ? "" : "s", f.fusion ? "on" : "off",
+                                  f.seed);
+    for (size_t i = 0; i < r.outputs.size(); ++i) {
+      llvm::outs() << "  out %" << g.node(g.outputs()[i]).name << ": "
+                   << summarizeTensor(r.outputs[i]) << "\n";
+      if (f.check)
+        llvm::outs() << "    check: " << r.compare[i].summary << "\n";
+    }
+    if (f.check && !r.ok) {
+      llvm::outs() << "  CHECK FAILED: the GPU result differs from the CPU reference\n";
+      status = kFailed;
+    }
+    if (!f.bench && !f.profile && f.trace.empty())
+      continue;
+    Executable exe(gpu, p);
+    exe.setGraphReplay(f.graphReplay);
+    std::vector<DeviceTensor> din;
+    for (const HostTensor &h : r.inputs)
+      din.push_back(DeviceTensor::fromHost(gpu, h));
+    std::vector<DeviceTensor> dout = exe.allocateOutputs();
+    double copy = measureCopyBandwidth(gpu);
+    if (f.bench) {
+      RunTiming t = timeExecutable(exe, din, dout, 200, 20);
+      double bytes = static_cast<double>(p.bytesMoved());
+      llvm::outs() << llvm::formatv("  bench: median {0:f2} us (min {1:f2}, mean {2:f2}) over {3} "
+                                    "runs; host {4:f2} us per enqueue{5}\n",
+                                    t.medianUs, t.minUs, t.meanUs, t.runs, t.hostUsPerRun,
+                                    f.graphReplay ? " (CUDA graph replay)" : "");
+      llvm::outs() << llvm::formatv("  bench: {0} bytes moved, {1:f0} GB/s = {2:f1}% of the "
+                                    "{3:f0} GB/s copy bandwidth\n",
+                                    p.bytesMoved(), bytes / (t.medianUs * 1e3),
+                                    100 * bytes / (t.medianUs * 1e3) / copy, copy);
+    }
+    if (f.profile || !f.trace.empty()) {
+      Profile prof = profileExecutable(exe, din, dout, 100, copy);
+      if (f.profile)
+        llvm::outs() << formatProfile(prof);
+      if (!f.trace.empty()) {
+        std::error_code ec;
+        llvm::raw_fd_ostream os(f.trace, ec);
+        if (ec) {
+          llvm::errs() << "minijit: cannot write " << f.trace << ": " << ec.message() << "\n";
+          return kFailed;
+        }
+        os << profileChromeTrace(prof);
+        llvm::outs() << "  trace written to " << f.trace << " (open in chrome://tracing or "
+                     << "ui.perfetto.dev)\n";
+      }
+    }
+  }
+  return status;
+}
+
+int cmdCompare(const std::vector<Graph> &gs, uint64_t seed) {
+  Device gpu = Device::open();
+  int status = kOk;
+  double copy = measureCopyBandwidth(gpu);
+  for (const Graph &g : gs) {
+    llvm::outs() << llvm::formatv("graph {0} on {1} (copy bandwidth {2:f0} GB/s), seed {3}\n",
+                                  g.name(), gpu.properties().name, copy, seed);
+    llvm::outs() << llvm::formatv("  {0,-8} {1,8} {2,14} {3,12} {4,10} {5,8}  {6}\n", "fusion",
+                                  "kernels", "bytes moved", "time (us)", "GB/s", "%copy", "check");
+    double times[2] = {0, 0};
+    int64_t bytes[2] = {0, 0};
+    std::vector<HostTensor> ins = randomInputs(g, seed);
+    std::vector<HostTensor> ref = evaluate(g, ins);
+    for (int fused = 1; fused >= 0; --fused) {
+      CheckedRun r = runAndCheck(g, gpu, fused, seed, &ins, ref);
+      Executable exe(gpu, r.compiled.program);
+      std::vector<DeviceTensor> din;
+      for (const HostTensor &h : ins)
+        din.push_back(DeviceTensor::fromHost(gpu, h));
+      std::vector<DeviceTensor> dout = exe.allocateOutputs();
+      RunTiming t = timeExecutable(exe, din, dout, 100, 10);
+      const Program &p = r.compiled.program;
+      times[fused] = t.medianUs;
+      bytes[fused] = p.bytesMoved();
+      std::string check = r.ok ? "ok" : "MISMATCH";
+      if (!r.ok)
+        status = kFailed;
+      llvm::outs() << llvm::formatv("  {0,-8} {1,8} {2,14} {3,12:f2} {4,10:f0} {5,7:f1}%  {6}\n",
+                                    fused ? "on" : "off", p.kernels.size(), p.bytesMoved(),
+                                    t.medianUs, p.bytesMoved() / (t.medianUs * 1e3),
+                                    100 * p.bytesMoved() / (t.medianUs * 1e3) / copy, check);
+      if (!r.ok)
+        for (size_t i = 0; i < r.compare.size(); ++i)
+          if (!r.compare[i].ok)
+            llvm::outs() << "    %" << g.node(g.outputs()[i]).name << ": " << r.compare[i].summary
+                         << "\n";
+    }
+    llvm::outs() << llvm::formatv("  fusion moves {0:f2}x fewer bytes and runs {1:f2}x faster "
+                                  "({2:f2} us saved)\n",
+                                  bytes[1] ? static_cast<double>(bytes[0]) / bytes[1] : 0.0,
+                                  times[1] > 0 ? times[0] / times[1] : 0.0, times[0] - times[1]);
+  }
+  return status;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  namespace cl = llvm::cl;
+  cl::SubCommand checkCmd("check", "parse and verify FILE, print the canonical text");
+  cl::SubCommand evalCmd("eval", "run the CPU reference on seeded random inputs");
+  cl::SubCommand compileCmd("compile", "compile FILE and print a stage");
+  cl::SubCommand runCmd("run", "run FILE on the GPU (seeded random inputs)");
+  cl::SubCommand compareCmd("compare", "fused vs unfused on the GPU, side by side");
+  cl::opt<std::string> file(cl::Positional, cl::desc("FILE.mj"), cl::Required, cl::sub(checkCmd),
+                            cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
+                            cl::sub(compareCmd));
+  cl::opt<std::string> graph("graph", cl::desc("only the graph with this name"), cl::sub(checkCmd),
+                             cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
+                             cl::sub(compareCmd));
+  cl::opt<uint64_t> seed("seed", cl::desc("seed of the random inputs"), cl::init(0),
+                         cl::sub(evalCmd), cl::sub(runCmd), cl::sub(compareCmd));
+  cl::opt<bool> noFusion("no-fusion", cl::desc("one kernel per op, as an eager framework runs"),
+                         cl::sub(compileCmd), cl::sub(runCmd));
+  cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
+                            cl::init("fused"), cl::sub(compileCmd));
+  cl::opt<std::string> arch("arch", cl::desc("NVRTC target, e.g. sm_90"), cl::sub(compileCmd));
+  cl::opt<bool> timing("time", cl::desc("print each stage's compile time to stderr"),
+                       cl::sub(compileCmd));
+  cl::opt<bool> check("check", cl::desc("compare with the CPU reference (exit 1 on mismatch)"),
+                      cl::sub(runCmd));
+  cl::opt<bool> bench("bench", cl::desc("time the run (median of 200, after warm-up)"),
+                      cl::sub(runCmd));
+  cl::opt<bool> profile("profile", cl::desc("per-kernel table"), cl::sub(runCmd));
+  cl::opt<std::string> trace("trace", cl::desc("write a Chrome trace to this file"),
+                             cl::sub(runCmd));
+  cl::opt<bool> graphReplay("graph-replay", cl::desc("launch through a CUDA graph"),
+                            cl::sub(runCmd));
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "minijit " << minijitVersion() << "\n"; });
+
+  std::string errors;
+  llvm::raw_string_ostream errStream(errors);
+  if (!cl::ParseCommandLineOptions(argc, argv, "minijit: a miniature JIT kernel compiler\n",
+                                   &errStream)) {
+    llvm::errs() << errStream.str();
+    return kUsage;
+  }
+  if (!checkCmd && !evalCmd && !compileCmd && !runCmd && !compareCmd) {
+    llvm::errs() << "usage: minijit {check|eval|compile|run|compare} FILE [options]; see "
+                    "minijit --help\n";
+    return kUsage;
+  }
+  std::vector<Graph> gs;
+  try {
+    gs = loadGraphs(file, graph);
+  } catch (const ParseError &e) {
+    llvm::errs() << e.what() << "\n";
+    return kUsage;
+  } catch (const GraphError &e) {
+    llvm::errs() << file << ": error: " << e.what() << "\n";
+    return kUsage;
+  }
+  try {
+    if (checkCmd)
+      return cmdCheck(gs);
+    if (evalCmd)
+      return cmdEval(gs, seed);
+    if (compileCmd)
+      return cmdCompile(gs, !noFusion, emit, arch, timing);
+    RunFlags f;
+    f.fusion = !noFusion;
+    f.check = check;
+    f.bench = bench;
+    f.profile = profile;
+    f.trace = trace;
+    f.seed = seed;
+    f.graphReplay = graphReplay;
+    if (runCmd)
+      return cmdRun(gs, f);
+    return cmdCompare(gs, seed);
+  } catch (const Error &e) {
+    llvm::errs() << "minijit: " << e.what() << "\n";
+    return kFailed;
+  }
+}

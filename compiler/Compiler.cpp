@@ -164,9 +164,12 @@ CompiledGraph compileGraph(const Graph &g, const CompileOptions &opt) {
   stage("fuse", t);
 
   t = Clock::now();
+  std::string overrides = opt.scheduleOverrides;
+  if (const char *env = std::getenv("MINIJIT_SCHEDULE"); overrides.empty() && env)
+    overrides = env;
   for (size_t k = 0; k < c.plan.kernels.size(); ++k) {
     c.lowered.push_back(lowerKernel(c.graph, c.plan, static_cast<int>(k)));
-    c.schedules.push_back(chooseSchedule(c.lowered.back(), opt.device));
+    c.schedules.push_back(chooseSchedule(c.lowered.back(), opt.device, overrides));
     c.names.push_back(kernelName(c.graph, c.plan, c.lowered.back(), c.schedules.back()));
   }
   stage("schedule", t);

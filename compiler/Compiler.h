@@ -30,6 +30,9 @@ struct CompileOptions {
   KernelCache *cache = nullptr;
   /// NVRTC compiles in parallel; 0: one thread per core.
   unsigned threads = 0;
+  /// Hand-set schedule parameters for experiments ("tpr=64,vec=4"; see
+  /// chooseSchedule). Empty: $MINIJIT_SCHEDULE, if set.
+  std::string scheduleOverrides;
   /// Extra NVRTC options (-lineinfo keeps source lines for Nsight Compute).
   std::vector<std::string> nvrtcOptions = {"-lineinfo"};
 };

@@ -290,7 +290,8 @@ private:
       if (isInt)
         return "mj_idiv(" + a + ", " + b + ")";
       return fast ? "__fdividef(" + a + ", " + b + ")" : a + " / " + b;
-    case OpKind::Pow: return std::string(fast ? "__powf(" : "powf(") + a + ", " + b + ")";
+    // powf even for 16-bit results: __powf is exp2(b * log2(a)), NaN for a < 0.
+    case OpKind::Pow: return "powf(" + a + ", " + b + ")";
     case OpKind::Maximum: return std::string(isInt ? "max(" : "mj_max(") + a + ", " + b + ")";
     case OpKind::Minimum: return std::string(isInt ? "min(" : "mj_min(") + a + ", " + b + ")";
     case OpKind::Eq: return a + " == " + b;

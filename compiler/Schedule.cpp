@@ -6,10 +6,14 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Schedule.h"
 
+#include "ir/Error.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 namespace minijit {
 
@@ -183,10 +187,108 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) 
 
 } // namespace
 
-Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev) {
-  if (k.kind == KernelKind::Pointwise)
-    return pointwiseSchedule(k, dev);
-  return reductionSchedule(k, dev);
+namespace {
+
+std::map<std::string, int64_t> parseOverrides(const std::string &text) {
+  std::map<std::string, int64_t> kv;
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  llvm::StringRef(text).split(parts, ',', -1, false);
+  for (llvm::StringRef p : parts) {
+    auto [key, value] = p.trim().split('=');
+    int64_t v = 0;
+    static const char *known[] = {"block", "vec", "items", "tpr", "cached", "parts"};
+    if (!llvm::is_contained(known, key))
+      throw CompileError("schedule override: unknown key '" + key.str() +
+                         "' (known: block, vec, items, tpr, cached, parts)");
+    if (value.getAsInteger(10, v) || v < 0)
+      throw CompileError("schedule override: '" + p.str() + "' needs a non-negative integer");
+    kv[key.str()] = v;
+  }
+  return kv;
+}
+
+bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+void applyOverrides(Schedule &s, const LoweredKernel &k, const std::map<std::string, int64_t> &kv) {
+  auto get = [&](const char *key) -> std::optional<int64_t> {
+    auto it = kv.find(key);
+    if (it == kv.end())
+      return std::nullopt;
+    return it->second;
+  };
+  auto bad = [](const std::string &why) { throw CompileError("schedule override: " + why); };
+  if (auto v = get("vec")) {
+    if (!isPow2(*v) || *v > 16)
+      bad("vec must be a power of two up to 16");
+    int64_t extent = s.kind == ScheduleKind::Pointwise ? k.numel : k.K;
+    if (s.kind == ScheduleKind::InnerRow && extent % *v != 0)
+      bad("vec=" + std::to_string(*v) + " does not divide the row length " +
+          std::to_string(extent));
+    if (s.kind != ScheduleKind::OuterCol)
+      s.vec = static_cast<unsigned>(*v);
+  }
+  switch (s.kind) {
+  case ScheduleKind::Pointwise:
+    if (auto v = get("block")) {
+      if (*v < 32 || *v > 1024 || *v % 32)
+        bad("block must be a multiple of 32 up to 1024");
+      s.block = static_cast<unsigned>(*v);
+    }
+    if (auto v = get("items")) {
+      if (*v < 1 || *v > 16)
+        bad("items must be 1..16");
+      s.items = static_cast<unsigned>(*v);
+    }
+    s.numVec = k.numel / s.vec;
+    s.tail = k.numel % s.vec != 0;
+    s.grid = std::max<int64_t>(1, (s.numVec + int64_t(s.block) * s.items - 1) /
+                                      (int64_t(s.block) * s.items));
+    return;
+  case ScheduleKind::InnerRow: {
+    if (auto v = get("tpr")) {
+      if (!isPow2(*v) || *v > 1024)
+        bad("tpr must be a power of two up to 1024");
+      s.threadsPerRow = static_cast<unsigned>(*v);
+    }
+    unsigned t = s.threadsPerRow;
+    if (t <= 32) {
+      s.block = 256;
+      if (auto v = get("block")) {
+        if (*v < 32 || *v > 1024 || *v % t)
+          bad("block must be a multiple of tpr up to 1024");
+        s.block = static_cast<unsigned>(*v);
+      }
+      s.rowsPerBlock = s.block / t;
+    } else {
+      s.block = t;
+      s.rowsPerBlock = 1;
+    }
+    int64_t kvecs = k.K / s.vec;
+    s.itemsPerThread = static_cast<unsigned>((kvecs + t - 1) / t);
+    if (auto v = get("cached"))
+      s.cached = *v != 0;
+    s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
+    return;
+  }
+  case ScheduleKind::OuterCol:
+    if (auto v = get("parts")) {
+      if (*v < 1 || *v > 32)
+        bad("parts must be 1..32");
+      s.parts = static_cast<unsigned>(*v);
+      s.block = 32 * s.parts;
+    }
+    return;
+  }
+}
+
+} // namespace
+
+Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                        const std::string &overrides) {
+  Schedule s = k.kind == KernelKind::Pointwise ? pointwiseSchedule(k, dev) : reductionSchedule(k, dev);
+  if (!overrides.empty())
+    applyOverrides(s, k, parseOverrides(overrides));
+  return s;
 }
 
 std::string Schedule::describe() const {

@@ -40,8 +40,14 @@ struct Schedule {
   std::string describe() const;
 };
 
-/// Chooses the template and its parameters.
-Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev);
+/// Chooses the template and its parameters. `overrides` ("key=value,...",
+/// from CompileOptions or $MINIJIT_SCHEDULE) sets parameters by hand for
+/// experiments: block, vec, items (pointwise); tpr (threads per row), block,
+/// vec, cached (inner rows); parts (outer columns). Keys that do not apply to
+/// a kernel's template are ignored; unknown keys or bad values throw
+/// CompileError.
+Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                        const std::string &overrides = "");
 
 /// How an access behaves across the `vec` lanes of a vector, when the
 /// element index `x` (LoweredKernel::elem or ::k) is split as x = vec*xv + j.

@@ -128,16 +128,26 @@ Profile profileExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
 
 RunTiming timeExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
                          llvm::ArrayRef<DeviceTensor> outputs, int runs, int warmup) {
+  std::vector<std::vector<DeviceTensor>> in{inputs.vec()}, out{outputs.vec()};
+  return timeExecutableRotating(exe, in, out, runs, warmup);
+}
+
+RunTiming timeExecutableRotating(Executable &exe,
+                                 llvm::ArrayRef<std::vector<DeviceTensor>> inputSets,
+                         llvm::ArrayRef<std::vector<DeviceTensor>> outputSets, int runs,
+                         int warmup) {
   const Driver &d = Driver::get();
   exe.device().makeCurrent();
+  size_t sets = inputSets.size();
+  assert(sets > 0 && sets == outputSets.size() && "one output set per input set");
   for (int i = 0; i < warmup; ++i)
-    exe.enqueue(inputs, outputs);
+    exe.enqueue(inputSets[i % sets], outputSets[i % sets]);
   exe.synchronize();
   std::vector<double> us;
+  Event e0, e1;
   for (int i = 0; i < runs; ++i) {
-    Event e0, e1;
     d.check(d.cuEventRecord(e0.e, exe.stream()), "cuEventRecord");
-    exe.enqueue(inputs, outputs);
+    exe.enqueue(inputSets[i % sets], outputSets[i % sets]);
     d.check(d.cuEventRecord(e1.e, exe.stream()), "cuEventRecord");
     d.check(d.cuEventSynchronize(e1.e), "cuEventSynchronize");
     us.push_back(elapsedUs(e0, e1));
@@ -153,7 +163,7 @@ RunTiming timeExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
   // Host cost: enqueue back to back, then wait once.
   auto h0 = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i)
-    exe.enqueue(inputs, outputs);
+    exe.enqueue(inputSets[0], outputSets[0]);
   exe.synchronize();
   t.hostUsPerRun =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() /

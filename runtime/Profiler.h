@@ -65,6 +65,12 @@ struct RunTiming {
 };
 RunTiming timeExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
                          llvm::ArrayRef<DeviceTensor> outputs, int runs = 100, int warmup = 10);
+/// The same, run i using buffer set i % sets (so a small workload still
+/// reads and writes beyond the L2 across runs).
+RunTiming timeExecutableRotating(Executable &exe,
+                                 llvm::ArrayRef<std::vector<DeviceTensor>> inputSets,
+                         llvm::ArrayRef<std::vector<DeviceTensor>> outputSets, int runs,
+                         int warmup);
 
 std::string formatProfile(const Profile &p);
 std::string profileJson(const Profile &p);

@@ -31,12 +31,35 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
   exe.synchronize();
   for (const DeviceTensor &t : dout)
     r.outputs.push_back(t.download());
-  r.reference = reference ? std::move(*reference) : evaluate(g, r.inputs);
+  if (reference) {
+    r.reference = std::move(*reference);
+  } else {
+    std::vector<bool> stored = storedValues(g, r.compiled);
+    EvalOptions eo;
+    eo.stored = &stored;
+    r.reference = evaluate(g, r.inputs, eo);
+  }
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     r.compare.push_back(compareTensors(r.outputs[i], r.reference[i], toleranceFor(g, g.outputs()[i])));
     r.ok = r.ok && r.compare.back().ok;
   }
   return r;
+}
+
+std::vector<bool> storedValues(const Graph &g, const CompiledGraph &c) {
+  std::vector<bool> stored(g.size(), false);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.nodes()[i];
+    if (n.op == OpKind::Input) {
+      stored[i] = true;
+      continue;
+    }
+    if (n.name.empty())
+      continue;
+    std::optional<ValueId> id = c.graph.lookup(n.name);
+    stored[i] = id && *id < static_cast<ValueId>(c.plan.storedBy.size()) && c.plan.storedBy[*id] >= 0;
+  }
+  return stored;
 }
 
 std::string summarizeTensor(const HostTensor &t) {

@@ -24,10 +24,17 @@ struct CheckedRun {
 
 /// Compiles `g` (fusion on or off) for `gpu`, runs it once on `inputs` (or
 /// seeded random inputs) with NaN-poisoned outputs, and compares every
-/// output with the reference. Throws what compile and run throw.
+/// output with the reference. The reference rounds to f16/bf16 exactly the
+/// values the program stores (see storedValues); `reference`, when given,
+/// replaces it. Throws what compile and run throw.
 CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t seed,
                        const std::vector<HostTensor> *inputs = nullptr,
                        std::optional<std::vector<HostTensor>> reference = std::nullopt);
+
+/// Per value of `g`: whether the compiled program stores it in memory (and so
+/// rounds it to its dtype). Values are matched to the compiled (simplified)
+/// graph by name; inputs count as stored.
+std::vector<bool> storedValues(const Graph &g, const CompiledGraph &c);
 
 /// One line: "f32[4096, 1024]  mean 0.000977  std 0.0012  min 1.2e-06  max 0.0371  [0.00114, ...]".
 std::string summarizeTensor(const HostTensor &t);

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Joins minijit_bench's and torch_anchor.py's JSON into one Markdown table.
+
+    python3 bench/join.py minijit.json anchors.json > table.md
+"""
+import json
+import sys
+
+TARGETS = {  # from the issue that set them (median us on the H200)
+    "gelu n=2^26": 130, "gelu n=2^16": 8, "softmax 4096x1024": 12, "softmax 8192x8192": 140,
+    "softmax 1024x32768": 75, "softmax 65536x128": 20, "layernorm 8192x8192": 130,
+    "gelu bf16 n=2^26": 70,
+}
+
+
+def main():
+    mj = json.load(open(sys.argv[1]))
+    th = json.load(open(sys.argv[2]))
+    anchors = {r["workload"]: r for r in th["rows"]}
+    rows = {}
+    for r in mj["rows"]:
+        rows.setdefault(r["workload"], {})[r["mode"]] = r
+    print(f"GPU: {mj['device']}; device-to-device copy: {mj['copy_gbps']:.0f} GB/s (minijit run), "
+          f"{th['copy_gbps']:.0f} GB/s (torch run); torch {th['torch']}; median of {mj['runs']} runs\n")
+    print("| workload | minijit fused (us) | % of copy BW | minijit unfused (us) | torch eager prims | "
+          "torch library | torch.compile | target | fused vs best anchor |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, modes in rows.items():
+        f, u, a = modes.get("fused"), modes.get("unfused"), anchors.get(name)
+        if not f:
+            continue
+        host = name == "gelu n=2^16"
+        fused_us = f["host_us_per_call"] if host else f["us"]
+        cells = [name + (" (host wall time per call)" if host else ""), f"{fused_us:.2f}",
+                 "-" if host else f"{100 * f['copy_fraction']:.1f}%",
+                 f"{(u['host_us_per_call'] if host else u['us']):.2f}" if u else "-"]
+        best = None
+        for key in ("eager_prims", "library", "compile"):
+            v = a.get(key + ("_host_us_per_call" if host else "_us")) if a else None
+            cells.append(f"{v:.2f}" if v is not None else "-")
+            if v is not None:
+                best = v if best is None else min(best, v)
+        cells.append(f"<= {TARGETS[name]}" if name in TARGETS else "-")
+        cells.append(f"{best / fused_us:.2f}x" if best else "-")
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

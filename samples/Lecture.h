@@ -1,0 +1,23 @@
+//===- samples/Lecture.h - the lecture's graphs, built in C++ --*- C++ -*-===//
+// GeLU, softmax, layernorm, rmsnorm and the MLP, written with the builder API
+// the way the lecture writes them in PyTorch. Used by the samples and the
+// benchmark suite.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Builder.h"
+
+namespace minijit::lecture {
+
+/// y = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), elementwise over [n].
+Graph gelu(int64_t n, DType dtype = DType::F32);
+/// Softmax over the last axis of [rows, cols]: exp(x - max) / sum.
+Graph softmax(int64_t rows, int64_t cols, DType dtype = DType::F32);
+/// Layer normalization over the last axis of [rows, cols], with weight and bias.
+Graph layernorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
+/// RMS normalization over the last axis of [rows, cols], with a weight.
+Graph rmsnorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
+/// The lecture's MLP forward: `layers` times (x @ W_i, then GeLU), x: [batch, dim].
+Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype = DType::F32);
+
+} // namespace minijit::lecture

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, with the executables built
+# here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
+# with). Writes every log under $OUT (or ./gpu-logs).
+#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [tune]
+set -u
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+bin=build/bin
+export MINIJIT_CACHE_DIR=${MINIJIT_CACHE_DIR:-/tmp/minijit-cache}
+want() { [ $# -eq 0 ] && return 0; for a in "${ARGS[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
+ARGS=("$@")
+[ ${#ARGS[@]} -eq 0 ] && ARGS=(tests bench anchors samples)
+
+date -u +"%Y-%m-%d %H:%M UTC" | tee "$out/date.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+
+if want tests; then
+  timeout 500 $bin/minijit_gpu_tests 2>&1 > "$out/gpu_tests.log"
+  echo "gpu tests: exit $?"; grep -E "^\[  (PASSED|FAILED)|tests ran" "$out/gpu_tests.log"
+  grep -B2 -A14 "Failure" "$out/gpu_tests.log" | head -80
+fi
+if want samples; then
+  for s in gelu softmax layernorm rmsnorm; do
+    timeout 60 $bin/minijit run samples/$s.mj --check --profile >> "$out/samples.log" 2>&1
+    echo "minijit run samples/$s.mj --check: exit $?"
+  done
+  timeout 60 $bin/minijit compare samples/softmax.mj 2>&1 | tee "$out/compare.log"
+  for s in gelu softmax layernorm rmsnorm mlp; do
+    [ -x $bin/sample_$s ] && timeout 120 $bin/sample_$s >> "$out/samples.log" 2>&1 && echo "sample_$s: ok"
+  done
+fi
+if want bench; then
+  timeout 400 $bin/minijit_bench --json "$out/minijit.json" 2>&1 | tee "$out/bench.log"
+fi
+if want anchors; then
+  timeout 500 python3 bench/torch_anchor.py --json "$out/anchors.json" 2>&1 | tee "$out/anchors.log"
+  [ -f "$out/minijit.json" ] && python3 bench/join.py "$out/minijit.json" "$out/anchors.json" | tee "$out/table.md"
+fi
+if want tune; then
+  while read -r only sched; do
+    [ -z "$only" ] && continue
+    printf '%-22s %-24s ' "$only" "${sched:-default}"
+    MINIJIT_SCHEDULE="$sched" timeout 60 $bin/minijit_bench --only "${only//|/ }" --fused-only --no-check \
+      | grep -E "fused" | awk '{print $(NF-4), "us", $(NF-2)}'
+  done < "${TUNE_FILE:-scripts/tune.txt}" | tee "$out/tune.log"
+fi

@@ -162,8 +162,10 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) 
     t = std::min(32u, pow2Ceil((kv + 3) / 4));
   else if (kv <= 512)
     t = 32;
-  else
-    t = std::clamp(pow2Ceil((kv + 7) / 8), 64u, static_cast<unsigned>(dev.maxThreadsPerBlock));
+  else // a block per row, about four vectors per thread, at most 512 threads (measured on
+       // the H200: 1024-thread blocks leave the SM idle while they synchronise)
+    t = std::clamp(pow2Ceil((kv + 3) / 4), 64u,
+                   std::min(512u, static_cast<unsigned>(dev.maxThreadsPerBlock)));
   s.threadsPerRow = t;
   s.itemsPerThread = static_cast<unsigned>((kv + t - 1) / t);
   // Loads needed in more than one pass are cached; they must fit the budget.

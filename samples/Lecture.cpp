@@ -21,9 +21,9 @@ Graph gelu(int64_t n, DType dtype) {
 Graph softmax(int64_t rows, int64_t cols, DType dtype) {
   Graph g("softmax");
   Tensor x = g.input("x", dtype, {rows, cols});
-  Tensor m = max(x, {1}, /*keepdim=*/true);
-  Tensor e = exp(x - m);
-  g.output(e / sum(e, {1}, /*keepdim=*/true), "y");
+  Tensor m = max(x, {1}, /*keepdim=*/true).named("m");
+  Tensor e = exp(x - m).named("e");
+  g.output(e / sum(e, {1}, /*keepdim=*/true).named("s"), "y");
   return g;
 }
 
@@ -32,10 +32,10 @@ Graph layernorm(int64_t rows, int64_t cols, DType dtype) {
   Tensor x = g.input("x", dtype, {rows, cols});
   Tensor w = g.input("w", dtype, {cols});
   Tensor b = g.input("b", dtype, {cols});
-  Tensor mu = mean(x, {1}, true);
-  Tensor d = x - mu;
-  Tensor var = mean(d * d, {1}, true);
-  g.output(d * rsqrt(var + 1e-5) * w + b, "y");
+  Tensor mu = mean(x, {1}, true).named("mu");
+  Tensor d = (x - mu).named("d");
+  Tensor var = mean(d * d, {1}, true).named("var");
+  g.output(d * rsqrt(var + 1e-5).named("rstd") * w + b, "y");
   return g;
 }
 
@@ -43,7 +43,8 @@ Graph rmsnorm(int64_t rows, int64_t cols, DType dtype) {
   Graph g("rmsnorm");
   Tensor x = g.input("x", dtype, {rows, cols});
   Tensor w = g.input("w", dtype, {cols});
-  g.output(x * rsqrt(mean(x * x, {1}, true) + 1e-6) * w, "y");
+  Tensor ms = mean(x * x, {1}, true).named("ms");
+  g.output(x * rsqrt(ms + 1e-6).named("r") * w, "y");
   return g;
 }
 

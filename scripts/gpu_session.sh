@@ -6,7 +6,7 @@
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
-bin=build/bin
+bin=${BIN:-build/bin}
 export MINIJIT_CACHE_DIR=${MINIJIT_CACHE_DIR:-/tmp/minijit-cache}
 want() { [ $# -eq 0 ] && return 0; for a in "${ARGS[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
 ARGS=("$@")

@@ -82,9 +82,9 @@ private:
       Pool.push_back(binary(ops[pick(5)], a, b));
       break;
     }
-    case 3: {
+    case 3: { // |a - b| through where: continuous, so rounding cannot flip it far
       Tensor b = full();
-      Pool.push_back(where(gt(a, b), a, b * 0.5));
+      Pool.push_back(where(gt(a, b), a - b, b - a));
       break;
     }
     case 4:

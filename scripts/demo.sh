@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job: builds, then runs the lecture's examples. Each shows its graph
+# and the CUDA minijit generates; with a GPU it also runs the graph one kernel
+# per op, fused and as hand-written CUDA, checks all three against the CPU
+# reference and prints times, bandwidth and the per-kernel profile.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p build
+scripts/build.sh > build/build.log 2>&1 || { cat build/build.log; exit 1; }
+status=0
+for s in gelu softmax layernorm rmsnorm; do
+  build/bin/sample_$s || status=1
+done
+exit $status

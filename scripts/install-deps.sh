@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages minijit builds with, when they are missing:
+# CMake, g++, LLVM 14 (Support, FileCheck, lit), GoogleTest, zlib. The CUDA
+# toolkit (headers and libnvrtc) is expected at /usr/local/cuda.
+set -euo pipefail
+packages=(cmake g++ make python3 llvm-14-dev llvm-14-tools libgtest-dev zlib1g-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+cuda=${MINIJIT_CUDA_ROOT:-/usr/local/cuda}
+if [ ! -f "$cuda/include/nvrtc.h" ] || [ ! -f "$cuda/include/cuda.h" ]; then
+  echo "error: the CUDA toolkit (cuda.h, nvrtc.h, libnvrtc) was not found under $cuda;" \
+       "install CUDA 13 there or set MINIJIT_CUDA_ROOT" >&2
+  exit 1
+fi

@@ -27,8 +27,29 @@ namespace {
 struct Workload {
   std::string name;
   std::function<Graph()> build;
-  bool hostLoop = false; ///< also report host wall time per call in a loop
+  bool hostLoop = false;    ///< also report host wall time per call in a loop
+  bool checkable = true;    ///< small enough for the CPU reference
+  bool graphReplay = false; ///< launch through a CUDA graph
 };
+
+/// x @ w + bias, then GeLU: the fused-epilogue row.
+Graph matmulBiasGelu(int64_t n, DType t) {
+  Graph g("matmul_bias_gelu");
+  Tensor x = g.input("x", t, {n, n});
+  Tensor w = g.input("w", t, {n, n});
+  Tensor bias = g.input("bias", t, {n});
+  Tensor h = matmul(x, w) + bias;
+  g.output(0.5 * h * (1.0 + tanh(0.7978845608 * (h + 0.044715 * h * h * h))), "y");
+  return g;
+}
+
+Graph plainMatmul(int64_t n, DType t) {
+  Graph g("matmul");
+  Tensor x = g.input("x", t, {n, n});
+  Tensor w = g.input("w", t, {n, n});
+  g.output(matmul(x, w), "y");
+  return g;
+}
 
 std::vector<Workload> workloads() {
   using namespace lecture;
@@ -42,6 +63,13 @@ std::vector<Workload> workloads() {
       {"layernorm 8192x8192", [] { return layernorm(8192, 8192); }},
       {"rmsnorm 8192x8192", [] { return rmsnorm(8192, 8192); }},
       {"gelu bf16 n=2^26", [] { return gelu(int64_t(1) << 26, DType::BF16); }},
+      {"matmul f32 4096^3", [] { return plainMatmul(4096, DType::F32); }, false, false},
+      {"matmul f16 4096^3", [] { return plainMatmul(4096, DType::F16); }, false, false},
+      {"matmul f16 8192^3", [] { return plainMatmul(8192, DType::F16); }, false, false},
+      {"matmul f16 4096^3+bias+gelu", [] { return matmulBiasGelu(4096, DType::F16); }, false,
+       false},
+      {"mlp 128x16 batch 128", [] { return mlp(128, 16, 128); }, false, false, true},
+      {"mlp 4096x4 batch 4096", [] { return mlp(4096, 4, 4096); }, false, false},
   };
 }
 
@@ -55,6 +83,7 @@ struct Result {
   size_t kernels = 0;
   int64_t bytes = 0;
   double us = 0, gbps = 0, copyFraction = 0, compileMs = 0, hostUs = 0, hostGraphUs = 0;
+  double flops = 0;
   bool checked = false, ok = true;
   std::string checkText;
 };
@@ -77,7 +106,9 @@ Result benchOne(const Device &gpu, const Workload &w, bool fused, int runs, bool
   const Program &p = c.program;
   r.kernels = p.kernels.size();
   r.bytes = p.bytesMoved();
-  if (check) {
+  for (const ProgramKernel &k : p.kernels)
+    r.flops += static_cast<double>(k.flops);
+  if (check && w.checkable) {
     CheckedRun cr = runAndCheck(g, gpu, fused, 1);
     r.checked = true;
     r.ok = cr.ok;
@@ -85,6 +116,7 @@ Result benchOne(const Device &gpu, const Workload &w, bool fused, int runs, bool
       r.checkText += (i ? "; " : "") + cr.compare[i].summary;
   }
   Executable exe(gpu, p);
+  exe.setGraphReplay(w.graphReplay);
   // Enough buffer sets that one round of runs touches 3x the L2.
   int64_t perSet = 0;
   for (int b : p.inputs)
@@ -151,9 +183,10 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::formatv("device: {0}; device-to-device copy of 1 GiB: {1:f0} GB/s "
                                   "(read + write); median of {2} runs per row\n",
                                   gpu.properties().name, copy, runs);
-    llvm::outs() << llvm::formatv("{0,-22} {1,-8} {2,7} {3,12} {4,10} {5,8} {6,7} {7,11} {8}\n",
+    llvm::outs() << llvm::formatv("{0,-28} {1,-8} {2,7} {3,12} {4,10} {5,8} {6,7} {7,8} {8,11} "
+                                  "{9}\n",
                                   "workload", "mode", "kernels", "bytes", "time(us)", "GB/s",
-                                  "%copy", "compile(ms)", "check");
+                                  "%copy", "TFLOP/s", "compile(ms)", "check");
     std::vector<Result> results;
     bool allOk = true;
     for (const Workload &w : workloads()) {
@@ -164,13 +197,13 @@ int main(int argc, char **argv) {
           continue;
         Result r = benchOne(gpu, w, fused, runs, check, copy);
         allOk = allOk && r.ok;
-        llvm::outs() << llvm::formatv("{0,-22} {1,-8} {2,7} {3,12} {4,10:f2} {5,8:f0} {6,6:f1}% "
-                                      "{7,11:f1} {8}\n",
+        llvm::outs() << llvm::formatv("{0,-28} {1,-8} {2,7} {3,12} {4,10:f2} {5,8:f0} {6,6:f1}% "
+                                      "{7,8:f1} {8,11:f1} {9}\n",
                                       r.workload, r.mode, r.kernels, r.bytes, r.us, r.gbps,
-                                      100 * r.copyFraction, r.compileMs,
+                                      100 * r.copyFraction, r.flops / (r.us * 1e6), r.compileMs,
                                       !r.checked ? "-" : (r.ok ? "ok" : "MISMATCH " + r.checkText));
         if (r.hostUs > 0)
-          llvm::outs() << llvm::formatv("{0,-22} {1,-8} host wall time per call in a loop: {2:f2} "
+          llvm::outs() << llvm::formatv("{0,-28} {1,-8} host wall time per call in a loop: {2:f2} "
                                         "us (CUDA graph replay: {3:f2} us)\n",
                                         "", r.mode, r.hostUs, r.hostGraphUs);
         llvm::outs().flush();
@@ -188,6 +221,7 @@ int main(int argc, char **argv) {
                                           {"gbps", r.gbps},
                                           {"copy_fraction", r.copyFraction},
                                           {"compile_ms", r.compileMs},
+                                          {"tflops", r.flops / (r.us * 1e6)},
                                           {"host_us_per_call", r.hostUs},
                                           {"host_us_per_call_graph", r.hostGraphUs},
                                           {"check", !r.checked ? "skipped" : (r.ok ? "ok" : "mismatch")}});

@@ -42,6 +42,26 @@ def rmsnorm_prims(x, w):
     return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-6) * w
 
 
+def matmul_bias_gelu(x, w, b):
+    return gelu_prims(x @ w + b)
+
+
+def matmul_bias_gelu_library(x, w, b):
+    return F.gelu(torch.addmm(b, x, w), approximate="tanh")
+
+
+def mlp_prims(x, *ws):
+    for w in ws:
+        x = gelu_prims(x @ w)
+    return x
+
+
+def mlp_library(x, *ws):
+    for w in ws:
+        x = F.gelu(x @ w, approximate="tanh")
+    return x
+
+
 def workloads():
     f32, bf16 = torch.float32, torch.bfloat16
     n26, n16 = 1 << 26, 1 << 16
@@ -57,6 +77,13 @@ def workloads():
         ("rmsnorm 8192x8192", [(8192, 8192), (8192,)], f32, rmsnorm_prims,
          lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6), False),
         ("gelu bf16 n=2^26", [(n26,)], bf16, gelu_prims, lambda x: F.gelu(x, approximate="tanh"), False),
+        ("matmul f32 4096^3", [(4096, 4096), (4096, 4096)], f32, torch.matmul, torch.matmul, False),
+        ("matmul f16 4096^3", [(4096, 4096), (4096, 4096)], torch.float16, torch.matmul, torch.matmul, False),
+        ("matmul f16 8192^3", [(8192, 8192), (8192, 8192)], torch.float16, torch.matmul, torch.matmul, False),
+        ("matmul f16 4096^3+bias+gelu", [(4096, 4096), (4096, 4096), (4096,)], torch.float16,
+         matmul_bias_gelu, matmul_bias_gelu_library, False),
+        ("mlp 128x16 batch 128", [(128, 128)] + [(128, 128)] * 16, f32, mlp_prims, mlp_library, True),
+        ("mlp 4096x4 batch 4096", [(4096, 4096)] * 5, f32, mlp_prims, mlp_library, False),
     ]
 
 
@@ -104,6 +131,8 @@ def main():
     a = p.parse_args()
     assert a.runs >= 100, "the method asks for the median of at least 100 runs"
     torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False  # f32 matmuls in f32, as minijit computes them
+    torch.backends.cudnn.allow_tf32 = False
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 60 << 20)
     copy = copy_gbps()
@@ -121,12 +150,22 @@ def main():
         torch.cuda.synchronize()
         compile_s = time.perf_counter() - t0
         row = {"workload": name, "compile_s": compile_s}
-        for label, fn in (("eager_prims", prims), ("library", library), ("compile", compiled)):
+        variants = [("eager_prims", prims), ("library", library), ("compile", compiled)]
+        if name.startswith("mlp 128"):
+            # the launch-bound MLP: torch.compile with CUDA graphs too
+            variants.append(("compile_ro", torch.compile(prims, mode="reduce-overhead", dynamic=False)))
+        if name.startswith("mlp"):
+            # weights scaled so activations stay O(1) through the layers
+            for args in arg_sets:
+                for w in args[1:]:
+                    w /= math.sqrt(w.shape[0])
+        for label, fn in variants:
             row[label + "_us"] = time_fn(fn, arg_sets, a.runs)
             if host_loop:
                 row[label + "_host_us_per_call"] = host_loop_us(fn, arg_sets[0])
-        print(f"{name:22} eager {row['eager_prims_us']:10.2f} us  library {row['library_us']:10.2f} us"
-              f"  torch.compile {row['compile_us']:10.2f} us  (compile {compile_s:.1f} s)", flush=True)
+        extra = f"  reduce-overhead {row['compile_ro_us']:10.2f} us" if "compile_ro_us" in row else ""
+        print(f"{name:28} eager {row['eager_prims_us']:10.2f} us  library {row['library_us']:10.2f} us"
+              f"  torch.compile {row['compile_us']:10.2f} us{extra}  (compile {compile_s:.1f} s)", flush=True)
         if host_loop:
             print(f"{'':22} host per call: eager {row['eager_prims_host_us_per_call']:.2f} us, library "
                   f"{row['library_host_us_per_call']:.2f} us, compiled {row['compile_host_us_per_call']:.2f} us")

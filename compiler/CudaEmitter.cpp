@@ -85,6 +85,34 @@ template <typename Op, int PARTS, typename T> __device__ __forceinline__ T mj_co
   for (int p = 1; p < PARTS; ++p) r = Op::apply(r, smem[p][threadIdx.x % 32]);
   return r;
 }
+// ---- matmul helpers (sm_80+): async copies, tensor-core fragments ----
+__device__ __forceinline__ void mj_cp_async16(void *smem, const void *gmem, bool ok) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(s), "l"(gmem), "r"(ok ? 16 : 0));
+}
+__device__ __forceinline__ void mj_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void mj_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
+__device__ __forceinline__ void mj_ldmatrix_x4(unsigned (&r)[4], const void *smem) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+__device__ __forceinline__ void mj_ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+// d += a (16x16, row-major) * b (16x8, column-major), f32 accumulators.
+__device__ __forceinline__ void mj_mma_f16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void mj_mma_bf16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
 // ---- end of preamble ----
 )";
   return text;
@@ -194,7 +222,8 @@ public:
       case KValue::Kind::Literal: break;
       case KValue::Kind::Load: Names[i] = unique(K.params[v.param].name + "_v"); break;
       case KValue::Kind::Compute:
-      case KValue::Kind::ReduceResult: Names[i] = unique(cName(G.node(v.node).name)); break;
+      case KValue::Kind::ReduceResult:
+      case KValue::Kind::MatmulResult: Names[i] = unique(cName(G.node(v.node).name)); break;
       }
     }
   }
@@ -205,6 +234,8 @@ public:
     case ScheduleKind::Pointwise: pointwise(); break;
     case ScheduleKind::InnerRow: innerRow(); break;
     case ScheduleKind::OuterCol: outerCol(); break;
+    case ScheduleKind::MatmulSimt:
+    case ScheduleKind::MatmulMma: matmul(); break;
     }
     return Out;
   }
@@ -232,7 +263,10 @@ private:
   std::string unique(const std::string &base) {
     static const llvm::StringSet<> reserved = {
         "i", "vi", "k", "kv", "row", "rowRaw", "rowValid", "lane", "it", "j", "item", "part",
-        "first", "int", "float", "bool", "long", "short", "char", "double", "if", "for",
+        "first", "b", "m", "n", "kk", "acc", "tile", "warp", "wm", "wn", "m0", "n0", "mi", "ni",
+        "c", "t", "s", "p", "ii", "jj", "As", "Bs", "aBatch", "bBatch", "group", "firstM",
+        "groupRows", "kTiles", "tx", "ty", "gm", "gn", "gk", "r", "kc", "nc", "e", "ok", "af",
+        "bfr", "k0", "k16", "ar", "br", "loadTiles", "int", "float", "bool", "long", "short", "char", "double", "if", "for",
         "const", "return", "unsigned", "void", "auto", "min", "max", "true", "false"};
     std::string n = base;
     for (int i = 1; Used.count(n) || reserved.count(n) || llvm::StringRef(n).startswith("mj_");
@@ -341,13 +375,23 @@ private:
   // ---- header and signature
   void header() {
     const KernelGroup &kg = Plan.kernels[K.index];
-    line("// kernel k" + std::to_string(K.index) + " " + Name + ": " +
-         (kg.kind == KernelKind::Pointwise
-              ? "pointwise over " + typeText(G.node(kg.roots[0]).dtype, kg.domain)
-              : llvm::formatv("reduction of {0} over axes {1} ({2} rows of {3})",
-                              kg.domain.str(), Shape(kg.reducedAxes).str(), kg.rows(),
-                              kg.reducedSize())
-                    .str()));
+    std::string what;
+    switch (kg.kind) {
+    case KernelKind::Pointwise:
+      what = "pointwise over " + typeText(G.node(kg.roots[0]).dtype, kg.domain);
+      break;
+    case KernelKind::Reduction:
+      what = llvm::formatv("reduction of {0} over axes {1} ({2} rows of {3})", kg.domain.str(),
+                           Shape(kg.reducedAxes).str(), kg.rows(), kg.reducedSize())
+                 .str();
+      break;
+    case KernelKind::Matmul:
+      what = llvm::formatv("matmul, {0} x [{1}, {2}] @ [{2}, {3}], with its epilogue",
+                           K.matmul->batch, K.matmul->M, K.matmul->K, K.matmul->N)
+                 .str();
+      break;
+    }
+    line("// kernel k" + std::to_string(K.index) + " " + Name + ": " + what);
     line("// schedule: " + S.describe());
     for (ValueId h : kg.held) {
       if (G.node(h).op == OpKind::Input)
@@ -805,6 +849,224 @@ private:
     Out += "}\n";
   }
 
+  // ---- matmul
+  /// Which tile this block computes, grouped 8 tiles tall so that blocks
+  /// running together share rows of A and columns of B in the L2.
+  void tileCoordinates() {
+    std::string tiles = std::to_string(S.tilesM * S.tilesN);
+    line("const int tile = blockIdx.x % " + tiles + ";");
+    line("const " + Idx + " b = blockIdx.x / " + tiles + "; // batch");
+    line("const int group = tile / " + std::to_string(8 * S.tilesN) + ", firstM = group * 8;");
+    line("const int groupRows = min(" + std::to_string(S.tilesM) + " - firstM, 8);");
+    line("const " + Idx + " m0 = (firstM + tile % groupRows) * " + std::to_string(S.bm) + ";");
+    line("const " + Idx + " n0 = ((tile % " + std::to_string(8 * S.tilesN) + ") / groupRows) * " +
+         std::to_string(S.bn) + ";");
+  }
+
+  /// One element of a tile from memory, zero outside the matrix.
+  std::string operandLoad(const KParam &p, const std::string &batch, const std::string &row,
+                          int64_t rowStride, const std::string &col, int64_t colStride,
+                          const std::string &inBounds, bool toFloat) {
+    std::string off = batch + " + " + row + " * " + std::to_string(rowStride) + " + " + col +
+                      " * " + std::to_string(colStride);
+    std::string zero = toFloat ? "0.0f" : "(unsigned short)0";
+    std::string v = p.name + "[" + off + "]";
+    return "(" + inBounds + ") ? " + (toFloat ? loadConv(p.dtype, v) : v) + " : " + zero;
+  }
+
+  void matmul() {
+    const KMatmul &mm = *K.matmul;
+    const KParam &pa = K.params[mm.aParam], &pb = K.params[mm.bParam];
+    bool mma = S.kind == ScheduleKind::MatmulMma;
+    std::string M = std::to_string(mm.M), N = std::to_string(mm.N), Kd = std::to_string(mm.K);
+    std::string bm = std::to_string(S.bm), bn = std::to_string(S.bn), bk = std::to_string(S.bk);
+    std::string threads = std::to_string(S.block);
+    if (mma) {
+      line("__shared__ alignas(16) unsigned short As[2][" + bm + "][" + bk + " + 8]; // A tiles, "
+           "padded against bank conflicts");
+      line("__shared__ alignas(16) unsigned short Bs[2][" + bk + "][" + bn + " + 8]; // B tiles");
+    } else {
+      line("__shared__ float As[" + bk + "][" + bm + " + 4]; // the A tile, transposed: As[k][m]");
+      line("__shared__ float Bs[" + bk + "][" + bn + " + 4]; // the B tile: Bs[k][n]");
+    }
+    tileCoordinates();
+    line("const " + Idx + " aBatch = " + idx(mm.aBase) + ", bBatch = " + idx(mm.bBase) + ";");
+    // Loops over tile elements: the fastest index follows the unit stride.
+    auto tileLoop = [&](bool isA, bool toShared, const std::string &stage) {
+      const KParam &p = isA ? pa : pb;
+      std::string rows = isA ? bm : bk, cols = isA ? bk : bn;
+      bool colFast = isA ? mm.aStrideK == 1 || mm.aStrideM != 1 : mm.bStrideN == 1 || mm.bStrideK != 1;
+      open("for (int e = threadIdx.x; e < " + rows + " * " + cols + "; e += " + threads + ")");
+      if (colFast)
+        line("const int r = e / " + cols + ", c = e % " + cols + ";");
+      else
+        line("const int r = e % " + rows + ", c = e / " + rows + ";");
+      std::string load;
+      if (isA) {
+        line("const " + Idx + " gm = m0 + r, gk = k0 + c;");
+        load = operandLoad(p, "aBatch", "gm", mm.aStrideM, "gk", mm.aStrideK,
+                           "gm < " + M + " && gk < " + Kd, !mma);
+        line((mma ? "As[" + stage + "][r][c]" : std::string("As[c][r]")) + " = " + load + ";");
+      } else {
+        line("const " + Idx + " gk = k0 + r, gn = n0 + c;");
+        load = operandLoad(p, "bBatch", "gk", mm.bStrideK, "gn", mm.bStrideN,
+                           "gk < " + Kd + " && gn < " + N, !mma);
+        line((mma ? "Bs[" + stage + "][r][c]" : std::string("Bs[r][c]")) + " = " + load + ";");
+      }
+      (void)toShared;
+      close();
+    };
+    if (!mma) {
+      unsigned tx = S.bn / S.tn;
+      line("const int tx = threadIdx.x % " + std::to_string(tx) + ", ty = threadIdx.x / " +
+           std::to_string(tx) + ";");
+      line("float acc[" + std::to_string(S.tm) + "][" + std::to_string(S.tn) + "];");
+      line("#pragma unroll");
+      open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
+      line("#pragma unroll");
+      line("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj) acc[ii][jj] = 0.0f;");
+      close();
+      open("for (" + Idx + " k0 = 0; k0 < " + Kd + "; k0 += " + bk + ")");
+      tileLoop(true, true, "");
+      tileLoop(false, true, "");
+      line("__syncthreads();");
+      line("#pragma unroll");
+      open("for (int p = 0; p < " + bk + "; ++p)");
+      line("float ar[" + std::to_string(S.tm) + "], br[" + std::to_string(S.tn) + "];");
+      line("#pragma unroll");
+      line("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii) ar[ii] = As[p][ty * " +
+           std::to_string(S.tm) + " + ii];");
+      line("#pragma unroll");
+      line("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj) br[jj] = Bs[p][tx * " +
+           std::to_string(S.tn) + " + jj];");
+      line("#pragma unroll");
+      open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
+      line("#pragma unroll");
+      line("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj) acc[ii][jj] = "
+           "fmaf(ar[ii], br[jj], acc[ii][jj]);");
+      close();
+      close();
+      line("__syncthreads();");
+      close();
+      line("// epilogue: each output element in registers, then stored");
+      line("#pragma unroll");
+      open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
+      line("#pragma unroll");
+      open("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj)");
+      line("const " + Idx + " m = m0 + ty * " + std::to_string(S.tm) + " + ii, n = n0 + tx * " +
+           std::to_string(S.tn) + " + jj;");
+      epilogue("acc[ii][jj]");
+      close();
+      close();
+      Out += "}\n";
+      return;
+    }
+    unsigned wtm = S.bm / S.warpsM, wtn = S.bn / S.warpsN, mi = wtm / 16, ni = wtn / 8;
+    std::string MI = std::to_string(mi), NI = std::to_string(ni);
+    line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
+    line("const int wm = warp / " + std::to_string(S.warpsN) + ", wn = warp % " +
+         std::to_string(S.warpsN) + "; // this warp's " + std::to_string(wtm) + "x" +
+         std::to_string(wtn) + " part of the tile");
+    line("float acc[" + MI + "][" + NI + "][4];");
+    line("#pragma unroll");
+    open("for (int mi = 0; mi < " + MI + "; ++mi)");
+    line("#pragma unroll");
+    line("for (int ni = 0; ni < " + NI + "; ++ni) acc[mi][ni][0] = acc[mi][ni][1] = "
+         "acc[mi][ni][2] = acc[mi][ni][3] = 0.0f;");
+    close();
+    line("// copies the k-slice starting at k0 of both tiles into stage s");
+    open("auto loadTiles = [&](int s, " + Idx + " k0)");
+    if (S.vecA) {
+      open("for (int e = threadIdx.x; e < " + bm + " * " + bk + " / 8; e += " + threads + ")");
+      line("const int r = e / (" + bk + " / 8), c = e % (" + bk + " / 8) * 8;");
+      line("const " + Idx + " gm = m0 + r, gk = k0 + c;");
+      line("const bool ok = gm < " + M + " && gk < " + Kd + ";");
+      line("mj_cp_async16(&As[s][r][c], ok ? " + pa.name + " + (aBatch + gm * " +
+           std::to_string(mm.aStrideM) + " + gk) : " + pa.name + ", ok);");
+      close();
+    } else {
+      tileLoop(true, true, "s");
+    }
+    if (S.vecB) {
+      open("for (int e = threadIdx.x; e < " + bk + " * " + bn + " / 8; e += " + threads + ")");
+      line("const int r = e / (" + bn + " / 8), c = e % (" + bn + " / 8) * 8;");
+      line("const " + Idx + " gk = k0 + r, gn = n0 + c;");
+      line("const bool ok = gk < " + Kd + " && gn < " + N + ";");
+      line("mj_cp_async16(&Bs[s][r][c], ok ? " + pb.name + " + (bBatch + gk * " +
+           std::to_string(mm.bStrideK) + " + gn) : " + pb.name + ", ok);");
+      close();
+    } else {
+      tileLoop(false, true, "s");
+    }
+    --Indent;
+    line("};");
+    std::string mmaFn = mm.dtype == DType::BF16 ? "mj_mma_bf16" : "mj_mma_f16";
+    line("const int kTiles = (" + Kd + " + " + bk + " - 1) / " + bk + ";");
+    line("loadTiles(0, 0);");
+    line("mj_cp_async_commit();");
+    open("for (int t = 0; t < kTiles; ++t)");
+    line("if (t + 1 < kTiles) loadTiles((t + 1) % 2, (" + Idx + ")(t + 1) * " + bk +
+         "); // the next slice flies while this one is used");
+    line("mj_cp_async_commit();");
+    line("mj_cp_async_wait<1>();");
+    line("__syncthreads();");
+    line("const int s = t % 2;");
+    line("#pragma unroll");
+    open("for (int k16 = 0; k16 < " + bk + "; k16 += 16)");
+    line("unsigned af[" + MI + "][4], bfr[" + NI + "][2];");
+    line("#pragma unroll");
+    line("for (int mi = 0; mi < " + MI + "; ++mi) mj_ldmatrix_x4(af[mi], &As[s][wm * " +
+         std::to_string(wtm) + " + mi * 16 + lane % 16][k16 + lane / 16 * 8]);");
+    line("#pragma unroll");
+    open("for (int ni = 0; ni < " + NI + "; ni += 2)");
+    line("unsigned r[4];");
+    line("mj_ldmatrix_x4_trans(r, &Bs[s][k16 + lane % 16][wn * " + std::to_string(wtn) +
+         " + ni * 8 + lane / 16 * 8]);");
+    line("bfr[ni][0] = r[0], bfr[ni][1] = r[1], bfr[ni + 1][0] = r[2], bfr[ni + 1][1] = r[3];");
+    close();
+    line("#pragma unroll");
+    open("for (int mi = 0; mi < " + MI + "; ++mi)");
+    line("#pragma unroll");
+    line("for (int ni = 0; ni < " + NI + "; ++ni) " + mmaFn + "(acc[mi][ni], af[mi], bfr[ni]);");
+    close();
+    close();
+    line("__syncthreads(); // everyone is done with stage s before it is refilled");
+    close();
+    line("// epilogue: accumulator c of fragment (mi, ni) holds row lane/4 (+8), column 2*(lane%4) (+1)");
+    line("#pragma unroll");
+    open("for (int mi = 0; mi < " + MI + "; ++mi)");
+    line("#pragma unroll");
+    open("for (int ni = 0; ni < " + NI + "; ++ni)");
+    line("#pragma unroll");
+    open("for (int c = 0; c < 4; ++c)");
+    line("const " + Idx + " m = m0 + wm * " + std::to_string(wtm) +
+         " + mi * 16 + lane / 4 + c / 2 * 8;");
+    line("const " + Idx + " n = n0 + wn * " + std::to_string(wtn) +
+         " + ni * 8 + lane % 4 * 2 + c % 2;");
+    epilogue("acc[mi][ni][c]");
+    close();
+    close();
+    close();
+    Out += "}\n";
+  }
+
+  /// The epilogue of one output element (m, n): its matmul value, the
+  /// elementwise ops after it, the stores.
+  void epilogue(const std::string &accExpr) {
+    const KMatmul &mm = *K.matmul;
+    open("if (m < " + std::to_string(mm.M) + " && n < " + std::to_string(mm.N) + ")");
+    for (size_t i = 0; i < K.values.size(); ++i)
+      if (K.values[i].kind == KValue::Kind::MatmulResult && Need[i])
+        line("const float " + Names[i] + " = " + accExpr + ";" + comment(static_cast<int>(i)));
+    LaneCtx lc;
+    lc.vec = 1;
+    lc.x = K.n;
+    lc.extent = mm.N;
+    lc.var = "n";
+    elementWork(0, lc, "");
+    close();
+  }
+
   const Graph &G;
   const FusionPlan &Plan;
   const LoweredKernel &K;
@@ -842,6 +1104,12 @@ std::string kernelName(const Graph &g, const FusionPlan &plan, const LoweredKern
       order.push_back(opName(n.op).str());
   }
   std::string suffix = "_k" + std::to_string(k.index);
+  if (kg.kind == KernelKind::Matmul) {
+    std::string n = "mm";
+    for (size_t i = 0; i < order.size() && i < 4; ++i)
+      n += "_" + order[i];
+    return n + suffix;
+  }
   if (kg.kind == KernelKind::Pointwise) {
     if (order.empty())
       return "copy" + suffix;

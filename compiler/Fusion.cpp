@@ -32,8 +32,9 @@ struct Signature {
   KernelKind kind = KernelKind::Pointwise;
   Shape domain;
   DimVector axes;
+  ValueId matmul = -1;
   bool operator==(const Signature &o) const {
-    return kind == o.kind && domain == o.domain && axes == o.axes;
+    return kind == o.kind && domain == o.domain && axes == o.axes && matmul == o.matmul;
   }
 };
 
@@ -50,17 +51,9 @@ public:
       IsOutput[o] = true;
       store(o, "graph output");
     }
-    for (size_t i = 0; i < G.size(); ++i) {
-      const Node &n = G.nodes()[i];
-      if (n.cls() == OpClass::Matmul)
-        throw CompileError(llvm::formatv("%{0} = matmul: minijit has no matmul kernel yet; the "
-                                         "graph cannot be compiled (the CPU reference `minijit "
-                                         "eval` runs it)",
-                                         n.name)
-                               .str());
-      if (!Enabled && isCompute(n))
+    for (size_t i = 0; i < G.size(); ++i)
+      if (!Enabled && isCompute(G.nodes()[i]))
         store(static_cast<ValueId>(i), "fusion is off: every op is its own kernel");
-    }
     for (;;) {
       FusionPlan plan;
       std::optional<NeedsStore> problem = form(plan);
@@ -128,10 +121,54 @@ private:
     std::sort(reads.begin(), reads.end());
   }
 
+  /// Matmul kernels: operands are read from memory (through views only),
+  /// one matmul per kernel, no reduction after it, the epilogue over its shape.
+  std::optional<NeedsStore> matmulSignature(ValueId root, const std::vector<ValueId> &held,
+                                            Signature &sig) const {
+    const Node &r = G.node(root);
+    llvm::SmallVector<ValueId, 2> matmuls;
+    for (ValueId v : held)
+      if (G.node(v).cls() == OpClass::Matmul)
+        matmuls.push_back(v);
+    ValueId mm = matmuls.back(); // nearest the root
+    for (ValueId m : matmuls)
+      for (ValueId o : G.node(m).operands) {
+        ValueId v = o;
+        while (G.node(v).cls() == OpClass::View && !Stored[v])
+          v = G.node(v).operands[0];
+        const Node &src = G.node(v);
+        if (src.op != OpKind::Input && !Stored[v])
+          return NeedsStore{v, llvm::formatv("%{0} is an operand of matmul %{1}: matmul operands "
+                                             "are read from memory",
+                                             src.name, G.node(m).name)
+                                   .str()};
+      }
+    if (matmuls.size() > 1)
+      return NeedsStore{matmuls[0], llvm::formatv("matmul %{0} feeds matmul %{1}; one matmul per "
+                                                  "kernel",
+                                                  G.node(matmuls[0]).name, G.node(mm).name)
+                                        .str()};
+    for (ValueId v : held)
+      if (G.node(v).cls() == OpClass::Reduce)
+        return NeedsStore{mm, llvm::formatv("matmul %{0} and reduction %{1} meet in %{2}; the "
+                                            "matmul's result is stored",
+                                            G.node(mm).name, G.node(v).name, r.name)
+                                  .str()};
+    sig = {KernelKind::Matmul, G.node(mm).shape, {}, mm};
+    if (r.shape != sig.domain)
+      return NeedsStore{mm, llvm::formatv("%{0} has shape {1}, not the shape {2} of matmul %{3}",
+                                          r.name, r.shape.str(), sig.domain.str(),
+                                          G.node(mm).name)
+                                .str()};
+    return std::nullopt;
+  }
+
   /// The kernel signature a root needs, or the value to store instead.
   std::optional<NeedsStore> signatureOf(ValueId root, const std::vector<ValueId> &held,
                                         Signature &sig) const {
     const Node &r = G.node(root);
+    if (llvm::any_of(held, [&](ValueId v) { return G.node(v).cls() == OpClass::Matmul; }))
+      return matmulSignature(root, held, sig);
     ValueId primary = -1;
     for (ValueId v : held)
       if (G.node(v).cls() == OpClass::Reduce)
@@ -221,9 +258,11 @@ private:
       for (int k = 0; Enabled && k < static_cast<int>(ks.size()) && target < 0; ++k) {
         const Signature &ksig = ks[k].sig;
         bool same = ksig == sig;
-        bool epilogue = sig.kind == KernelKind::Pointwise && ksig.kind == KernelKind::Reduction &&
+        // A pointwise root over the same shape joins a reduction or matmul
+        // kernel (as more epilogue), and a pointwise kernel becomes one.
+        bool epilogue = sig.kind == KernelKind::Pointwise && ksig.kind != KernelKind::Pointwise &&
                         ksig.domain == sig.domain;
-        bool upgrade = sig.kind == KernelKind::Reduction && ksig.kind == KernelKind::Pointwise &&
+        bool upgrade = sig.kind != KernelKind::Pointwise && ksig.kind == KernelKind::Pointwise &&
                        ksig.domain == sig.domain;
         if (!same && !epilogue && !upgrade)
           continue;
@@ -242,10 +281,12 @@ private:
         ks[target].group.kind = sig.kind;
         ks[target].group.domain = sig.domain;
         ks[target].group.reducedAxes = sig.axes;
-      } else if (sig.kind == KernelKind::Reduction) {
-        ks[target].sig = sig; // a pointwise kernel over the same shape becomes a reduction
+        ks[target].group.matmul = sig.matmul;
+      } else if (sig.kind != KernelKind::Pointwise) {
+        ks[target].sig = sig; // a pointwise kernel over the same shape becomes this kind
         ks[target].group.kind = sig.kind;
         ks[target].group.reducedAxes = sig.axes;
+        ks[target].group.matmul = sig.matmul;
       }
       Building &b = ks[target];
       b.group.roots.push_back(root);
@@ -407,6 +448,9 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
     os << ": ";
     if (kg.kind == KernelKind::Pointwise)
       os << "pointwise over " << typeText(g.node(kg.roots[0]).dtype, kg.domain) << "\n";
+    else if (kg.kind == KernelKind::Matmul)
+      os << "matmul %" << g.node(kg.matmul).name << " " << g.node(g.node(kg.matmul).operands[0]).shape.str()
+         << " @ " << g.node(g.node(kg.matmul).operands[1]).shape.str() << " with its epilogue\n";
     else
       os << "reduction of " << kg.domain.str() << " over axes " << Shape(kg.reducedAxes).str()
          << " (" << kg.rows() << " rows of " << kg.reducedSize() << ")\n";

@@ -15,6 +15,7 @@ namespace minijit {
 enum class KernelKind {
   Pointwise, ///< one element per thread (or vector lane) over the domain
   Reduction, ///< rows of the domain reduced over `reducedAxes`, with prologue and epilogue
+  Matmul,    ///< one matmul over the domain (its result's shape), with an elementwise epilogue
 };
 
 /// One kernel of the plan.
@@ -24,6 +25,7 @@ struct KernelGroup {
   /// reduced tensor (every reduction in the kernel reduces this shape).
   Shape domain;
   DimVector reducedAxes;       ///< Reduction only, sorted
+  ValueId matmul = -1;         ///< Matmul only: the matmul node
   std::vector<ValueId> roots;  ///< values the kernel stores, in graph order
   std::vector<ValueId> held;   ///< every value it computes (roots and inlined), in graph order
   std::vector<ValueId> reads;  ///< stored values and inputs it loads, in graph order

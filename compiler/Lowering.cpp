@@ -52,7 +52,7 @@ const llvm::StringSet<> &reservedNames() {
       "dim3", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max",
       // the emitter's own locals
       "i", "vi", "row", "rowRaw", "k", "kv", "lane", "it", "j", "item", "first", "rowValid",
-      "part"};
+      "part", "b", "m", "n", "kk", "acc", "warp", "tile"};
   return names;
 }
 
@@ -84,6 +84,21 @@ private:
   void buildDomain() {
     const Shape &dom = KG.domain;
     DomainIdx.assign(dom.rank(), IndexExpr::constant(0));
+    if (KG.kind == KernelKind::Matmul) {
+      unsigned r = dom.rank();
+      DimVector batch(dom.dims().begin(), dom.dims().end() - 2);
+      llvm::SmallVector<unsigned, kMaxRank> batchDims;
+      for (unsigned d = 0; d + 2 < r; ++d)
+        batchDims.push_back(d);
+      L.b = L.ctx.var("b", Shape(batch).numel());
+      L.m = L.ctx.var("m", dom[r - 2]);
+      L.n = L.ctx.var("n", dom[r - 1]);
+      decompose(L.b, batch, batchDims);
+      DomainIdx[r - 2] = L.m;
+      DomainIdx[r - 1] = L.n;
+      L.numel = dom.numel();
+      return;
+    }
     if (KG.kind == KernelKind::Pointwise) {
       L.numel = dom.numel();
       L.elem = L.ctx.var("i", L.numel);
@@ -220,6 +235,10 @@ private:
       v.perRow = true;
       v.stage = L.reductions[v.reduction].pass + 1;
       break;
+    case KValue::Kind::MatmulResult:
+      v.perRow = false;
+      v.stage = 0;
+      break;
     }
     L.values.push_back(std::move(v));
     return static_cast<int>(L.values.size() - 1);
@@ -267,8 +286,7 @@ private:
         break;
       }
       case OpClass::Reduce: result = reduceResult(id, idx); break;
-      case OpClass::Matmul:
-        throw NeedsStore{id, "matmul runs as its own kernel"};
+      case OpClass::Matmul: result = matmulResult(id, idx); break;
       case OpClass::Input:
       case OpClass::Constant:
         llvm_unreachable("handled above");
@@ -319,6 +337,113 @@ private:
     return addValue(v);
   }
 
+  /// The coefficient of variable `v` in `e` when `v` appears only as a
+  /// plain term (not inside a division or remainder): e - e[v := 0] must be
+  /// exactly coef * v.
+  std::optional<int64_t> linearCoefficient(const IndexExpr &e, const IndexExpr &v) {
+    std::string name = L.ctx.str(v);
+    IndexExpr at0 = L.ctx.substitute(e, [&](const std::string &n) -> std::optional<IndexExpr> {
+      if (n == name)
+        return IndexExpr::constant(0);
+      return std::nullopt;
+    });
+    IndexExpr diff = L.ctx.add(e, L.ctx.mul(at0, -1));
+    if (diff.terms().empty() && diff.constantTerm() == 0)
+      return 0;
+    if (diff.terms().size() != 1 || diff.constantTerm() != 0)
+      return std::nullopt;
+    int64_t coef = diff.terms()[0].second;
+    if (diff.key() != L.ctx.mul(v, coef).key())
+      return std::nullopt;
+    return coef;
+  }
+
+  /// Follows views held by the kernel down to a value read from memory.
+  std::pair<ValueId, Index> throughViews(ValueId id, Index idx, ValueId matmul) {
+    while (G.node(id).cls() == OpClass::View && InKernel[id]) {
+      idx = viewOperandIndex(G.node(id), idx);
+      id = G.node(id).operands[0];
+    }
+    const Node &n = G.node(id);
+    if (n.op != OpKind::Input && InKernel[id])
+      throw NeedsStore{id, llvm::formatv("%{0} is an operand of matmul %{1}: matmul operands are "
+                                         "read from memory",
+                                         n.name, G.node(matmul).name)
+                               .str()};
+    return {id, idx};
+  }
+
+  int matmulResult(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    if (KG.kind != KernelKind::Matmul || KG.matmul != id)
+      throw NeedsStore{id, llvm::formatv("matmul %{0} runs in a kernel of its own", n.name).str()};
+    if (indexKey(id, idx) != indexKey(id, DomainIdx))
+      throw NeedsStore{id, llvm::formatv("matmul %{0} is read at another element than the one it "
+                                         "computes (a view moves it)",
+                                         n.name)
+                               .str()};
+    if (!L.matmul) {
+      const Node &a = G.node(n.operands[0]), &bn = G.node(n.operands[1]);
+      unsigned r = n.shape.rank();
+      int64_t k = a.shape[a.shape.rank() - 1];
+      L.kk = L.ctx.var("kk", k);
+      auto operandIndex = [&](const Shape &s, const IndexExpr &row, const IndexExpr &col) {
+        Index out;
+        unsigned batchRank = s.rank() - 2, off = (r - 2) - batchRank;
+        for (unsigned d = 0; d < batchRank; ++d)
+          out.push_back(s[d] == 1 ? IndexExpr::constant(0) : DomainIdx[off + d]);
+        out.push_back(row);
+        out.push_back(col);
+        return out;
+      };
+      KMatmul mm;
+      mm.node = id;
+      mm.dtype = a.dtype;
+      mm.M = n.shape[r - 2];
+      mm.N = n.shape[r - 1];
+      mm.K = k;
+      mm.batch = L.numel / (mm.M * mm.N);
+      auto [aSrc, aIdx] = throughViews(n.operands[0], operandIndex(a.shape, L.m, L.kk), id);
+      auto [bSrc, bIdx] = throughViews(n.operands[1], operandIndex(bn.shape, L.kk, L.n), id);
+      IndexExpr aOff = offsetOf(G.node(aSrc).shape, aIdx);
+      IndexExpr bOff = offsetOf(G.node(bSrc).shape, bIdx);
+      std::optional<int64_t> am = linearCoefficient(aOff, L.m), ak = linearCoefficient(aOff, L.kk);
+      std::optional<int64_t> bk = linearCoefficient(bOff, L.kk), bnn = linearCoefficient(bOff, L.n);
+      auto layoutProblem = [&](ValueId operand) {
+        return NeedsStore{operand, llvm::formatv("%{0}, an operand of matmul %{1}, has no row and "
+                                                 "column strides (a reshape mixes them); it is "
+                                                 "stored first",
+                                                 G.node(operand).name, n.name)
+                                       .str()};
+      };
+      if (!am || !ak)
+        throw layoutProblem(n.operands[0]);
+      if (!bk || !bnn)
+        throw layoutProblem(n.operands[1]);
+      auto zero = [&](const IndexExpr &e, const IndexExpr &v1, const IndexExpr &v2) {
+        std::string n1 = L.ctx.str(v1), n2 = L.ctx.str(v2);
+        return L.ctx.substitute(e, [&](const std::string &nm) -> std::optional<IndexExpr> {
+          if (nm == n1 || nm == n2)
+            return IndexExpr::constant(0);
+          return std::nullopt;
+        });
+      };
+      mm.aBase = zero(aOff, L.m, L.kk);
+      mm.bBase = zero(bOff, L.kk, L.n);
+      mm.aStrideM = *am;
+      mm.aStrideK = *ak;
+      mm.bStrideK = *bk;
+      mm.bStrideN = *bnn;
+      mm.aParam = paramFor(aSrc, false);
+      mm.bParam = paramFor(bSrc, false);
+      L.matmul = mm;
+    }
+    KValue v;
+    v.kind = KValue::Kind::MatmulResult;
+    v.node = id;
+    return addValue(v);
+  }
+
   void addStore(ValueId root) {
     const Node &n = G.node(root);
     Index idx;
@@ -352,7 +477,7 @@ private:
     for (const KStore &s : L.stores)
       if (!s.perRow)
         maxPass = std::max(maxPass, L.values[s.value].stage);
-    L.passes = maxPass + 1;
+    L.passes = std::max(1, maxPass + 1);
     int64_t big = int64_t(1) << 31;
     L.index64 = L.numel >= big || L.rows * L.K >= big;
     for (const KParam &p : L.params)
@@ -361,6 +486,8 @@ private:
       if (v.kind == KValue::Kind::Compute && !v.perRow)
         ++L.flopsPerElement;
     L.flopsPerElement += static_cast<int64_t>(L.reductions.size());
+    if (L.matmul)
+      L.flopsPerElement += 2 * L.matmul->K;
   }
 
   const Graph &G;

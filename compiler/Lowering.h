@@ -9,6 +9,7 @@
 #include "compiler/IndexExpr.h"
 #include "compiler/Kernel.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace minijit {
 
 /// A value of the kernel.
 struct KValue {
-  enum class Kind { Load, Literal, Compute, ReduceResult };
+  enum class Kind { Load, Literal, Compute, ReduceResult, MatmulResult };
   Kind kind = Kind::Literal;
   ValueId node = -1;  ///< the graph value it is (Load: the value loaded)
   int param = -1;     ///< Load: the kernel parameter read
@@ -36,6 +37,17 @@ struct KReduction {
   OpKind op;     ///< Sum, Mean, Max, Min, Prod
   int input;     ///< the element value reduced
   int pass;      ///< the pass that accumulates it (= the input's stage)
+};
+
+/// The matmul of a Matmul kernel: C[b, m, n] = sum over kk of A[b, m, kk] * B[b, kk, n],
+/// its operands read at  base(b) + row * rowStride + col * colStride.
+struct KMatmul {
+  ValueId node;
+  DType dtype;           ///< of the operands (f32, f16, bf16); accumulation is f32
+  int aParam, bParam;
+  IndexExpr aBase, bBase; ///< offsets of the batch's first element, over `b`
+  int64_t aStrideM, aStrideK, bStrideK, bStrideN;
+  int64_t M, N, K, batch;
 };
 
 struct KStore {
@@ -61,6 +73,9 @@ struct LoweredKernel {
   /// Pointwise: `i`, the element index over the domain. Reduction: `row` and
   /// `k`, the row and the position within the reduced elements.
   IndexExpr elem, row, k;
+  /// Matmul: `b` (flat batch index), `m`, `n` (the output element) and `kk`.
+  IndexExpr b, m, n, kk;
+  std::optional<KMatmul> matmul;
   int64_t numel = 1;    ///< Pointwise: domain elements
   int64_t rows = 1, K = 1; ///< Reduction
   std::vector<KParam> params;

@@ -17,6 +17,8 @@ enum class ScheduleKind {
   Pointwise, ///< vectors of elements, several per thread, scalar tail
   InnerRow,  ///< reduce contiguous rows: T threads per row (sub-warp, warp or block)
   OuterCol,  ///< reduce strided columns: 32 columns per block, the rows split over parts
+  MatmulSimt, ///< f32 matmul on the CUDA cores: shared-memory tiles, a TM x TN block per thread
+  MatmulMma,  ///< f16/bf16 matmul on the tensor cores: mma.sync m16n8k16, ldmatrix, cp.async
 };
 
 struct Schedule {
@@ -35,6 +37,12 @@ struct Schedule {
   bool cached = true;          ///< the row's loads are kept in registers across passes
   // OuterCol
   unsigned parts = 8;          ///< threads sharing one column
+  // Matmul
+  unsigned bm = 128, bn = 128, bk = 16; ///< block tile
+  unsigned tm = 8, tn = 8;              ///< MatmulSimt: outputs per thread
+  unsigned warpsM = 2, warpsN = 4;      ///< MatmulMma: warps per block
+  bool vecA = false, vecB = false;      ///< 16-byte cp.async loads of A / B tiles
+  int64_t tilesM = 1, tilesN = 1;
 
   /// One line for --emit=fused, e.g. "inner row: 32 threads per row, ...".
   std::string describe() const;
@@ -43,7 +51,8 @@ struct Schedule {
 /// Chooses the template and its parameters. `overrides` ("key=value,...",
 /// from CompileOptions or $MINIJIT_SCHEDULE) sets parameters by hand for
 /// experiments: block, vec, items (pointwise); tpr (threads per row), block,
-/// vec, cached (inner rows); parts (outer columns). Keys that do not apply to
+/// vec, cached (inner rows); parts (outer columns); tile (64 or 128: the
+/// matmul block tile). Keys that do not apply to
 /// a kernel's template are ignored; unknown keys or bad values throw
 /// CompileError.
 Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,

@@ -448,35 +448,45 @@ Tolerance toleranceFor(const Graph &g, ValueId out) {
     return Tolerance{0};
   if (o.dtype != DType::F32)
     return Tolerance{1e-2};
-  // The longest reduction feeding `out`.
-  int64_t longest = 1;
-  std::vector<bool> seen(g.size(), false);
-  std::vector<ValueId> stack{out};
+  // Per value: the longest reduction (or matmul K) feeding it and how many
+  // reductions are chained on the way; f32 rounding grows with both.
+  std::vector<int64_t> longest(g.size(), 1);
+  std::vector<int> depth(g.size(), 0);
   bool anyHalf = false;
-  while (!stack.empty()) {
-    ValueId v = stack.back();
-    stack.pop_back();
-    if (seen[v])
+  std::vector<bool> cone(g.size(), false);
+  cone[out] = true;
+  for (size_t i = g.size(); i-- > 0;)
+    if (cone[i])
+      for (ValueId p : g.nodes()[i].operands)
+        cone[p] = true;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!cone[i])
       continue;
-    seen[v] = true;
-    const Node &n = g.node(v);
+    const Node &n = g.nodes()[i];
     if (n.dtype == DType::F16 || n.dtype == DType::BF16)
       anyHalf = true;
+    for (ValueId p : n.operands) {
+      longest[i] = std::max(longest[i], longest[p]);
+      depth[i] = std::max(depth[i], depth[p]);
+    }
+    int64_t k = 0;
     if (n.cls() == OpClass::Reduce) {
-      int64_t k = 1;
+      k = 1;
       for (int64_t a : n.axes)
         k *= g.node(n.operands[0]).shape[a];
-      longest = std::max(longest, k);
     } else if (n.cls() == OpClass::Matmul) {
       const Shape &as = g.node(n.operands[0]).shape;
-      longest = std::max(longest, as[as.rank() - 1]);
+      k = as[as.rank() - 1];
     }
-    for (ValueId p : n.operands)
-      stack.push_back(p);
+    if (k > 0) {
+      longest[i] = std::max(longest[i], k);
+      ++depth[i];
+    }
   }
   if (anyHalf) // an f32 result computed from 16-bit values inherits their error
     return Tolerance{1e-2};
-  return Tolerance{1e-5 * std::max(1.0, std::sqrt(static_cast<double>(longest)) / 8)};
+  double perStage = 1e-5 * std::max(1.0, std::sqrt(static_cast<double>(longest[out])) / 8);
+  return Tolerance{perStage * std::max(1, depth[out])};
 }
 
 } // namespace minijit

@@ -7,6 +7,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 namespace minijit {
@@ -221,10 +222,10 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
     r.summary = llvm::formatv("ok (max rel error {0:e2})", r.maxRelError).str();
     return r;
   }
-  std::string first = got.isPoisoned(r.firstBad) ? std::string("never written")
-                                                 : llvm::formatv("got {0}, expected {1}",
-                                                                 r.gotAtFirstBad, r.refAtFirstBad)
-                                                       .str();
+  char values[96];
+  std::snprintf(values, sizeof values, "got %.8g, expected %.8g", r.gotAtFirstBad,
+                r.refAtFirstBad);
+  std::string first = got.isPoisoned(r.firstBad) ? std::string("never written") : values;
   r.summary = llvm::formatv("{0} of {1} elements differ ({2} never written); first at {3}: {4}; "
                             "max rel error {5:e2}, tolerance {6:e2}",
                             r.mismatches, n, r.unwritten, indexText(ref.shape(), r.firstBad),

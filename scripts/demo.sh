@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 mkdir -p build
 scripts/build.sh > build/build.log 2>&1 || { cat build/build.log; exit 1; }
 status=0
-for s in gelu softmax layernorm rmsnorm; do
+for s in gelu softmax layernorm rmsnorm mlp; do
   build/bin/sample_$s || status=1
 done
 exit $status

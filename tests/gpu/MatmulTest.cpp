@@ -1,0 +1,78 @@
+//===- tests/gpu/MatmulTest.cpp - matmul and its epilogues on the GPU ------===//
+#include "tests/gpu/GpuTest.h"
+
+namespace minijit {
+namespace {
+
+class Matmul : public GpuTest {};
+
+struct MatmulShape {
+  int64_t m, n, k;
+};
+
+const MatmulShape kShapes[] = {{1, 1, 1},   {127, 255, 63}, {64, 64, 64},   {130, 66, 40},
+                               {1, 300, 17}, {257, 8, 1024}, {1000, 1000, 1000}};
+
+TEST_F(Matmul, EveryDTypeAndOddShape) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (const MatmulShape &s : kShapes) {
+      Graph g(std::string("mm_") + dtypeName(t).str());
+      Tensor a = g.input("a", t, {s.m, s.k});
+      Tensor b = g.input("b", t, {s.k, s.n});
+      g.output(matmul(a, b), "c");
+      expectMatches(g, static_cast<uint64_t>(s.m * 7 + s.n), /*fusedOnly=*/true);
+    }
+}
+
+TEST_F(Matmul, BatchedWithBroadcasting) {
+  for (DType t : {DType::F32, DType::BF16}) {
+    Graph g("bmm");
+    Tensor a = g.input("a", t, {3, 1, 33, 40});
+    Tensor b = g.input("b", t, {4, 40, 24});
+    g.output(matmul(a, b), "c"); // [3, 4, 33, 24]
+    expectMatches(g, 4);
+  }
+}
+
+TEST_F(Matmul, TransposedOperandsThroughPermute) {
+  for (DType t : {DType::F32, DType::F16}) {
+    Graph g("mm_t");
+    Tensor at = g.input("at", t, {72, 130}); // A stored transposed
+    Tensor bt = g.input("bt", t, {96, 72});  // B stored transposed
+    g.output(matmul(at.permute({1, 0}), bt.permute({1, 0})), "c");
+    expectMatches(g, 5);
+  }
+}
+
+TEST_F(Matmul, EpiloguesRunInsideTheKernel) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    Graph g("mm_epilogue");
+    Tensor x = g.input("x", t, {200, 96});
+    Tensor w = g.input("w", t, {96, 136});
+    Tensor bias = g.input("bias", t, {136});
+    Tensor res = g.input("res", t, {200, 136});
+    Tensor h = matmul(x, w) + bias;
+    Tensor gelu = 0.5 * h * (1.0 + tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
+    g.output((gelu + res).cast(DType::F32), "y");
+    CompileOptions opt;
+    opt.compileKernels = false;
+    EXPECT_EQ(compileGraph(g, opt).plan.kernels.size(), 1u);
+    expectMatches(g, 6);
+  }
+}
+
+TEST_F(Matmul, OperandsComputedFirstAreStored) {
+  Graph g("mm_prologue");
+  Tensor x = g.input("x", DType::F32, {64, 48});
+  Tensor w = g.input("w", DType::F32, {48, 32});
+  g.output(matmul(tanh(x), w * 0.5), "y");
+  expectMatches(g, 8);
+}
+
+TEST_F(Matmul, TheLecturesMlpLayer) {
+  for (const Graph &g : parseFile(samplePath("mlp.mj")))
+    expectMatches(g, 9);
+}
+
+} // namespace
+} // namespace minijit

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <set>
 
 namespace minijit {
 
@@ -73,7 +74,7 @@ void assembleProgram(CompiledGraph &c) {
         firstUse[b] = static_cast<int>(k);
       lastUse[b] = static_cast<int>(k);
     }
-    int64_t elements = lk.kind == KernelKind::Pointwise ? lk.numel : lk.rows * lk.K;
+    int64_t elements = lk.kind == KernelKind::Reduction ? lk.rows * lk.K : lk.numel;
     pk.flops = lk.flopsPerElement * elements;
   }
   // Temporaries share slots when their lifetimes (first write .. last read)
@@ -309,16 +310,18 @@ std::string CompiledGraph::dotText() const {
     os << "  n" << in << " [label=\"%" << graph.node(in).name << "\\n"
        << typeText(graph.node(in).dtype, graph.node(in).shape)
        << "\", shape=ellipse, fillcolor=white];\n";
+  std::set<std::pair<ValueId, size_t>> drawn;
   for (size_t i = 0; i < graph.size(); ++i) {
     const Node &n = graph.nodes()[i];
     if (n.op == OpKind::Constant || (n.op != OpKind::Input && kernelOf[i] < 0))
       continue;
     for (ValueId o : n.operands) {
-      if (graph.node(o).op == OpKind::Constant)
+      if (graph.node(o).op == OpKind::Constant || !drawn.insert({o, i}).second)
         continue;
-      bool crosses = kernelOf[o] != kernelOf[i];
-      os << "  n" << o << " -> n" << i << (crosses ? " [style=bold, label=\"memory\"]" : "")
-         << ";\n";
+      // A value another kernel stored goes through memory between kernels.
+      bool throughMemory = plan.storedBy[o] >= 0 && kernelOf[o] != kernelOf[i];
+      os << "  n" << o << " -> n" << i
+         << (throughMemory ? " [style=bold, label=\"memory\"]" : "") << ";\n";
     }
   }
   os << "}\n";

@@ -252,25 +252,11 @@ private:
     line("}");
   }
 
-  std::string cName(const std::string &ir) {
-    std::string s;
-    for (char c : ir)
-      s += c == '.' ? '_' : c;
-    if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
-      s = "v" + s;
-    return s;
-  }
+  std::string cName(const std::string &ir) { return cudaIdentifier(ir); }
+  /// `base`, or `base` with a number, so that no two locals share a name.
   std::string unique(const std::string &base) {
-    static const llvm::StringSet<> reserved = {
-        "i", "vi", "k", "kv", "row", "rowRaw", "rowValid", "lane", "it", "j", "item", "part",
-        "first", "b", "m", "n", "kk", "acc", "tile", "warp", "wm", "wn", "m0", "n0", "mi", "ni",
-        "c", "t", "s", "p", "ii", "jj", "As", "Bs", "aBatch", "bBatch", "group", "firstM",
-        "groupRows", "kTiles", "tx", "ty", "gm", "gn", "gk", "r", "kc", "nc", "e", "ok", "af",
-        "bfr", "k0", "k16", "ar", "br", "loadTiles", "int", "float", "bool", "long", "short", "char", "double", "if", "for",
-        "const", "return", "unsigned", "void", "auto", "min", "max", "true", "false"};
     std::string n = base;
-    for (int i = 1; Used.count(n) || reserved.count(n) || llvm::StringRef(n).startswith("mj_");
-         ++i)
+    for (int i = 1; Used.count(n) || isReservedName(n); ++i)
       n = base + std::to_string(i);
     Used.insert(n);
     return n;
@@ -381,13 +367,17 @@ private:
       what = "pointwise over " + typeText(G.node(kg.roots[0]).dtype, kg.domain);
       break;
     case KernelKind::Reduction:
-      what = llvm::formatv("reduction of {0} over axes {1} ({2} rows of {3})", kg.domain.str(),
-                           Shape(kg.reducedAxes).str(), kg.rows(), kg.reducedSize())
+      what = llvm::formatv("reduction of {0} over axes {1} ({2} row{3} of {4})", kg.domain.str(),
+                           Shape(kg.reducedAxes).str(), kg.rows(), kg.rows() == 1 ? "" : "s",
+                           kg.reducedSize())
                  .str();
       break;
     case KernelKind::Matmul:
-      what = llvm::formatv("matmul, {0} x [{1}, {2}] @ [{2}, {3}], with its epilogue",
-                           K.matmul->batch, K.matmul->M, K.matmul->K, K.matmul->N)
+      what = llvm::formatv("matmul, {0} x [{1}, {2}] @ [{2}, {3}]{4}", K.matmul->batch,
+                           K.matmul->M, K.matmul->K, K.matmul->N,
+                           llvm::any_of(kg.held, [&](ValueId v) { return isElementwise(G.node(v).op); })
+                               ? ", with its elementwise epilogue"
+                               : "")
                  .str();
       break;
     }
@@ -720,8 +710,8 @@ private:
     if (S.items > 1)
       close();
     if (S.tail) {
-      line("// the last " + std::to_string(K.numel - S.numVec * S.vec) +
-           " elements, one per thread");
+      int64_t rest = K.numel - S.numVec * S.vec;
+      line("// the last " + std::to_string(rest) + (rest == 1 ? " element" : " elements, one per thread"));
       open("if (blockIdx.x == 0 && threadIdx.x < " +
            std::to_string(K.numel - S.numVec * S.vec) + ")");
       line("const " + Idx + " i = " + std::to_string(S.numVec * S.vec) + " + threadIdx.x;");

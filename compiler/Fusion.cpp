@@ -313,7 +313,9 @@ private:
     std::function<void(int)> visit = [&](int k) {
       if (state[k] == 2)
         return;
-      assert(state[k] != 1 && "kernel dependencies form a cycle");
+      if (state[k] == 1)
+        throw CompileError("internal error: the kernels of graph '" + G.name() +
+                           "' depend on each other in a cycle");
       state[k] = 1;
       for (int d : ks[k].deps)
         visit(d);
@@ -449,11 +451,17 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
     if (kg.kind == KernelKind::Pointwise)
       os << "pointwise over " << typeText(g.node(kg.roots[0]).dtype, kg.domain) << "\n";
     else if (kg.kind == KernelKind::Matmul)
-      os << "matmul %" << g.node(kg.matmul).name << " " << g.node(g.node(kg.matmul).operands[0]).shape.str()
-         << " @ " << g.node(g.node(kg.matmul).operands[1]).shape.str() << " with its epilogue\n";
+      os << "matmul %" << g.node(kg.matmul).name << " "
+         << g.node(g.node(kg.matmul).operands[0]).shape.str() << " @ "
+         << g.node(g.node(kg.matmul).operands[1]).shape.str()
+         << (llvm::any_of(kg.held, [&](ValueId v) { return isElementwise(g.node(v).op); })
+                 ? " with its elementwise epilogue"
+                 : "")
+         << "\n";
     else
       os << "reduction of " << kg.domain.str() << " over axes " << Shape(kg.reducedAxes).str()
-         << " (" << kg.rows() << " rows of " << kg.reducedSize() << ")\n";
+         << " (" << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize()
+         << ")\n";
     if (k < notes.size() && !notes[k].schedule.empty())
       os << "  schedule: " << notes[k].schedule << "\n";
     os << "  holds:\n";

@@ -87,20 +87,38 @@ IndexExpr IndexContext::normalize(IndexExpr e) {
   e.Terms = merged;
   // Recombine  k*d*(X / d) + k*(X % d)  into  k*X.
   for (size_t i = 0; i < e.Terms.size(); ++i) {
-    auto [mi, mk] = e.Terms[i];
+    int mi = e.Terms[i].first;
+    int64_t mk = e.Terms[i].second;
     const Atom &m = Atoms[mi];
     if (m.kind != AtomKind::Mod)
       continue;
+    // The partner is X / d, or, when X is itself Y / a, the merged Y / (a*d).
+    llvm::SmallVector<std::string, 2> keys;
     Atom probe;
     probe.kind = AtomKind::Div;
     probe.arg = m.arg;
     probe.d = m.d;
-    auto it = AtomIds.find(atomKey(probe));
-    if (it == AtomIds.end())
-      continue;
-    int di = it->second;
-    auto dt = llvm::find_if(e.Terms, [&](auto t) { return t.first == di; });
-    if (dt == e.Terms.end() || dt->second != mk * m.d)
+    keys.push_back(atomKey(probe));
+    if (m.arg.C == 0 && m.arg.Terms.size() == 1 && m.arg.Terms[0].second == 1 &&
+        Atoms[m.arg.Terms[0].first].kind == AtomKind::Div) {
+      const Atom &inner = Atoms[m.arg.Terms[0].first];
+      Atom merged;
+      merged.kind = AtomKind::Div;
+      merged.arg = inner.arg;
+      merged.d = inner.d * m.d;
+      keys.push_back(atomKey(merged));
+    }
+    int di = -1;
+    for (const std::string &key : keys) {
+      auto it = AtomIds.find(key);
+      if (it == AtomIds.end())
+        continue;
+      int cand = it->second;
+      auto dt = llvm::find_if(e.Terms, [&](auto t) { return t.first == cand; });
+      if (dt != e.Terms.end() && dt->second == mk * m.d)
+        di = cand;
+    }
+    if (di < 0)
       continue;
     IndexExpr rest = e;
     llvm::erase_if(rest.Terms, [&](auto t) { return t.first == mi || t.first == di; });
@@ -295,10 +313,14 @@ IndexExpr IndexContext::substitute(
 
 std::string IndexContext::atomStr(int id) const {
   const Atom &a = Atoms[id];
+  // The dividend needs parentheses unless it is a plain variable.
+  bool plain = a.arg.C == 0 && a.arg.Terms.size() == 1 && a.arg.Terms[0].second == 1 &&
+               Atoms[a.arg.Terms[0].first].kind == AtomKind::Var;
+  std::string arg = plain ? str(a.arg) : "(" + str(a.arg) + ")";
   switch (a.kind) {
   case AtomKind::Var: return a.name;
-  case AtomKind::Div: return "(" + str(a.arg) + ") / " + std::to_string(a.d);
-  case AtomKind::Mod: return "(" + str(a.arg) + ") % " + std::to_string(a.d);
+  case AtomKind::Div: return arg + " / " + std::to_string(a.d);
+  case AtomKind::Mod: return arg + " % " + std::to_string(a.d);
   }
   return "";
 }

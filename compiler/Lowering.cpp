@@ -40,22 +40,6 @@ namespace {
 
 using Index = std::vector<IndexExpr>;
 
-const llvm::StringSet<> &reservedNames() {
-  static const llvm::StringSet<> names = {
-      // C++ and CUDA words a value name could collide with
-      "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double",
-      "else", "enum", "extern", "false", "float", "for", "goto", "if", "inline", "int", "long",
-      "new", "delete", "operator", "private", "public", "register", "return", "short", "signed",
-      "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef", "union",
-      "unsigned", "void", "volatile", "while", "class", "namespace", "using", "asm", "half",
-      "nullptr", "constexpr", "alignas", "typename", "virtual", "friend", "mutable", "explicit",
-      "dim3", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max",
-      // the emitter's own locals
-      "i", "vi", "row", "rowRaw", "k", "kv", "lane", "it", "j", "item", "first", "rowValid",
-      "part", "b", "m", "n", "kk", "acc", "warp", "tile"};
-  return names;
-}
-
 class Lowerer {
 public:
   Lowerer(const Graph &g, const FusionPlan &plan, int index)
@@ -177,14 +161,8 @@ private:
   }
 
   std::string cName(const std::string &irName) {
-    std::string s;
-    for (char c : irName)
-      s += (c == '.') ? '_' : c;
-    if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
-      s = "v" + s;
-    if (reservedNames().count(s) || llvm::StringRef(s).startswith("mj_"))
-      s += "_";
-    return s;
+    std::string s = cudaIdentifier(irName);
+    return isReservedName(s) ? s + "_" : s;
   }
 
   std::string uniqueParamName(const std::string &base) {
@@ -501,6 +479,40 @@ private:
 };
 
 } // namespace
+
+std::string cudaIdentifier(llvm::StringRef irName) {
+  std::string s;
+  for (char c : irName)
+    s += (c == '.') ? '_' : c;
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
+    s = "v" + s;
+  llvm::StringRef r(s);
+  if (r.startswith("mj_") || r.startswith("MJ_") || r.startswith("Mj") || r.startswith("__"))
+    s = "v_" + s;
+  return s;
+}
+
+bool isReservedName(llvm::StringRef name) {
+  static const llvm::StringSet<> names = {
+      // C++ and CUDA words a value name could collide with
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
+      "class", "const", "constexpr", "const_cast", "continue", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+      "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace",
+      "new", "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public",
+      "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "throw", "true",
+      "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+      "volatile", "while", "xor", "half", "dim3", "threadIdx", "blockIdx", "blockDim", "gridDim",
+      "warpSize", "min", "max", "uint2", "uint4", "float4", "int4",
+      // the emitter's own locals
+      "i", "vi", "row", "rowRaw", "rowValid", "k", "kv", "lane", "it", "j", "item", "first",
+      "part", "b", "m", "n", "kk", "acc", "tile", "warp", "wm", "wn", "m0", "n0", "mi", "ni", "c",
+      "t", "s", "p", "ii", "jj", "As", "Bs", "aBatch", "bBatch", "group", "firstM", "groupRows",
+      "kTiles", "tx", "ty", "gm", "gn", "gk", "r", "e", "ok", "af", "bfr", "k0", "k16", "ar",
+      "br", "loadTiles"};
+  return names.count(name) > 0;
+}
 
 LoweredKernel lowerKernel(const Graph &g, const FusionPlan &plan, int index) {
   Lowerer l(g, plan, index);

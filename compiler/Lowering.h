@@ -103,6 +103,13 @@ LoweredKernel lowerKernel(const Graph &g, const FusionPlan &plan, int index);
 
 namespace minijit {
 
+/// A C++ identifier for an IR name: '.' becomes '_', a leading digit gets a
+/// 'v', and names the preamble owns (mj_*, MJ_*) or reserved ones (__*) get
+/// 'v_' in front. The result may still be a keyword; see isReservedName.
+std::string cudaIdentifier(llvm::StringRef irName);
+/// C++ and CUDA keywords, CUDA built-ins, and the emitter's own locals.
+bool isReservedName(llvm::StringRef name);
+
 /// For each value of a reduction kernel, a bit per pass (bit p: pass p) in
 /// which its element-wise form is needed; 0 for per-row values and unused
 /// ones. For pointwise kernels everything used is in pass 0.

@@ -29,6 +29,8 @@ struct NvrtcApi {
   decltype(&::nvrtcGetPTX) getPTX = nullptr;
   decltype(&::nvrtcGetCUBINSize) getCUBINSize = nullptr;
   decltype(&::nvrtcGetCUBIN) getCUBIN = nullptr;
+  decltype(&::nvrtcGetNumSupportedArchs) getNumSupportedArchs = nullptr;
+  decltype(&::nvrtcGetSupportedArchs) getSupportedArchs = nullptr;
   std::string error; ///< why loading failed, empty on success
   std::string path;  ///< the file it was loaded from
 };
@@ -73,6 +75,8 @@ const NvrtcApi &api() {
     sym(a.getPTX, "nvrtcGetPTX");
     sym(a.getCUBINSize, "nvrtcGetCUBINSize");
     sym(a.getCUBIN, "nvrtcGetCUBIN");
+    sym(a.getNumSupportedArchs, "nvrtcGetNumSupportedArchs");
+    sym(a.getSupportedArchs, "nvrtcGetSupportedArchs");
     Dl_info info;
     if (a.version && dladdr(reinterpret_cast<void *>(a.version), &info) && info.dli_fname)
       a.path = info.dli_fname;
@@ -141,6 +145,32 @@ std::string nvrtcVersion() {
 }
 
 bool nvrtcLoaded() { return Loaded; }
+
+std::vector<int> nvrtcSupportedArchs() {
+  const NvrtcApi &a = api();
+  int n = 0;
+  check(a.getNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
+  std::vector<int> archs(n);
+  if (n)
+    check(a.getSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  return archs;
+}
+
+void checkArch(const std::string &arch) {
+  llvm::StringRef s(arch);
+  int number = 0;
+  bool wellFormed = s.consume_front("sm_") && (s.consume_back("a") || true) &&
+                    !s.getAsInteger(10, number);
+  std::vector<int> supported = nvrtcSupportedArchs();
+  if (wellFormed && llvm::is_contained(supported, number) && number >= 80)
+    return;
+  std::string list;
+  for (int v : supported)
+    if (v >= 80)
+      list += (list.empty() ? "sm_" : ", sm_") + std::to_string(v);
+  throw CompileError("--arch=" + arch + " is not a target minijit can compile for (NVRTC " +
+                     nvrtcVersion() + ", kernels need sm_80 or newer: " + list + ")");
+}
 
 std::string nvrtcLibraryPath() { return api().path; }
 

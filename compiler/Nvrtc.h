@@ -9,6 +9,7 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <string>
+#include <vector>
 
 namespace minijit {
 
@@ -25,6 +26,13 @@ NvrtcOutput compileWithNvrtc(const std::string &source, const std::string &kerne
 
 /// "13.0"; throws CompileError when libnvrtc cannot be loaded.
 std::string nvrtcVersion();
+
+/// The real architectures this NVRTC compiles for, e.g. {75, 80, 86, 89, 90, ...}.
+std::vector<int> nvrtcSupportedArchs();
+
+/// Checks an --arch value ("sm_90", "sm_90a"); throws CompileError naming
+/// the supported ones otherwise.
+void checkArch(const std::string &arch);
 
 /// True once libnvrtc has been loaded by this process.
 bool nvrtcLoaded();

@@ -118,6 +118,18 @@ int primaryLoad(const LoweredKernel &k) {
   return best;
 }
 
+/// Loads needed in more than one pass are kept in registers (a fully
+/// unrolled loop over the row's items); they must fit the budget.
+bool fitsInRegisters(const LoweredKernel &k, const Schedule &s) {
+  std::vector<uint32_t> use = passesUsing(k);
+  int cachedLoads = 0;
+  for (size_t i = 0; i < k.values.size(); ++i)
+    if (k.values[i].kind == KValue::Kind::Load && llvm::countPopulation(use[i]) > 1)
+      ++cachedLoads;
+  int64_t perThread = int64_t(s.itemsPerThread) * s.vec;
+  return perThread * std::max(1, cachedLoads) <= kCacheBudget;
+}
+
 Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) {
   Schedule s;
   IndexContext ctx = k.ctx;
@@ -164,14 +176,7 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) 
                    std::min(512u, static_cast<unsigned>(dev.maxThreadsPerBlock)));
   s.threadsPerRow = t;
   s.itemsPerThread = static_cast<unsigned>((kv + t - 1) / t);
-  // Loads needed in more than one pass are cached; they must fit the budget.
-  std::vector<uint32_t> use = passesUsing(k);
-  int cachedLoads = 0;
-  for (size_t i = 0; i < k.values.size(); ++i)
-    if (k.values[i].kind == KValue::Kind::Load && llvm::countPopulation(use[i]) > 1)
-      ++cachedLoads;
-  int64_t perThread = int64_t(s.itemsPerThread) * s.vec;
-  s.cached = perThread * std::max(1, cachedLoads) <= kCacheBudget;
+  s.cached = fitsInRegisters(k, s);
   if (t <= 32) {
     s.block = 256;
     s.rowsPerBlock = s.block / t;
@@ -262,6 +267,13 @@ void applyOverrides(Schedule &s, const LoweredKernel &k, const std::map<std::str
   if (auto v = get("vec")) {
     if (!isPow2(*v) || *v > 16)
       bad("vec must be a power of two up to 16");
+    unsigned widest = 1;
+    for (const KParam &p : k.params)
+      widest = std::max(widest, dtypeSize(p.dtype));
+    if (*v * widest > 16)
+      bad("vec=" + std::to_string(*v) + " makes " + std::to_string(*v * widest) +
+          "-byte accesses of this kernel's " + std::to_string(widest) +
+          "-byte elements; at most 16 bytes");
     int64_t extent = s.kind == ScheduleKind::Pointwise ? k.numel : k.K;
     if (s.kind == ScheduleKind::InnerRow && extent % *v != 0)
       bad("vec=" + std::to_string(*v) + " does not divide the row length " +
@@ -307,6 +319,7 @@ void applyOverrides(Schedule &s, const LoweredKernel &k, const std::map<std::str
     }
     int64_t kvecs = k.K / s.vec;
     s.itemsPerThread = static_cast<unsigned>((kvecs + t - 1) / t);
+    s.cached = fitsInRegisters(k, s);
     if (auto v = get("cached"))
       s.cached = *v != 0;
     s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
@@ -353,16 +366,17 @@ std::string Schedule::describe() const {
                          block, vec, items, grid, tail ? ", scalar tail" : "")
         .str();
   case ScheduleKind::InnerRow: {
-    std::string who = threadsPerRow < 32    ? llvm::formatv("{0} threads", threadsPerRow).str()
+    std::string who = threadsPerRow == 1    ? std::string("1 thread")
+                      : threadsPerRow < 32  ? llvm::formatv("{0} threads", threadsPerRow).str()
                       : threadsPerRow == 32 ? std::string("a warp")
                                             : llvm::formatv("a block of {0}", threadsPerRow).str();
-    return llvm::formatv("inner row: {0} per row, {1} rows per block ({2} threads), {3}-wide "
-                         "vectors, {4}, grid {5}",
-                         who, rowsPerBlock, block, vec,
+    return llvm::formatv("inner row: {0} per row, {1} row{2} per block ({3} threads), {4}-wide "
+                         "vectors, {5}, grid {6}",
+                         who, rowsPerBlock, rowsPerBlock == 1 ? "" : "s", block, vec,
                          cached ? llvm::formatv("{0} per thread held in registers",
                                                 itemsPerThread)
                                       .str()
-                                : std::string("looped (the row is read again each pass)"),
+                                : std::string("looped over the row (read again in each pass)"),
                          grid)
         .str();
   }

@@ -29,14 +29,22 @@ public:
       if (live[i])
         for (ValueId o : G.nodes()[i].operands)
           live[o] = true;
+    std::vector<bool> isOutput(G.size(), false);
+    for (ValueId o : G.outputs())
+      isOutput[o] = true;
     for (size_t i = 0; i < G.size(); ++i) {
       const Node &n = G.nodes()[i];
       if (n.op == OpKind::Input) {
         Map[i] = Out.input(n.name, n.dtype, n.shape).id();
         continue;
       }
-      if (live[i])
-        Map[i] = simplify(n);
+      if (!live[i])
+        continue;
+      Map[i] = simplify(n);
+      // A result must be computed by a kernel: an output that folded to a
+      // literal is kept as the op that makes it.
+      if (isOutput[i] && out(Map[i]).op == OpKind::Constant)
+        Map[i] = Out.add(mappedSpec(n));
     }
     for (ValueId o : G.outputs())
       Out.output(Map[o]);
@@ -89,19 +97,11 @@ private:
     return k;
   }
 
-  NodeSpec specOf(const Node &n) {
-    NodeSpec s;
-    s.op = n.op;
-    for (ValueId o : n.operands)
-      s.operands.push_back(Map[o]);
-    if (n.cls() == OpClass::Reduce)
-      s.axes = n.axes;
-    s.keepdim = n.keepdim;
-    s.perm = n.perm;
-    s.shape = n.shape;
-    s.dtype = n.dtype;
-    s.value = n.value;
-    s.name = n.name;
+  /// `n` with its operands mapped into the new graph.
+  NodeSpec mappedSpec(const Node &n) {
+    NodeSpec s = specOf(n);
+    for (ValueId &o : s.operands)
+      o = Map[o];
     return s;
   }
 
@@ -122,7 +122,7 @@ private:
   }
 
   ValueId simplify(const Node &n) {
-    NodeSpec s = specOf(n);
+    NodeSpec s = mappedSpec(n);
     switch (n.cls()) {
     case OpClass::Input: llvm_unreachable("inputs are copied");
     case OpClass::Constant: return emit(s);
@@ -204,18 +204,7 @@ private:
     // Reducing only size-1 axes changes no value.
     if (count == 1)
       return reshapeTo(s.operands[0], n.shape, n.name);
-    if (n.op != OpKind::Mean)
-      return emit(s);
-    // mean = sum * (1/n)
-    NodeSpec sum = s;
-    sum.op = OpKind::Sum;
-    sum.name = n.name + ".sum";
-    ValueId sv = emit(sum);
-    NodeSpec mul;
-    mul.op = OpKind::Mul;
-    mul.operands = {sv, Out.constant(1.0 / static_cast<double>(count), n.dtype)};
-    mul.name = n.name;
-    return emit(mul);
+    return emit(s);
   }
 
   const Graph &G;
@@ -226,9 +215,39 @@ private:
 
 } // namespace
 
+namespace {
+
+/// A copy of `g` without the values no output needs (rewrites can leave
+/// some behind: x*1 makes the 1 and the mul dead).
+Graph withoutDeadValues(const Graph &g) {
+  std::vector<bool> live(g.size(), false);
+  for (ValueId o : g.outputs())
+    live[o] = true;
+  for (size_t i = g.size(); i-- > 0;)
+    if (live[i])
+      for (ValueId o : g.nodes()[i].operands)
+        live[o] = true;
+  Graph out(g.name());
+  std::vector<ValueId> map(g.size(), -1);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.nodes()[i];
+    if (!live[i] && n.op != OpKind::Input)
+      continue;
+    NodeSpec s = specOf(n);
+    for (ValueId &o : s.operands)
+      o = map[o];
+    map[i] = out.add(s);
+  }
+  for (ValueId o : g.outputs())
+    out.output(map[o]);
+  return out;
+}
+
+} // namespace
+
 Graph simplifyGraph(const Graph &g, bool *changed) {
   Simplifier s(g);
-  Graph out = s.run();
+  Graph out = withoutDeadValues(s.run());
   if (changed)
     *changed = printGraph(out) != printGraph(g);
   return out;

@@ -1,7 +1,9 @@
 //===- compiler/Simplify.h - graph clean-up before fusion ------*- C++ -*-===//
 // Constant folding, common subexpressions, dead values, algebraic identities
 // (x*1, x+0, x/1, casts and views that change nothing, reductions over size-1
-// axes) and `mean` rewritten as sum times 1/n.
+// axes). `mean` stays one reduction: kernels compute it as the sum times 1/n
+// when they finish it, so an f16 mean never stores an f16 sum (which would
+// overflow) and an eager run spends one kernel on it, as PyTorch does.
 //===----------------------------------------------------------------------===//
 #pragma once
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 
 namespace minijit {
 
@@ -73,6 +74,21 @@ void checkArity(OpKind op, size_t got, size_t want) {
 
 } // namespace
 
+NodeSpec specOf(const Node &n) {
+  NodeSpec s;
+  s.op = n.op;
+  s.operands = n.operands;
+  if (n.cls() == OpClass::Reduce && !n.axes.empty())
+    s.axes = n.axes; // empty only for a scalar's reduction: "every axis" again
+  s.keepdim = n.keepdim;
+  s.perm = n.perm;
+  s.shape = n.shape;
+  s.dtype = n.dtype;
+  s.value = n.value;
+  s.name = n.name;
+  return s;
+}
+
 Graph::Graph(std::string name) : Name(std::move(name)) {
   bool ok = !Name.empty() && !(Name[0] >= '0' && Name[0] <= '9') && Name[0] != '.' &&
             isValidName(Name);
@@ -123,14 +139,17 @@ ValueId Graph::add(const NodeSpec &spec) {
     checkArity(spec.op, spec.operands.size(), 0);
     double v = spec.value;
     n.dtype = spec.dtype;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", v);
     if (spec.dtype == DType::I32) {
       if (!std::isfinite(v) || v != std::trunc(v) || v < -2147483648.0 || v > 2147483647.0)
-        fail(llvm::formatv("literal {0} is not an i32 value", v).str());
+        fail(llvm::formatv("literal {0} is not an i32 value", text).str());
     } else if (spec.dtype == DType::Bool) {
       if (v != 0 && v != 1)
-        fail(llvm::formatv("literal {0} is not a bool value (use true, false, 1 or 0)", v).str());
-    } else if (std::isfinite(v) && std::fabs(v) > FLT_MAX) {
-      fail(llvm::formatv("literal {0} overflows f32", v).str());
+        fail(llvm::formatv("literal {0} is not a bool value (use true, false, 1 or 0)", text).str());
+    } else if (std::isfinite(v) && std::isinf(static_cast<float>(v))) {
+      // beyond what rounds to FLT_MAX (3.4028235e+38 still rounds to it)
+      fail(llvm::formatv("literal {0} overflows f32", text).str());
     }
     // Float literals keep f32 precision: f16/bf16 arithmetic happens in f32.
     n.value = isFloat(spec.dtype) ? static_cast<double>(static_cast<float>(v)) : v;

@@ -55,6 +55,10 @@ struct NodeSpec {
   std::string name;          ///< empty: a fresh name is chosen (none for constants)
 };
 
+/// The spec that rebuilds node `n` (with the same operand ids); passes map
+/// the operands when they copy a node into another graph.
+NodeSpec specOf(const Node &n);
+
 class Tensor;
 
 class Graph {
@@ -75,7 +79,8 @@ public:
 
   /// Declares a graph argument.
   Tensor input(llvm::StringRef name, DType dtype, const Shape &shape);
-  /// A scalar literal of the given dtype (rounded to it).
+  /// A scalar literal of the given dtype: i32 and bool values must be exact;
+  /// float values are kept at f32 precision (f16/bf16 arithmetic is in f32).
   ValueId constant(double value, DType dtype);
   /// Marks a value as a result of the graph, optionally renaming it.
   void output(ValueId id, llvm::StringRef name = "");

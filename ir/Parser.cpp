@@ -396,9 +396,10 @@ private:
     operands.push_back(parseOperand());
     while (Cur.kind == Tok::Comma) {
       consume();
+      Token at = Cur;
       operands.push_back(parseOperand());
       if (operands.size() > 3)
-        error(Cur, llvm::formatv("{0}: too many operands", opName(*op)).str());
+        error(at, llvm::formatv("{0}: too many operands", opName(*op)).str());
     }
 
     NodeSpec spec;

@@ -20,7 +20,12 @@ std::string literalText(double v, DType t) {
     return v > 0 ? "inf" : "-inf";
   if (t == DType::I32)
     return std::to_string(static_cast<long long>(v));
-  // Shortest %g text that reads back to the same f32.
+  // Whole numbers as plain integers ("100", not "1e+02"), keeping -0's sign.
+  if (v == 0 && std::signbit(v))
+    return "-0";
+  if (v == std::trunc(v) && std::fabs(v) < 1e9)
+    return std::to_string(static_cast<long long>(v));
+  // Otherwise the shortest %g text that reads back to the same f32.
   char buf[64];
   for (int prec = 1; prec <= 9; ++prec) {
     std::snprintf(buf, sizeof buf, "%.*g", prec, v);
@@ -50,8 +55,10 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     os << (i ? ", " : " ") << operandText(g, n.operands[i]);
   switch (n.cls()) {
   case OpClass::Reduce:
-    os << " axes=";
-    printDims(os, n.axes);
+    if (!n.axes.empty()) { // a reduction of a scalar has no axes to name
+      os << " axes=";
+      printDims(os, n.axes);
+    }
     if (n.keepdim)
       os << " keepdim=true";
     break;

@@ -20,17 +20,7 @@ void verifyGraph(const Graph &g) {
       if (o < 0 || static_cast<size_t>(o) >= i)
         throw GraphError(llvm::formatv("%{0}: operand {1} is not defined before its use", n.name, o)
                              .str());
-    NodeSpec s;
-    s.op = n.op;
-    s.operands = n.operands;
-    if (n.cls() == OpClass::Reduce)
-      s.axes = n.axes;
-    s.keepdim = n.keepdim;
-    s.perm = n.perm;
-    s.shape = n.shape;
-    s.dtype = n.dtype;
-    s.value = n.value;
-    s.name = n.name;
+    NodeSpec s = specOf(n);
     ValueId id = copy.add(s);
     const Node &c = copy.node(id);
     if (c.dtype != n.dtype || c.shape != n.shape)

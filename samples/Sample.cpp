@@ -62,11 +62,7 @@ Row measure(const std::string &how, const Device &gpu, const Graph &g, const Pro
   for (const HostTensor &h : inputs)
     din.push_back(DeviceTensor::fromHost(gpu, h));
   std::vector<DeviceTensor> dout = exe.allocateOutputs();
-  for (DeviceTensor &t : dout) {
-    HostTensor poison(t.dtype(), t.shape());
-    poison.poison();
-    t.upload(poison);
-  }
+  poisonTensors(dout);
   exe.enqueue(din, dout);
   exe.synchronize();
   r.ok = true;

@@ -22,11 +22,7 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
   for (const HostTensor &h : r.inputs)
     din.push_back(DeviceTensor::fromHost(gpu, h));
   std::vector<DeviceTensor> dout = exe.allocateOutputs();
-  for (DeviceTensor &t : dout) {
-    HostTensor poison(t.dtype(), t.shape());
-    poison.poison();
-    t.upload(poison);
-  }
+  poisonTensors(dout);
   exe.enqueue(din, dout);
   exe.synchronize();
   for (const DeviceTensor &t : dout)
@@ -44,6 +40,14 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
     r.ok = r.ok && r.compare.back().ok;
   }
   return r;
+}
+
+void poisonTensors(std::vector<DeviceTensor> &tensors) {
+  for (DeviceTensor &t : tensors) {
+    HostTensor poison(t.dtype(), t.shape());
+    poison.poison();
+    t.upload(poison);
+  }
 }
 
 std::vector<bool> storedValues(const Graph &g, const CompiledGraph &c) {

@@ -31,6 +31,10 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
                        const std::vector<HostTensor> *inputs = nullptr,
                        std::optional<std::vector<HostTensor>> reference = std::nullopt);
 
+/// Fills every tensor with the NaN poison (see HostTensor::poison), so an
+/// element a kernel never writes is caught.
+void poisonTensors(std::vector<DeviceTensor> &tensors);
+
 /// Per value of `g`: whether the compiled program stores it in memory (and so
 /// rounds it to its dtype). Values are matched to the compiled (simplified)
 /// graph by name; inputs count as stored.

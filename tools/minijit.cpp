@@ -67,6 +67,14 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emi
                  << " (expected graph, fused, cuda, ptx, resources or dot)\n";
     return kUsage;
   }
+  if (!arch.empty()) {
+    try {
+      checkArch(arch);
+    } catch (const CompileError &e) {
+      llvm::errs() << "minijit: " << e.what() << "\n";
+      return kUsage;
+    }
+  }
   for (size_t i = 0; i < gs.size(); ++i) {
     CompileOptions opt;
     opt.fusion = fusion;

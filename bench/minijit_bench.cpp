@@ -73,11 +73,6 @@ std::vector<Workload> workloads() {
   };
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 struct Result {
   std::string workload, mode;
   size_t kernels = 0;

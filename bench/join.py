@@ -33,7 +33,8 @@ def main():
             continue
         host = name == "gelu n=2^16"
         fused_us = f["host_us_per_call"] if host else f["us"]
-        rate = f"{f['tflops']:.1f} TFLOP/s" if f.get("tflops", 0) > 1 else f"{100 * f['copy_fraction']:.1f}%"
+        compute_bound = name.startswith(("matmul", "mlp"))
+        rate = f"{f['tflops']:.1f} TFLOP/s" if compute_bound else f"{100 * f['copy_fraction']:.1f}%"
         cells = [name + (" (host wall time per call)" if host else ""), f"{fused_us:.2f}",
                  "-" if host else rate,
                  f"{(u['host_us_per_call'] if host else u['us']):.2f}" if u else "-"]

@@ -4,6 +4,8 @@
 #include "ir/Error.h"
 #include "ir/Verifier.h"
 
+#include "tests/support/Expect.h"
+
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -14,15 +16,6 @@ using namespace minijit;
 
 namespace {
 
-template <typename Fn> std::string graphErrorOf(Fn &&fn) {
-  try {
-    fn();
-  } catch (const GraphError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no GraphError was thrown";
-  return "";
-}
 
 NodeSpec reduceSpec(OpKind op, ValueId x, DimVector axes, bool keepdim = false) {
   NodeSpec s;

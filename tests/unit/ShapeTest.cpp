@@ -2,6 +2,8 @@
 #include "ir/Shape.h"
 #include "ir/Error.h"
 
+#include "tests/support/Expect.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,16 +12,6 @@ using namespace minijit;
 
 namespace {
 
-/// The message of the GraphError `fn` throws; fails the test when it throws nothing.
-template <typename Fn> std::string graphErrorOf(Fn &&fn) {
-  try {
-    fn();
-  } catch (const GraphError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no GraphError was thrown";
-  return "";
-}
 
 } // namespace
 

@@ -10,11 +10,6 @@
 
 using namespace minijit;
 
-namespace {
-
-
-} // namespace
-
 TEST(Shape, NumelIsTheProductAndOneForScalars) {
   EXPECT_EQ(Shape({4096, 1024}).numel(), 4194304);
   EXPECT_EQ(Shape().numel(), 1);

@@ -190,6 +190,11 @@ CompiledGraph compileGraph(const Graph &g, const CompileOptions &opt) {
     pk.source = cudaPreamble() + "\n" + c.cuda[k];
     pk.block = c.schedules[k].block;
     pk.grid = c.schedules[k].grid;
+    if (c.schedules[k].splits > 1) {
+      const LoweredKernel &lk = c.lowered[k];
+      int64_t partials = lk.rows * c.schedules[k].splits * static_cast<int64_t>(lk.reductions.size());
+      pk.workspaceBytes = (lk.rows + partials) * 4;
+    }
     p.kernels.push_back(std::move(pk));
   }
   assembleProgram(c);

@@ -403,6 +403,8 @@ private:
       sig += i ? ", " : "";
       sig += (p.written ? "" : "const ") + storageCType(p.dtype).str() + " *__restrict__ " + p.name;
     }
+    if (S.splits > 1)
+      sig += std::string(K.params.empty() ? "" : ", ") + "unsigned *__restrict__ mj_work";
     Out += sig + ") {\n";
     Indent = 1;
   }
@@ -576,8 +578,8 @@ private:
     }
   }
   /// Combines the threads' partial results of this pass's reductions and
-  /// defines their values.
-  void finishReductions(int pass, const std::string &how) {
+  /// defines their values (`define` false: only combines).
+  void finishReductions(int pass, const std::string &how, bool define = true) {
     for (size_t r = 0; r < K.reductions.size(); ++r) {
       const KReduction &red = K.reductions[r];
       if (red.pass != pass)
@@ -585,7 +587,6 @@ private:
       bool isInt = accIsInt(static_cast<int>(r));
       std::string acc = accName(static_cast<int>(r));
       std::string functor = reduceText(red.op, isInt).functor;
-      std::string t = isInt ? "int" : "float";
       if (how == "warp")
         line(acc + " = mj_warp_reduce<" + functor + ", " + std::to_string(S.threadsPerRow) + ">(" +
              acc + ");");
@@ -595,6 +596,19 @@ private:
       else
         line(acc + " = mj_col_reduce<" + functor + ", " + std::to_string(S.parts) + ">(" + acc +
              ", " + (isInt ? "mj_col_i" : "mj_col_f") + ");");
+    }
+    if (define)
+      defineReductions(pass);
+  }
+
+  /// Finishes this pass's reductions (a mean divides by the row length) and
+  /// defines the values that read them.
+  void defineReductions(int pass) {
+    for (size_t r = 0; r < K.reductions.size(); ++r) {
+      const KReduction &red = K.reductions[r];
+      if (red.pass != pass)
+        continue;
+      std::string acc = accName(static_cast<int>(r));
       if (red.op == OpKind::Mean)
         line(acc + " *= " + floatLiteral(1.0 / static_cast<double>(K.K)) + ";");
     }
@@ -738,7 +752,13 @@ private:
       line("__shared__ int mj_smem_i[32];");
     std::string rows = std::to_string(K.rows);
     bool partial = K.rows % S.rowsPerBlock != 0;
-    if (block) {
+    if (S.splits > 1) {
+      line("__shared__ bool mj_last; // this block is the last of its row to finish");
+      line("const int lane = threadIdx.x;");
+      line("const " + Idx + " row = blockIdx.x / " + std::to_string(S.splits) + ";");
+      line("const " + Idx + " part = blockIdx.x % " + std::to_string(S.splits) +
+           "; // this block's chunk of the row");
+    } else if (block) {
       line("const int lane = threadIdx.x;");
       line("const " + Idx + " row = blockIdx.x;");
     } else {
@@ -783,13 +803,28 @@ private:
         if (!exact)
           close();
         close();
+      } else if (S.splits > 1) {
+        std::string chunk = std::to_string(S.chunk);
+        line("const " + Idx + " first = part * " + chunk + ", end = min(first + " + chunk + ", (" +
+             Idx + ")" + std::to_string(kv) + ");");
+        line("#pragma unroll 4");
+        open("for (" + Idx + " " + lc.var + " = first + lane; " + lc.var + " < end; " + lc.var +
+             " += " + std::to_string(t) + ")");
+        elementWork(p, lc, storeGuard);
+        close();
       } else {
         open("for (" + Idx + " " + lc.var + " = lane; " + lc.var + " < " + std::to_string(kv) +
              "; " + lc.var + " += " + std::to_string(t) + ")");
         elementWork(p, lc, storeGuard);
         close();
       }
-      finishReductions(p, block ? "block" : "warp");
+      if (S.splits > 1) {
+        finishReductions(p, "block", false);
+        combineSplits(p);
+        defineReductions(p);
+      } else {
+        finishReductions(p, block ? "block" : "warp");
+      }
       rowValues(p + 1);
     }
     rowStores(partial ? "lane == 0 && rowValid" : "lane == 0");
@@ -798,6 +833,57 @@ private:
       decls += std::string(2 * indentAtDecl, ' ') + d + "\n";
     Out.insert(declAt, decls);
     Out += "}\n";
+  }
+
+  /// A row split over blocks: each block leaves its partial results in
+  /// mj_work (after one counter per row) and counts itself done; the last
+  /// block of the row reads the partials back, combines them in block order
+  /// (the same result every run) and resets the counter for the next launch.
+  void combineSplits(int pass) {
+    std::string splits = std::to_string(S.splits);
+    int nRed = 0;
+    for (const KReduction &red : K.reductions)
+      nRed += red.pass == pass;
+    auto at = [&](const std::string &part, int r) {
+      std::string i = "row * " + splits + " + " + part;
+      return nRed == 1 ? i : "(" + i + ") * " + std::to_string(nRed) + " + " + std::to_string(r);
+    };
+    line("// the row's partial results meet in mj_work: a counter per row, then the partials");
+    line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
+         std::to_string(K.rows) + ";");
+    open("if (lane == 0)");
+    int j = 0;
+    for (size_t r = 0; r < K.reductions.size(); ++r) {
+      if (K.reductions[r].pass != pass)
+        continue;
+      std::string acc = accName(static_cast<int>(r));
+      line("mj_partial[" + at("part", j++) + "] = " +
+           (accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
+           ";");
+    }
+    line("__threadfence(); // the partials are visible before the count says so");
+    line("mj_last = atomicAdd(&mj_count[row], 1u) == " + std::to_string(S.splits - 1) + "u;");
+    close();
+    line("__syncthreads();");
+    line("if (!mj_last) return;");
+    line("__threadfence();");
+    j = 0;
+    for (size_t r = 0; r < K.reductions.size(); ++r) {
+      const KReduction &red = K.reductions[r];
+      if (red.pass != pass)
+        continue;
+      bool isInt = accIsInt(static_cast<int>(r));
+      std::string acc = accName(static_cast<int>(r));
+      std::string raw = "__ldcg(&mj_partial[" + at("lane", j++) + "])";
+      std::string v = isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")";
+      line(acc + " = " +
+           (S.splits == S.block ? v
+                                : "lane < " + splits + " ? " + v + " : " +
+                                      reduceText(red.op, isInt).identity) +
+           ";");
+    }
+    finishReductions(pass, "block", false);
+    line("if (lane == 0) mj_count[row] = 0u; // ready for the next launch");
   }
 
   void outerCol() {

@@ -130,6 +130,27 @@ bool fitsInRegisters(const LoweredKernel &k, const Schedule &s) {
   return perThread * std::max(1, cachedLoads) <= kCacheBudget;
 }
 
+/// Few long rows leave most SMs idle with a block per row: a one-pass
+/// reduction splits each row over several blocks, about four blocks per SM
+/// in all, each with at least four vectors per thread.
+void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, Schedule &s) {
+  s.splits = 1;
+  s.chunk = 0;
+  int64_t kv = k.K / s.vec;
+  if (s.threadsPerRow <= 32 || k.passes != 1 || k.rows >= dev.smCount)
+    return;
+  int64_t wanted = (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
+  int64_t most = kv / (4 * int64_t(s.threadsPerRow));
+  int64_t splits = std::min<int64_t>({wanted, most, s.threadsPerRow});
+  if (splits < 2)
+    return;
+  s.chunk = (kv + splits - 1) / splits;
+  s.splits = static_cast<unsigned>((kv + s.chunk - 1) / s.chunk);
+  s.cached = false;
+  s.itemsPerThread = static_cast<unsigned>((s.chunk + s.threadsPerRow - 1) / s.threadsPerRow);
+  s.grid = k.rows * s.splits;
+}
+
 Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) {
   Schedule s;
   IndexContext ctx = k.ctx;
@@ -185,6 +206,7 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) 
     s.rowsPerBlock = 1;
   }
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
+  splitLongRows(k, dev, s);
   return s;
 }
 
@@ -256,7 +278,8 @@ std::map<std::string, int64_t> parseOverrides(const std::string &text) {
 
 bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-void applyOverrides(Schedule &s, const LoweredKernel &k, const std::map<std::string, int64_t> &kv) {
+void applyOverrides(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev,
+                    const std::map<std::string, int64_t> &kv) {
   auto get = [&](const char *key) -> std::optional<int64_t> {
     auto it = kv.find(key);
     if (it == kv.end())
@@ -320,9 +343,10 @@ void applyOverrides(Schedule &s, const LoweredKernel &k, const std::map<std::str
     int64_t kvecs = k.K / s.vec;
     s.itemsPerThread = static_cast<unsigned>((kvecs + t - 1) / t);
     s.cached = fitsInRegisters(k, s);
-    if (auto v = get("cached"))
-      s.cached = *v != 0;
     s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
+    splitLongRows(k, dev, s);
+    if (auto v = get("cached"))
+      s.cached = *v != 0 && s.splits == 1;
     return;
   }
   case ScheduleKind::MatmulSimt:
@@ -354,7 +378,7 @@ Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   }
   Schedule s = k.kind == KernelKind::Pointwise ? pointwiseSchedule(k, dev) : reductionSchedule(k, dev);
   if (!kv.empty())
-    applyOverrides(s, k, kv);
+    applyOverrides(s, k, dev, kv);
   return s;
 }
 
@@ -373,10 +397,14 @@ std::string Schedule::describe() const {
     return llvm::formatv("inner row: {0} per row, {1} row{2} per block ({3} threads), {4}-wide "
                          "vectors, {5}, grid {6}",
                          who, rowsPerBlock, rowsPerBlock == 1 ? "" : "s", block, vec,
-                         cached ? llvm::formatv("{0} per thread held in registers",
-                                                itemsPerThread)
-                                      .str()
-                                : std::string("looped over the row (read again in each pass)"),
+                         splits > 1 ? llvm::formatv("split over {0} blocks per row ({1} vectors "
+                                                    "each), the last to finish combines them",
+                                                    splits, chunk)
+                                          .str()
+                         : cached ? llvm::formatv("{0} per thread held in registers",
+                                                  itemsPerThread)
+                                        .str()
+                                  : std::string("looped over the row (read again in each pass)"),
                          grid)
         .str();
   }

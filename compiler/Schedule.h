@@ -35,6 +35,11 @@ struct Schedule {
   unsigned rowsPerBlock = 1;
   unsigned itemsPerThread = 1; ///< vectors per thread per row, when cached
   bool cached = true;          ///< the row's loads are kept in registers across passes
+  /// Blocks sharing one row (few, long rows): each reduces a chunk of
+  /// `chunk` vectors, and the last block of the row to finish combines the
+  /// partial results (in a fixed order) and runs what follows the reduction.
+  unsigned splits = 1;
+  int64_t chunk = 0;
   // OuterCol
   unsigned parts = 8;          ///< threads sharing one column
   // Matmul

@@ -38,6 +38,17 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
     CUfunction f = nullptr;
     d.check(d.cuModuleGetFunction(&f, m, k.name.c_str()), "cuModuleGetFunction");
     Functions.push_back(f);
+    // Above 48 KiB a block gets dynamic shared memory only once asked for.
+    if (k.dynamicShared > 48 * 1024) {
+      CUresult r = d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(k.dynamicShared));
+      if (r != CUDA_SUCCESS)
+        throw CudaError(llvm::formatv("kernel {0} needs {1} bytes of shared memory, more than "
+                                      "{2} allows: {3}",
+                                      k.name, k.dynamicShared, Dev.properties().name,
+                                      d.errorText(r))
+                            .str());
+    }
   }
   for (int64_t bytes : Prog.slotBytes)
     Slots.emplace_back(Dev, DType::Bool, Shape{std::max<int64_t>(bytes, 1)});
@@ -45,27 +56,38 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
   for (size_t b = 0; b < Prog.buffers.size(); ++b)
     if (Prog.buffers[b].role == ProgramBuffer::Role::Temp)
       Address[b] = Slots[Prog.buffers[b].slot].data();
-  for (const ProgramKernel &k : Prog.kernels) {
+  WorkAddress.assign(Prog.kernels.size(), 0);
+  for (size_t k = 0; k < Prog.kernels.size(); ++k) {
+    int64_t bytes = Prog.kernels[k].workspaceBytes;
+    if (bytes == 0)
+      continue;
+    Work.emplace_back(Dev, DType::Bool, Shape{bytes});
+    d.check(d.cuMemsetD8(Work.back().data(), 0, static_cast<size_t>(bytes)), "cuMemsetD8");
+    WorkAddress[k] = Work.back().data();
+  }
+  buildParams();
+  d.check(d.cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+void Executable::buildParams() {
+  Params.clear();
+  for (size_t k = 0; k < Prog.kernels.size(); ++k) {
     std::vector<void *> p;
-    for (int b : k.args)
+    for (int b : Prog.kernels[k].args)
       p.push_back(&Address[b]);
+    if (Prog.kernels[k].workspaceBytes)
+      p.push_back(&WorkAddress[k]);
     Params.push_back(std::move(p));
   }
-  d.check(d.cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 }
 
 Executable::Executable(Executable &&o) noexcept
     : Dev(o.Dev), Prog(std::move(o.Prog)), Modules(std::move(o.Modules)),
-      Functions(std::move(o.Functions)), Slots(std::move(o.Slots)), Address(std::move(o.Address)),
-      Stream(o.Stream), UseGraph(o.UseGraph), Graph(o.Graph), GraphExec(o.GraphExec),
+      Functions(std::move(o.Functions)), Slots(std::move(o.Slots)), Work(std::move(o.Work)),
+      Address(std::move(o.Address)), WorkAddress(std::move(o.WorkAddress)), Stream(o.Stream),
+      UseGraph(o.UseGraph), Graph(o.Graph), GraphExec(o.GraphExec),
       GraphAddress(std::move(o.GraphAddress)) {
-  // Parameter arrays point into Address, whose storage moved with it.
-  for (const ProgramKernel &k : Prog.kernels) {
-    std::vector<void *> p;
-    for (int b : k.args)
-      p.push_back(&Address[b]);
-    Params.push_back(std::move(p));
-  }
+  buildParams(); // the parameter arrays point into Address, whose storage moved with it
   o.Modules.clear();
   o.Stream = nullptr;
   o.Graph = nullptr;

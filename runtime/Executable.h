@@ -63,13 +63,16 @@ public:
 private:
   void checkInputs(llvm::ArrayRef<DeviceTensor> inputs) const;
   void launchAll();
+  void buildParams();
 
   Device Dev;
   Program Prog;
   std::vector<CUmodule> Modules;
   std::vector<CUfunction> Functions;
   std::vector<DeviceTensor> Slots;     ///< temporaries' memory
+  std::vector<DeviceTensor> Work;      ///< kernels' zeroed scratch (ProgramKernel::workspaceBytes)
   std::vector<CUdeviceptr> Address;    ///< per buffer, the address bound now
+  std::vector<CUdeviceptr> WorkAddress; ///< per kernel, its scratch or 0
   std::vector<std::vector<void *>> Params; ///< per kernel, pointers into Address
   CUstream Stream = nullptr;
   bool UseGraph = false;

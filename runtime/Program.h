@@ -41,7 +41,11 @@ struct ProgramKernel {
   std::string source;   ///< the CUDA C++ compiled (preamble included)
   unsigned block = 256; ///< threads per block (1-D)
   int64_t grid = 1;     ///< blocks (1-D)
-  unsigned dynamicShared = 0;
+  unsigned dynamicShared = 0; ///< bytes; above 48 KiB the executable raises the kernel's limit
+  /// Bytes of zeroed scratch memory passed as the last argument, which the
+  /// kernel leaves zeroed again (the partial results and counters of a
+  /// reduction split across blocks).
+  int64_t workspaceBytes = 0;
   std::vector<int> args; ///< buffer ids, in parameter order
   int64_t bytesRead = 0, bytesWritten = 0; ///< each buffer read or written once
   int64_t flops = 0;

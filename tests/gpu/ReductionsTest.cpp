@@ -85,5 +85,54 @@ TEST_F(Reductions, FullReductionOfALongVector) {
   }
 }
 
+TEST_F(Reductions, FewLongRowsSplitAcrossBlocks) {
+  // Rows long enough and few enough that each is split over many blocks; the
+  // last block of a row combines the partials, so the result must also hold
+  // when the same executable runs again (the row counters reset themselves)
+  // and under graph replay.
+  struct Case {
+    DType t;
+    Shape s;
+  };
+  for (const Case &c : {Case{DType::F32, {(int64_t(1) << 24) + 3}}, Case{DType::F32, {3, 1 << 22}},
+                        Case{DType::F16, {7, 1000003}}, Case{DType::I32, {2, 3000001}}}) {
+    Graph g("split_rows");
+    Tensor x = g.input("x", c.t, c.s);
+    int64_t last = static_cast<int64_t>(c.s.rank()) - 1;
+    if (c.t == DType::I32) {
+      g.output(sum(x, {last}), "s");
+      g.output(max(x, {last}), "mx");
+    } else {
+      Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
+      g.output(sqrt(mean(xf * xf, {last}) + 1e-6), "rms"); // a prologue and an epilogue
+      g.output(max(x, {last}), "mx");
+      g.output(sum(x, {last}), "s");
+    }
+    expectMatches(g, 11, /*fusedOnly=*/true);
+    if (!Gpu)
+      continue;
+    CompileOptions opt;
+    opt.device = gpu().properties();
+    CompiledGraph cg = compileGraph(g, opt);
+    ASSERT_EQ(cg.program.kernels.size(), 1u);
+    EXPECT_GT(cg.program.kernels[0].workspaceBytes, 0) << cg.fusedText();
+    std::vector<HostTensor> in = randomInputs(g, 12);
+    std::vector<HostTensor> ref = evaluate(g, in);
+    Executable exe(gpu(), cg.program);
+    std::vector<DeviceTensor> din{DeviceTensor::fromHost(gpu(), in[0])};
+    for (int run = 0; run < 4; ++run) {
+      exe.setGraphReplay(run >= 2);
+      std::vector<DeviceTensor> dout = exe.allocateOutputs();
+      poisonTensors(dout);
+      exe.enqueue(din, dout);
+      exe.synchronize();
+      for (size_t i = 0; i < dout.size(); ++i) {
+        CompareResult cr = compareTensors(dout[i].download(), ref[i], toleranceFor(g, g.outputs()[i]));
+        EXPECT_TRUE(cr.ok) << "run " << run << " output " << i << ": " << cr.summary;
+      }
+    }
+  }
+}
+
 } // namespace
 } // namespace minijit

@@ -237,6 +237,27 @@ TEST(Schedule, LongRowsUseABlockEach) {
       << c.cuda[0];
 }
 
+TEST(Schedule, FewLongRowsAreSplitAcrossBlocks) {
+  CompiledGraph c = lower(rowSum(3, 1 << 22)); // 3 rows: a block each would use 3 SMs
+  const Schedule &s = c.schedules[0];
+  EXPECT_GT(s.splits, 1u);
+  EXPECT_EQ(s.grid, 3 * int64_t(s.splits));
+  EXPECT_GE(s.grid, 132); // at least a block per SM of the H200
+  EXPECT_EQ(s.chunk * s.splits >= (1 << 22) / 4, true);
+  EXPECT_FALSE(s.cached);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (3 + 3 * int64_t(s.splits)) * 4);
+  EXPECT_TRUE(contains(c.cuda[0], "atomicAdd(&mj_count[row], 1u)")) << c.cuda[0];
+}
+
+TEST(Schedule, ManyRowsShortRowsAndMultiPassRowsAreNotSplit) {
+  for (const CompiledGraph &c :
+       {lower(rowSum(132, 1 << 20)), lower(rowSum(3, 2048)), lower(softmax(1, 1 << 22))}) {
+    EXPECT_EQ(c.schedules[0].splits, 1u) << c.fusedText();
+    EXPECT_EQ(c.program.kernels[0].workspaceBytes, 0);
+    EXPECT_FALSE(contains(c.cuda[0], "mj_work")) << c.cuda[0];
+  }
+}
+
 TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
   CompiledGraph c = lower(softmax(100, 1024)); // 100 rows, 8 per block
   EXPECT_NE(100 % c.schedules[0].rowsPerBlock, 0u);

@@ -1,7 +1,8 @@
 //===- minijit.h - the one header for users ---------------------*- C++ -*-===//
 // Build a graph (ir/Builder.h), compile it (compiler/Compiler.h), run it on a
-// GPU (runtime/Executable.h), profile it (runtime/Profiler.h), and check it
-// against the CPU reference (ir/Evaluator.h).
+// GPU (runtime/Executable.h), profile it (runtime/Profiler.h), check it
+// against the CPU reference (ir/Evaluator.h), and share device tensors with
+// other frameworks (runtime/DLPack.h).
 //
 //   minijit::Graph g("gelu");
 //   auto x = g.input("x", minijit::DType::F32, {1 << 20});
@@ -21,6 +22,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Version.h"
+#include "runtime/DLPack.h"
 #include "runtime/Device.h"
 #include "runtime/Executable.h"
 #include "runtime/Memory.h"

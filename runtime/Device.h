@@ -17,6 +17,9 @@ namespace minijit {
 
 class Allocator;
 
+/// A GPU opened through the driver, with its primary context and caching
+/// allocator. Cheap to copy: copies share one state. A default-constructed
+/// Device is no device (only assignment and destruction are valid).
 class Device {
 public:
   /// Opens GPU `ordinal`. Throws CudaError ("no CUDA driver found ...", or
@@ -25,15 +28,21 @@ public:
   /// True when a driver and at least one GPU are present; never throws.
   static bool available(std::string *why = nullptr);
 
+  /// What the schedules use: SMs, compute capability, shared memory, L2.
   const DeviceProperties &properties() const;
+  /// The driver's number for this GPU, as passed to open().
   int ordinal() const;
   /// Makes this device's context current on the calling thread.
   void makeCurrent() const;
+  /// Waits for all work on the device (cuCtxSynchronize); throws CudaError
+  /// for a kernel that failed.
   void synchronize() const;
   /// Bytes free and total, as the driver reports them.
   std::pair<size_t, size_t> memoryInfo() const;
+  /// The device's caching allocator, which DeviceTensor allocates from.
   Allocator &allocator() const;
 
+  /// True for copies of the same opened device.
   bool operator==(const Device &o) const { return S == o.S; }
 
 private:

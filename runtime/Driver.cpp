@@ -28,7 +28,8 @@ static Loaded loadDriver() {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
-    l.error = std::string("no CUDA driver found (cannot load libcuda.so.1: ") + (e ? e : "?") + ")";
+    // dlerror() already names the library: "libcuda.so.1: cannot open shared object file ..."
+    l.error = std::string("no CUDA driver found (") + (e ? e : "dlopen of libcuda.so.1 failed") + ")";
     return l;
   }
   auto getProc = reinterpret_cast<GetProcFn>(dlsym(h, "cuGetProcAddress_v2"));

@@ -12,6 +12,8 @@
 
 namespace minijit {
 
+/// The CUDA driver's entry points, loaded once per process. One member per
+/// function of runtime/DriverFunctions.def, named and typed as in cuda.h.
 class Driver {
 public:
   /// The loaded driver, initialised (cuInit). Throws CudaError "no CUDA

@@ -11,6 +11,8 @@ namespace minijit {
 DeviceBuffer::~DeviceBuffer() {
   if (Owner)
     Owner->release(Ptr, Bytes);
+  else if (Release)
+    Release();
 }
 
 Allocator::~Allocator() { releaseCached(); }
@@ -101,6 +103,16 @@ DeviceTensor DeviceTensor::wrap(const Device &dev, CUdeviceptr ptr, DType dtype,
   t.Type = dtype;
   t.Dims = shape;
   t.Buf = std::make_shared<DeviceBuffer>(nullptr, ptr, t.bytes());
+  return t;
+}
+
+DeviceTensor DeviceTensor::wrap(const Device &dev, CUdeviceptr ptr, DType dtype, const Shape &shape,
+                                std::function<void()> release) {
+  DeviceTensor t;
+  t.Dev = dev;
+  t.Type = dtype;
+  t.Dims = shape;
+  t.Buf = std::make_shared<DeviceBuffer>(ptr, t.bytes(), std::move(release));
   return t;
 }
 

@@ -11,6 +11,7 @@
 
 #include <cuda.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,28 +19,42 @@
 
 namespace minijit {
 
-/// A block of device memory; returned to its allocator when destroyed.
+/// A block of device memory. Memory from an Allocator goes back to it when
+/// the buffer is destroyed; memory minijit does not own is left alone, or
+/// handed back to its owner through a release callback.
 class DeviceBuffer {
 public:
+  /// A block from `owner`, or memory the caller owns when `owner` is null.
   DeviceBuffer(Allocator *owner, CUdeviceptr ptr, size_t bytes)
       : Owner(owner), Ptr(ptr), Bytes(bytes) {}
+  /// Memory another owner keeps: `release` (which must not throw) runs once,
+  /// when the buffer is destroyed, without waiting for work on the GPU.
+  DeviceBuffer(CUdeviceptr ptr, size_t bytes, std::function<void()> release)
+      : Owner(nullptr), Ptr(ptr), Bytes(bytes), Release(std::move(release)) {}
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  /// The device address of the block.
   CUdeviceptr ptr() const { return Ptr; }
+  /// Its size in bytes (for a block of an Allocator, the whole bin).
   size_t bytes() const { return Bytes; }
 
 private:
-  Allocator *Owner; ///< null for memory the caller owns
+  Allocator *Owner; ///< null for memory minijit does not own
   CUdeviceptr Ptr;
   size_t Bytes;
+  std::function<void()> Release; ///< for memory of another owner, when set
 };
 
+/// The allocator's counters, in bytes of whole bins.
 struct AllocatorStats {
-  size_t bytesInUse = 0, bytesCached = 0;
-  uint64_t driverAllocations = 0, reuses = 0;
+  size_t bytesInUse = 0;          ///< held by live buffers
+  size_t bytesCached = 0;         ///< freed, kept for reuse
+  uint64_t driverAllocations = 0; ///< calls to cuMemAlloc
+  uint64_t reuses = 0;            ///< requests served from the cache
 };
 
+/// The caching allocator of one device (Device::allocator()); thread-safe.
 class Allocator {
 public:
   /// Allocates in `ctx` (a device's primary context).
@@ -51,6 +66,7 @@ public:
   std::shared_ptr<DeviceBuffer> allocate(size_t bytes);
   /// Frees every cached (unused) block.
   void releaseCached();
+  /// A snapshot of the counters.
   AllocatorStats stats() const;
 
 private:
@@ -64,27 +80,38 @@ private:
   AllocatorStats Stats;
 };
 
-/// A dense, row-major tensor in device memory.
+/// A dense, row-major tensor in device memory. Copies share the memory, which
+/// is released with the last copy.
 class DeviceTensor {
 public:
   DeviceTensor() = default;
   /// Allocates an uninitialised tensor.
   DeviceTensor(const Device &dev, DType dtype, const Shape &shape);
   /// Wraps memory the caller owns and keeps alive (no copy, never freed).
+  /// `ptr` must be 16-byte aligned: kernels use 16-byte vector accesses.
   static DeviceTensor wrap(const Device &dev, CUdeviceptr ptr, DType dtype, const Shape &shape);
+  /// Wraps memory of another owner (no copy): `release` runs once, when the
+  /// last copy of the tensor is gone (see DeviceBuffer). fromDLPack uses it.
+  static DeviceTensor wrap(const Device &dev, CUdeviceptr ptr, DType dtype, const Shape &shape,
+                           std::function<void()> release);
   /// A device copy of a host tensor.
   static DeviceTensor fromHost(const Device &dev, const HostTensor &h);
 
+  /// False for a default-constructed tensor, which has no memory.
   bool valid() const { return Buf != nullptr; }
-  DType dtype() const { return Type; }
-  const Shape &shape() const { return Dims; }
-  int64_t numel() const { return Dims.numel(); }
+  DType dtype() const { return Type; }           ///< the element type
+  const Shape &shape() const { return Dims; }    ///< the dimensions
+  int64_t numel() const { return Dims.numel(); } ///< the number of elements
+  /// The bytes of the elements (the buffer may be larger).
   size_t bytes() const { return static_cast<size_t>(numel()) * dtypeSize(Type); }
+  /// The device address of element 0; 0 for an invalid tensor.
   CUdeviceptr data() const { return Buf ? Buf->ptr() : 0; }
+  /// The device the memory is on.
   const Device &device() const { return Dev; }
 
   /// Copies `h` in; throws GraphError when its dtype or shape differ.
   void upload(const HostTensor &h);
+  /// A host copy of the elements (waits for the copy).
   HostTensor download() const;
 
 private:

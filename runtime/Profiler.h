@@ -22,29 +22,31 @@ struct WaveMath {
 };
 WaveMath computeWaves(int64_t blocks, int sms, int blocksPerSM);
 
+/// One kernel's place on the roofline: time, traffic, work and occupancy.
 struct KernelProfile {
-  std::string name;
+  std::string name;      ///< the kernel's entry point
   double us = 0;         ///< median time
   int64_t bytes = 0;     ///< read + written, each buffer once
   double gbps = 0;       ///< bytes / time
   double copyFraction = 0; ///< gbps / the copy's bandwidth
-  int64_t flops = 0;
+  int64_t flops = 0;     ///< floating-point operations per run
   double intensity = 0;  ///< flops / bytes
-  int64_t grid = 0;
-  unsigned block = 0;
-  int blocksPerSM = 0;
-  WaveMath waves;
-  KernelResources resources;
+  int64_t grid = 0;      ///< blocks launched
+  unsigned block = 0;    ///< threads per block
+  int blocksPerSM = 0;   ///< resident blocks per SM (occupancy)
+  WaveMath waves;        ///< how the grid fills the SMs
+  KernelResources resources; ///< registers, shared memory, spills
   double startUs = 0;    ///< offset within one run (for the trace)
 };
 
+/// What profileExecutable measured: one entry per kernel, in launch order.
 struct Profile {
-  std::string device;
-  std::string graph;
+  std::string device;    ///< the GPU's name
+  std::string graph;     ///< the graph's name
   double copyGBps = 0;   ///< the same device's device-to-device copy
-  int runs = 0;
+  int runs = 0;          ///< timed runs per kernel
   double totalUs = 0;    ///< sum of the kernels' medians
-  std::vector<KernelProfile> kernels;
+  std::vector<KernelProfile> kernels; ///< in launch order
 };
 
 /// The bandwidth of a device-to-device copy of `bytes` (bytes read plus bytes
@@ -57,12 +59,15 @@ Profile profileExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
                           llvm::ArrayRef<DeviceTensor> outputs, int runs = 100,
                           double copyGBps = 0);
 
-/// Times whole runs with events: the median, after warm-up runs.
+/// The time of whole runs, from events on the stream.
 struct RunTiming {
-  double medianUs = 0, minUs = 0, meanUs = 0;
-  int runs = 0;
+  double medianUs = 0;   ///< the median run
+  double minUs = 0;      ///< the fastest run
+  double meanUs = 0;     ///< the mean over the runs
+  int runs = 0;          ///< timed runs (after the warm-up)
   double hostUsPerRun = 0; ///< wall time of `runs` back-to-back enqueues / runs
 };
+/// Times whole runs with events: the median, after `warmup` untimed runs.
 RunTiming timeExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
                          llvm::ArrayRef<DeviceTensor> outputs, int runs = 100, int warmup = 10);
 /// The same, run i using buffer set i % sets (so a small workload still

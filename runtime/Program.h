@@ -15,29 +15,34 @@
 
 namespace minijit {
 
+/// One tensor a program's kernels read or write.
 struct ProgramBuffer {
+  /// A graph input, a graph output, or a temporary between kernels.
   enum class Role { Input, Output, Temp };
   std::string name; ///< the IR value it holds, without '%'
-  DType dtype = DType::F32;
-  Shape shape;
-  Role role = Role::Temp;
+  DType dtype = DType::F32; ///< the element type
+  Shape shape;              ///< dense, row-major
+  Role role = Role::Temp;   ///< who provides the memory
   int slot = -1;    ///< Temp: the memory slot it shares with others not alive at once
+  /// The bytes of its elements.
   int64_t bytes() const { return shape.numel() * dtypeSize(dtype); }
 };
 
 /// ptxas's resource report for one kernel.
 struct KernelResources {
-  unsigned registers = 0;
+  unsigned registers = 0;    ///< per thread
   unsigned sharedBytes = 0;  ///< static shared memory
-  unsigned stackBytes = 0;
-  unsigned spillStores = 0, spillLoads = 0;
-  bool known = false;
+  unsigned stackBytes = 0;   ///< per thread
+  unsigned spillStores = 0;  ///< bytes spilled to local memory
+  unsigned spillLoads = 0;   ///< bytes loaded back from local memory
+  bool known = false;        ///< false when ptxas gave no report
 };
 
+/// One kernel: its image, its launch geometry and what it moves and computes.
 struct ProgramKernel {
   std::string name;     ///< entry point
   std::string cubin;    ///< compiled for Program::arch
-  std::string ptx;
+  std::string ptx;      ///< the PTX, for inspection
   std::string source;   ///< the CUDA C++ compiled (preamble included)
   unsigned block = 256; ///< threads per block (1-D)
   int64_t grid = 1;     ///< blocks (1-D)
@@ -47,20 +52,23 @@ struct ProgramKernel {
   /// reduction split across blocks).
   int64_t workspaceBytes = 0;
   std::vector<int> args; ///< buffer ids, in parameter order
-  int64_t bytesRead = 0, bytesWritten = 0; ///< each buffer read or written once
-  int64_t flops = 0;
-  KernelResources resources;
+  int64_t bytesRead = 0;    ///< each buffer read once
+  int64_t bytesWritten = 0; ///< each buffer written once
+  int64_t flops = 0;        ///< floating-point operations per launch
+  KernelResources resources; ///< ptxas's report
 };
 
+/// A compiled graph: what compileGraph produces and an Executable runs.
 struct Program {
-  std::string graphName;
+  std::string graphName;             ///< the graph's name
   std::string arch;                  ///< e.g. sm_90
-  std::vector<ProgramBuffer> buffers;
+  std::vector<ProgramBuffer> buffers; ///< indexed by buffer id
   std::vector<int> inputs;           ///< buffer per graph input
   std::vector<int> outputs;          ///< buffer per graph output (may repeat)
   std::vector<ProgramKernel> kernels; ///< launched in this order
   std::vector<int64_t> slotBytes;    ///< size of each temporary slot
 
+  /// The bytes all kernels read and write together.
   int64_t bytesMoved() const {
     int64_t b = 0;
     for (const ProgramKernel &k : kernels)

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages minijit builds with, when they are missing:
-# CMake, g++, LLVM 14 (Support, FileCheck, lit), GoogleTest, zlib. The CUDA
-# toolkit (headers and libnvrtc) is expected at /usr/local/cuda.
+# CMake, g++, LLVM 14 (Support, FileCheck, lit), GoogleTest, zlib, the DLPack
+# header. With --docs, also Doxygen for the API reference (`--target docs`).
+# The CUDA toolkit (headers and libnvrtc) is expected at /usr/local/cuda.
 set -euo pipefail
-packages=(cmake g++ make python3 llvm-14-dev llvm-14-tools libgtest-dev zlib1g-dev)
+packages=(cmake g++ make python3 llvm-14-dev llvm-14-tools libgtest-dev zlib1g-dev libdlpack-dev)
+for arg in "$@"; do
+  case "$arg" in
+    --docs) packages+=(doxygen) ;;
+    *) echo "usage: $0 [--docs]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -43,6 +43,14 @@ Graph matmulBiasGelu(int64_t n, DType t) {
   return g;
 }
 
+/// A full sum: one long row, split across blocks.
+Graph fullSum(int64_t n) {
+  Graph g("full_sum");
+  Tensor x = g.input("x", DType::F32, {n});
+  g.output(sum(x), "s");
+  return g;
+}
+
 Graph plainMatmul(int64_t n, DType t) {
   Graph g("matmul");
   Tensor x = g.input("x", t, {n, n});
@@ -63,6 +71,7 @@ std::vector<Workload> workloads() {
       {"layernorm 8192x8192", [] { return layernorm(8192, 8192); }},
       {"rmsnorm 8192x8192", [] { return rmsnorm(8192, 8192); }},
       {"gelu bf16 n=2^26", [] { return gelu(int64_t(1) << 26, DType::BF16); }},
+      {"sum n=2^26", [] { return fullSum(int64_t(1) << 26); }},
       {"matmul f32 4096^3", [] { return plainMatmul(4096, DType::F32); }, false, false},
       {"matmul f16 4096^3", [] { return plainMatmul(4096, DType::F16); }, false, false},
       {"matmul f16 8192^3", [] { return plainMatmul(8192, DType::F16); }, false, false},

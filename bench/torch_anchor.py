@@ -77,6 +77,7 @@ def workloads():
         ("rmsnorm 8192x8192", [(8192, 8192), (8192,)], f32, rmsnorm_prims,
          lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6), False),
         ("gelu bf16 n=2^26", [(n26,)], bf16, gelu_prims, lambda x: F.gelu(x, approximate="tanh"), False),
+        ("sum n=2^26", [(n26,)], f32, torch.sum, torch.sum, False),
         ("matmul f32 4096^3", [(4096, 4096), (4096, 4096)], f32, torch.matmul, torch.matmul, False),
         ("matmul f16 4096^3", [(4096, 4096), (4096, 4096)], torch.float16, torch.matmul, torch.matmul, False),
         ("matmul f16 8192^3", [(8192, 8192), (8192, 8192)], torch.float16, torch.matmul, torch.matmul, False),

@@ -190,6 +190,7 @@ CompiledGraph compileGraph(const Graph &g, const CompileOptions &opt) {
     pk.source = cudaPreamble() + "\n" + c.cuda[k];
     pk.block = c.schedules[k].block;
     pk.grid = c.schedules[k].grid;
+    pk.dynamicShared = c.schedules[k].sharedBytes;
     if (c.schedules[k].splits > 1) {
       const LoweredKernel &lk = c.lowered[k];
       int64_t partials = lk.rows * c.schedules[k].splits * static_cast<int64_t>(lk.reductions.size());
@@ -277,8 +278,11 @@ std::string CompiledGraph::resourcesText() const {
       os << llvm::formatv("{0,-32} (not compiled)\n", k.name);
       continue;
     }
+    // Shared memory: the static part ptxas reports plus the dynamic part
+    // the launch asks for (the multi-stage matmul tiles).
     os << llvm::formatv("{0,-32} {1,5} {2,8} {3,7} {4,7} {5,7} {6,10} {7,6}\n", k.name, r.registers,
-                        r.sharedBytes, r.stackBytes, r.spillStores, r.spillLoads, k.grid, k.block);
+                        r.sharedBytes + k.dynamicShared, r.stackBytes, r.spillStores, r.spillLoads,
+                        k.grid, k.block);
   }
   bool spills = llvm::any_of(program.kernels, [](const ProgramKernel &k) {
     return k.resources.spillStores || k.resources.spillLoads;

@@ -950,95 +950,278 @@ private:
     return "(" + inBounds + ") ? " + (toFloat ? loadConv(p.dtype, v) : v) + " : " + zero;
   }
 
+  /// How one operand's tile is read: A is bm x bk (rows m, columns k), B is
+  /// bk x bn (rows k, columns n).
+  struct Operand {
+    const KParam *param;
+    std::string name, batch, rowVar, colVar, rowExt, colExt, row0, col0;
+    unsigned rows, cols;
+    int64_t rowStride, colStride;
+    bool vec;
+  };
+  Operand operand(bool isA) {
+    const KMatmul &mm = *K.matmul;
+    Operand o;
+    o.param = &K.params[isA ? mm.aParam : mm.bParam];
+    o.name = isA ? "A" : "B";
+    o.batch = isA ? "aBatch" : "bBatch";
+    o.rowVar = isA ? "gm" : "gk";
+    o.colVar = isA ? "gk" : "gn";
+    o.rowExt = std::to_string(isA ? mm.M : mm.K);
+    o.colExt = std::to_string(isA ? mm.K : mm.N);
+    o.row0 = isA ? "m0" : "k0";
+    o.col0 = isA ? "k0" : "n0";
+    o.rows = isA ? S.bm : S.bk;
+    o.cols = isA ? S.bk : S.bn;
+    o.rowStride = isA ? mm.aStrideM : mm.bStrideK;
+    o.colStride = isA ? mm.aStrideK : mm.bStrideN;
+    o.vec = isA ? S.vecA : S.vecB;
+    return o;
+  }
+
+  /// The bounds check of a tile element at (rowVar, colVar): empty when
+  /// every tile lies inside the matrix (the extents are whole tiles).
+  std::string inBounds(const Operand &o) {
+    bool isA = o.name == "A";
+    int64_t rowExt = std::stoll(o.rowExt), colExt = std::stoll(o.colExt);
+    bool rowsWhole = rowExt % (isA ? S.bm : S.bk) == 0;
+    bool colsWhole = colExt % (isA ? S.bk : S.bn) == 0;
+    std::string c;
+    if (!rowsWhole)
+      c = o.rowVar + " < " + o.rowExt;
+    if (!colsWhole)
+      c += (c.empty() ? "" : " && ") + o.colVar + " < " + o.colExt;
+    return c;
+  }
+
+  /// Element e of a tile as (r, c): the fastest index follows the unit stride.
+  void tileElement(const Operand &o, const std::string &e) {
+    bool colFast = o.colStride == 1 || o.rowStride != 1;
+    std::string rows = std::to_string(o.rows), cols = std::to_string(o.cols);
+    if (colFast)
+      line("const int r = " + e + " / " + cols + ", c = " + e + " % " + cols + ";");
+    else
+      line("const int r = " + e + " % " + rows + ", c = " + e + " / " + rows + ";");
+    line("const " + Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " + o.col0 +
+         " + c;");
+  }
+
   void matmul() {
     const KMatmul &mm = *K.matmul;
-    const KParam &pa = K.params[mm.aParam], &pb = K.params[mm.bParam];
-    bool mma = S.kind == ScheduleKind::MatmulMma;
-    std::string M = std::to_string(mm.M), N = std::to_string(mm.N), Kd = std::to_string(mm.K);
-    std::string bm = std::to_string(S.bm), bn = std::to_string(S.bn), bk = std::to_string(S.bk);
-    std::string threads = std::to_string(S.block);
-    if (mma) {
-      line("__shared__ alignas(16) unsigned short As[2][" + bm + "][" + bk + " + 8]; // A tiles, "
-           "padded against bank conflicts");
-      line("__shared__ alignas(16) unsigned short Bs[2][" + bk + "][" + bn + " + 8]; // B tiles");
-    } else {
-      line("__shared__ float As[" + bk + "][" + bm + " + 4]; // the A tile, transposed: As[k][m]");
-      line("__shared__ float Bs[" + bk + "][" + bn + " + 4]; // the B tile: Bs[k][n]");
-    }
     tileCoordinates();
     line("const " + Idx + " aBatch = " + idx(mm.aBase) + ", bBatch = " + idx(mm.bBase) + ";");
-    // Loops over tile elements: the fastest index follows the unit stride.
-    auto tileLoop = [&](bool isA, bool toShared, const std::string &stage) {
-      const KParam &p = isA ? pa : pb;
-      std::string rows = isA ? bm : bk, cols = isA ? bk : bn;
-      bool colFast = isA ? mm.aStrideK == 1 || mm.aStrideM != 1 : mm.bStrideN == 1 || mm.bStrideK != 1;
-      open("for (int e = threadIdx.x; e < " + rows + " * " + cols + "; e += " + threads + ")");
-      if (colFast)
-        line("const int r = e / " + cols + ", c = e % " + cols + ";");
-      else
-        line("const int r = e % " + rows + ", c = e / " + rows + ";");
-      std::string load;
-      if (isA) {
-        line("const " + Idx + " gm = m0 + r, gk = k0 + c;");
-        load = operandLoad(p, "aBatch", "gm", mm.aStrideM, "gk", mm.aStrideK,
-                           "gm < " + M + " && gk < " + Kd, !mma);
-        line((mma ? "As[" + stage + "][r][c]" : std::string("As[c][r]")) + " = " + load + ";");
+    if (S.kind == ScheduleKind::MatmulSimt)
+      matmulSimt();
+    else
+      matmulMma();
+    Out += "}\n";
+  }
+
+  /// f32 on the CUDA cores: each thread computes tm x tn outputs from values
+  /// it reads out of shared memory; the next k-slice is fetched into
+  /// registers while this one is used.
+  void matmulSimt() {
+    const KMatmul &mm = *K.matmul;
+    std::string bm = std::to_string(S.bm), bn = std::to_string(S.bn), bk = std::to_string(S.bk);
+    std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
+    unsigned threads = S.block;
+    // With 8x8 outputs a thread takes two 4-wide groups of rows (and of
+    // columns), half a tile apart, so that a warp's float4 reads of shared
+    // memory fall in distinct banks.
+    bool halves = S.tm == 8 && S.tn == 8;
+    line("__shared__ alignas(16) float As[2][" + bk + "][" + bm + " + 4]; // A tiles, transposed: As[s][k][m]");
+    line("__shared__ alignas(16) float Bs[2][" + bk + "][" + bn + " + 4]; // B tiles: Bs[s][k][n]");
+    unsigned tx = S.bn / S.tn;
+    line("const int tx = threadIdx.x % " + std::to_string(tx) + ", ty = threadIdx.x / " +
+         std::to_string(tx) + ";");
+    std::string rowOf = halves ? "(ii / 4) * " + std::to_string(S.bm / 2) + " + ty * 4 + ii % 4"
+                               : "ty * " + TM + " + ii";
+    std::string colOf = halves ? "(jj / 4) * " + std::to_string(S.bn / 2) + " + tx * 4 + jj % 4"
+                               : "tx * " + TN + " + jj";
+    line("// this thread's outputs: rows m0 + " + rowOf + ", columns n0 + " + colOf);
+    line("float acc[" + TM + "][" + TN + "];");
+    line("#pragma unroll");
+    open("for (int ii = 0; ii < " + TM + "; ++ii)");
+    line("#pragma unroll");
+    line("for (int jj = 0; jj < " + TN + "; ++jj) acc[ii][jj] = 0.0f;");
+    close();
+    // Registers holding the next k-slice: float4s along the unit stride, or elements.
+    Operand ops[2] = {operand(true), operand(false)};
+    unsigned per[2];
+    for (int i = 0; i < 2; ++i) {
+      const Operand &o = ops[i];
+      unsigned n = o.rows * o.cols / (o.vec ? 4 : 1);
+      per[i] = (n + threads - 1) / threads;
+      line((o.vec ? "float4 " : "float ") + o.name + "next[" + std::to_string(per[i]) + "]; // " +
+           (o.vec ? "float4s" : "elements") + " of the next " + o.name + " tile");
+    }
+    line("// reads the k-slice at k0 from memory into registers");
+    open("auto fetch = [&](" + Idx + " k0)");
+    for (int i = 0; i < 2; ++i) {
+      const Operand &o = ops[i];
+      unsigned n = o.rows * o.cols / (o.vec ? 4 : 1);
+      line("#pragma unroll");
+      open("for (int i = 0; i < " + std::to_string(per[i]) + "; ++i)");
+      line("const int e = threadIdx.x + i * " + std::to_string(threads) + ";");
+      if (o.vec) {
+        std::string cols4 = std::to_string(o.cols / 4);
+        line("const int r = e / " + cols4 + ", c = e % " + cols4 + " * 4;");
+        line("const " + Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+             o.col0 + " + c;");
+        std::string load = "*reinterpret_cast<const float4 *>(" + o.param->name + " + " + o.batch +
+                           " + " + o.rowVar + " * " + std::to_string(o.rowStride) + " + " +
+                           o.colVar + ")";
+        std::string ok = inBounds(o);
+        line(o.name + "next[i] = " +
+             (ok.empty() ? load : ok + " ? " + load + " : make_float4(0.0f, 0.0f, 0.0f, 0.0f)") +
+             ";");
       } else {
-        line("const " + Idx + " gk = k0 + r, gn = n0 + c;");
-        load = operandLoad(p, "bBatch", "gk", mm.bStrideK, "gn", mm.bStrideN,
-                           "gk < " + Kd + " && gn < " + N, !mma);
-        line((mma ? "Bs[" + stage + "][r][c]" : std::string("Bs[r][c]")) + " = " + load + ";");
+        bool guard = n % threads != 0;
+        if (guard)
+          open("if (e < " + std::to_string(n) + ")");
+        tileElement(o, "e");
+        line(o.name + "next[i] = " +
+             operandLoad(*o.param, o.batch, o.rowVar, o.rowStride, o.colVar, o.colStride,
+                         o.rowVar + " < " + o.rowExt + " && " + o.colVar + " < " + o.colExt, true) +
+             ";");
+        if (guard)
+          close();
       }
-      (void)toShared;
       close();
+    }
+    --Indent;
+    line("};");
+    line("// stores the fetched k-slice into stage s of the tiles");
+    open("auto stash = [&](int s)");
+    for (int i = 0; i < 2; ++i) {
+      const Operand &o = ops[i];
+      bool isA = i == 0;
+      unsigned n = o.rows * o.cols / (o.vec ? 4 : 1);
+      line("#pragma unroll");
+      open("for (int i = 0; i < " + std::to_string(per[i]) + "; ++i)");
+      line("const int e = threadIdx.x + i * " + std::to_string(threads) + ";");
+      if (o.vec) {
+        std::string cols4 = std::to_string(o.cols / 4);
+        line("const int r = e / " + cols4 + ", c = e % " + cols4 + " * 4;");
+        if (isA)
+          line("As[s][c][r] = Anext[i].x, As[s][c + 1][r] = Anext[i].y, As[s][c + 2][r] = "
+               "Anext[i].z, As[s][c + 3][r] = Anext[i].w;");
+        else
+          line("*reinterpret_cast<float4 *>(&Bs[s][r][c]) = Bnext[i];");
+      } else {
+        bool guard = n % threads != 0;
+        if (guard)
+          open("if (e < " + std::to_string(n) + ")");
+        bool colFast = o.colStride == 1 || o.rowStride != 1;
+        std::string rows = std::to_string(o.rows), cols = std::to_string(o.cols);
+        if (colFast)
+          line("const int r = e / " + cols + ", c = e % " + cols + ";");
+        else
+          line("const int r = e % " + rows + ", c = e / " + rows + ";");
+        line(std::string(isA ? "As[s][c][r]" : "Bs[s][r][c]") + " = " + o.name + "next[i];");
+        if (guard)
+          close();
+      }
+      close();
+    }
+    --Indent;
+    line("};");
+    line("const int kTiles = (" + std::to_string(mm.K) + " + " + bk + " - 1) / " + bk + ";");
+    line("fetch(0);");
+    line("stash(0);");
+    line("__syncthreads();");
+    open("for (int t = 0; t < kTiles; ++t)");
+    line("const int s = t % 2;");
+    line("if (t + 1 < kTiles) fetch((" + Idx + ")(t + 1) * " + bk +
+         "); // in flight while this slice is used");
+    line("#pragma unroll");
+    open("for (int p = 0; p < " + bk + "; ++p)");
+    line("float ar[" + TM + "], br[" + TN + "];");
+    auto readRow = [&](const std::string &dst, const std::string &tile, unsigned count,
+                       unsigned width, const std::string &who, bool split) {
+      if (count % 4 == 0) {
+        for (unsigned g = 0; g < count / 4; ++g) {
+          std::string at = split ? std::to_string(g * width / 2) + " + " + who + " * 4"
+                                 : who + " * " + std::to_string(count) + " + " + std::to_string(4 * g);
+          line("*reinterpret_cast<float4 *>(&" + dst + "[" + std::to_string(4 * g) +
+               "]) = *reinterpret_cast<const float4 *>(&" + tile + "[s][p][" + at + "]);");
+        }
+      } else {
+        line("#pragma unroll");
+        line("for (int q = 0; q < " + std::to_string(count) + "; ++q) " + dst + "[q] = " + tile +
+             "[s][p][" + who + " * " + std::to_string(count) + " + q];");
+      }
     };
-    if (!mma) {
-      unsigned tx = S.bn / S.tn;
-      line("const int tx = threadIdx.x % " + std::to_string(tx) + ", ty = threadIdx.x / " +
-           std::to_string(tx) + ";");
-      line("float acc[" + std::to_string(S.tm) + "][" + std::to_string(S.tn) + "];");
+    readRow("ar", "As", S.tm, S.bm, "ty", halves);
+    readRow("br", "Bs", S.tn, S.bn, "tx", halves);
+    line("#pragma unroll");
+    open("for (int ii = 0; ii < " + TM + "; ++ii)");
+    line("#pragma unroll");
+    line("for (int jj = 0; jj < " + TN + "; ++jj) acc[ii][jj] = fmaf(ar[ii], br[jj], acc[ii][jj]);");
+    close();
+    close();
+    line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last step");
+    line("__syncthreads();");
+    close();
+    line("// epilogue: each output element in registers, then stored");
+    line("#pragma unroll");
+    open("for (int ii = 0; ii < " + TM + "; ++ii)");
+    line("#pragma unroll");
+    open("for (int jj = 0; jj < " + TN + "; ++jj)");
+    line("const " + Idx + " m = m0 + " + rowOf + ", n = n0 + " + colOf + ";");
+    epilogue("acc[ii][jj]");
+    close();
+    close();
+  }
+
+  /// Copies one operand's k-slice at k0 into stage s: 16-byte cp.async
+  /// copies that fly while the tensor cores work, or element loads.
+  void mmaTileCopy(const Operand &o) {
+    std::string arr = o.name + "s[s][r][c]";
+    if (o.vec) {
+      std::string cols8 = std::to_string(o.cols / 8);
       line("#pragma unroll");
-      open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
-      line("#pragma unroll");
-      line("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj) acc[ii][jj] = 0.0f;");
+      open("for (int i = 0; i < " + std::to_string(o.rows * o.cols / 8 / S.block) + "; ++i)");
+      line("const int e = threadIdx.x + i * " + std::to_string(S.block) + ";");
+      line("const int r = e / " + cols8 + ", c = e % " + cols8 + " * 8;");
+      line("const " + Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+           o.col0 + " + c;");
+      std::string src = o.param->name + " + (" + o.batch + " + " + o.rowVar + " * " +
+                        std::to_string(o.rowStride) + " + " + o.colVar + ")";
+      std::string ok = inBounds(o);
+      if (ok.empty()) {
+        line("mj_cp_async16(&" + arr + ", " + src + ", true);");
+      } else {
+        line("const bool ok = " + ok + ";");
+        line("mj_cp_async16(&" + arr + ", ok ? " + src + " : " + o.param->name + ", ok);");
+      }
       close();
-      open("for (" + Idx + " k0 = 0; k0 < " + Kd + "; k0 += " + bk + ")");
-      tileLoop(true, true, "");
-      tileLoop(false, true, "");
-      line("__syncthreads();");
-      line("#pragma unroll");
-      open("for (int p = 0; p < " + bk + "; ++p)");
-      line("float ar[" + std::to_string(S.tm) + "], br[" + std::to_string(S.tn) + "];");
-      line("#pragma unroll");
-      line("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii) ar[ii] = As[p][ty * " +
-           std::to_string(S.tm) + " + ii];");
-      line("#pragma unroll");
-      line("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj) br[jj] = Bs[p][tx * " +
-           std::to_string(S.tn) + " + jj];");
-      line("#pragma unroll");
-      open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
-      line("#pragma unroll");
-      line("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj) acc[ii][jj] = "
-           "fmaf(ar[ii], br[jj], acc[ii][jj]);");
-      close();
-      close();
-      line("__syncthreads();");
-      close();
-      line("// epilogue: each output element in registers, then stored");
-      line("#pragma unroll");
-      open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
-      line("#pragma unroll");
-      open("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj)");
-      line("const " + Idx + " m = m0 + ty * " + std::to_string(S.tm) + " + ii, n = n0 + tx * " +
-           std::to_string(S.tn) + " + jj;");
-      epilogue("acc[ii][jj]");
-      close();
-      close();
-      Out += "}\n";
       return;
     }
+    open("for (int e = threadIdx.x; e < " + std::to_string(o.rows * o.cols) + "; e += " +
+         std::to_string(S.block) + ")");
+    tileElement(o, "e");
+    line(arr + " = " +
+         operandLoad(*o.param, o.batch, o.rowVar, o.rowStride, o.colVar, o.colStride,
+                     o.rowVar + " < " + o.rowExt + " && " + o.colVar + " < " + o.colExt, false) +
+         ";");
+    close();
+  }
+
+  /// f16/bf16 on the tensor cores: mma.sync m16n8k16 from fragments that
+  /// ldmatrix reads out of shared memory, with `stages` k-slices in flight.
+  void matmulMma() {
+    const KMatmul &mm = *K.matmul;
+    std::string bm = std::to_string(S.bm), bn = std::to_string(S.bn), bk = std::to_string(S.bk);
+    std::string stages = std::to_string(S.stages);
     unsigned wtm = S.bm / S.warpsM, wtn = S.bn / S.warpsN, mi = wtm / 16, ni = wtn / 8;
     std::string MI = std::to_string(mi), NI = std::to_string(ni);
+    line("// " + stages + " stages of the A and B tiles, rows padded by 8 halves against bank "
+         "conflicts");
+    line("extern __shared__ __align__(16) unsigned char mj_smem[];");
+    line("auto As = reinterpret_cast<unsigned short (*)[" + bm + "][" + bk + " + 8]>(mj_smem);");
+    line("auto Bs = reinterpret_cast<unsigned short (*)[" + bk + "][" + bn + " + 8]>(mj_smem + " +
+         std::to_string(S.stages * S.bm * (S.bk + 8) * 2) + ");");
     line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
     line("const int wm = warp / " + std::to_string(S.warpsN) + ", wn = warp % " +
          std::to_string(S.warpsN) + "; // this warp's " + std::to_string(wtm) + "x" +
@@ -1052,61 +1235,64 @@ private:
     close();
     line("// copies the k-slice starting at k0 of both tiles into stage s");
     open("auto loadTiles = [&](int s, " + Idx + " k0)");
-    if (S.vecA) {
-      open("for (int e = threadIdx.x; e < " + bm + " * " + bk + " / 8; e += " + threads + ")");
-      line("const int r = e / (" + bk + " / 8), c = e % (" + bk + " / 8) * 8;");
-      line("const " + Idx + " gm = m0 + r, gk = k0 + c;");
-      line("const bool ok = gm < " + M + " && gk < " + Kd + ";");
-      line("mj_cp_async16(&As[s][r][c], ok ? " + pa.name + " + (aBatch + gm * " +
-           std::to_string(mm.aStrideM) + " + gk) : " + pa.name + ", ok);");
-      close();
-    } else {
-      tileLoop(true, true, "s");
-    }
-    if (S.vecB) {
-      open("for (int e = threadIdx.x; e < " + bk + " * " + bn + " / 8; e += " + threads + ")");
-      line("const int r = e / (" + bn + " / 8), c = e % (" + bn + " / 8) * 8;");
-      line("const " + Idx + " gk = k0 + r, gn = n0 + c;");
-      line("const bool ok = gk < " + Kd + " && gn < " + N + ";");
-      line("mj_cp_async16(&Bs[s][r][c], ok ? " + pb.name + " + (bBatch + gk * " +
-           std::to_string(mm.bStrideK) + " + gn) : " + pb.name + ", ok);");
-      close();
-    } else {
-      tileLoop(false, true, "s");
-    }
+    mmaTileCopy(operand(true));
+    mmaTileCopy(operand(false));
     --Indent;
     line("};");
     std::string mmaFn = mm.dtype == DType::BF16 ? "mj_mma_bf16" : "mj_mma_f16";
-    line("const int kTiles = (" + Kd + " + " + bk + " - 1) / " + bk + ";");
-    line("loadTiles(0, 0);");
-    line("mj_cp_async_commit();");
+    line("const int kTiles = (" + std::to_string(mm.K) + " + " + bk + " - 1) / " + bk + ";");
+    line("#pragma unroll");
+    open("for (int s = 0; s < " + std::to_string(S.stages - 1) + "; ++s)");
+    line("if (s < kTiles) loadTiles(s, (" + Idx + ")s * " + bk + ");");
+    line("mj_cp_async_commit(); // one group per slice, empty ones included");
+    close();
     open("for (int t = 0; t < kTiles; ++t)");
-    line("if (t + 1 < kTiles) loadTiles((t + 1) % 2, (" + Idx + ")(t + 1) * " + bk +
-         "); // the next slice flies while this one is used");
+    line("mj_cp_async_wait<" + std::to_string(S.stages - 2) + ">(); // slice t has landed");
+    line("__syncthreads(); // ... for every thread, and all are done with slice t - 1");
+    line("const int next = t + " + std::to_string(S.stages - 1) + ";");
+    line("if (next < kTiles) loadTiles(next % " + stages + ", (" + Idx + ")next * " + bk +
+         "); // into the stage slice t - 1 used");
     line("mj_cp_async_commit();");
-    line("mj_cp_async_wait<1>();");
-    line("__syncthreads();");
-    line("const int s = t % 2;");
+    line("const int s = t % " + stages + ";");
+    bool two = S.fragBuffers == 2;
+    std::string F = two ? "[f]" : "";
+    // The fragments of one 16-deep step: A's rows and B's columns of this warp.
+    auto loadFragments = [&](const std::string &f, const std::string &k16) {
+      std::string at = two ? "[" + f + "]" : "";
+      line("#pragma unroll");
+      line("for (int mi = 0; mi < " + MI + "; ++mi) mj_ldmatrix_x4(af" + at + "[mi], &As[s][wm * " +
+           std::to_string(wtm) + " + mi * 16 + lane % 16][" + k16 + " + lane / 16 * 8]);");
+      line("#pragma unroll");
+      open("for (int ni = 0; ni < " + NI + "; ni += 2)");
+      line("unsigned r[4];");
+      line("mj_ldmatrix_x4_trans(r, &Bs[s][" + k16 + " + lane % 16][wn * " + std::to_string(wtn) +
+           " + ni * 8 + lane / 16 * 8]);");
+      line("bfr" + at + "[ni][0] = r[0], bfr" + at + "[ni][1] = r[1], bfr" + at +
+           "[ni + 1][0] = r[2], bfr" + at + "[ni + 1][1] = r[3];");
+      close();
+    };
+    if (two) {
+      line("unsigned af[2][" + MI + "][4], bfr[2][" + NI + "][2]; // this step's fragments and the next's");
+      loadFragments("0", "0");
+    }
     line("#pragma unroll");
     open("for (int k16 = 0; k16 < " + bk + "; k16 += 16)");
-    line("unsigned af[" + MI + "][4], bfr[" + NI + "][2];");
-    line("#pragma unroll");
-    line("for (int mi = 0; mi < " + MI + "; ++mi) mj_ldmatrix_x4(af[mi], &As[s][wm * " +
-         std::to_string(wtm) + " + mi * 16 + lane % 16][k16 + lane / 16 * 8]);");
-    line("#pragma unroll");
-    open("for (int ni = 0; ni < " + NI + "; ni += 2)");
-    line("unsigned r[4];");
-    line("mj_ldmatrix_x4_trans(r, &Bs[s][k16 + lane % 16][wn * " + std::to_string(wtn) +
-         " + ni * 8 + lane / 16 * 8]);");
-    line("bfr[ni][0] = r[0], bfr[ni][1] = r[1], bfr[ni + 1][0] = r[2], bfr[ni + 1][1] = r[3];");
-    close();
+    if (two) {
+      line("const int f = k16 / 16 % 2;");
+      open("if (k16 + 16 < " + bk + ")");
+      loadFragments("f ^ 1", "k16 + 16");
+      close();
+    } else {
+      line("unsigned af[" + MI + "][4], bfr[" + NI + "][2];");
+      loadFragments("", "k16");
+    }
     line("#pragma unroll");
     open("for (int mi = 0; mi < " + MI + "; ++mi)");
     line("#pragma unroll");
-    line("for (int ni = 0; ni < " + NI + "; ++ni) " + mmaFn + "(acc[mi][ni], af[mi], bfr[ni]);");
+    line("for (int ni = 0; ni < " + NI + "; ++ni) " + mmaFn + "(acc[mi][ni], af" + F + "[mi], bfr" +
+         F + "[ni]);");
     close();
     close();
-    line("__syncthreads(); // everyone is done with stage s before it is refilled");
     close();
     line("// epilogue: accumulator c of fragment (mi, ni) holds row lane/4 (+8), column 2*(lane%4) (+1)");
     line("#pragma unroll");
@@ -1123,7 +1309,6 @@ private:
     close();
     close();
     close();
-    Out += "}\n";
   }
 
   /// The epilogue of one output element (m, n): its matmul value, the

@@ -26,11 +26,11 @@ unsigned pow2Ceil(int64_t x) {
   return static_cast<unsigned>(llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(x, 1))));
 }
 
-unsigned maxVecFor(const LoweredKernel &k, bool elementOnly) {
+/// The widest vector whose accesses of the kernel's widest type are 16 bytes.
+unsigned maxVecFor(const LoweredKernel &k) {
   unsigned widest = 1;
   for (const KParam &p : k.params)
     widest = std::max(widest, dtypeSize(p.dtype));
-  (void)elementOnly;
   return std::min(8u, 16u / widest);
 }
 
@@ -74,7 +74,7 @@ Schedule pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev) 
   s.kind = ScheduleKind::Pointwise;
   s.block = 256;
   IndexContext ctx = k.ctx;
-  for (unsigned vec = maxVecFor(k, false); vec >= 2; vec /= 2) {
+  for (unsigned vec = maxVecFor(k); vec >= 2; vec /= 2) {
     int64_t numVec = k.numel / vec;
     if (numVec == 0)
       continue;
@@ -169,7 +169,7 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) 
   s.kind = ScheduleKind::InnerRow;
   // Vector width along the row: the primary load and every element store
   // must be contiguous.
-  for (unsigned vec = maxVecFor(k, true); vec >= 2; vec /= 2) {
+  for (unsigned vec = maxVecFor(k); vec >= 2; vec /= 2) {
     if (k.K % vec != 0)
       continue;
     bool ok = primary >= 0;
@@ -215,27 +215,86 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev) 
 namespace {
 
 /// Matmul tiles: the largest whose tile count fills the SMs (a grid smaller
-/// than the machine leaves SMs idle; smaller tiles cost reuse).
-Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev, int forceTile) {
+/// than the machine leaves SMs idle; smaller tiles cost reuse). Overrides
+/// (tile, bn, bk, stages, wm, wn) set the parameters by hand for tuning.
+Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                        const std::map<std::string, int64_t> &kv) {
   const KMatmul &mm = *k.matmul;
   Schedule s;
   bool tensorCores = mm.dtype != DType::F32;
   s.kind = tensorCores ? ScheduleKind::MatmulMma : ScheduleKind::MatmulSimt;
   struct Tile {
-    unsigned bm, bn, bk, tm, tn, warpsM, warpsN;
+    unsigned bm, bn, bk, tm, tn, warpsM, warpsN, stages, frag = 1;
   };
+  // f32: a thread computes tm x tn outputs from registers; the last tile,
+  // for small products (the lecture's 128-wide MLP), takes a 64-deep slice
+  // of k per step so few steps remain. f16/bf16: each warp a 64x64 (or
+  // 32x32) part of the tile, `stages` k-slices in flight.
   std::vector<Tile> tiles = tensorCores
-                                ? std::vector<Tile>{{128, 128, 32, 0, 0, 2, 4}, {64, 64, 32, 0, 0, 2, 2}}
-                                : std::vector<Tile>{{128, 128, 8, 8, 8, 0, 0},
-                                                    {64, 64, 16, 4, 4, 0, 0},
-                                                    {32, 32, 32, 2, 2, 0, 0}};
+                                ? std::vector<Tile>{{128, 128, 32, 0, 0, 2, 2, 4},
+                                                    {64, 64, 32, 0, 0, 2, 2, 3}}
+                                : std::vector<Tile>{{128, 128, 8, 8, 8, 0, 0, 2},
+                                                    {64, 64, 16, 4, 4, 0, 0, 2},
+                                                    {32, 32, 32, 2, 2, 0, 0, 2},
+                                                    {16, 16, 64, 1, 1, 0, 0, 2}};
+  auto get = [&](const char *key) -> std::optional<int64_t> {
+    auto it = kv.find(key);
+    return it == kv.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+  auto bad = [](const std::string &why) { throw CompileError("schedule override: " + why); };
   Tile pick = tiles.back();
-  for (const Tile &t : tiles) {
-    int64_t count = ((mm.M + t.bm - 1) / t.bm) * ((mm.N + t.bn - 1) / t.bn) * mm.batch;
-    if (static_cast<int>(t.bm) == forceTile || (forceTile == 0 && count >= dev.smCount)) {
-      pick = t;
-      break;
+  if (auto forced = get("tile")) {
+    auto it = llvm::find_if(tiles, [&](const Tile &t) { return t.bm == *forced; });
+    if (it == tiles.end()) {
+      std::string known;
+      for (const Tile &t : tiles)
+        known += (known.empty() ? "" : ", ") + std::to_string(t.bm);
+      bad("tile must be one of " + known + " for this matmul");
     }
+    pick = *it;
+  } else {
+    for (const Tile &t : tiles) {
+      int64_t count = ((mm.M + t.bm - 1) / t.bm) * ((mm.N + t.bn - 1) / t.bn) * mm.batch;
+      if (count >= dev.smCount) {
+        pick = t;
+        break;
+      }
+    }
+  }
+  if (tensorCores) {
+    if (auto v = get("bm")) {
+      if (*v != 64 && *v != 128 && *v != 256)
+        bad("bm must be 64, 128 or 256");
+      pick.bm = static_cast<unsigned>(*v);
+    }
+    if (auto v = get("bn")) {
+      if (*v != 64 && *v != 128 && *v != 256)
+        bad("bn must be 64, 128 or 256");
+      pick.bn = static_cast<unsigned>(*v);
+    }
+    if (auto v = get("bk")) {
+      if (*v != 16 && *v != 32 && *v != 64)
+        bad("bk must be 16, 32 or 64");
+      pick.bk = static_cast<unsigned>(*v);
+    }
+    if (auto v = get("stages")) {
+      if (*v < 2 || *v > 6)
+        bad("stages must be 2..6");
+      pick.stages = static_cast<unsigned>(*v);
+    }
+    if (auto v = get("frag")) {
+      if (*v != 1 && *v != 2)
+        bad("frag must be 1 or 2");
+      pick.frag = static_cast<unsigned>(*v);
+    }
+    if (auto v = get("wm"))
+      pick.warpsM = static_cast<unsigned>(*v);
+    if (auto v = get("wn"))
+      pick.warpsN = static_cast<unsigned>(*v);
+    unsigned wtm = pick.warpsM ? pick.bm / pick.warpsM : 0, wtn = pick.warpsN ? pick.bn / pick.warpsN : 0;
+    if (!pick.warpsM || !pick.warpsN || pick.bm % pick.warpsM || pick.bn % pick.warpsN ||
+        wtm % 16 || wtn % 16 || pick.warpsM * pick.warpsN > 16)
+      bad("wm and wn must split the tile into at most 16 warps of a multiple of 16x16");
   }
   s.bm = pick.bm;
   s.bn = pick.bn;
@@ -244,16 +303,29 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev, int
   s.tn = pick.tn;
   s.warpsM = pick.warpsM;
   s.warpsN = pick.warpsN;
+  s.stages = pick.stages;
+  s.fragBuffers = pick.frag;
   s.block = tensorCores ? 32 * s.warpsM * s.warpsN : (s.bm / s.tm) * (s.bn / s.tn);
   s.tilesM = (mm.M + s.bm - 1) / s.bm;
   s.tilesN = (mm.N + s.bn - 1) / s.bn;
   s.grid = s.tilesM * s.tilesN * mm.batch;
+  // 16-byte copies need rows of whole 16-byte chunks, aligned, and a whole
+  // number of them per thread.
+  IndexContext ctx = k.ctx;
+  int64_t da = ctx.divisibility(mm.aBase), db = ctx.divisibility(mm.bBase);
+  int64_t per16 = tensorCores ? 8 : 4;
+  auto divides = [&](int64_t d) { return d == 0 || d % per16 == 0; };
+  s.vecA = mm.aStrideK == 1 && mm.aStrideM % per16 == 0 && mm.K % per16 == 0 && divides(da) &&
+           (s.bm * s.bk / per16) % s.block == 0;
+  s.vecB = mm.bStrideN == 1 && mm.bStrideK % per16 == 0 && mm.N % per16 == 0 && divides(db) &&
+           (s.bk * s.bn / per16) % s.block == 0;
   if (tensorCores) {
-    // 16-byte copies need rows of whole 8-element chunks, aligned.
-    IndexContext ctx = k.ctx;
-    int64_t da = ctx.divisibility(mm.aBase), db = ctx.divisibility(mm.bBase);
-    s.vecA = mm.aStrideK == 1 && mm.aStrideM % 8 == 0 && mm.K % 8 == 0 && (da == 0 || da % 8 == 0);
-    s.vecB = mm.bStrideN == 1 && mm.bStrideK % 8 == 0 && mm.N % 8 == 0 && (db == 0 || db % 8 == 0);
+    s.sharedBytes = s.stages * (s.bm * (s.bk + 8) + s.bk * (s.bn + 8)) * 2;
+    if (s.sharedBytes > dev.sharedPerBlockOptin)
+      bad(llvm::formatv("a {0}x{1}x{2} tile in {3} stages needs {4} bytes of shared memory; the "
+                        "device allows {5}",
+                        s.bm, s.bn, s.bk, s.stages, s.sharedBytes, dev.sharedPerBlockOptin)
+              .str());
   }
   return s;
 }
@@ -265,10 +337,12 @@ std::map<std::string, int64_t> parseOverrides(const std::string &text) {
   for (llvm::StringRef p : parts) {
     auto [key, value] = p.trim().split('=');
     int64_t v = 0;
-    static const char *known[] = {"block", "vec", "items", "tpr", "cached", "parts", "tile"};
+    static const char *known[] = {"block", "vec",    "items", "tpr",  "cached", "parts", "tile",
+                                  "bm",    "bn",     "bk",    "stages", "frag", "wm",    "wn"};
     if (!llvm::is_contained(known, key))
       throw CompileError("schedule override: unknown key '" + key.str() +
-                         "' (known: block, vec, items, tpr, cached, parts, tile)");
+                         "' (known: block, vec, items, tpr, cached, parts, tile, bm, bn, bk, "
+                         "stages, frag, wm, wn)");
     if (value.getAsInteger(10, v) || v < 0)
       throw CompileError("schedule override: '" + p.str() + "' needs a non-negative integer");
     kv[key.str()] = v;
@@ -370,12 +444,8 @@ Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   std::map<std::string, int64_t> kv;
   if (!overrides.empty())
     kv = parseOverrides(overrides);
-  if (k.kind == KernelKind::Matmul) {
-    int tile = kv.count("tile") ? static_cast<int>(kv["tile"]) : 0;
-    if (tile != 0 && tile != 32 && tile != 64 && tile != 128)
-      throw CompileError("schedule override: tile must be 32, 64 or 128");
-    return matmulSchedule(k, dev, tile);
-  }
+  if (k.kind == KernelKind::Matmul)
+    return matmulSchedule(k, dev, kv);
   Schedule s = k.kind == KernelKind::Pointwise ? pointwiseSchedule(k, dev) : reductionSchedule(k, dev);
   if (!kv.empty())
     applyOverrides(s, k, dev, kv);
@@ -414,14 +484,17 @@ std::string Schedule::describe() const {
         .str();
   case ScheduleKind::MatmulSimt:
     return llvm::formatv("matmul on CUDA cores: {0}x{1} tile, k step {2}, {3}x{4} outputs per "
-                         "thread ({5} threads), grid {6} ({7}x{8} tiles)",
-                         bm, bn, bk, tm, tn, block, grid, tilesM, tilesN)
+                         "thread ({5} threads), double-buffered through registers, A {6}, B {7}, "
+                         "grid {8} ({9}x{10} tiles)",
+                         bm, bn, bk, tm, tn, block, vecA ? "by float4" : "by elements",
+                         vecB ? "by float4" : "by elements", grid, tilesM, tilesN)
         .str();
   case ScheduleKind::MatmulMma:
     return llvm::formatv("matmul on tensor cores (mma.sync m16n8k16): {0}x{1} tile, k step {2}, "
-                         "{3}x{4} warps, double-buffered shared memory, A {5}, B {6}, grid {7} "
-                         "({8}x{9} tiles)",
-                         bm, bn, bk, warpsM, warpsN, vecA ? "by 16-byte cp.async" : "by elements",
+                         "{3}x{4} warps, {5} stages in {6} bytes of shared memory, A {7}, B {8}, "
+                         "grid {9} ({10}x{11} tiles)",
+                         bm, bn, bk, warpsM, warpsN, stages, sharedBytes,
+                         vecA ? "by 16-byte cp.async" : "by elements",
                          vecB ? "by 16-byte cp.async" : "by elements", grid, tilesM, tilesN)
         .str();
   }

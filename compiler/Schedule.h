@@ -46,7 +46,10 @@ struct Schedule {
   unsigned bm = 128, bn = 128, bk = 16; ///< block tile
   unsigned tm = 8, tn = 8;              ///< MatmulSimt: outputs per thread
   unsigned warpsM = 2, warpsN = 4;      ///< MatmulMma: warps per block
-  bool vecA = false, vecB = false;      ///< 16-byte cp.async loads of A / B tiles
+  unsigned stages = 2;                  ///< k-slices of the tiles in flight
+  unsigned fragBuffers = 1;             ///< MatmulMma: 2 loads the next fragments during the mma
+  unsigned sharedBytes = 0;             ///< MatmulMma: dynamic shared memory per block
+  bool vecA = false, vecB = false;      ///< 16-byte loads of A / B tiles
   int64_t tilesM = 1, tilesN = 1;
 
   /// One line for --emit=fused, e.g. "inner row: 32 threads per row, ...".
@@ -56,15 +59,17 @@ struct Schedule {
 /// Chooses the template and its parameters. `overrides` ("key=value,...",
 /// from CompileOptions or $MINIJIT_SCHEDULE) sets parameters by hand for
 /// experiments: block, vec, items (pointwise); tpr (threads per row), block,
-/// vec, cached (inner rows); parts (outer columns); tile (64 or 128: the
-/// matmul block tile). Keys that do not apply to
-/// a kernel's template are ignored; unknown keys or bad values throw
-/// CompileError.
+/// vec, cached (inner rows); parts (outer columns); tile (the matmul block
+/// tile's height, one of the template's tiles), and for tensor-core matmuls
+/// bm, bn, bk, stages, frag, wm and wn (warps along m and n). Keys that do
+/// not apply to a kernel's template are ignored; unknown keys or bad values
+/// throw CompileError.
 Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const std::string &overrides = "");
 
 /// How an access behaves across the `vec` lanes of a vector, when the
-/// element index `x` (LoweredKernel::elem or ::k) is split as x = vec*xv + j.
+/// element index `x` (LoweredKernel::elem or LoweredKernel::k) is split as
+/// x = vec*xv + j.
 struct LaneAccess {
   enum class Kind { Same, Contiguous, Gather } kind = Kind::Same;
   IndexExpr base;                   ///< offset at lane 0, over xv

@@ -2,7 +2,11 @@
 # Runs on the GPU machine, from the repository root, with the executables built
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
-#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [tune]
+#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [tune] [sanitize] [dlpack]
+# TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
+# compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list: lines
+# of "workload-substring [MINIJIT_SCHEDULE overrides]", '|' for spaces in the
+# first field.
 set -u
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
@@ -16,7 +20,7 @@ date -u +"%Y-%m-%d %H:%M UTC" | tee "$out/date.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 
 if want tests; then
-  timeout 500 $bin/minijit_gpu_tests 2>&1 > "$out/gpu_tests.log"
+  timeout 500 $bin/minijit_gpu_tests --gtest_filter="${TESTS_FILTER:-*}" > "$out/gpu_tests.log" 2>&1
   echo "gpu tests: exit $?"; grep -E "^\[  (PASSED|FAILED)|tests ran" "$out/gpu_tests.log"
   grep -B2 -A14 "Failure" "$out/gpu_tests.log" | head -80
 fi
@@ -37,11 +41,26 @@ if want anchors; then
   timeout 500 python3 bench/torch_anchor.py --json "$out/anchors.json" 2>&1 | tee "$out/anchors.log"
   [ -f "$out/minijit.json" ] && python3 bench/join.py "$out/minijit.json" "$out/anchors.json" | tee "$out/table.md"
 fi
+if want sanitize; then
+  # memcheck: out-of-bounds and misaligned accesses; racecheck: shared-memory
+  # races; initcheck: reads of uninitialised device memory; synccheck:
+  # barriers used wrongly.
+  for tool in ${SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
+    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 $bin/minijit_gpu_tests \
+      --gtest_filter="${SAN_FILTER:-*}" > "$out/sanitize_$tool.log" 2>&1
+    echo "compute-sanitizer $tool: exit $?"
+    grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" "$out/sanitize_$tool.log" | head -5
+  done
+fi
+if want dlpack; then
+  timeout 120 python3 tests/gpu/dlpack_torch.py $bin/libminijit_dlpack_shim.so 2>&1 | tee "$out/dlpack.log"
+  echo "dlpack round trip: exit ${PIPESTATUS[0]}"
+fi
 if want tune; then
   while read -r only sched; do
     [ -z "$only" ] && continue
     printf '%-22s %-24s ' "$only" "${sched:-default}"
     MINIJIT_SCHEDULE="$sched" timeout 60 $bin/minijit_bench --only "${only//|/ }" --fused-only --no-check \
-      | grep -E "fused" | awk '{print $(NF-4), "us", $(NF-2)}'
+      | grep -E " fused " | awk '{print $(NF-5), "us", $(NF-4), "GB/s", $(NF-2), "TFLOP/s"}'
   done < "${TUNE_FILE:-scripts/tune.txt}" | tee "$out/tune.log"
 fi

@@ -17,7 +17,7 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
   opt.device = gpu.properties();
   r.compiled = compileGraph(g, opt);
   r.inputs = inputs ? *inputs : randomInputs(g, seed);
-  Executable exe(gpu, r.compiled.program);
+  Executable &exe = r.executable.emplace(gpu, r.compiled.program);
   std::vector<DeviceTensor> din;
   for (const HostTensor &h : r.inputs)
     din.push_back(DeviceTensor::fromHost(gpu, h));

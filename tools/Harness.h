@@ -13,13 +13,15 @@
 
 namespace minijit {
 
+/// What runAndCheck did: the compiled graph, the data and the comparisons.
 struct CheckedRun {
-  CompiledGraph compiled;
-  std::vector<HostTensor> inputs;
-  std::vector<HostTensor> outputs;   ///< from the GPU
-  std::vector<HostTensor> reference; ///< from the CPU reference
-  std::vector<CompareResult> compare;
-  bool ok = true;
+  CompiledGraph compiled;             ///< with its texts (fusedText() for a failure)
+  std::vector<HostTensor> inputs;     ///< as generated (or given)
+  std::vector<HostTensor> outputs;    ///< from the GPU
+  std::vector<HostTensor> reference;  ///< from the CPU reference
+  std::vector<CompareResult> compare; ///< one per output
+  bool ok = true;                     ///< every comparison passed
+  std::optional<Executable> executable; ///< the program as loaded, to run it again
 };
 
 /// Compiles `g` (fusion on or off) for `gpu`, runs it once on `inputs` (or

@@ -128,7 +128,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
     }
     if (!f.bench && !f.profile && f.trace.empty())
       continue;
-    Executable exe(gpu, p);
+    Executable &exe = *r.executable;
     exe.setGraphReplay(f.graphReplay);
     std::vector<DeviceTensor> din;
     for (const HostTensor &h : r.inputs)
@@ -181,7 +181,7 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed) {
     std::vector<HostTensor> ins = randomInputs(g, seed);
     for (int fused = 1; fused >= 0; --fused) {
       CheckedRun r = runAndCheck(g, gpu, fused, seed, &ins);
-      Executable exe(gpu, r.compiled.program);
+      Executable &exe = *r.executable;
       std::vector<DeviceTensor> din;
       for (const HostTensor &h : ins)
         din.push_back(DeviceTensor::fromHost(gpu, h));

@@ -24,6 +24,41 @@ TEST_F(Matmul, EveryDTypeAndOddShape) {
     }
 }
 
+TEST_F(Matmul, EveryTileConfiguration) {
+  // Each template's tiles, pipelines and warp layouts (set through
+  // MINIJIT_SCHEDULE), on shapes that leave partial tiles and on a k that is
+  // not a whole number of 16-byte chunks (element loads instead of vectors).
+  struct Config {
+    DType t;
+    const char *overrides;
+  };
+  const Config configs[] = {{DType::F32, "tile=128"},
+                            {DType::F32, "tile=64"},
+                            {DType::F32, "tile=32"},
+                            {DType::F32, "tile=16"},
+                            {DType::F16, "tile=128"},
+                            {DType::F16, "tile=64"},
+                            {DType::F16, "tile=128,bn=256,wn=4,stages=3"},
+                            {DType::BF16, "tile=128,bk=64,stages=3"},
+                            {DType::F16, "tile=128,wm=2,wn=4,stages=2"},
+                            {DType::BF16, "tile=64,bk=16,stages=6"}};
+  const MatmulShape shapes[] = {{127, 255, 63}, {130, 66, 40}, {257, 136, 1000}, {64, 64, 64}};
+  for (const Config &c : configs)
+    for (const MatmulShape &s : shapes) {
+      struct ScheduleEnv { // set for this case only, even when it throws
+        explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
+        ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
+      } env(c.overrides);
+      Graph g(std::string("mm_") + dtypeName(c.t).str());
+      Tensor a = g.input("a", c.t, {2, s.m, s.k});
+      Tensor b = g.input("b", c.t, {s.k, s.n});
+      g.output(matmul(a, b) * 0.5, "c");
+      SCOPED_TRACE(std::string(c.overrides) + " " + std::to_string(s.m) + "x" +
+                   std::to_string(s.n) + "x" + std::to_string(s.k));
+      expectMatches(g, static_cast<uint64_t>(s.m + s.k), /*fusedOnly=*/true);
+    }
+}
+
 TEST_F(Matmul, BatchedWithBroadcasting) {
   for (DType t : {DType::F32, DType::BF16}) {
     Graph g("bmm");

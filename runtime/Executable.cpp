@@ -65,6 +65,10 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
     d.check(d.cuMemsetD8(Work.back().data(), 0, static_cast<size_t>(bytes)), "cuMemsetD8");
     WorkAddress[k] = Work.back().data();
   }
+  // The memsets ran on the legacy stream, which this executable's
+  // non-blocking stream does not wait for.
+  if (!Work.empty())
+    d.check(d.cuStreamSynchronize(CU_STREAM_LEGACY), "cuStreamSynchronize");
   buildParams();
   d.check(d.cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 }

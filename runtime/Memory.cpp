@@ -130,8 +130,14 @@ void DeviceTensor::upload(const HostTensor &h) {
                          .str());
   Dev.makeCurrent();
   const Driver &d = Driver::get();
-  if (bytes())
-    d.check(d.cuMemcpyHtoD(data(), h.data(), bytes()), "cuMemcpyHtoD");
+  if (!bytes())
+    return;
+  d.check(d.cuMemcpyHtoD(data(), h.data(), bytes()), "cuMemcpyHtoD");
+  // From pageable memory the call returns once the data is staged; the DMA
+  // to the device may still be running on the legacy stream, which kernels
+  // on an executable's (non-blocking) stream do not wait for. Seen on the
+  // H200: NaN poison landing after the kernel's stores. Wait for it here.
+  d.check(d.cuStreamSynchronize(CU_STREAM_LEGACY), "cuStreamSynchronize");
 }
 
 HostTensor DeviceTensor::download() const {

@@ -109,9 +109,12 @@ public:
   /// The device the memory is on.
   const Device &device() const { return Dev; }
 
-  /// Copies `h` in; throws GraphError when its dtype or shape differ.
+  /// Copies `h` in and waits until the copy is complete; throws GraphError
+  /// when its dtype or shape differ. Work enqueued on an Executable that
+  /// reads or writes this tensor must be finished first (synchronize()).
   void upload(const HostTensor &h);
-  /// A host copy of the elements (waits for the copy).
+  /// A host copy of the elements (waits for the copy). It does not wait for
+  /// an Executable's stream: call its synchronize() first.
   HostTensor download() const;
 
 private:

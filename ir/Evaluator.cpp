@@ -331,7 +331,7 @@ private:
       case OpKind::Sum:
       case OpKind::Mean: return isInt ? static_cast<double>(wrap32(static_cast<int64_t>(acc) +
                                                                    static_cast<int64_t>(v)))
-                                      : acc + v;
+                                      : acc + (Opt.magnitudes ? std::fabs(v) : v);
       case OpKind::Prod:
         return isInt ? static_cast<double>(wrap32(static_cast<int64_t>(acc) *
                                                   static_cast<int64_t>(v)))
@@ -410,8 +410,12 @@ private:
       for (int64_t p = 0; p < kk; ++p) {
         double av = a.get(aoff + i * kk + p);
         int64_t brow = boff + p * nn;
-        for (int64_t j = 0; j < nn; ++j)
-          acc[j] += av * b.get(brow + j);
+        if (Opt.magnitudes)
+          for (int64_t j = 0; j < nn; ++j)
+            acc[j] += std::fabs(av * b.get(brow + j));
+        else
+          for (int64_t j = 0; j < nn; ++j)
+            acc[j] += av * b.get(brow + j);
       }
       int64_t obase = (bi * m + i) * nn;
       for (int64_t j = 0; j < nn; ++j)

@@ -17,6 +17,10 @@ struct EvalOptions {
   /// precision, as a fused kernel keeps them in registers. When unset every
   /// value is rounded, as an eager framework stores each one.
   const std::vector<bool> *stored = nullptr;
+  /// Sums and means add |x| and matmuls |a| * |b|: an output then holds the
+  /// size of the terms its reductions added, which bounds their rounding
+  /// error where the terms cancel (the `scale` of compareTensors).
+  bool magnitudes = false;
 };
 
 /// Evaluates `g` on `inputs` (one per graph input, in order) and returns one

@@ -173,7 +173,8 @@ std::string indexText(const Shape &s, int64_t i) {
 }
 } // namespace
 
-CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol) {
+CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol,
+                             const HostTensor *magnitude) {
   CompareResult r;
   if (got.dtype() != ref.dtype() || got.shape() != ref.shape()) {
     r.ok = false;
@@ -204,9 +205,14 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
     } else if (std::isinf(e) || std::isinf(g)) {
       bad = g != e;
     } else {
-      double err = std::fabs(g - e) / (std::fabs(e) + scale + 1e-300);
+      // Errors are relative to the value, the output's RMS and, when given,
+      // the size of the terms reduced into it (sums that cancel).
+      double s = scale;
+      if (magnitude && std::isfinite(magnitude->get(i)))
+        s = std::max(s, std::fabs(magnitude->get(i)));
+      double err = std::fabs(g - e) / (std::fabs(e) + s + 1e-300);
       r.maxRelError = std::max(r.maxRelError, err);
-      bad = tol.rtol == 0 ? g != e : std::fabs(g - e) > tol.rtol * (std::fabs(e) + scale);
+      bad = tol.rtol == 0 ? g != e : std::fabs(g - e) > tol.rtol * (std::fabs(e) + s);
     }
     if (!bad)
       continue;

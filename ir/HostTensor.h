@@ -71,7 +71,11 @@ struct CompareResult {
 
 /// Compares a GPU (or other) result with the reference. NaN never passes
 /// unless the reference is NaN at the same place; infinities must match;
-/// a poisoned element always fails.
-CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol);
+/// a poisoned element always fails. An element passes when
+/// |got - ref| <= rtol * (|ref| + scale), scale being the output's RMS or,
+/// when larger, |magnitude| there (an evaluation with
+/// EvalOptions::magnitudes: the size of the terms a sum added).
+CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol,
+                             const HostTensor *magnitude = nullptr);
 
 } // namespace minijit

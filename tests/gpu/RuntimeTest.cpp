@@ -114,7 +114,7 @@ TEST_F(Runtime, ProfilerReportsEveryKernel) {
     EXPECT_GT(k.blocksPerSM, 0) << k.name;
     EXPECT_GT(k.gbps, 0) << k.name;
   }
-  EXPECT_GT(p.copyGBps, 100);
+  EXPECT_GT(p.copyGBps, 0); // a figure, not a speed test: under compute-sanitizer it is ~20 GB/s
   EXPECT_NE(profileChromeTrace(p).find("traceEvents"), std::string::npos);
 }
 

@@ -741,6 +741,41 @@ TEST(Compare, PoisonedElementsFail) {
       << r.summary;
 }
 
+TEST(Evaluator, MagnitudesAddTheSizeOfTheTerms) {
+  Graph g("cancel");
+  Tensor x = g.input("x", DType::F32, {4});
+  Tensor a = g.input("a", DType::F32, {1, 2});
+  Tensor b = g.input("b", DType::F32, {2, 1});
+  g.output(sum(x), "s");
+  g.output(mean(x), "m");
+  g.output(matmul(a, b), "c");
+  std::vector<HostTensor> in = {tensorOf(DType::F32, {4}, {1, -1, 0.5, -0.25}),
+                                tensorOf(DType::F32, {1, 2}, {2, -3}),
+                                tensorOf(DType::F32, {2, 1}, {3, 2})};
+  std::vector<HostTensor> v = evaluate(g, in);
+  EvalOptions eo;
+  eo.magnitudes = true;
+  std::vector<HostTensor> m = evaluate(g, in, eo);
+  expectSame(valuesOf(v[0]), {0.25}, "sum");
+  expectSame(valuesOf(m[0]), {2.75}, "sum of |x|");
+  expectSame(valuesOf(v[1]), {0.0625}, "mean");
+  expectSame(valuesOf(m[1]), {0.6875}, "mean of |x|");
+  expectSame(valuesOf(v[2]), {0}, "matmul");
+  expectSame(valuesOf(m[2]), {12}, "matmul of |a b|");
+}
+
+TEST(Compare, CancellingSumsAreJudgedByTheSizeOfTheirTerms) {
+  // A sum of terms near 1 that cancels to 5e-6: f32 rounding of the terms
+  // (about 1e-8 each) is far beyond 1e-5 of the result, not of the terms.
+  HostTensor ref = tensorOf(DType::F32, {1}, {4.613772e-06});
+  HostTensor got = tensorOf(DType::F32, {1}, {4.6156347e-06});
+  HostTensor terms = tensorOf(DType::F32, {1}, {0.5});
+  EXPECT_FALSE(compareTensors(got, ref, Tolerance{2e-5}).ok);
+  EXPECT_TRUE(compareTensors(got, ref, Tolerance{2e-5}, &terms).ok);
+  HostTensor wrong = tensorOf(DType::F32, {1}, {0.01}); // off by the terms' size: still fails
+  EXPECT_FALSE(compareTensors(wrong, ref, Tolerance{2e-5}, &terms).ok);
+}
+
 TEST(Compare, PoisonFailsEvenWhereTheReferenceIsNaN) {
   HostTensor ref = tensorOf(DType::F32, {1}, {kNaN});
   HostTensor got(DType::F32, {1});

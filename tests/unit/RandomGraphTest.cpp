@@ -87,12 +87,16 @@ TEST(RandomGraph, EveryGraphCompilesFusedAndUnfused) {
       ASSERT_EQ(c.program.kernels.size(), c.plan.kernels.size());
       // Launch order: each kernel reads inputs or values stored before it.
       for (size_t k = 0; k < c.plan.kernels.size(); ++k)
-        for (ValueId r : c.plan.kernels[k].reads)
-          if (c.graph.node(r).op != OpKind::Input)
+        for (ValueId r : c.plan.kernels[k].reads) {
+          if (c.graph.node(r).op != OpKind::Input) {
             ASSERT_LT(c.plan.storedBy[r], static_cast<int>(k)) << "seed " << seed;
-      for (size_t v = 0; v < c.graph.size(); ++v)
-        if (c.plan.storedBy[v] >= 0)
+          }
+        }
+      for (size_t v = 0; v < c.graph.size(); ++v) {
+        if (c.plan.storedBy[v] >= 0) {
           ASSERT_FALSE(c.plan.storeReason[v].empty()) << "seed " << seed;
+        }
+      }
     }
   }
 }

@@ -2,7 +2,7 @@
 # Runs on the GPU machine, from the repository root, with the executables built
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
-#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [tune] [sanitize] [dlpack]
+#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [tune] [sanitize] [random] [dlpack]
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
 # compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list: lines
 # of "workload-substring [MINIJIT_SCHEDULE overrides]", '|' for spaces in the
@@ -45,12 +45,33 @@ if want sanitize; then
   # memcheck: out-of-bounds and misaligned accesses; racecheck: shared-memory
   # races; initcheck: reads of uninitialised device memory; synccheck:
   # barriers used wrongly.
-  for tool in ${SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
-    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 $bin/minijit_gpu_tests \
-      --gtest_filter="${SAN_FILTER:-*}" > "$out/sanitize_$tool.log" 2>&1
-    echo "compute-sanitizer $tool: exit $?"
+  # The tools run at once, each in its own process.
+  tools=${SAN_TOOLS:-memcheck racecheck initcheck synccheck}
+  for tool in $tools; do
+    ( timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 9 $bin/minijit_gpu_tests \
+        --gtest_filter="${SAN_FILTER:-*}" > "$out/sanitize_$tool.log" 2>&1
+      echo "exit $?" >> "$out/sanitize_$tool.log" ) &
+  done
+  wait
+  for tool in $tools; do
+    echo "compute-sanitizer $tool: $(tail -1 "$out/sanitize_$tool.log")"
     grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED)" "$out/sanitize_$tool.log" | head -5
   done
+fi
+if want random; then
+  # A long differential run: RANDOM_PROCS processes of RANDOM_EACH random
+  # graphs each (fused and unfused, against the CPU reference), seeds after
+  # the 200 the test suite runs.
+  procs=${RANDOM_PROCS:-8} each=${RANDOM_EACH:-250}
+  for p in $(seq 0 $((procs - 1))); do
+    MINIJIT_RANDOM_FIRST=$((1001 + p * each)) MINIJIT_RANDOM_GRAPHS=$each timeout 400 \
+      $bin/minijit_gpu_tests --gtest_filter=Graphs.RandomGraphsFusedAndUnfused \
+      > "$out/random_$p.log" 2>&1 &
+  done
+  wait
+  fails=$(grep -l "FAILED" "$out"/random_*.log | wc -l)
+  echo "random graphs: $procs x $each from seed 1001, fused and unfused; processes with failures: $fails"
+  grep -h -A12 "Failure" "$out"/random_*.log | head -60
 fi
 if want dlpack; then
   timeout 120 python3 tests/gpu/dlpack_torch.py $bin/libminijit_dlpack_shim.so 2>&1 | tee "$out/dlpack.log"

@@ -304,6 +304,13 @@ private:
         r = static_cast<int>(i);
     if (r < 0) {
       int input = value(n.operands[0], DomainIdx);
+      // Its input is stored instead, and the reduction starts a new kernel.
+      if (L.values[input].stage + 1 >= kMaxPasses)
+        throw NeedsStore{n.operands[0],
+                         llvm::formatv("reduction %{0} would be pass {1} of one kernel; a kernel "
+                                       "makes at most {2} passes over its rows",
+                                       n.name, L.values[input].stage + 1, kMaxPasses)
+                             .str()};
       KReduction red{id, n.op, input, L.values[input].stage};
       L.reductions.push_back(red);
       r = static_cast<int>(L.reductions.size() - 1);

@@ -110,6 +110,10 @@ std::string cudaIdentifier(llvm::StringRef irName);
 /// C++ and CUDA keywords, CUDA built-ins, and the emitter's own locals.
 bool isReservedName(llvm::StringRef name);
 
+/// The most passes one reduction kernel makes over its rows (one bit each in
+/// passesUsing); a longer chain of reductions is split into kernels.
+constexpr int kMaxPasses = 32;
+
 /// For each value of a reduction kernel, a bit per pass (bit p: pass p) in
 /// which its element-wise form is needed; 0 for per-row values and unused
 /// ones. For pointwise kernels everything used is in pass 0.

@@ -85,6 +85,20 @@ TEST_F(Reductions, FullReductionOfALongVector) {
   }
 }
 
+TEST_F(Reductions, ChainsLongerThan32PassesSplitIntoKernels) {
+  // Each mean needs the one before it: 40 passes over the same rows do not
+  // fit one kernel (at most 32), so the chain is split where it must be.
+  for (Shape s : {Shape{4, 8}, Shape{3, 1000}}) {
+    Graph g("mean_chain");
+    Tensor x = g.input("x", DType::F32, s);
+    Tensor t = x;
+    for (int i = 0; i < 40; ++i)
+      t = x - 0.5 * mean(t, {1}, true);
+    g.output(t, "y");
+    expectMatches(g, 13);
+  }
+}
+
 TEST_F(Reductions, FewLongRowsSplitAcrossBlocks) {
   // Rows long enough and few enough that each is split over many blocks; the
   // last block of a row combines the partials, so the result must also hold

@@ -1,5 +1,7 @@
 // compiler/Fusion (fuseGraph): which ops share a kernel, what is stored and why, launch order.
+#include "compiler/Compiler.h"
 #include "compiler/Fusion.h"
+#include "compiler/Lowering.h"
 #include "compiler/Simplify.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
@@ -444,6 +446,34 @@ TEST(Fusion, TransposedMatmulOperandsStayViews) {
   FusionPlan p = fused(g);
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(p.storedBy[at.id()], -1);
+}
+
+/// 33 reductions chained over the same rows: each needs the one before it,
+/// so one kernel would make 33 passes over its rows.
+Graph reductionChain(int pairs) {
+  Graph g("chain");
+  Tensor x = g.input("x", DType::F32, {4, 8});
+  Tensor t = x;
+  for (int i = 0; i < pairs; ++i)
+    t = (x - sum(t, {1}, true)).named("chain" + std::to_string(i));
+  g.output(t, "y");
+  return g;
+}
+
+TEST(Fusion, ReductionChainsLongerThanAKernelsPassesSplit) {
+  Graph g = reductionChain(33);
+  FusionPlan p = fused(g);
+  ASSERT_GE(p.kernels.size(), 2u);
+  bool said = false;
+  for (const std::string &why : p.storeReason)
+    said = said || llvm::StringRef(why).contains("a kernel makes at most 32 passes over its rows");
+  EXPECT_TRUE(said);
+  CompileOptions opt; // and every kernel compiles (with 33 passes one did not)
+  CompiledGraph c;
+  ASSERT_NO_THROW(c = compileGraph(g, opt));
+  for (const LoweredKernel &k : c.lowered)
+    EXPECT_LE(k.passes, kMaxPasses);
+  EXPECT_EQ(fused(reductionChain(31)).kernels.size(), 1u); // 32 passes still fit one kernel
 }
 
 TEST(Fusion, ChainedMatmulsAndReductionsSplit) {

@@ -3,12 +3,16 @@
 // the options, the architecture, the NVRTC version and minijit's version.
 // Disk entries are written atomically (temporary file, then rename) and carry
 // a checksum: a truncated, corrupt or foreign entry is never loaded; it is
-// recompiled and replaced. A read-only or full cache directory only costs the
-// caching (one warning). Safe to use from several threads.
+// recompiled and replaced. A process killed while writing leaves only a
+// temporary file, which is never read and is removed once stale. A read-only
+// or full cache directory only costs the caching (one warning). Safe to use
+// from several threads and several processes at once (docs/HARDENING.md).
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "compiler/Nvrtc.h"
+
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <future>
@@ -22,6 +26,7 @@ namespace minijit {
 struct CacheStats {
   uint64_t memoryHits = 0, diskHits = 0, compiles = 0;
   uint64_t corruptEntries = 0, writeFailures = 0;
+  uint64_t staleTempsRemoved = 0; ///< left by writers that died mid-write
 };
 
 struct CachedKernel {
@@ -57,10 +62,22 @@ public:
   /// Forgets the in-memory entries (the disk stays).
   void clearMemory();
 
+  /// Decodes the bytes of an entry file that should hold `key`. Returns false
+  /// with the reason in `why` ("corrupt or truncated (checksum mismatch)",
+  /// "for another key", ...) for anything else. Never throws; never trusts a
+  /// length it has not checked (for tests and tools).
+  static bool parseEntry(llvm::StringRef data, llvm::StringRef key, NvrtcOutput &out,
+                         std::string &why);
+
+  /// Temporary files older than this in an entry's directory were left by a
+  /// writer that died; the next write there removes them.
+  static constexpr int kStaleTempSeconds = 600;
+
 private:
   std::string nvrtcIdentity();
   bool readEntry(const std::string &key, NvrtcOutput &out);
   void writeEntry(const std::string &key, const NvrtcOutput &out);
+  void removeStaleTemps(const std::string &dir);
   void warnOnce(const std::string &what);
 
   std::string Dir;

@@ -121,12 +121,37 @@ ValueId Graph::add(const NodeSpec &spec) {
   n.op = spec.op;
   n.operands = spec.operands;
   llvm::StringRef op = opName(spec.op);
-  for (ValueId v : spec.operands)
+  if (Nodes.size() >= kMaxNodes)
+    fail(llvm::formatv("graph '{0}' already has {1} nodes (arguments, literals and ops), the most "
+                       "a graph may have",
+                       Name, kMaxNodes)
+             .str());
+  Depth depth;
+  for (ValueId v : spec.operands) {
     if (v < 0 || static_cast<size_t>(v) >= Nodes.size())
       fail(llvm::formatv("{0}: operand {1} is not a value of graph '{2}'", op, v, Name).str());
+    depth.ops = std::max(depth.ops, Depths[v].ops + 1);
+    depth.views = std::max(depth.views, Depths[v].views);
+  }
+  OpClass cls = opClass(spec.op);
+  if (cls == OpClass::Reduce || cls == OpClass::Matmul)
+    depth.views = 0; // computed at a fresh index
+  else if (cls == OpClass::View)
+    ++depth.views;
+  // Later stages walk chains of ops recursively, and compose the index
+  // arithmetic of chained views (see ir/Limits.h).
+  if (depth.ops > kMaxDepth)
+    fail(llvm::formatv("{0}: a chain of {1} ops ends here; a graph may be at most {2} ops deep",
+                       op, depth.ops, kMaxDepth)
+             .str());
+  if (depth.views > kMaxViewChain)
+    fail(llvm::formatv("{0}: a chain of {1} views (reshape, permute, broadcast) with no reduction "
+                       "or matmul between them ends here; at most {2} are allowed",
+                       op, depth.views, kMaxViewChain)
+             .str());
   auto operand = [&](unsigned i) -> const Node & { return Nodes[spec.operands[i]]; };
 
-  switch (opClass(spec.op)) {
+  switch (cls) {
   case OpClass::Input:
     checkArity(spec.op, spec.operands.size(), 0);
     if (spec.name.empty())
@@ -320,6 +345,7 @@ ValueId Graph::add(const NodeSpec &spec) {
   if (spec.op == OpKind::Input)
     Inputs.push_back(id);
   Nodes.push_back(std::move(n));
+  Depths.push_back(depth);
   return id;
 }
 

@@ -68,13 +68,20 @@ public:
   const std::string &name() const { return Name; }
   size_t size() const { return Nodes.size(); }
   const Node &node(ValueId id) const { return Nodes[id]; }
+  /// The length of the longest chain of ops ending at `id` (0 for arguments
+  /// and literals); at most kMaxDepth.
+  unsigned depth(ValueId id) const { return Depths[id].ops; }
+  /// The most views in a chain ending at `id` since the last reduction or
+  /// matmul; at most kMaxViewChain.
+  unsigned viewChain(ValueId id) const { return Depths[id].views; }
   llvm::ArrayRef<Node> nodes() const { return Nodes; }
   llvm::ArrayRef<ValueId> inputs() const { return Inputs; }
   llvm::ArrayRef<ValueId> outputs() const { return Outputs; }
 
   /// Checks `spec` (operands exist, dtypes and shapes agree, attributes are in
-  /// range), infers the result type and appends the node. Throws GraphError with
-  /// the numbers when something is wrong.
+  /// range, the graph stays within the limits of ir/Limits.h), infers the
+  /// result type and appends the node. Throws GraphError with the numbers
+  /// when something is wrong.
   ValueId add(const NodeSpec &spec);
 
   /// Declares a graph argument.
@@ -99,6 +106,10 @@ private:
 
   std::string Name;
   std::vector<Node> Nodes;
+  struct Depth {
+    unsigned ops = 0, views = 0;
+  };
+  std::vector<Depth> Depths; ///< parallel to Nodes
   std::vector<ValueId> Inputs, Outputs;
   llvm::StringMap<ValueId> Names;
   unsigned NextTemp = 0;

@@ -301,7 +301,11 @@ private:
         if (defLine.count(v.text))
           error(v, llvm::formatv("%{0} is already defined (line {1})", v.text, defLine[v.text])
                        .str());
-        g.input(v.text, dtype, shape);
+        try {
+          g.input(v.text, dtype, shape);
+        } catch (const GraphError &e) {
+          error(v, e.what()); // the node limit
+        }
         defLine[v.text] = v.line;
         if (Cur.kind == Tok::Comma) {
           consume();

@@ -1,8 +1,11 @@
 //===- ir/Shape.h - static tensor shapes and broadcasting ------*- C++ -*-===//
-// Shapes are static: rank 0 (a scalar) to 8, every dimension at least 1.
+// Shapes are static: rank 0 (a scalar) to kMaxRank, every dimension at least 1,
+// at most kMaxElements elements (ir/Limits.h).
 // Broadcasting follows numpy: align on the right, a 1 stretches.
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "ir/Limits.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -13,12 +16,6 @@
 #include <string>
 
 namespace minijit {
-
-/// The largest rank a tensor may have.
-constexpr unsigned kMaxRank = 8;
-/// The largest number of elements a tensor may have (2^40): offsets and byte
-/// counts then fit 64-bit integers with room to spare.
-constexpr int64_t kMaxElements = int64_t(1) << 40;
 
 class Shape {
 public:

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Builds minijit with AddressSanitizer and UndefinedBehaviorSanitizer in
-# build-asan and runs the CPU-side tests there: the unit tests and the lit
-# golden tests. NVRTC is not instrumented; its own allocations are left out of
-# leak reports (tests/sanitizer/lsan.supp).
+# Builds minijit with sanitizers in build-SANITIZERS (build-address-undefined,
+# build-thread) and runs the CPU-side tests there: the unit tests and the lit
+# golden tests. NVRTC is not instrumented: its own allocations are left out
+# of leak reports (tests/sanitizer/lsan.supp) and what it does inside itself
+# out of race reports (tests/sanitizer/tsan.supp).
 #   scripts/sanitize.sh [address,undefined|thread]
+# MINIJIT_JOBS sets how many compilers the build runs at once (default: one
+# per core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizers=${1:-address,undefined}
 dir=build-${sanitizers//,/-}
 scripts/install-deps.sh
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIJIT_SANITIZE="$sanitizers" > /dev/null
-cmake --build "$dir" -j"$(nproc)" --target minijit minijit_unit_tests
+cmake --build "$dir" -j"${MINIJIT_JOBS:-$(nproc)}" --target minijit minijit_unit_tests
 export MINIJIT_CACHE_DIR=$PWD/$dir/test-cache
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/sanitizer/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS=suppressions=$PWD/tests/sanitizer/tsan.supp:halt_on_error=1
+export TSAN_OPTIONS=suppressions=$PWD/tests/sanitizer/tsan.supp:halt_on_error=1:second_deadlock_stack=1
 "$dir/bin/minijit_unit_tests" --gtest_brief=1
 python3 /usr/lib/llvm-14/build/utils/lit/lit.py -q "$dir/tests/lit"
 echo "sanitized tests ($sanitizers): passed"

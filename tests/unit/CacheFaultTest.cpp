@@ -5,10 +5,10 @@
 // kernel and no entry that loads wrongly.
 #include "compiler/KernelCache.h"
 #include "compiler/Nvrtc.h"
+#include "tests/support/CacheFiles.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -33,41 +33,11 @@
 #include <vector>
 
 using namespace minijit;
+using namespace minijit::cachetest;
 
 namespace {
 
 const char *const kArch = "sm_90";
-
-std::string kernelSource(const std::string &name, int addend) {
-  return "extern \"C\" __global__ void " + name + "(float *p) { p[threadIdx.x] += " +
-         std::to_string(addend) + ".0f; }\n";
-}
-
-std::string readAll(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  return buf ? (*buf)->getBuffer().str() : std::string();
-}
-
-bool writeAll(const std::string &path, const std::string &data) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return false;
-  os << data;
-  return true;
-}
-
-/// Every regular file under `dir` whose name contains `part`.
-std::vector<std::string> filesUnder(const std::string &dir, llvm::StringRef part) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (it->type() == llvm::sys::fs::file_type::regular_file &&
-        llvm::sys::path::filename(it->path()).contains(part))
-      out.push_back(it->path());
-  return out;
-}
 
 /// The entries under `dir` that do not decode as the entry their path names
 /// (KEY[0:2]/KEY[2:].mjk), each with the reason.
@@ -236,9 +206,8 @@ protected:
   void SetUp() override {
     // Loaded before any fork, so children key entries as the parent does.
     ASSERT_FALSE(nvrtcVersion().empty());
-    llvm::SmallString<128> path;
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("minijit-cache-fault", path));
-    Dir = path.str().str();
+    Dir = makeScratchDir("minijit-cache-fault");
+    ASSERT_FALSE(Dir.empty());
   }
   void TearDown() override { llvm::sys::fs::remove_directories(Dir); }
 

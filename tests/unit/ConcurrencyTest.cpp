@@ -7,6 +7,7 @@
 #include "ir/Builder.h"
 #include "ir/Evaluator.h"
 #include "runtime/Driver.h"
+#include "tests/support/CacheFiles.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -21,6 +22,7 @@
 #include <vector>
 
 using namespace minijit;
+using namespace minijit::cachetest;
 
 namespace {
 
@@ -84,9 +86,8 @@ std::vector<std::string> cubinsOf(const CompiledGraph &c) {
 class ConcurrencyTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    llvm::SmallString<128> path;
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("minijit-threads", path));
-    Dir = path.str().str();
+    Dir = makeScratchDir("minijit-threads");
+    ASSERT_FALSE(Dir.empty());
   }
   void TearDown() override { llvm::sys::fs::remove_directories(Dir); }
 

@@ -4,11 +4,10 @@
 #include "compiler/Nvrtc.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
+#include "tests/support/CacheFiles.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -21,45 +20,17 @@
 #include <vector>
 
 using namespace minijit;
+using namespace minijit::cachetest;
 
 namespace {
 
 const char *const kArch = "sm_90";
 
-std::string kernelSource(const std::string &name, float addend = 1.0f) {
-  return "extern \"C\" __global__ void " + name +
-         "(float *p) { p[threadIdx.x] += " + std::to_string(addend) + "f; }\n";
-}
-
-std::string readAll(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  return buf ? (*buf)->getBuffer().str() : std::string();
-}
-
-void writeAll(const std::string &path, const std::string &data) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  ASSERT_FALSE(ec) << path << ": " << ec.message();
-  os << data;
-}
-
-/// Every regular file under `dir` whose name ends with `suffix`.
-std::vector<std::string> filesUnder(const std::string &dir, const std::string &suffix) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (llvm::StringRef(it->path()).endswith(suffix))
-      out.push_back(it->path());
-  return out;
-}
-
 class KernelCacheTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    llvm::SmallString<128> path;
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("minijit-cache-test", path));
-    Dir = path.str().str();
+    Dir = makeScratchDir("minijit-cache-test");
+    ASSERT_FALSE(Dir.empty());
   }
   void TearDown() override {
     ::chmod(Dir.c_str(), 0755);
@@ -134,7 +105,7 @@ TEST_F(KernelCacheTest, EntriesAreWrittenCompletelyWithNoTemporariesLeft) {
 
 TEST_F(KernelCacheTest, KeysDependOnSourceArchAndOptions) {
   KernelCache cache(Dir, true);
-  std::string a = kernelSource("k_add"), b = kernelSource("k_add", 2.0f);
+  std::string a = kernelSource("k_add"), b = kernelSource("k_add", 2);
   std::string key = cache.keyFor(a, kArch, {});
   EXPECT_EQ(key.size(), 64u);
   EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
@@ -149,7 +120,7 @@ TEST_F(KernelCacheTest, TruncatedEntryIsRecompiledAndReplaced) {
   std::string src = kernelSource("k_add");
   std::string path = storeEntry(src, "k_add");
   std::string good = readAll(path);
-  writeAll(path, good.substr(0, good.size() / 2));
+  ASSERT_TRUE(writeAll(path, good.substr(0, good.size() / 2)));
   KernelCache cache(Dir, true);
   CachedKernel k = cache.get(src, "k_add", kArch, {});
   EXPECT_EQ(k.from, CachedKernel::From::Compiled);
@@ -166,7 +137,7 @@ TEST_F(KernelCacheTest, EntryCutBeforeItsChecksumIsRecompiled) {
   std::string src = kernelSource("k_add");
   std::string path = storeEntry(src, "k_add");
   std::string good = readAll(path);
-  writeAll(path, good.substr(0, good.size() - 3));
+  ASSERT_TRUE(writeAll(path, good.substr(0, good.size() - 3)));
   KernelCache cache(Dir, true);
   EXPECT_EQ(cache.get(src, "k_add", kArch, {}).from, CachedKernel::From::Compiled);
   EXPECT_EQ(cache.stats().corruptEntries, 1u);
@@ -179,7 +150,7 @@ TEST_F(KernelCacheTest, BitFlippedEntryIsRecompiledAndReplaced) {
   for (size_t at : {good.size() / 2, size_t(20), good.size() - 1}) {
     std::string bad = good;
     bad[at] ^= 0x10;
-    writeAll(path, bad);
+    ASSERT_TRUE(writeAll(path, bad));
     KernelCache cache(Dir, true);
     CachedKernel k = cache.get(src, "k_add", kArch, {});
     EXPECT_EQ(k.from, CachedKernel::From::Compiled) << "flip at " << at;
@@ -191,12 +162,12 @@ TEST_F(KernelCacheTest, BitFlippedEntryIsRecompiledAndReplaced) {
 }
 
 TEST_F(KernelCacheTest, EntryOfAnotherKeyIsNotLoaded) {
-  std::string a = kernelSource("k_one", 1.0f), b = kernelSource("k_two", 2.0f);
+  std::string a = kernelSource("k_one", 1), b = kernelSource("k_two", 2);
   std::string pathA = storeEntry(a, "k_one");
   KernelCache probe(Dir, true);
   std::string pathB = probe.pathFor(probe.keyFor(b, kArch, {}));
   ASSERT_FALSE(llvm::sys::fs::create_directories(llvm::sys::path::parent_path(pathB)));
-  writeAll(pathB, readAll(pathA)); // a valid entry, but for a's key
+  ASSERT_TRUE(writeAll(pathB, readAll(pathA))); // a valid entry, but for a's key
   KernelCache cache(Dir, true);
   CachedKernel k = cache.get(b, "k_two", kArch, {});
   EXPECT_EQ(k.from, CachedKernel::From::Compiled);
@@ -212,11 +183,11 @@ TEST_F(KernelCacheTest, EntryOfAnotherKeyIsNotLoaded) {
 TEST_F(KernelCacheTest, ForeignFileIsNotLoaded) {
   std::string src = kernelSource("k_add");
   std::string path = storeEntry(src, "k_add");
-  writeAll(path, "not a cache entry at all");
+  ASSERT_TRUE(writeAll(path, "not a cache entry at all"));
   KernelCache cache(Dir, true);
   EXPECT_EQ(cache.get(src, "k_add", kArch, {}).from, CachedKernel::From::Compiled);
   EXPECT_EQ(cache.stats().corruptEntries, 1u);
-  writeAll(path, "");
+  ASSERT_TRUE(writeAll(path, ""));
   KernelCache empty(Dir, true);
   EXPECT_EQ(empty.get(src, "k_add", kArch, {}).from, CachedKernel::From::Compiled);
   EXPECT_EQ(empty.stats().corruptEntries, 1u);
@@ -242,7 +213,7 @@ TEST_F(KernelCacheTest, ReadOnlyDirectoryStillCompiles) {
 TEST_F(KernelCacheTest, UnwritableDirectoryStillCompiles) {
   // A file where the cache directory should be: writes fail even for root.
   std::string file = Dir + "/not-a-dir";
-  writeAll(file, "x");
+  ASSERT_TRUE(writeAll(file, "x"));
   KernelCache cache(file + "/cache", true);
   std::string src = kernelSource("k_add");
   CachedKernel k = cache.get(src, "k_add", kArch, {});

@@ -14,11 +14,13 @@
 #pragma once
 
 #include "compiler/Compiler.h"
+#include "ir/Autodiff.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "ir/Evaluator.h"
 #include "ir/Graph.h"
 #include "ir/HostTensor.h"
+#include "ir/Npy.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Version.h"

@@ -2,6 +2,7 @@
 #include "compiler/Compiler.h"
 
 #include "compiler/Simplify.h"
+#include "ir/Autodiff.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
@@ -58,6 +59,8 @@ void assembleProgram(CompiledGraph &c) {
     }
   for (ValueId o : g.outputs())
     p.outputs.push_back(storedBuffer[o]);
+  for (ValueId in : g.updates())
+    p.updates.push_back(in < 0 ? -1 : static_cast<int>(llvm::find(g.inputs(), in) - g.inputs().begin()));
 
   std::vector<int> firstUse(p.buffers.size(), -1), lastUse(p.buffers.size(), -1);
   for (size_t k = 0; k < c.lowered.size(); ++k) {
@@ -155,7 +158,14 @@ CompiledGraph compileGraph(const Graph &g, const CompileOptions &opt) {
 
   auto t = Clock::now();
   verifyGraph(g);
-  c.graph = simplifyGraph(g);
+  if (hasDerivatives(g)) {
+    Graph expanded = expandAutodiff(g);
+    stage("autodiff", t);
+    t = Clock::now();
+    c.graph = simplifyGraph(expanded);
+  } else {
+    c.graph = simplifyGraph(g);
+  }
   stage("simplify", t);
   if (debug >= 2)
     llvm::errs() << "// after simplify\n" << c.graphText();

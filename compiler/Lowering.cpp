@@ -268,6 +268,7 @@ private:
       case OpClass::Input:
       case OpClass::Constant:
         llvm_unreachable("handled above");
+      case OpClass::Derivative: llvm_unreachable("autodiff runs before lowering");
       }
     }
     Memo[key] = result;

@@ -17,6 +17,19 @@ namespace minijit {
 
 namespace {
 
+/// The outputs and in-place updates of `from`, mapped into `to`. An update
+/// whose value simplified to the argument itself changes nothing and becomes
+/// a plain output.
+void copyOutputs(const Graph &from, llvm::ArrayRef<ValueId> map, Graph &to) {
+  for (size_t i = 0; i < from.outputs().size(); ++i) {
+    ValueId v = map[from.outputs()[i]], in = from.updates()[i];
+    if (in >= 0 && map[in] != v)
+      to.update(map[in], v);
+    else
+      to.output(v);
+  }
+}
+
 class Simplifier {
 public:
   explicit Simplifier(const Graph &g) : G(g), Out(g.name()), Map(g.size(), -1) {}
@@ -46,8 +59,7 @@ public:
       if (isOutput[i] && out(Map[i]).op == OpKind::Constant)
         Map[i] = Out.add(mappedSpec(n));
     }
-    for (ValueId o : G.outputs())
-      Out.output(Map[o]);
+    copyOutputs(G, Map, Out);
     return std::move(Out);
   }
 
@@ -93,6 +105,7 @@ private:
     case OpClass::Select:
     case OpClass::Matmul:
       break;
+    case OpClass::Derivative: llvm_unreachable("autodiff runs before simplify");
     }
     return k;
   }
@@ -139,6 +152,7 @@ private:
         return s.operands[0];
       return emit(s);
     case OpClass::Matmul: return emit(s);
+    case OpClass::Derivative: llvm_unreachable("autodiff runs before simplify");
     }
     llvm_unreachable("bad op class");
   }
@@ -238,8 +252,7 @@ Graph withoutDeadValues(const Graph &g) {
       o = map[o];
     map[i] = out.add(s);
   }
-  for (ValueId o : g.outputs())
-    out.output(map[o]);
+  copyOutputs(g, map, out);
   return out;
 }
 

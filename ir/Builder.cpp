@@ -122,4 +122,28 @@ Tensor prod(const Tensor &x, llvm::ArrayRef<int64_t> axes, bool keepdim) {
 
 Tensor matmul(const Tensor &a, const Tensor &b) { return binary(OpKind::Matmul, a, b); }
 
+Tensor grad(const Tensor &loss, const Tensor &w) {
+  Graph &g = graphOf(loss, w);
+  NodeSpec s;
+  s.op = OpKind::Grad;
+  s.operands = {loss.id(), w.id()};
+  return Tensor(&g, g.add(s));
+}
+
+std::vector<Tensor> grad(const Tensor &loss, llvm::ArrayRef<Tensor> ws) {
+  std::vector<Tensor> out;
+  for (const Tensor &w : ws)
+    out.push_back(grad(loss, w));
+  return out;
+}
+
+Tensor vjp(const Tensor &y, const Tensor &x, const Tensor &dy) {
+  Graph &g = graphOf(y, x);
+  graphOf(y, dy);
+  NodeSpec s;
+  s.op = OpKind::Vjp;
+  s.operands = {y.id(), x.id(), dy.id()};
+  return Tensor(&g, g.add(s));
+}
+
 } // namespace minijit

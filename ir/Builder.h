@@ -9,6 +9,7 @@
 #include "ir/Graph.h"
 
 #include <initializer_list>
+#include <vector>
 
 namespace minijit {
 
@@ -95,5 +96,16 @@ inline Tensor prod(const Tensor &x, std::initializer_list<int64_t> axes, bool ke
 }
 
 Tensor matmul(const Tensor &a, const Tensor &b);
+
+/// d loss / d w (a grad node, expanded by ir/Autodiff.h when the graph is
+/// compiled or evaluated): loss has one element, w is any float value of the
+/// same graph; the result has w's shape and dtype.
+Tensor grad(const Tensor &loss, const Tensor &w);
+/// The gradients of `loss` with respect to each of `ws`, in order (one
+/// reverse sweep computes them all).
+std::vector<Tensor> grad(const Tensor &loss, llvm::ArrayRef<Tensor> ws);
+/// The vector-Jacobian product dy . (d y / d x): the gradient of
+/// sum(y * dy) with respect to x, for a y of any shape.
+Tensor vjp(const Tensor &y, const Tensor &x, const Tensor &dy);
 
 } // namespace minijit

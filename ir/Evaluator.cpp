@@ -4,6 +4,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Evaluator.h"
 
+#include "ir/Autodiff.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
 
@@ -101,6 +102,8 @@ double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double>
   case OpKind::Permute:
   case OpKind::Broadcast:
   case OpKind::Matmul:
+  case OpKind::Grad:
+  case OpKind::Vjp:
     break;
   }
   llvm_unreachable("applyElementwise on a non-elementwise op");
@@ -244,6 +247,7 @@ private:
     case OpClass::Reduce: return reduce(id);
     case OpClass::View: return view(id);
     case OpClass::Matmul: return matmul(id);
+    case OpClass::Derivative: llvm_unreachable("evaluate() expands grad and vjp first");
     }
     llvm_unreachable("bad op class");
   }
@@ -433,6 +437,10 @@ private:
 
 std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
                                  const EvalOptions &options) {
+  if (hasDerivatives(g)) {
+    assert(!options.stored && "`stored` flags the nodes of a graph without derivatives");
+    return evaluate(expandAutodiff(g), inputs, options);
+  }
   Evaluator e(g, options);
   return e.run(inputs);
 }
@@ -447,6 +455,12 @@ std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed) {
 }
 
 Tolerance toleranceFor(const Graph &g, ValueId out) {
+  if (hasDerivatives(g)) { // judge the nodes that compute it
+    auto it = llvm::find(g.outputs(), out);
+    assert(it != g.outputs().end() && "the tolerance of a graph output");
+    Graph expanded = expandAutodiff(g);
+    return toleranceFor(expanded, expanded.outputs()[it - g.outputs().begin()]);
+  }
   const Node &o = g.node(out);
   if (!isFloat(o.dtype))
     return Tolerance{0};

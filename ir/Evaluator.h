@@ -24,8 +24,10 @@ struct EvalOptions {
 };
 
 /// Evaluates `g` on `inputs` (one per graph input, in order) and returns one
-/// tensor per graph output. Throws GraphError when an input's dtype or shape
-/// differs from the graph's.
+/// tensor per graph output; grad and vjp nodes are expanded first (see
+/// ir/Autodiff.h). Outputs that update an argument in place are returned like
+/// any other (the host inputs are not changed). Throws GraphError when an
+/// input's dtype or shape differs from the graph's.
 std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
                                  const EvalOptions &options = {});
 

@@ -327,6 +327,36 @@ ValueId Graph::add(const NodeSpec &spec) {
     checkShape(n.shape, "matmul result");
     break;
   }
+  case OpClass::Derivative: {
+    bool isVjp = spec.op == OpKind::Vjp;
+    checkArity(spec.op, spec.operands.size(), isVjp ? 3 : 2);
+    const Node &y = operand(0), &x = operand(1);
+    auto floatOnly = [&](const Node &v, llvm::StringRef role) {
+      if (!isFloat(v.dtype))
+        fail(llvm::formatv("{0}: {1} %{2} has dtype {3}; only floating-point values (f32, f16, "
+                           "bf16) have gradients",
+                           op, role, v.name, dtypeName(v.dtype))
+                 .str());
+    };
+    floatOnly(y, isVjp ? "the output" : "the loss");
+    floatOnly(x, isVjp ? "the input" : "the value");
+    if (!isVjp && y.shape.numel() != 1)
+      fail(llvm::formatv("grad: the loss %{0} has shape {1} ({2} elements) but must have one "
+                         "element; reduce it first (e.g. `mean %{0}`) or use vjp",
+                         y.name, y.shape.str(), y.shape.numel())
+               .str());
+    if (isVjp) {
+      const Node &dy = operand(2);
+      if (dy.dtype != y.dtype || dy.shape != y.shape)
+        fail(llvm::formatv("vjp: the cotangent is {0} but must have the output %{1}'s type {2}",
+                           dtypeName(dy.dtype).str() + dy.shape.str(), y.name,
+                           dtypeName(y.dtype).str() + y.shape.str())
+                 .str());
+    }
+    n.dtype = x.dtype;
+    n.shape = x.shape;
+    break;
+  }
   }
   checkShape(n.shape, op);
 
@@ -374,6 +404,41 @@ void Graph::output(ValueId id, llvm::StringRef name) {
   if (!name.empty() && name != Nodes[id].name)
     rename(id, name);
   Outputs.push_back(id);
+  Updates.push_back(-1);
+}
+
+void Graph::update(ValueId input, ValueId value) {
+  for (ValueId v : {input, value})
+    if (v < 0 || static_cast<size_t>(v) >= Nodes.size())
+      fail(llvm::formatv("update: {0} is not a value of graph '{1}'", v, Name).str());
+  const Node &in = Nodes[input], &val = Nodes[value];
+  if (in.op != OpKind::Input)
+    fail(llvm::formatv("update: %{0} is not an argument of graph '{1}'; only arguments can be "
+                       "updated in place",
+                       in.name, Name)
+             .str());
+  if (value == input)
+    fail(llvm::formatv("update: %{0} would update itself", in.name).str());
+  if (val.op == OpKind::Constant)
+    fail("update: a literal cannot be a graph result; compute it from an input");
+  if (val.dtype != in.dtype || val.shape != in.shape)
+    fail(llvm::formatv("update: %{0} is {1}{2} but the argument %{3} it updates is {4}{5}",
+                       val.name, dtypeName(val.dtype), val.shape.str(), in.name,
+                       dtypeName(in.dtype), in.shape.str())
+             .str());
+  for (size_t i = 0; i < Outputs.size(); ++i)
+    if (Updates[i] == input)
+      fail(llvm::formatv("update: %{0} is already updated by %{1}", in.name,
+                         Nodes[Outputs[i]].name)
+               .str());
+  Outputs.push_back(value);
+  Updates.push_back(input);
+}
+
+void Graph::update(const Tensor &input, const Tensor &value) {
+  if (&input.graph() != this || &value.graph() != this)
+    fail("update: the tensor belongs to another graph");
+  update(input.id(), value.id());
 }
 
 void Graph::output(const Tensor &t, llvm::StringRef name) {

@@ -77,6 +77,9 @@ public:
   llvm::ArrayRef<Node> nodes() const { return Nodes; }
   llvm::ArrayRef<ValueId> inputs() const { return Inputs; }
   llvm::ArrayRef<ValueId> outputs() const { return Outputs; }
+  /// Parallel to outputs(): the argument each output updates in place, or
+  /// -1 for a plain output.
+  llvm::ArrayRef<ValueId> updates() const { return Updates; }
 
   /// Checks `spec` (operands exist, dtypes and shapes agree, attributes are in
   /// range, the graph stays within the limits of ir/Limits.h), infers the
@@ -92,6 +95,14 @@ public:
   /// Marks a value as a result of the graph, optionally renaming it.
   void output(ValueId id, llvm::StringRef name = "");
   void output(const Tensor &t, llvm::StringRef name = "");
+  /// Marks `value` as a result of the graph that is also written into the
+  /// argument `input` in place: after a run on device tensors, the input's
+  /// memory holds the value (a training step's new weights). The text
+  /// format spells it `return %value -> %input`. Throws GraphError when
+  /// `input` is not an argument, the types differ, the input is already
+  /// updated by another value, or `value` is the input itself.
+  void update(ValueId input, ValueId value);
+  void update(const Tensor &input, const Tensor &value);
 
   /// The value named `name` (without '%'), if any.
   std::optional<ValueId> lookup(llvm::StringRef name) const;
@@ -110,7 +121,7 @@ private:
     unsigned ops = 0, views = 0;
   };
   std::vector<Depth> Depths; ///< parallel to Nodes
-  std::vector<ValueId> Inputs, Outputs;
+  std::vector<ValueId> Inputs, Outputs, Updates;
   llvm::StringMap<ValueId> Names;
   unsigned NextTemp = 0;
 };

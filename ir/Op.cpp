@@ -8,8 +8,8 @@ constexpr bool BoolResult = true;
 constexpr bool Same = false;
 
 const OpInfo kOpInfos[] = {
-#define MJ_OP(Enum, Spelling, Class, Operands, Result)                                           \
-  {Spelling, OpClass::Class, OperandTypes::Operands, Result},
+#define MJ_OP(Enum, Spelling, Class, Operands, Result, Gradient)                                 \
+  {Spelling, OpClass::Class, OperandTypes::Operands, Result, GradientKind::Gradient},
 #include "ir/Ops.def"
 };
 } // namespace
@@ -28,6 +28,7 @@ bool isElementwise(OpKind op) {
   case OpClass::Reduce:
   case OpClass::View:
   case OpClass::Matmul:
+  case OpClass::Derivative:
     return false;
   }
   return false;

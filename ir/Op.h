@@ -12,26 +12,38 @@
 namespace minijit {
 
 enum class OpKind : uint8_t {
-#define MJ_OP(Enum, Spelling, Class, Operands, Result) Enum,
+#define MJ_OP(Enum, Spelling, Class, Operands, Result, Gradient) Enum,
 #include "ir/Ops.def"
 };
 
 /// The number of ops in Ops.def.
 constexpr unsigned kNumOps = 0
-#define MJ_OP(Enum, Spelling, Class, Operands, Result) +1
+#define MJ_OP(Enum, Spelling, Class, Operands, Result, Gradient) +1
 #include "ir/Ops.def"
     ;
 
-enum class OpClass : uint8_t { Input, Constant, Unary, Binary, Select, Cast, Reduce, View, Matmul };
+enum class OpClass : uint8_t {
+  Input, Constant, Unary, Binary, Select, Cast, Reduce, View, Matmul,
+  Derivative ///< grad and vjp: expanded by ir/Autodiff.h before any other stage
+};
 
 /// Which dtypes an op's value operands may have.
 enum class OperandTypes : uint8_t { Any, Numeric, Float, Bool };
+
+/// How reverse-mode autodiff treats an op (the Gradient column of Ops.def).
+enum class GradientKind : uint8_t {
+  Rule,  ///< a gradient rule in ir/Autodiff.cpp
+  None,  ///< not differentiable: no gradient flows through it
+  Leaf,  ///< an argument or a literal
+  Expand ///< grad or vjp, replaced by the reverse sweep
+};
 
 struct OpInfo {
   llvm::StringRef spelling;
   OpClass cls;
   OperandTypes operands;
   bool boolResult;
+  GradientKind gradient;
 };
 
 const OpInfo &opInfo(OpKind op);

@@ -23,7 +23,7 @@ namespace {
 
 enum class Tok {
   Eof, Ident, Value, Number, LParen, RParen, LBrace, RBrace, LBracket, RBracket, Comma, Colon,
-  Equals
+  Equals, Arrow
 };
 
 struct Token {
@@ -84,6 +84,12 @@ public:
     case ':': return single(Tok::Colon);
     case '=': return single(Tok::Equals);
     default: break;
+    }
+    if (c == '-' && Pos + 1 < Text.size() && Text[Pos + 1] == '>') {
+      advance(2);
+      t.kind = Tok::Arrow;
+      t.text = Text.substr(start, 2);
+      return t;
     }
     if (c == '%') {
       advance(1);
@@ -330,7 +336,20 @@ private:
       std::optional<ValueId> id = g.lookup(v.text);
       if (!id)
         error(v, llvm::formatv("%{0} is not defined", v.text).str());
-      g.output(*id);
+      if (Cur.kind == Tok::Arrow) { // %value -> %input: an update in place
+        consume();
+        Token in = expect(Tok::Value, "the argument it updates (%name) after '->'");
+        std::optional<ValueId> target = g.lookup(in.text);
+        if (!target)
+          error(in, llvm::formatv("%{0} is not defined", in.text).str());
+        try {
+          g.update(*target, *id);
+        } catch (const GraphError &e) {
+          error(in, e.what());
+        }
+      } else {
+        g.output(*id);
+      }
       if (Cur.kind == Tok::Comma) {
         consume();
         continue;
@@ -420,7 +439,14 @@ private:
       parseAttribute(spec, key);
     }
     checkRequiredAttributes(spec, opTok, seenAttr);
-    resolveOperands(spec, operands);
+    Token typeTok = Cur;
+    std::optional<std::pair<DType, Shape>> declared;
+    if (Cur.kind == Tok::Colon) {
+      consume();
+      typeTok = Cur;
+      declared = parseType();
+    }
+    resolveOperands(spec, operands, declared ? std::optional<DType>(declared->first) : std::nullopt);
 
     ValueId id;
     try {
@@ -429,10 +455,8 @@ private:
       error(opTok, e.what());
     }
     defLine[nameTok.text] = nameTok.line;
-    if (Cur.kind == Tok::Colon) {
-      consume();
-      Token typeTok = Cur;
-      auto [dtype, shape] = parseType();
+    if (declared) {
+      auto [dtype, shape] = *declared;
       const Node &n = g.node(id);
       if (dtype != n.dtype || shape != n.shape)
         error(typeTok, llvm::formatv("declared type {0} does not match the inferred type {1}",
@@ -455,6 +479,7 @@ private:
       case OpClass::Binary:
       case OpClass::Select:
       case OpClass::Matmul:
+      case OpClass::Derivative:
         break;
       }
       error(key, llvm::formatv("unknown attribute '{0}' for {1} (expected: {2})", shown(key.text),
@@ -506,11 +531,16 @@ private:
       error(opTok, llvm::formatv("{0} needs the attribute {1}=...", opName(spec.op), need).str());
   }
 
-  /// Turns literals into constants of the dtype their tensor operand has.
-  void resolveOperands(NodeSpec &spec, llvm::SmallVectorImpl<Operand> &operands) {
+  /// Turns literals into constants of the dtype their tensor operand has. A
+  /// view of a literal (`broadcast 0 shape=[4] : f32[4]`, as the printer
+  /// writes a gradient of zeros) takes the statement's declared dtype.
+  void resolveOperands(NodeSpec &spec, llvm::SmallVectorImpl<Operand> &operands,
+                       std::optional<DType> declared) {
     OpClass cls = opClass(spec.op);
     Graph &g = *CurGraph;
     std::optional<DType> litType;
+    if (cls == OpClass::View)
+      litType = declared;
     if (cls == OpClass::Binary) {
       for (Operand &o : operands)
         if (auto *v = std::get_if<ValueId>(&o))
@@ -529,7 +559,12 @@ private:
       std::optional<DType> t = litType;
       if (cls == OpClass::Select && i == 0)
         t = DType::Bool;
-      if (cls != OpClass::Binary && cls != OpClass::Select)
+      if (cls == OpClass::View && !t)
+        error(lit->tok, llvm::formatv("{0}: a literal operand needs the statement's type (e.g. "
+                                      "`: f32[4]`) to take its dtype from",
+                                      opName(spec.op))
+                            .str());
+      if (cls != OpClass::Binary && cls != OpClass::Select && cls != OpClass::View)
         error(lit->tok, llvm::formatv("{0}: operand {1} must be a value (%name), not a literal",
                                       opName(spec.op), i)
                             .str());

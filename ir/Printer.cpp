@@ -80,6 +80,7 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
   case OpClass::Binary:
   case OpClass::Select:
   case OpClass::Matmul:
+  case OpClass::Derivative:
     break;
   }
   os << " : " << typeText(n.dtype, n.shape);
@@ -101,8 +102,11 @@ void printGraph(llvm::raw_ostream &os, const Graph &g) {
     os << "\n";
   }
   os << "  return";
-  for (size_t i = 0; i < g.outputs().size(); ++i)
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
     os << (i ? ", " : " ") << operandText(g, g.outputs()[i]);
+    if (g.updates()[i] >= 0)
+      os << " -> " << operandText(g, g.updates()[i]);
+  }
   os << "\n}\n";
 }
 

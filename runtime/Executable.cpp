@@ -163,10 +163,24 @@ void Executable::launchKernel(size_t k) {
                         .str());
 }
 
+void Executable::copyUpdates() {
+  const Driver &d = Driver::get();
+  for (size_t o = 0; o < Prog.updates.size(); ++o) {
+    int in = Prog.updates[o];
+    if (in < 0)
+      continue;
+    const ProgramBuffer &b = Prog.buffers[Prog.outputs[o]];
+    d.check(d.cuMemcpyDtoDAsync(Address[Prog.inputs[in]], Address[Prog.outputs[o]],
+                                static_cast<size_t>(b.bytes()), Stream),
+            "cuMemcpyDtoDAsync (an update in place)");
+  }
+}
+
 void Executable::launchAll() {
   if (!UseGraph) {
     for (size_t k = 0; k < Functions.size(); ++k)
       launchKernel(k);
+    copyUpdates();
     return;
   }
   const Driver &d = Driver::get();
@@ -182,6 +196,7 @@ void Executable::launchAll() {
     try {
       for (size_t k = 0; k < Functions.size(); ++k)
         launchKernel(k);
+      copyUpdates();
     } catch (...) {
       CUgraph g = nullptr;
       d.cuStreamEndCapture(Stream, &g);

@@ -34,7 +34,9 @@ public:
   const Device &device() const { return Dev; }
 
   /// Uploads `inputs`, runs, waits and downloads the outputs. Throws
-  /// GraphError for an input of the wrong dtype or shape.
+  /// GraphError for an input of the wrong dtype or shape. Every run, on host
+  /// or device tensors, also writes each output that updates an input in
+  /// place (Graph::update) into that input's memory, after all kernels.
   std::vector<HostTensor> run(llvm::ArrayRef<HostTensor> inputs);
   /// Runs on device tensors and waits; returns freshly allocated outputs.
   std::vector<DeviceTensor> run(llvm::ArrayRef<DeviceTensor> inputs);
@@ -63,6 +65,8 @@ public:
 private:
   void checkInputs(llvm::ArrayRef<DeviceTensor> inputs) const;
   void launchAll();
+  /// Copies each output that updates an input into that input's memory.
+  void copyUpdates();
   void buildParams();
 
   Device Dev;

@@ -65,6 +65,10 @@ struct Program {
   std::vector<ProgramBuffer> buffers; ///< indexed by buffer id
   std::vector<int> inputs;           ///< buffer per graph input
   std::vector<int> outputs;          ///< buffer per graph output (may repeat)
+  /// Per graph output: the graph input (an index into `inputs`) it updates
+  /// in place, or -1. After a run the executable copies the output into that
+  /// input's memory.
+  std::vector<int> updates;
   std::vector<ProgramKernel> kernels; ///< launched in this order
   std::vector<int64_t> slotBytes;    ///< size of each temporary slot
 

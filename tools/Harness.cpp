@@ -27,25 +27,32 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
   exe.synchronize();
   for (const DeviceTensor &t : dout)
     r.outputs.push_back(t.download());
+  // A training graph is checked against the CPU reference of its expansion
+  // (the same nodes the compiler received).
+  std::optional<Graph> expanded;
+  if (hasDerivatives(g))
+    expanded.emplace(expandAutodiff(g));
+  const Graph &ref = expanded ? *expanded : g;
   std::vector<HostTensor> magnitudes;
   if (reference) {
     r.reference = std::move(*reference);
   } else {
-    std::vector<bool> stored = storedValues(g, r.compiled);
+    std::vector<bool> stored = storedValues(ref, r.compiled);
     EvalOptions eo;
     eo.stored = &stored;
-    r.reference = evaluate(g, r.inputs, eo);
+    r.reference = evaluate(ref, r.inputs, eo);
     // Sums whose terms cancel are compared relative to the terms' size.
-    bool sums = llvm::any_of(g.nodes(), [](const Node &n) {
+    bool sums = llvm::any_of(ref.nodes(), [](const Node &n) {
       return n.op == OpKind::Sum || n.op == OpKind::Mean || n.op == OpKind::Matmul;
     });
     if (sums) {
       eo.magnitudes = true;
-      magnitudes = evaluate(g, r.inputs, eo);
+      magnitudes = evaluate(ref, r.inputs, eo);
     }
   }
   for (size_t i = 0; i < r.outputs.size(); ++i) {
-    r.compare.push_back(compareTensors(r.outputs[i], r.reference[i], toleranceFor(g, g.outputs()[i]),
+    r.compare.push_back(compareTensors(r.outputs[i], r.reference[i],
+                                       toleranceFor(ref, ref.outputs()[i]),
                                        magnitudes.empty() ? nullptr : &magnitudes[i]));
     r.ok = r.ok && r.compare.back().ok;
   }

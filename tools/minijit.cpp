@@ -32,6 +32,64 @@ std::vector<Graph> loadGraphs(const std::string &file, const std::string &only) 
   throw ParseError(file, 0, 0, "no graph named '" + only + "' in the file");
 }
 
+/// A flag whose value is wrong (a --input file that does not hold its
+/// input): exit status 2, like a file that does not parse.
+struct UsageError : GraphError {
+  using GraphError::GraphError;
+};
+
+/// What --input and --save ask for.
+struct DataFlags {
+  std::vector<std::string> inputs; ///< NAME=FILE.npy
+  std::string saveDir;
+};
+
+/// Seeded random inputs for `g`, with those that --input names read from
+/// their files. Throws UsageError for a malformed flag, an unknown name or a
+/// file that does not hold the input's type.
+std::vector<HostTensor> inputsFor(const Graph &g, uint64_t seed, const DataFlags &d) try {
+  std::vector<HostTensor> ins = randomInputs(g, seed);
+  for (const std::string &spec : d.inputs) {
+    auto [name, path] = llvm::StringRef(spec).split('=');
+    name.consume_front("%");
+    if (name.empty() || path.empty())
+      throw GraphError("--input " + spec + ": expected NAME=FILE.npy");
+    std::optional<ValueId> id = g.lookup(name);
+    auto it = id ? llvm::find(g.inputs(), *id) : g.inputs().end();
+    if (it == g.inputs().end()) {
+      std::string names;
+      for (ValueId in : g.inputs())
+        names += (names.empty() ? "%" : ", %") + g.node(in).name;
+      throw GraphError(llvm::formatv("--input {0}: graph '{1}' has no input %{2} (its inputs: {3})",
+                                     spec, g.name(), name, names)
+                           .str());
+    }
+    const Node &n = g.node(*id);
+    ins[it - g.inputs().begin()] = readNpy(path, "input %" + n.name, std::pair(n.dtype, n.shape));
+  }
+  return ins;
+} catch (const UsageError &) {
+  throw;
+} catch (const GraphError &e) {
+  throw UsageError(e.what());
+}
+
+/// Writes each output of `g` as DIR/NAME.npy (DIR/GRAPH/NAME.npy when the
+/// file holds several graphs) and says where.
+void saveOutputs(const Graph &g, llvm::ArrayRef<HostTensor> outs, const DataFlags &d,
+                 bool severalGraphs) {
+  if (d.saveDir.empty())
+    return;
+  std::string dir = severalGraphs ? d.saveDir + "/" + g.name() : d.saveDir;
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    throw GraphError(llvm::formatv("--save {0}: cannot create the folder: {1}", dir, ec.message())
+                         .str());
+  for (size_t i = 0; i < outs.size(); ++i)
+    writeNpy(dir + "/" + g.node(g.outputs()[i]).name + ".npy", outs[i]);
+  llvm::outs() << llvm::formatv("  saved {0} output{1} to {2}/\n", outs.size(),
+                                outs.size() == 1 ? "" : "s", dir);
+}
+
 int cmdCheck(const std::vector<Graph> &gs) {
   for (size_t i = 0; i < gs.size(); ++i) {
     if (i)
@@ -41,9 +99,9 @@ int cmdCheck(const std::vector<Graph> &gs) {
   return kOk;
 }
 
-int cmdEval(const std::vector<Graph> &gs, uint64_t seed) {
+int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
   for (const Graph &g : gs) {
-    std::vector<HostTensor> ins = randomInputs(g, seed);
+    std::vector<HostTensor> ins = inputsFor(g, seed, d);
     auto t0 = std::chrono::steady_clock::now();
     std::vector<HostTensor> outs = evaluate(g, ins);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -55,6 +113,7 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed) {
     for (size_t i = 0; i < outs.size(); ++i)
       llvm::outs() << "  out %" << g.node(g.outputs()[i]).name << ": " << summarizeTensor(outs[i])
                    << "\n";
+    saveOutputs(g, outs, d, gs.size() > 1);
   }
   return kOk;
 }
@@ -104,13 +163,15 @@ struct RunFlags {
   bool fusion = true, check = false, bench = false, profile = false, graphReplay = false;
   std::string trace;
   uint64_t seed = 0;
+  DataFlags data;
 };
 
 int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
   Device gpu = Device::open();
   int status = kOk;
   for (const Graph &g : gs) {
-    CheckedRun r = runAndCheck(g, gpu, f.fusion, f.seed);
+    std::vector<HostTensor> ins = inputsFor(g, f.seed, f.data);
+    CheckedRun r = runAndCheck(g, gpu, f.fusion, f.seed, &ins);
     const Program &p = r.compiled.program;
     llvm::outs() << llvm::formatv("graph {0} on {1}: {2} kernel{3} (fusion {4}), seed {5}\n",
                                   g.name(), gpu.properties().name, p.kernels.size(),
@@ -122,6 +183,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
       if (f.check)
         llvm::outs() << "    check: " << r.compare[i].summary << "\n";
     }
+    saveOutputs(g, r.outputs, f.data, gs.size() > 1);
     if (f.check && !r.ok) {
       llvm::outs() << "  CHECK FAILED: the GPU result differs from the CPU reference\n";
       status = kFailed;
@@ -167,7 +229,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
   return status;
 }
 
-int cmdCompare(const std::vector<Graph> &gs, uint64_t seed) {
+int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
   Device gpu = Device::open();
   int status = kOk;
   double copy = measureCopyBandwidth(gpu);
@@ -178,9 +240,11 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed) {
                                   "kernels", "bytes moved", "time (us)", "GB/s", "%copy", "check");
     double times[2] = {0, 0};
     int64_t bytes[2] = {0, 0};
-    std::vector<HostTensor> ins = randomInputs(g, seed);
+    std::vector<HostTensor> ins = inputsFor(g, seed, d);
     for (int fused = 1; fused >= 0; --fused) {
       CheckedRun r = runAndCheck(g, gpu, fused, seed, &ins);
+      if (fused)
+        saveOutputs(g, r.outputs, d, gs.size() > 1);
       Executable &exe = *r.executable;
       std::vector<DeviceTensor> din;
       for (const HostTensor &h : ins)
@@ -228,6 +292,13 @@ int main(int argc, char **argv) {
                              cl::sub(compareCmd));
   cl::opt<uint64_t> seed("seed", cl::desc("seed of the random inputs"), cl::init(0),
                          cl::sub(evalCmd), cl::sub(runCmd), cl::sub(compareCmd));
+  cl::list<std::string> inputFiles(
+      "input", cl::desc("NAME=FILE.npy: read input %NAME from a .npy file (repeatable; the others "
+                        "stay seeded random)"),
+      cl::sub(evalCmd), cl::sub(runCmd), cl::sub(compareCmd));
+  cl::opt<std::string> saveDir("save", cl::desc("write each output as DIR/NAME.npy"),
+                               cl::value_desc("DIR"), cl::sub(evalCmd), cl::sub(runCmd),
+                               cl::sub(compareCmd));
   cl::opt<bool> noFusion("no-fusion", cl::desc("one kernel per op, as an eager framework runs"),
                          cl::sub(compileCmd), cl::sub(runCmd));
   cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
@@ -269,10 +340,13 @@ int main(int argc, char **argv) {
     return kUsage;
   }
   try {
+    DataFlags data;
+    data.inputs.assign(inputFiles.begin(), inputFiles.end());
+    data.saveDir = saveDir;
     if (checkCmd)
       return cmdCheck(gs);
     if (evalCmd)
-      return cmdEval(gs, seed);
+      return cmdEval(gs, seed, data);
     if (compileCmd)
       return cmdCompile(gs, !noFusion, emit, arch, timing);
     RunFlags f;
@@ -283,9 +357,13 @@ int main(int argc, char **argv) {
     f.trace = trace;
     f.seed = seed;
     f.graphReplay = graphReplay;
+    f.data = data;
     if (runCmd)
       return cmdRun(gs, f);
-    return cmdCompare(gs, seed);
+    return cmdCompare(gs, seed, data);
+  } catch (const UsageError &e) {
+    llvm::errs() << "minijit: " << e.what() << "\n";
+    return kUsage;
   } catch (const Error &e) {
     llvm::errs() << "minijit: " << e.what() << "\n";
     return kFailed;

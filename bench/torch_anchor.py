@@ -88,6 +88,43 @@ def workloads():
     ]
 
 
+def train_rows(only, runs):
+    """The lecture's training step: nn.Linear + F.gelu layers, y = model(x).mean(), y.backward(),
+    gradients zeroed first; eager, torch.compile and reduce-overhead (the model compiled, its
+    backward through AOTAutograd)."""
+    rows = []
+    for name, dim, layers, batch, dtype in [
+            ("train mlp 128x16 batch 128", 128, 16, 128, torch.float32),
+            ("train mlp 4096x4 batch 4096", 4096, 4, 4096, torch.float32),
+            ("train mlp bf16 4096x4 batch 4096", 4096, 4, 4096, torch.bfloat16)]:
+        if only and only not in name:
+            continue
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(*[m for _ in range(layers)
+                                      for m in (torch.nn.Linear(dim, dim), torch.nn.GELU())])
+        model = model.to("cuda", dtype)
+        x = torch.randn(batch, dim, device="cuda", dtype=dtype)
+        row = {"workload": name}
+        n = runs if dim <= 128 else max(20, runs // 10)
+        for label, mode in [("eager_prims", None), ("compile", "default"), ("compile_ro", "reduce-overhead")]:
+            fwd = model if mode is None else torch.compile(model, mode=mode, dynamic=False)
+
+            def step():
+                model.zero_grad(set_to_none=True)
+                fwd(x).mean().backward()
+            t0 = time.perf_counter()
+            step()
+            torch.cuda.synchronize()
+            if mode is not None:
+                row["compile_s" if mode == "default" else "compile_ro_s"] = time.perf_counter() - t0
+            row[label + "_us"] = time_fn(step, [()], n)
+        row["library_us"] = row["eager_prims_us"]
+        print(f"{name:32} eager {row['eager_prims_us']:10.2f} us  torch.compile {row['compile_us']:10.2f} us"
+              f"  reduce-overhead {row['compile_ro_us']:10.2f} us", flush=True)
+        rows.append(row)
+    return rows
+
+
 def time_fn(fn, arg_sets, runs, warmup=10):
     """Median microseconds per call, events around each call, rotating buffer sets."""
     for i in range(warmup):
@@ -171,6 +208,7 @@ def main():
             print(f"{'':22} host per call: eager {row['eager_prims_host_us_per_call']:.2f} us, library "
                   f"{row['library_host_us_per_call']:.2f} us, compiled {row['compile_host_us_per_call']:.2f} us")
         rows.append(row)
+    rows += train_rows(a.only, a.runs)
     with open(a.json, "w") as f:
         json.dump({"tool": "torch", "torch": torch.__version__, "device": props.name,
                    "copy_gbps": copy, "runs": a.runs, "rows": rows}, f, indent=2)

@@ -150,6 +150,18 @@ private:
       if (out(s.operands[0]).shape == n.shape &&
           (n.op == OpKind::Broadcast || isIdentityPerm(n.perm)))
         return s.operands[0];
+      // A permute of a permute is one permute (a transpose of a transpose
+      // none, as a matmul's gradient makes of nn.Linear's W.T).
+      if (n.op == OpKind::Permute && out(s.operands[0]).op == OpKind::Permute) {
+        const Node &inner = out(s.operands[0]);
+        DimVector perm;
+        for (int64_t p : n.perm)
+          perm.push_back(inner.perm[p]);
+        if (isIdentityPerm(perm))
+          return inner.operands[0];
+        s.operands[0] = inner.operands[0];
+        s.perm = perm;
+      }
       return emit(s);
     case OpClass::Matmul: return emit(s);
     case OpClass::Derivative: llvm_unreachable("autodiff runs before simplify");

@@ -240,12 +240,39 @@ private:
     }
     case OpKind::Broadcast:
       return giveTo(0, [&] { return g; }); // give() sums over the stretched axes
-    case OpKind::Matmul:
-      giveTo(0, [&] { return matmul(g, transposed(x(1))); });
-      return giveTo(1, [&] { return matmul(transposed(x(0)), g); });
+    case OpKind::Matmul: return matmulRule(n, g);
     case OpKind::Grad:
     case OpKind::Vjp: llvm_unreachable("derivatives are expanded before a sweep reaches them");
     }
+  }
+
+  /// The value a transpose of the last two axes reads, or -1 for any other
+  /// value.
+  ValueId transposeSource(ValueId v) const {
+    const Node &n = G.node(v);
+    if (n.op != OpKind::Permute)
+      return -1;
+    unsigned r = n.perm.size();
+    for (unsigned i = 0; i + 2 < r; ++i)
+      if (n.perm[i] != i)
+        return -1;
+    return n.perm[r - 2] == r - 1 && n.perm[r - 1] == r - 2 ? n.operands[0] : -1;
+  }
+
+  /// C = A @ B: dA = dC @ B^T and dB = A^T @ dC. Where an operand is itself
+  /// a transpose of a value (nn.Linear's x @ W.T), the gradient goes to that
+  /// value as one matmul, dW = dC^T @ x, rather than as a transpose of dW.T.
+  void matmulRule(const Node &n, const Tensor &g) {
+    Tensor a(&G, n.operands[0]), b(&G, n.operands[1]);
+    ValueId aSource = transposeSource(a.id()), bSource = transposeSource(b.id());
+    if (aSource >= 0 && Active[aSource])
+      give(aSource, matmul(b, transposed(g)));
+    else if (Active[a.id()])
+      give(a.id(), matmul(g, transposed(b)));
+    if (bSource >= 0 && Active[bSource])
+      give(bSource, matmul(transposed(g), a));
+    else if (Active[b.id()])
+      give(b.id(), matmul(transposed(a), g));
   }
 
   /// A reduction's gradient `g` broadcast back over the reduced axes.

@@ -2,6 +2,7 @@
 #include "samples/Lecture.h"
 
 #include <string>
+#include <vector>
 
 namespace minijit::lecture {
 
@@ -56,6 +57,40 @@ Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype) {
     x = geluOf(matmul(x, w));
   }
   g.output(x, "y");
+  return g;
+}
+
+Graph mlpTrain(int64_t dim, int layers, int64_t batch, TrainStep step, DType dtype, double lr) {
+  Graph g(step == TrainStep::Gradients    ? "mlp_grads"
+          : step == TrainStep::Accumulate ? "mlp_train"
+                                          : "mlp_sgd");
+  Tensor x = g.input("x", dtype, {batch, dim});
+  std::vector<Tensor> params;
+  for (int i = 0; i < layers; ++i) {
+    Tensor w = g.input("w" + std::to_string(i), dtype, {dim, dim});
+    Tensor b = g.input("b" + std::to_string(i), dtype, {dim});
+    params.push_back(w);
+    params.push_back(b);
+    Tensor h = (matmul(x, w.permute({1, 0})) + b).named("h" + std::to_string(i));
+    x = (0.5 * h * (1.0 + erf(h * 0.7071067811865476))).named("a" + std::to_string(i));
+  }
+  Tensor loss = mean(x).named("loss");
+  g.output(loss);
+  std::vector<Tensor> accumulators;
+  if (step == TrainStep::Accumulate)
+    for (const Tensor &p : params)
+      accumulators.push_back(g.input("g" + p.node().name, dtype, p.shape()));
+  std::vector<Tensor> grads = grad(loss, params);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string &name = params[i].node().name;
+    switch (step) {
+    case TrainStep::Gradients: g.output(grads[i], "d" + name); break;
+    case TrainStep::Accumulate:
+      g.update(accumulators[i], (accumulators[i] + grads[i]).named("g" + name + ".next"));
+      break;
+    case TrainStep::Sgd: g.update(params[i], (params[i] - lr * grads[i]).named(name + ".next")); break;
+    }
+  }
   return g;
 }
 

@@ -20,4 +20,21 @@ Graph rmsnorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
 /// The lecture's MLP forward: `layers` times (x @ W_i, then GeLU), x: [batch, dim].
 Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype = DType::F32);
 
+/// What a training step does with the gradients.
+enum class TrainStep {
+  Gradients,  ///< returns the loss and every parameter's gradient
+  Accumulate, ///< adds each gradient into an accumulator input, in place (loss.backward())
+  Sgd,        ///< updates each parameter in place: p - lr * grad
+};
+
+/// The lecture's run_mlp step: `layers` times nn.Linear(dim, dim) (x @ W.T + b,
+/// W stored [out, in]) then F.gelu (the erf form), loss = mean of the output,
+/// and the gradient of the loss with respect to every W_i and b_i. Inputs: x,
+/// then w0, b0, w1, b1, ...; for Accumulate also gw0, gb0, ... (the
+/// accumulators). Outputs: the loss, then per parameter its gradient
+/// (Gradients), its accumulator updated in place (Accumulate) or the
+/// parameter updated in place (Sgd, with learning rate `lr`).
+Graph mlpTrain(int64_t dim, int layers, int64_t batch, TrainStep step, DType dtype = DType::F32,
+               double lr = 0.01);
+
 } // namespace minijit::lecture

@@ -2,7 +2,7 @@
 # Runs on the GPU machine, from the repository root, with the executables built
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
-#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [tune] [sanitize] [random] [dlpack]
+#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [train] [tune] [sanitize] [random] [dlpack]
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
 # compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list: lines
 # of "workload-substring [MINIJIT_SCHEDULE overrides]", '|' for spaces in the
@@ -76,6 +76,25 @@ fi
 if want dlpack; then
   timeout 120 python3 tests/gpu/dlpack_torch.py $bin/libminijit_dlpack_shim.so 2>&1 | tee "$out/dlpack.log"
   echo "dlpack round trip: exit ${PIPESTATUS[0]}"
+fi
+if want train; then
+  # The training step: its sample (gradients checked, 5 accumulating steps,
+  # SGD in place, the profile), the student-teacher loop replayed in
+  # PyTorch, the gradients against torch.autograd, and the benchmark rows
+  # with their anchors.
+  timeout 300 $bin/sample_mlp_train > "$out/train_sample.log" 2>&1
+  echo "sample_mlp_train: exit $?"
+  timeout 120 $bin/sample_mlp_teacher /tmp/mlp-teacher > "$out/train_teacher.log" 2>&1
+  echo "sample_mlp_teacher: exit $?"
+  timeout 120 python3 samples/mlp_teacher.py /tmp/mlp-teacher >> "$out/train_teacher.log" 2>&1
+  echo "mlp_teacher.py (PyTorch replay): exit $?"
+  timeout 120 python3 tests/gpu/autodiff_torch.py --minijit $bin/minijit > "$out/train_torch.log" 2>&1
+  echo "autodiff_torch.py: exit $?"; cat "$out/train_torch.log" | tail -3
+  timeout 300 $bin/minijit_bench --only train --json "$out/train_minijit.json" > "$out/train_bench.log" 2>&1
+  echo "bench train rows: exit $?"
+  timeout 300 python3 bench/torch_anchor.py --only train --json "$out/train_anchors.json" > "$out/train_anchors.log" 2>&1
+  echo "anchors train rows: exit $?"
+  [ -f "$out/train_minijit.json" ] && python3 bench/join.py "$out/train_minijit.json" "$out/train_anchors.json" > "$out/train_table.md"
 fi
 if want tune; then
   while read -r only sched; do

@@ -1,5 +1,6 @@
 // The profile as data (runtime/ProfileJson.h, tools/ProfileRecords.h): the
-// peaks of the roofline and the kernel records.
+// peaks of the roofline, the kernel records, and that what the writer writes
+// is what scripts/plot.py reads (its validator run on the writer's output).
 #include "ir/Builder.h"
 #include "runtime/ProfileJson.h"
 #include "samples/Lecture.h"
@@ -11,8 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/wait.h>
 
 using namespace minijit;
 
@@ -81,6 +84,27 @@ std::string geluProfileJson() {
   return profileFileJson(dev, 4199, runs, "minijit 0.1.0 (synthetic: tests/unit/ProfileJsonTest.cpp)",
                          "2026-12-01T12:00:00Z");
 }
+
+/// Runs `command` through the shell; its exit status, and its output in `out`.
+int runCommand(const std::string &command, std::string &out) {
+  FILE *f = ::popen((command + " 2>&1").c_str(), "r");
+  if (!f)
+    return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    out.append(buf, n);
+  int status = ::pclose(f);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string scratchFile(const std::string &name) {
+  llvm::SmallString<128> dir;
+  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("minijit-profile-json", dir));
+  return std::string(dir) + "/" + name;
+}
+
+std::string plotScript() { return std::string(MINIJIT_SOURCE_DIR) + "/scripts/plot.py"; }
 
 } // namespace
 
@@ -180,4 +204,35 @@ TEST(ProfileJson, KernelRecordHoldsEveryField) {
   const llvm::json::Object &unfused = *(*runs)[1].getAsObject();
   EXPECT_EQ(unfused.getBoolean("fusion").getValueOr(true), false);
   EXPECT_EQ(unfused.getArray("kernels")->size(), 9u);
+}
+
+// The round trip: the writer's output is what the plotting script accepts
+// (its validator needs only Python 3), and a file of another schema version
+// is refused by it with a message that says so.
+TEST(ProfileJson, WriterOutputPassesThePlotScriptsValidator) {
+  std::string text = geluProfileJson();
+  if (const char *fixture = std::getenv("MINIJIT_WRITE_FIXTURE")) {
+    std::string error;
+    ASSERT_TRUE(writeTextFile(fixture, text, error)) << error; // tests/plot/profile_gelu.json
+  }
+  std::string path = scratchFile("gelu.json");
+  std::string error;
+  ASSERT_TRUE(writeTextFile(path, text, error)) << error;
+  std::string out;
+  int rc = runCommand(std::string(MINIJIT_PYTHON) + " " + plotScript() + " validate " + path, out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("profile, NVIDIA H200, copy 4199 GB/s, 3 peaks; 2 runs, 10 kernels"),
+            std::string::npos)
+      << out;
+
+  std::string newer = text;
+  size_t at = newer.find("\"schema\": 1");
+  ASSERT_NE(at, std::string::npos);
+  newer.replace(at, 11, "\"schema\": 2");
+  ASSERT_TRUE(writeTextFile(path, newer, error)) << error;
+  out.clear();
+  rc = runCommand(std::string(MINIJIT_PYTHON) + " " + plotScript() + " validate " + path, out);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("unknown schema version 2"), std::string::npos) << out;
+  llvm::sys::fs::remove_directories(llvm::sys::path::parent_path(path));
 }

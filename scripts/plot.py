@@ -217,13 +217,16 @@ def pyplot():
     return plt
 
 
+DPI = 110  # --dpi: 110 gives PNGs of 50-150 KB, small enough for docs/
+
+
 def save(fig, out, formats):
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     written = []
     for fmt in formats:
         path = f"{out}.{fmt}"
         meta = {"Date": None} if fmt == "svg" else {}
-        fig.savefig(path, format=fmt, dpi=110, metadata=meta)
+        fig.savefig(path, format=fmt, dpi=DPI, metadata=meta)
         written.append(path)
     print("wrote " + ", ".join(written))
 
@@ -248,8 +251,10 @@ def place_labels(ax, items, fontsize=6.5):
     box = ax.get_window_extent()
     for x, y, text, gid, color in order:
         px, py = trans.transform((x, y))
-        width = len(text) * fontsize * 0.55 * fig.dpi / 72
+        width = len(text) * fontsize * 0.62 * fig.dpi / 72
         lx, home = px + 7, py - height / 3
+        if lx + width > box.x1 - 2:  # no room on the right: on the left of the point
+            lx = px - 7 - width
         ly = home
         for step in range(80):  # 0, +1, -1, +2, -2 ... lines away from the point
             ly = home + height * ((step + 1) // 2) * (1 if step % 2 else -1)
@@ -423,7 +428,7 @@ def cmd_timeline(a):
     for row, (g, label, fused, kernels) in enumerate(mine):
         y = len(mine) - 1 - row
         start = 0.0
-        above = 0
+        free = [0.0, 0.0]  # per level of labels above the bars: the first pixel still free
         for k in kernels:
             w = k["time_us"]["median"]
             ax.barh(y, w, left=start, height=0.6, color=color[k["kind"] or "unknown"],
@@ -432,10 +437,13 @@ def cmd_timeline(a):
             if w * px_per_us > text_px + 4:
                 ax.text(start + w / 2, y, k["name"], ha="center", va="center", fontsize=6.5,
                         color="white", gid=safe_id(f"barlabel-{label}-k{k['index']}"))
-            else:  # too narrow: the name above the bar, staggered
-                ax.text(start, y + 0.34 + 0.17 * (above % 2), k["name"], ha="left", va="bottom",
-                        fontsize=6.5, color="0.15", gid=safe_id(f"barlabel-{label}-k{k['index']}"))
-                above += 1
+            else:  # too narrow: the name above the bar, on the first level with room
+                at = start * px_per_us
+                level = next((n for n in range(2) if free[n] <= at), None)
+                if level is not None:
+                    ax.text(start, y + 0.34 + 0.17 * level, k["name"], ha="left", va="bottom",
+                            fontsize=6.5, color="0.15", gid=safe_id(f"barlabel-{label}-k{k['index']}"))
+                    free[level] = at + text_px + 4
             start += w
         faster = f", {slowest / start:.2f}x faster" if start < slowest else ""
         ax.text(start + longest * 0.01, y, f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}, "
@@ -628,9 +636,12 @@ def main(argv=None):
             continue
         p.add_argument("--formats", type=lambda s: [f for f in s.split(",") if f], default=["png", "svg"])
         p.add_argument("--title", default="")
+        p.add_argument("--dpi", type=int, default=110, help="pixels per inch of the PNG (default 110)")
         if name in ("roofline", "timeline"):
             p.add_argument("--graph", action="append", default=[], help="only this graph (repeatable)")
     a = ap.parse_args(argv)
+    global DPI
+    DPI = getattr(a, "dpi", 110)
     if a.cmd == "timeline" and len(a.files) != 1:
         ap.error("timeline takes one file")
     a.fn(a)

@@ -330,7 +330,7 @@ Sweep sweepNamed(const std::string &name) {
     for (int layers : {1, 2, 4, 8, 16})
       point("layers", layers, layers, 1024);
     s.groups.push_back({"batch", "batch (4 layers)", "flops", "f32"});
-    for (int64_t batch : {128, 256, 512, 1024, 2048, 4096, 8192})
+    for (int64_t batch : {128, 512, 2048, 8192})
       point("batch", batch, 4, batch);
     return s;
   }

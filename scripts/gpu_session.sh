@@ -5,7 +5,7 @@
 #   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [tune] [sanitize] [random] [dlpack]
 #                          [pictures]
 # pictures: scripts/pictures.sh (the lecture's rooflines, timelines and size
-# sweeps, about 3 minutes) in a scratch folder, then one tarball of its data and
+# sweeps, about 4 minutes) in a scratch folder, then one tarball of its data and
 # pictures in $OUT (pictures.tar.gz) with its log (pictures.log): run it alone,
 # so that what comes back stays within a few files.
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each

@@ -28,6 +28,8 @@
 #include "runtime/Device.h"
 #include "runtime/Executable.h"
 #include "runtime/Memory.h"
+#include "runtime/PeakRates.h"
+#include "runtime/ProfileJson.h"
 #include "runtime/Profiler.h"
 
 namespace minijit {

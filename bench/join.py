@@ -2,6 +2,9 @@
 """Joins minijit_bench's and torch_anchor.py's JSON into one Markdown table.
 
     python3 bench/join.py minijit.json anchors.json > table.md
+
+minijit.json is the suite's file (docs/PROFILE_JSON.md, kind "suite"; the
+older files without a schema, whose "device" was the GPU's name, read too).
 """
 import json
 import sys
@@ -15,6 +18,14 @@ TARGETS = {  # from the issues that set them (median us on the H200)
 }
 
 
+def device_of(doc):
+    """The GPU's name and the copy bandwidth, from a file of either layout."""
+    d = doc["device"]
+    if isinstance(d, dict):
+        return d["name"], d["copy_gbps"]
+    return d, doc["copy_gbps"]
+
+
 def main():
     mj = json.load(open(sys.argv[1]))
     th = json.load(open(sys.argv[2]))
@@ -22,11 +33,14 @@ def main():
     rows = {}
     for r in mj["rows"]:
         rows.setdefault(r["workload"], {})[r["mode"]] = r
-    print(f"GPU: {mj['device']}; device-to-device copy: {mj['copy_gbps']:.0f} GB/s (minijit run), "
-          f"{th['copy_gbps']:.0f} GB/s (torch run); torch {th['torch']}; median of {mj['runs']} runs\n")
+    name, copy = device_of(mj)
+    runs = mj.get("timed_runs", mj.get("runs"))
+    triton = f"; triton {th['triton']}" if th.get("triton") else ""
+    print(f"GPU: {name}; device-to-device copy: {copy:.0f} GB/s (minijit run), "
+          f"{th['copy_gbps']:.0f} GB/s (torch run); torch {th['torch']}{triton}; median of {runs} runs\n")
     print("| workload | minijit fused (us) | % of copy BW / TFLOP/s | minijit unfused (us) | torch eager prims | "
-          "torch library | torch.compile | target | fused vs best anchor |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "torch library | torch.compile | Triton by hand | target | fused vs best anchor |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, modes in rows.items():
         f, u, a = modes.get("fused"), modes.get("unfused"), anchors.get(name)
         if not f:
@@ -39,7 +53,7 @@ def main():
                  "-" if host else rate,
                  f"{(u['host_us_per_call'] if host else u['us']):.2f}" if u else "-"]
         best = None
-        for key in ("eager_prims", "library", "compile"):
+        for key in ("eager_prims", "library", "compile", "triton"):
             v = a.get(key + ("_host_us_per_call" if host else "_us")) if a else None
             text = f"{v:.2f}" if v is not None else "-"
             if key == "compile" and a and "compile_ro_us" in a:

@@ -4,12 +4,26 @@
 // inputs and outputs rotated among several buffer sets so each run reads and
 // writes more than the L2 holds, and a device-to-device copy measured in the
 // same process as the bandwidth roofline. Compile time is reported apart.
-// Every workload is checked against the CPU reference once per mode.
+// Every workload is checked against the CPU reference once per mode. The
+// JSON (docs/PROFILE_JSON.md) holds each row's per-kernel profile too.
 //
-//   minijit_bench [--json FILE] [--only SUBSTRING] [--runs N] [--no-check] [--fused-only]
+// --sweep matmul|softmax|mlp runs the lecture's size sweeps instead (matmul
+// 1024..16384 in f32, f16, bf16; softmax of 2^26 floats over row lengths 128
+// to 262144; the MLP over layers and over batch): fewer runs where one run is
+// long (at least 5, about 0.3 s per point), no CPU check, and a JSON of kind
+// "sweep" that bench/torch_anchor.py --sweep completes with the anchors.
+//
+// --profile-json FILE writes the rows' per-kernel profiles as one file of
+// kind "profile" (a run per workload and mode), for scripts/plot.py's
+// roofline and timeline. --only may be given several times.
+//
+//   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only]
+//                 [--sweep NAME] [--profile-runs N] [--profile-json FILE]
 //===----------------------------------------------------------------------===//
+#include "runtime/Driver.h"
 #include "samples/Lecture.h"
 #include "tools/Harness.h"
+#include "tools/ProfileRecords.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -94,13 +108,88 @@ struct Result {
   size_t kernels = 0;
   int64_t bytes = 0;
   double us = 0, gbps = 0, copyFraction = 0, compileMs = 0, hostUs = 0, hostGraphUs = 0;
+  double minUs = 0, maxUs = 0;
+  int runs = 0;
   double flops = 0;
+  int64_t ioBytes = 0; ///< the graph's inputs read once and outputs written once
   bool checked = false, ok = true;
   std::string checkText;
+  ProfiledRun profiled; ///< per kernel, with one buffer set
 };
 
-Result benchOne(const Device &gpu, const Workload &w, bool fused, int runs, bool check,
-                double copyGBps) {
+/// A device tensor of seeded random values. Past 2^22 elements a random block
+/// of 2^22 is repeated by device-to-device copies: drawing hundreds of
+/// millions of normals on the host would take longer than the whole sweep.
+DeviceTensor randomDeviceTensor(const Device &gpu, DType dtype, const Shape &shape, uint64_t seed) {
+  constexpr int64_t kBlock = int64_t(1) << 22;
+  if (shape.numel() <= kBlock)
+    return DeviceTensor::fromHost(gpu, HostTensor::random(dtype, shape, seed));
+  DeviceTensor block = DeviceTensor::fromHost(gpu, HostTensor::random(dtype, Shape{kBlock}, seed));
+  DeviceTensor t(gpu, dtype, shape);
+  gpu.makeCurrent();
+  const Driver &d = Driver::get();
+  size_t total = t.bytes(), done = std::min(total, block.bytes());
+  d.check(d.cuMemcpyDtoD(t.data(), block.data(), done), "cuMemcpyDtoD");
+  while (done < total) {
+    size_t n = std::min(done, total - done);
+    d.check(d.cuMemcpyDtoD(t.data() + done, t.data(), n), "cuMemcpyDtoD");
+    done += n;
+  }
+  // The copies run on the legacy stream, which the executable's stream does
+  // not wait for.
+  d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
+  return t;
+}
+
+/// A copy of `t` in new device memory.
+DeviceTensor deviceCopy(const Device &gpu, const DeviceTensor &t) {
+  DeviceTensor c(gpu, t.dtype(), t.shape());
+  gpu.makeCurrent();
+  const Driver &d = Driver::get();
+  d.check(d.cuMemcpyDtoD(c.data(), t.data(), t.bytes()), "cuMemcpyDtoD");
+  d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
+  return c;
+}
+
+/// The bytes of a program's inputs and outputs: what one run must move at least.
+int64_t ioBytesOf(const Program &p) {
+  int64_t bytes = 0;
+  for (int b : p.inputs)
+    bytes += p.buffers[b].bytes();
+  for (int b : p.outputs)
+    bytes += p.buffers[b].bytes();
+  return bytes;
+}
+
+/// Enough buffer sets that one round of runs touches 3x the L2 (at most 16).
+int bufferSets(const Device &gpu, const Program &p) {
+  int64_t perSet = ioBytesOf(p);
+  return static_cast<int>(std::clamp<int64_t>(
+      (3 * gpu.properties().l2Bytes + perSet - 1) / std::max<int64_t>(perSet, 1), 1, 16));
+}
+
+/// How many timed runs a point gets: `runs` when that fits in `budgetS`
+/// seconds, else what does (at least `least`).
+int runsWithin(double budgetS, double estimateUs, int runs, int least) {
+  if (estimateUs <= 0)
+    return runs;
+  return std::clamp(static_cast<int>(budgetS * 1e6 / estimateUs), std::min(least, runs), runs);
+}
+
+/// Options of one benchOne call.
+struct BenchOptions {
+  int runs = 200;
+  bool check = true;
+  double copyGBps = 0;
+  int profileRuns = 20;  ///< runs of the per-kernel profile (0: none)
+  double budgetS = 0;    ///< > 0: fewer runs where they would take longer (sweeps)
+  bool randomOnDevice = false; ///< inputs through randomDeviceTensor
+};
+
+Result benchOne(const Device &gpu, const Workload &w, bool fused, const BenchOptions &o) {
+  int runs = o.runs;
+  bool check = o.check;
+  double copyGBps = o.copyGBps;
   Result r;
   r.workload = w.name;
   r.mode = fused ? "fused" : "unfused";
@@ -128,23 +217,38 @@ Result benchOne(const Device &gpu, const Workload &w, bool fused, int runs, bool
   }
   Executable exe(gpu, p);
   exe.setGraphReplay(w.graphReplay);
-  // Enough buffer sets that one round of runs touches 3x the L2.
-  int64_t perSet = 0;
-  for (int b : p.inputs)
-    perSet += p.buffers[b].bytes();
-  for (int b : p.outputs)
-    perSet += p.buffers[b].bytes();
-  int sets = static_cast<int>(std::clamp<int64_t>(
-      (3 * gpu.properties().l2Bytes + perSet - 1) / std::max<int64_t>(perSet, 1), 1, 16));
+  int sets = bufferSets(gpu, p);
+  r.ioBytes = ioBytesOf(p);
   std::vector<std::vector<DeviceTensor>> ins(sets), outs(sets);
-  std::vector<HostTensor> hostIn = randomInputs(g, 7);
-  for (int s = 0; s < sets; ++s) {
-    for (const HostTensor &h : hostIn)
-      ins[s].push_back(DeviceTensor::fromHost(gpu, h));
-    outs[s] = exe.allocateOutputs();
+  if (o.randomOnDevice) {
+    for (int s = 0; s < sets; ++s) {
+      for (size_t i = 0; i < g.inputs().size(); ++i) {
+        const Node &in = g.node(g.inputs()[i]);
+        ins[s].push_back(s == 0 ? randomDeviceTensor(gpu, in.dtype, in.shape, 7 + i)
+                                : deviceCopy(gpu, ins[0][i]));
+      }
+      outs[s] = exe.allocateOutputs();
+    }
+  } else {
+    std::vector<HostTensor> hostIn = randomInputs(g, 7);
+    for (int s = 0; s < sets; ++s) {
+      for (const HostTensor &h : hostIn)
+        ins[s].push_back(DeviceTensor::fromHost(gpu, h));
+      outs[s] = exe.allocateOutputs();
+    }
   }
-  RunTiming t = timeExecutableRotating(exe, ins, outs, runs, 10);
+  int warmup = 10;
+  if (o.budgetS > 0) {
+    // One untimed and one timed run say how long a run takes.
+    RunTiming first = timeExecutable(exe, ins[0], outs[0], 1, 1);
+    runs = runsWithin(o.budgetS, first.medianUs, runs, 5);
+    warmup = runsWithin(o.budgetS / 10, first.medianUs, 10, 1);
+  }
+  RunTiming t = timeExecutableRotating(exe, ins, outs, runs, warmup);
   r.us = t.medianUs;
+  r.minUs = t.minUs;
+  r.maxUs = t.maxUs;
+  r.runs = runs;
   r.gbps = r.bytes / (r.us * 1e3);
   r.copyFraction = r.gbps / copyGBps;
   if (w.hostLoop) {
@@ -155,31 +259,219 @@ Result benchOne(const Device &gpu, const Workload &w, bool fused, int runs, bool
       RunTiming h = timeExecutable(exe, ins[0], outs[0], 2000, 50);
       (graph ? r.hostGraphUs : r.hostUs) = h.hostUsPerRun;
     }
+    exe.setGraphReplay(w.graphReplay);
+  }
+  if (o.profileRuns > 0) {
+    int profileRuns = o.budgetS > 0 ? runsWithin(o.budgetS, r.us, o.profileRuns, 3) : o.profileRuns;
+    r.profiled = profiledRun(c, profileExecutable(exe, ins[0], outs[0], profileRuns, copyGBps));
   }
   return r;
+}
+
+// ---- the lecture's sweeps
+
+/// One point of a sweep: a workload at one size, in one group (a panel of the plot).
+struct SweepPoint {
+  std::string group;
+  int64_t x;
+  Workload workload;
+  bool unfused = true; ///< also run one kernel per op (not for a lone matmul)
+  double flops = 0;    ///< the matmuls' 2*M*N*K, the same figure the anchors use
+};
+
+/// A panel of a sweep's plot: its x axis and what its throughput counts.
+struct SweepGroup {
+  std::string name, xLabel;
+  std::string throughput; ///< "flops" (TFLOP/s) or "bytes" (GB/s)
+  std::string dtype;      ///< whose compute roof the plot draws
+};
+
+struct Sweep {
+  std::string name, title;
+  std::vector<SweepGroup> groups;
+  std::vector<SweepPoint> points;
+};
+
+std::string dtypeLabel(DType t) { return dtypeName(t).str(); }
+
+Sweep sweepNamed(const std::string &name) {
+  using namespace lecture;
+  Sweep s;
+  s.name = name;
+  if (name == "matmul") {
+    s.title = "square matmul a @ b (n x n times n x n)";
+    for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+      std::string dt = dtypeLabel(t);
+      s.groups.push_back({dt, "n (a, b: n x n " + dt + ")", "flops", dt});
+      for (int64_t n : {1024, 2048, 4096, 8192, 16384})
+        s.points.push_back({dt, n,
+                            {"matmul " + dt + " " + std::to_string(n) + "^3",
+                             [n, t] { return plainMatmul(n, t); }, false, false},
+                            false, 2.0 * n * n * n});
+    }
+    return s;
+  }
+  if (name == "softmax") {
+    s.title = "softmax over rows of 2^26 f32 elements";
+    s.groups.push_back({"f32", "row length (rows x row length = 2^26 elements)", "bytes", "f32"});
+    for (int64_t cols = 128; cols <= 262144; cols *= 2) {
+      int64_t rows = (int64_t(1) << 26) / cols;
+      s.points.push_back({"f32", cols,
+                          {"softmax " + std::to_string(rows) + "x" + std::to_string(cols),
+                           [rows, cols] { return softmax(rows, cols); }, false, false},
+                          true, 0});
+    }
+    return s;
+  }
+  if (name == "mlp") {
+    s.title = "the lecture's MLP forward (x @ W, GeLU per layer), f32, dim 1024";
+    const int64_t dim = 1024;
+    auto point = [&](const std::string &group, int64_t x, int layers, int64_t batch) {
+      s.points.push_back({group, x,
+                          {"mlp " + std::to_string(dim) + "x" + std::to_string(layers) +
+                               " batch " + std::to_string(batch),
+                           [=] { return mlp(dim, layers, batch); }, false, false},
+                          true, 2.0 * batch * dim * dim * layers});
+    };
+    s.groups.push_back({"layers", "layers (batch 1024)", "flops", "f32"});
+    for (int layers : {1, 2, 4, 8, 16})
+      point("layers", layers, layers, 1024);
+    s.groups.push_back({"batch", "batch (4 layers)", "flops", "f32"});
+    for (int64_t batch : {128, 512, 2048, 8192})
+      point("batch", batch, 4, batch);
+    return s;
+  }
+  return s;
+}
+
+llvm::json::Object timeJson(const Result &r) {
+  return llvm::json::Object{{"min", r.minUs}, {"median", r.us}, {"max", r.maxUs}};
+}
+
+/// Whether `name` is selected by the --only substrings (all are, without any).
+bool selected(const std::string &name, const std::vector<std::string> &only) {
+  return only.empty() || llvm::any_of(only, [&](const std::string &o) {
+           return name.find(o) != std::string::npos;
+         });
+}
+
+int runSweep(const Device &gpu, const std::string &name, const std::string &json,
+             const std::vector<std::string> &only, int profileRuns, double copy) {
+  Sweep s = sweepNamed(name);
+  if (s.points.empty()) {
+    llvm::errs() << "minijit_bench: unknown --sweep " << name << " (expected matmul, softmax or mlp)\n";
+    return 2;
+  }
+  llvm::outs() << llvm::formatv("sweep {0}: {1}\n", s.name, s.title);
+  llvm::outs() << llvm::formatv("{0,-28} {1,-8} {2,7} {3,6} {4,12} {5,8} {6,8} {7,11}\n", "workload",
+                                "mode", "kernels", "runs", "time(us)", "GB/s", "TFLOP/s",
+                                "compile(ms)");
+  BenchOptions o;
+  o.runs = 100;
+  o.check = false;
+  o.copyGBps = copy;
+  o.profileRuns = profileRuns;
+  o.budgetS = 0.3;
+  o.randomOnDevice = true;
+  llvm::json::Array series[2]; // points of fused, unfused
+  // The file is written again after every point: a sweep stopped by a time
+  // limit leaves what it measured.
+  auto write = [&]() {
+    if (json.empty())
+      return true;
+    llvm::json::Object root = fileHeaderJson(
+        "sweep", std::string("minijit_bench ") + minijitVersion(), gpu.properties(), copy);
+    root["sweep"] = s.name;
+    root["title"] = s.title;
+    root["method"] = "CUDA events around each run after a warm-up; the median of up to 100 runs, "
+                     "fewer (at least 5) where they would take more than 0.3 s; inputs random "
+                     "(past 2^22 elements a random block repeated), buffers rotated beyond the "
+                     "L2; not checked against the CPU reference";
+    llvm::json::Array groups;
+    for (const SweepGroup &g : s.groups)
+      groups.push_back(llvm::json::Object{{"name", g.name},
+                                          {"x_label", g.xLabel},
+                                          {"throughput", g.throughput},
+                                          {"dtype", g.dtype}});
+    root["groups"] = std::move(groups);
+    llvm::json::Array all;
+    all.push_back(llvm::json::Object{
+        {"impl", "minijit"}, {"mode", "fused"}, {"label", "minijit fused"}, {"points", llvm::json::Array(series[0])}});
+    if (!series[1].empty())
+      all.push_back(llvm::json::Object{{"impl", "minijit"},
+                                       {"mode", "unfused"},
+                                       {"label", "minijit unfused (one kernel per op)"},
+                                       {"points", llvm::json::Array(series[1])}});
+    root["series"] = std::move(all);
+    std::string error;
+    if (writeTextFile(json, formatJson(std::move(root)), error))
+      return true;
+    llvm::errs() << "minijit_bench: " << error << "\n";
+    return false;
+  };
+  for (const SweepPoint &pt : s.points) {
+    if (!selected(pt.workload.name, only))
+      continue;
+    for (bool fused : {true, false}) {
+      if (!fused && !pt.unfused)
+        continue;
+      Result r = benchOne(gpu, pt.workload, fused, o);
+      llvm::outs() << llvm::formatv("{0,-28} {1,-8} {2,7} {3,6} {4,12:f2} {5,8:f0} {6,8:f1} "
+                                    "{7,11:f1}\n",
+                                    r.workload, r.mode, r.kernels, r.runs, r.us,
+                                    r.ioBytes / (r.us * 1e3),
+                                    pt.flops / (r.us * 1e6), r.compileMs);
+      llvm::outs().flush();
+      series[fused ? 0 : 1].push_back(llvm::json::Object{
+          {"group", pt.group},
+          {"x", pt.x},
+          {"workload", pt.workload.name},
+          {"time_us", timeJson(r)},
+          {"timed_runs", r.runs},
+          {"bytes", r.ioBytes},
+          {"flops", pt.flops},
+          {"kernels_launched", static_cast<int64_t>(r.kernels)},
+          {"bytes_moved", r.bytes},
+          {"compile_ms", r.compileMs},
+          {"profile_runs", r.profiled.profile.runs},
+          {"kernels", kernelsJson(r.profiled)},
+      });
+      if (!write())
+        return 1;
+    }
+  }
+  return write() ? 0 : 1;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string json, only;
-  int runs = 200;
+  std::string json, sweep, profileJson;
+  std::vector<std::string> only;
+  int runs = 200, profileRuns = 20;
   bool check = true, fusedOnly = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
       json = argv[++i];
     else if (a == "--only" && i + 1 < argc)
-      only = argv[++i];
+      only.push_back(argv[++i]);
+    else if (a == "--profile-json" && i + 1 < argc)
+      profileJson = argv[++i];
     else if (a == "--runs" && i + 1 < argc)
       runs = std::max(100, std::atoi(argv[++i]));
     else if (a == "--no-check")
       check = false;
     else if (a == "--fused-only")
       fusedOnly = true;
+    else if (a == "--sweep" && i + 1 < argc)
+      sweep = argv[++i];
+    else if (a == "--profile-runs" && i + 1 < argc)
+      profileRuns = std::max(0, std::atoi(argv[++i]));
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
-                      "[--no-check] [--fused-only]\n";
+                      "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] "
+                      "[--profile-runs N] [--profile-json FILE]\n";
       return 2;
     }
   }
@@ -191,6 +483,12 @@ int main(int argc, char **argv) {
   try {
     Device gpu = Device::open();
     double copy = measureCopyBandwidth(gpu);
+    if (!sweep.empty()) {
+      llvm::outs() << llvm::formatv("device: {0}; device-to-device copy of 1 GiB: {1:f0} GB/s "
+                                    "(read + write)\n",
+                                    gpu.properties().name, copy);
+      return runSweep(gpu, sweep, json, only, profileRuns, copy);
+    }
     llvm::outs() << llvm::formatv("device: {0}; device-to-device copy of 1 GiB: {1:f0} GB/s "
                                   "(read + write); median of {2} runs per row\n",
                                   gpu.properties().name, copy, runs);
@@ -201,12 +499,18 @@ int main(int argc, char **argv) {
     std::vector<Result> results;
     bool allOk = true;
     for (const Workload &w : workloads()) {
-      if (!only.empty() && w.name.find(only) == std::string::npos)
+      if (!selected(w.name, only))
         continue;
       for (bool fused : {true, false}) {
         if (!fused && fusedOnly)
           continue;
-        Result r = benchOne(gpu, w, fused, runs, check, copy);
+        BenchOptions o;
+        o.runs = runs;
+        o.check = check;
+        o.copyGBps = copy;
+        o.profileRuns = profileRuns;
+        o.randomOnDevice = !check; // nothing to compare: no need for the host's copy of the inputs
+        Result r = benchOne(gpu, w, fused, o);
         allOk = allOk && r.ok;
         llvm::outs() << llvm::formatv("{0,-28} {1,-8} {2,7} {3,12} {4,10:f2} {5,8:f0} {6,6:f1}% "
                                       "{7,8:f1} {8,11:f1} {9}\n",
@@ -221,12 +525,27 @@ int main(int argc, char **argv) {
         results.push_back(r);
       }
     }
+    if (!profileJson.empty()) {
+      std::vector<ProfiledRun> profiled;
+      for (const Result &r : results) {
+        profiled.push_back(r.profiled);
+        profiled.back().profile.graph = r.workload; // the suite's names tell sizes apart
+      }
+      std::string error;
+      if (!writeTextFile(profileJson,
+                         profileFileJson(gpu.properties(), copy, profiled,
+                                         std::string("minijit_bench ") + minijitVersion()),
+                         error)) {
+        llvm::errs() << "minijit_bench: " << error << "\n";
+        return 1;
+      }
+    }
     if (!json.empty()) {
       llvm::json::Array rows;
       for (const Result &r : results)
         rows.push_back(llvm::json::Object{{"workload", r.workload},
                                           {"mode", r.mode},
-                                          {"kernels", static_cast<int64_t>(r.kernels)},
+                                          {"kernels_launched", static_cast<int64_t>(r.kernels)},
                                           {"bytes", r.bytes},
                                           {"us", r.us},
                                           {"gbps", r.gbps},
@@ -235,19 +554,19 @@ int main(int argc, char **argv) {
                                           {"tflops", r.flops / (r.us * 1e6)},
                                           {"host_us_per_call", r.hostUs},
                                           {"host_us_per_call_graph", r.hostGraphUs},
-                                          {"check", !r.checked ? "skipped" : (r.ok ? "ok" : "mismatch")}});
-      llvm::json::Object root{{"tool", "minijit"},
-                              {"device", gpu.properties().name},
-                              {"copy_gbps", copy},
-                              {"runs", runs},
-                              {"rows", std::move(rows)}};
-      std::error_code ec;
-      llvm::raw_fd_ostream os(json, ec);
-      if (ec) {
-        llvm::errs() << "minijit_bench: cannot write " << json << ": " << ec.message() << "\n";
+                                          {"check", !r.checked ? "skipped" : (r.ok ? "ok" : "mismatch")},
+                                          {"time_us", timeJson(r)},
+                                          {"profile_runs", r.profiled.profile.runs},
+                                          {"kernels", kernelsJson(r.profiled)}});
+      llvm::json::Object root = fileHeaderJson(
+          "suite", std::string("minijit_bench ") + minijitVersion(), gpu.properties(), copy);
+      root["timed_runs"] = runs;
+      root["rows"] = std::move(rows);
+      std::string error;
+      if (!writeTextFile(json, formatJson(std::move(root)), error)) {
+        llvm::errs() << "minijit_bench: " << error << "\n";
         return 1;
       }
-      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
     }
     return allOk ? 0 : 1;
   } catch (const Error &e) {

@@ -4,21 +4,88 @@
 For each workload of bench/minijit_bench.cpp this times, on the same GPU and in
 the same device call: PyTorch eager composed of primitives (the lecture's
 "by hand" version), the fused library call (F.gelu, torch.softmax,
-F.layer_norm, F.rms_norm) and torch.compile of the primitives. Method as in
+F.layer_norm, F.rms_norm), torch.compile of the primitives and, for GeLU and
+softmax, the lecture's kernels written by hand in Triton. Method as in
 DESIGN.md: CUDA events around each call after a warm-up, the median of >= 100
 calls, inputs and outputs rotated among buffer sets so each call reads and
 writes beyond the L2, never zeros (standard normal inputs).
 
+With --sweep matmul|softmax|mlp (or several, comma-separated) it times the
+points of minijit_bench's sweeps of those names instead (same workload names,
+fewer calls where one is long, at least 5) and writes a JSON of kind "sweep"
+(docs/PROFILE_JSON.md) per sweep, whose series scripts/plot.py draws beside
+minijit's; "{sweep}" in the --json path becomes each sweep's name. One process
+for all of them pays PyTorch's start and torch.compile's first compile once.
+
     python3 bench/torch_anchor.py --json anchors.json [--runs 200] [--only softmax]
+    python3 bench/torch_anchor.py --sweep matmul,softmax,mlp --json anchors_sweep_{sweep}.json
 """
 import argparse
+import datetime
 import json
 import math
+import os
 import statistics
 import time
 
 import torch
 import torch.nn.functional as F
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # the Triton anchors are left out, and the output says so
+    triton = None
+
+SCHEMA = 1  # docs/PROFILE_JSON.md; scripts/plot.py refuses any other
+
+
+# ---- the lecture's fifth way: GeLU and softmax written by hand in Triton
+
+if triton is not None:
+    @triton.jit
+    def triton_gelu_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):
+        # one block of BLOCK_SIZE elements per program
+        offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        mask = offsets < n
+        x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+        # tanh(a) = (exp(2a) - 1) / (exp(2a) + 1)
+        e = tl.exp(2 * 0.7978845608 * (x + 0.044715 * x * x * x))
+        y = 0.5 * x * (1 + (e - 1) / (e + 1))
+        tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+    @triton.jit
+    def triton_softmax_kernel(x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols,
+                              BLOCK_SIZE: tl.constexpr):
+        # one row per program, padded to BLOCK_SIZE (the next power of two)
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols, other=-float("inf"))
+        x = x - tl.max(x, axis=0)
+        num = tl.exp(x)
+        y = num / tl.sum(num, axis=0)
+        tl.store(y_ptr + row * y_row_stride + cols, y, mask=cols < n_cols)
+
+
+def triton_gelu(x):
+    y = torch.empty_like(x)
+    n = x.numel()
+    triton_gelu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK_SIZE=1024)
+    return y
+
+
+def softmax_warps(block):
+    """4 warps up to 1024 columns, then more as the row grows (32 from 16384)."""
+    return 4 if block < 2048 else 8 if block < 4096 else 16 if block < 16384 else 32
+
+
+def triton_softmax(x):
+    rows, cols = x.shape
+    y = torch.empty_like(x)
+    block = triton.next_power_of_2(cols)
+    triton_softmax_kernel[(rows,)](x, y, x.stride(0), y.stride(0), cols, BLOCK_SIZE=block,
+                                   num_warps=softmax_warps(block))
+    return y
 
 
 def gelu_prims(x):
@@ -65,6 +132,7 @@ def mlp_library(x, *ws):
 def workloads():
     f32, bf16 = torch.float32, torch.bfloat16
     n26, n16 = 1 << 26, 1 << 16
+    # name, shapes, dtype, primitives, library call, host loop too
     return [
         ("gelu n=2^26", [(n26,)], f32, gelu_prims, lambda x: F.gelu(x, approximate="tanh"), False),
         ("gelu n=2^16", [(n16,)], f32, gelu_prims, lambda x: F.gelu(x, approximate="tanh"), True),
@@ -161,12 +229,175 @@ def copy_gbps(nbytes=1 << 30, runs=20):
     return 2 * nbytes / (us * 1e3)
 
 
+def triton_variant(name):
+    """The hand-written Triton kernel that computes workload `name`, if any."""
+    if triton is None:
+        return None
+    if name.startswith("gelu"):
+        return triton_gelu
+    if name.startswith("softmax"):
+        return triton_softmax
+    return None
+
+
+def check_close(name, label, fn, ref, args):
+    """The anchors must compute what they claim to: compared with the library call once."""
+    got, want = fn(*args).float(), ref(*args).float()
+    if not torch.allclose(got, want, rtol=2e-2, atol=2e-3):
+        raise SystemExit(f"torch_anchor: {label} of {name} differs from the library call "
+                         f"(max abs diff {(got - want).abs().max().item():.3g})")
+
+
+# ---- the sweeps: the points of minijit_bench --sweep, the same names
+
+def sweep_points(name):
+    """(group, x, workload, shapes, dtype, useful FLOPs) per point, as minijit_bench lists them."""
+    pts = []
+    if name == "matmul":
+        for dt, dtype in (("f32", torch.float32), ("f16", torch.float16), ("bf16", torch.bfloat16)):
+            for n in (1024, 2048, 4096, 8192, 16384):
+                pts.append((dt, n, f"matmul {dt} {n}^3", [(n, n), (n, n)], dtype, 2.0 * n ** 3))
+    elif name == "softmax":
+        cols = 128
+        while cols <= 262144:
+            rows = (1 << 26) // cols
+            pts.append(("f32", cols, f"softmax {rows}x{cols}", [(rows, cols)], torch.float32, 0.0))
+            cols *= 2
+    elif name == "mlp":
+        dim = 1024
+        for layers in (1, 2, 4, 8, 16):
+            pts.append(("layers", layers, f"mlp {dim}x{layers} batch 1024",
+                        [(1024, dim)] + [(dim, dim)] * layers, torch.float32, 2.0 * 1024 * dim * dim * layers))
+        for batch in (128, 512, 2048, 8192):
+            pts.append(("batch", batch, f"mlp {dim}x4 batch {batch}",
+                        [(batch, dim)] + [(dim, dim)] * 4, torch.float32, 2.0 * batch * dim * dim * 4))
+    return pts
+
+
+def sweep_variants(name):
+    """(impl, label, function or None for torch.compile of the primitives) per series."""
+    if name == "matmul":  # torch.compile of a lone matmul calls the same cuBLAS kernel
+        return [("cublas", "cuBLAS (torch.matmul)", torch.matmul)]
+    if name == "softmax":
+        v = [("torch_eager", "PyTorch eager (primitives)", softmax_prims),
+             ("torch_library", "torch.softmax", lambda x: torch.softmax(x, 1)),
+             ("torch_compile", "torch.compile", None)]
+        if triton is not None:
+            v.append(("triton", "Triton by hand (one row per program)", triton_softmax))
+        return v
+    return [("torch_eager", "PyTorch eager (primitives)", mlp_prims),
+            ("torch_library", "PyTorch library calls (F.gelu)", mlp_library),
+            ("torch_compile", "torch.compile", None)]
+
+
+def time_sweep_fn(fn, arg_sets, budget_s=0.3, most=100, least=5):
+    """Like time_fn, with fewer calls (at least `least`) where `most` would pass `budget_s`."""
+    fn(*arg_sets[0])
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn(*arg_sets[0])
+    end.record()
+    end.synchronize()
+    estimate_us = start.elapsed_time(end) * 1000.0
+    runs = max(least, min(most, int(budget_s * 1e6 / max(estimate_us, 1e-3))))
+    warmup = max(1, min(10, int(budget_s / 10 * 1e6 / max(estimate_us, 1e-3))))
+    for i in range(warmup):
+        fn(*arg_sets[i % len(arg_sets)])
+    torch.cuda.synchronize()
+    us = []
+    for i in range(runs):
+        args = arg_sets[i % len(arg_sets)]
+        start.record()
+        fn(*args)
+        end.record()
+        end.synchronize()
+        us.append(start.elapsed_time(end) * 1000.0)
+    return {"min": min(us), "median": statistics.median(us), "max": max(us)}, runs
+
+
+def run_sweep(a, sweep, props, copy, l2):
+    prims = {"matmul": torch.matmul, "softmax": softmax_prims, "mlp": mlp_prims}[sweep]
+    variants = sweep_variants(sweep)
+    path = a.json.replace("{sweep}", sweep)
+    series = {impl: {"impl": impl, "mode": "anchor", "label": label, "points": []}
+              for impl, label, _ in variants}
+    notes = []
+    if triton is None and sweep == "softmax":
+        notes.append("triton is not installed: no hand-written Triton series")
+    for group, x, name, shapes, dtype, flops in sweep_points(sweep):
+        if a.only and a.only not in name:
+            continue
+        size = torch.tensor([], dtype=dtype).element_size()
+        out_elems = shapes[0][0] * shapes[-1][1]
+        nbytes = (sum(math.prod(s) for s in shapes) + out_elems) * size
+        sets = max(1, min(16, -(-3 * l2 // nbytes)))
+        arg_sets = [[torch.randn(s, device="cuda", dtype=dtype) for s in shapes] for _ in range(sets)]
+        if sweep == "mlp":
+            for args in arg_sets:
+                for w in args[1:]:
+                    w /= math.sqrt(w.shape[0])
+        line = [f"{name:28}"]
+        for impl, label, fn in variants:
+            try:
+                compile_s = 0.0
+                if fn is None:
+                    torch._dynamo.reset()  # a fresh compile per shape, never the recompile limit
+                    fn = torch.compile(prims, dynamic=False)
+                    t0 = time.perf_counter()
+                    fn(*arg_sets[0])
+                    torch.cuda.synchronize()
+                    compile_s = time.perf_counter() - t0
+                if impl == "triton":
+                    check_close(name, label, fn, lambda x: torch.softmax(x, 1), arg_sets[0])
+                t, runs = time_sweep_fn(fn, arg_sets)
+            except Exception as e:  # one anchor failing at one size leaves the others standing
+                notes.append(f"{label} failed at {name}: {type(e).__name__}: {str(e)[:200]}")
+                line.append(f"{impl} failed")
+                continue
+            point = {"group": group, "x": x, "workload": name, "time_us": t, "timed_runs": runs,
+                     "bytes": nbytes, "flops": flops}
+            if compile_s:
+                point["compile_s"] = compile_s
+            series[impl]["points"].append(point)
+            line.append(f"{impl} {t['median']:10.2f} us")
+        print("  ".join(line), flush=True)
+        del arg_sets
+        torch.cuda.empty_cache()
+        write_sweep(path, sweep, props, copy, series, notes)  # after every point: a timeout keeps the rest
+    write_sweep(path, sweep, props, copy, series, notes)
+
+
+def write_sweep(path, sweep, props, copy, series, notes):
+    doc = {"schema": SCHEMA, "kind": "sweep", "sweep": sweep,
+           "tool": f"bench/torch_anchor.py (torch {torch.__version__}"
+                   + (f", triton {triton.__version__})" if triton is not None else ")"),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "device": {"name": props.name, "copy_gbps": copy, "peaks": [],
+                      "copy_source": "measured: torch copy_ of 1 GiB in the same process"},
+           "method": "CUDA events around each call after a warm-up; the median of up to 100 "
+                     "calls, fewer (at least 5) where they would take more than 0.3 s; standard "
+                     "normal inputs rotated beyond the L2; TF32 off",
+           "notes": notes,
+           "series": [s for s in series.values() if s["points"]]}
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=2)
+    os.replace(path + ".tmp", path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", required=True)
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--only", default="")
+    p.add_argument("--sweep", default="", help="matmul, softmax, mlp, or several, comma-separated")
     a = p.parse_args()
+    sweeps = [s for s in a.sweep.split(",") if s]
+    for s in sweeps:
+        if s not in ("matmul", "softmax", "mlp"):
+            p.error(f"unknown sweep '{s}' (expected matmul, softmax, mlp)")
+    if len(sweeps) > 1 and "{sweep}" not in a.json:
+        p.error("several sweeps need {sweep} in the --json path")
     assert a.runs >= 100, "the method asks for the median of at least 100 runs"
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = False  # f32 matmuls in f32, as minijit computes them
@@ -174,7 +405,14 @@ def main():
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 60 << 20)
     copy = copy_gbps()
-    print(f"device: {props.name}; torch {torch.__version__}; copy of 1 GiB: {copy:.0f} GB/s")
+    print(f"device: {props.name}; torch {torch.__version__}; "
+          f"triton {triton.__version__ if triton is not None else 'not installed'}; "
+          f"copy of 1 GiB: {copy:.0f} GB/s")
+    if sweeps:
+        for s in sweeps:
+            print(f"sweep {s}", flush=True)
+            run_sweep(a, s, props, copy, l2)
+        return
     rows = []
     for name, shapes, dtype, prims, library, host_loop in workloads():
         if a.only and a.only not in name:
@@ -189,6 +427,10 @@ def main():
         compile_s = time.perf_counter() - t0
         row = {"workload": name, "compile_s": compile_s}
         variants = [("eager_prims", prims), ("library", library), ("compile", compiled)]
+        hand = triton_variant(name)
+        if hand is not None:
+            check_close(name, "triton", hand, library, arg_sets[0])
+            variants.append(("triton", hand))
         if name.startswith("mlp 128"):
             # the launch-bound MLP: torch.compile with CUDA graphs too
             variants.append(("compile_ro", torch.compile(prims, mode="reduce-overhead", dynamic=False)))
@@ -202,6 +444,7 @@ def main():
             if host_loop:
                 row[label + "_host_us_per_call"] = host_loop_us(fn, arg_sets[0])
         extra = f"  reduce-overhead {row['compile_ro_us']:10.2f} us" if "compile_ro_us" in row else ""
+        extra += f"  triton {row['triton_us']:10.2f} us" if "triton_us" in row else ""
         print(f"{name:28} eager {row['eager_prims_us']:10.2f} us  library {row['library_us']:10.2f} us"
               f"  torch.compile {row['compile_us']:10.2f} us{extra}  (compile {compile_s:.1f} s)", flush=True)
         if host_loop:
@@ -211,6 +454,7 @@ def main():
     rows += train_rows(a.only, a.runs)
     with open(a.json, "w") as f:
         json.dump({"tool": "torch", "torch": torch.__version__, "device": props.name,
+                   "triton": triton.__version__ if triton is not None else None,
                    "copy_gbps": copy, "runs": a.runs, "rows": rows}, f, indent=2)
 
 

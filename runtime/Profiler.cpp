@@ -108,6 +108,10 @@ Profile profileExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
     KernelProfile kp;
     kp.name = pk.name;
     kp.us = median(times[k]);
+    if (!times[k].empty()) {
+      kp.minUs = *std::min_element(times[k].begin(), times[k].end());
+      kp.maxUs = *std::max_element(times[k].begin(), times[k].end());
+    }
     kp.bytes = pk.bytesRead + pk.bytesWritten;
     kp.gbps = kp.us > 0 ? kp.bytes / (kp.us * 1e3) : 0;
     kp.copyFraction = p.copyGBps > 0 ? kp.gbps / p.copyGBps : 0;
@@ -118,6 +122,7 @@ Profile profileExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
     kp.blocksPerSM = exe.residentBlocks(k);
     kp.waves = computeWaves(pk.grid, dev.properties().smCount, kp.blocksPerSM);
     kp.resources = pk.resources;
+    kp.dynamicShared = pk.dynamicShared;
     kp.startUs = start;
     start += kp.us;
     p.totalUs += kp.us;
@@ -156,6 +161,7 @@ RunTiming timeExecutableRotating(Executable &exe,
   t.runs = runs;
   t.medianUs = median(us);
   t.minUs = *std::min_element(us.begin(), us.end());
+  t.maxUs = *std::max_element(us.begin(), us.end());
   double sum = 0;
   for (double u : us)
     sum += u;

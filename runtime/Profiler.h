@@ -26,6 +26,8 @@ WaveMath computeWaves(int64_t blocks, int sms, int blocksPerSM);
 struct KernelProfile {
   std::string name;      ///< the kernel's entry point
   double us = 0;         ///< median time
+  double minUs = 0;      ///< the fastest of the timed runs
+  double maxUs = 0;      ///< the slowest of the timed runs
   int64_t bytes = 0;     ///< read + written, each buffer once
   double gbps = 0;       ///< bytes / time
   double copyFraction = 0; ///< gbps / the copy's bandwidth
@@ -36,6 +38,7 @@ struct KernelProfile {
   int blocksPerSM = 0;   ///< resident blocks per SM (occupancy)
   WaveMath waves;        ///< how the grid fills the SMs
   KernelResources resources; ///< registers, shared memory, spills
+  unsigned dynamicShared = 0; ///< bytes of dynamic shared memory per block
   double startUs = 0;    ///< offset within one run (for the trace)
 };
 
@@ -63,6 +66,7 @@ Profile profileExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
 struct RunTiming {
   double medianUs = 0;   ///< the median run
   double minUs = 0;      ///< the fastest run
+  double maxUs = 0;      ///< the slowest run
   double meanUs = 0;     ///< the mean over the runs
   int runs = 0;          ///< timed runs (after the warm-up)
   double hostUsPerRun = 0; ///< wall time of `runs` back-to-back enqueues / runs

@@ -2,7 +2,12 @@
 # Runs on the GPU machine, from the repository root, with the executables built
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
-#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [train] [tune] [sanitize] [random] [dlpack]
+#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [train] [tune] [sanitize] [random]
+#                          [dlpack] [pictures]
+# pictures: scripts/pictures.sh (the lecture's rooflines, timelines and size
+# sweeps, about 4 minutes) in a scratch folder, then one tarball of its data and
+# pictures in $OUT (pictures.tar.gz) with its log (pictures.log): run it alone,
+# so that what comes back stays within a few files.
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
 # compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list: lines
 # of "workload-substring [MINIJIT_SCHEDULE overrides]", '|' for spaces in the
@@ -95,6 +100,14 @@ if want train; then
   timeout 300 python3 bench/torch_anchor.py --only train --json "$out/train_anchors.json" > "$out/train_anchors.log" 2>&1
   echo "anchors train rows: exit $?"
   [ -f "$out/train_minijit.json" ] && python3 bench/join.py "$out/train_minijit.json" "$out/train_anchors.json" > "$out/train_table.md"
+fi
+if want pictures; then
+  pics=${PICTURES_DIR:-/tmp/minijit-pictures}
+  rm -rf "$pics"
+  BIN=$bin timeout 420 scripts/pictures.sh "$pics" 2>&1 | tee "$out/pictures.log"
+  echo "pictures: exit ${PIPESTATUS[0]}"
+  tar czf "$out/pictures.tar.gz" -C "$(dirname "$pics")" "$(basename "$pics")" &&
+    echo "pictures: $(tar tzf "$out/pictures.tar.gz" | wc -l) entries in $out/pictures.tar.gz ($(du -h "$out/pictures.tar.gz" | cut -f1))"
 fi
 if want tune; then
   while read -r only sched; do

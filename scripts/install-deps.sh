@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages minijit builds with, when they are missing:
 # CMake, g++, LLVM 14 (Support, FileCheck, lit), GoogleTest, zlib, the DLPack
-# header. With --docs, also Doxygen for the API reference (`--target docs`).
+# header, and matplotlib for scripts/plot.py and its test (Debian's
+# python3-matplotlib, which is for /usr/bin/python3; the build does not need
+# it). With --docs, also Doxygen for the API reference (`--target docs`).
 # The CUDA toolkit (headers and libnvrtc) is expected at /usr/local/cuda.
 set -euo pipefail
-packages=(cmake g++ make python3 llvm-14-dev llvm-14-tools libgtest-dev zlib1g-dev libdlpack-dev)
+packages=(cmake g++ make python3 python3-matplotlib llvm-14-dev llvm-14-tools libgtest-dev zlib1g-dev
+          libdlpack-dev)
 for arg in "$@"; do
   case "$arg" in
     --docs) packages+=(doxygen) ;;

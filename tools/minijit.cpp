@@ -4,6 +4,7 @@
 // a file that does not parse or verify.
 //===----------------------------------------------------------------------===//
 #include "tools/Harness.h"
+#include "tools/ProfileRecords.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -162,13 +163,30 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emi
 struct RunFlags {
   bool fusion = true, check = false, bench = false, profile = false, graphReplay = false;
   std::string trace;
+  std::string profileJson; ///< --profile-json: the per-kernel profile as data
   uint64_t seed = 0;
   DataFlags data;
 };
 
+/// Writes the runs of --profile-json; false (after saying why) when it cannot.
+bool writeProfileJson(const std::string &path, const Device &gpu, double copyGBps,
+                      llvm::ArrayRef<ProfiledRun> runs) {
+  std::string error;
+  std::string tool = std::string("minijit ") + minijitVersion();
+  if (!writeTextFile(path, profileFileJson(gpu.properties(), copyGBps, runs, tool), error)) {
+    llvm::errs() << "minijit: " << error << "\n";
+    return false;
+  }
+  llvm::outs() << "  profile written to " << path << " (plot it: scripts/plot.py roofline " << path
+               << ")\n";
+  return true;
+}
+
 int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
   Device gpu = Device::open();
   int status = kOk;
+  std::vector<ProfiledRun> profiled;
+  double copy = 0;
   for (const Graph &g : gs) {
     std::vector<HostTensor> ins = inputsFor(g, f.seed, f.data);
     CheckedRun r = runAndCheck(g, gpu, f.fusion, f.seed, &ins);
@@ -188,7 +206,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
       llvm::outs() << "  CHECK FAILED: the GPU result differs from the CPU reference\n";
       status = kFailed;
     }
-    if (!f.bench && !f.profile && f.trace.empty())
+    if (!f.bench && !f.profile && f.trace.empty() && f.profileJson.empty())
       continue;
     Executable &exe = *r.executable;
     exe.setGraphReplay(f.graphReplay);
@@ -196,7 +214,8 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
     for (const HostTensor &h : r.inputs)
       din.push_back(DeviceTensor::fromHost(gpu, h));
     std::vector<DeviceTensor> dout = exe.allocateOutputs();
-    double copy = measureCopyBandwidth(gpu);
+    if (copy == 0)
+      copy = measureCopyBandwidth(gpu);
     if (f.bench) {
       RunTiming t = timeExecutable(exe, din, dout, 200, 20);
       double bytes = static_cast<double>(p.bytesMoved());
@@ -209,8 +228,10 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
                                     p.bytesMoved(), bytes / (t.medianUs * 1e3),
                                     100 * bytes / (t.medianUs * 1e3) / copy, copy);
     }
-    if (f.profile || !f.trace.empty()) {
+    if (f.profile || !f.trace.empty() || !f.profileJson.empty()) {
       Profile prof = profileExecutable(exe, din, dout, 100, copy);
+      if (!f.profileJson.empty())
+        profiled.push_back(profiledRun(r.compiled, prof));
       if (f.profile)
         llvm::outs() << formatProfile(prof);
       if (!f.trace.empty()) {
@@ -226,13 +247,17 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
       }
     }
   }
+  if (!f.profileJson.empty() && !writeProfileJson(f.profileJson, gpu, copy, profiled))
+    return kFailed;
   return status;
 }
 
-int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
+int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
+               const std::string &profileJson) {
   Device gpu = Device::open();
   int status = kOk;
   double copy = measureCopyBandwidth(gpu);
+  std::vector<ProfiledRun> profiled;
   for (const Graph &g : gs) {
     llvm::outs() << llvm::formatv("graph {0} on {1} (copy bandwidth {2:f0} GB/s), seed {3}\n",
                                   g.name(), gpu.properties().name, copy, seed);
@@ -254,6 +279,8 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) 
       const Program &p = r.compiled.program;
       times[fused] = t.medianUs;
       bytes[fused] = p.bytesMoved();
+      if (!profileJson.empty())
+        profiled.push_back(profiledRun(r.compiled, profileExecutable(exe, din, dout, 100, copy)));
       std::string check = r.ok ? "ok" : "MISMATCH";
       if (!r.ok)
         status = kFailed;
@@ -272,6 +299,8 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) 
                                   bytes[1] ? static_cast<double>(bytes[0]) / bytes[1] : 0.0,
                                   times[1] > 0 ? times[0] / times[1] : 0.0, times[0] - times[1]);
   }
+  if (!profileJson.empty() && !writeProfileJson(profileJson, gpu, copy, profiled))
+    return kFailed;
   return status;
 }
 
@@ -315,6 +344,10 @@ int main(int argc, char **argv) {
                              cl::sub(runCmd));
   cl::opt<bool> graphReplay("graph-replay", cl::desc("launch through a CUDA graph"),
                             cl::sub(runCmd));
+  cl::opt<std::string> profileJson("profile-json",
+                                   cl::desc("write the per-kernel profile as JSON to this file "
+                                            "(docs/PROFILE_JSON.md; scripts/plot.py draws it)"),
+                                   cl::sub(runCmd), cl::sub(compareCmd));
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "minijit " << minijitVersion() << "\n"; });
 
   std::string errors;
@@ -358,9 +391,10 @@ int main(int argc, char **argv) {
     f.seed = seed;
     f.graphReplay = graphReplay;
     f.data = data;
+    f.profileJson = profileJson;
     if (runCmd)
       return cmdRun(gs, f);
-    return cmdCompare(gs, seed, data);
+    return cmdCompare(gs, seed, data, profileJson);
   } catch (const UsageError &e) {
     llvm::errs() << "minijit: " << e.what() << "\n";
     return kUsage;

@@ -1,0 +1,69 @@
+//===- tools/ProfileRecords.cpp - a compiled graph's kernels, described ---===//
+#include "tools/ProfileRecords.h"
+
+namespace minijit {
+
+namespace {
+
+const char *templateName(ScheduleKind k) {
+  switch (k) {
+  case ScheduleKind::Pointwise:
+    return "pointwise";
+  case ScheduleKind::InnerRow:
+    return "inner_row";
+  case ScheduleKind::OuterCol:
+    return "outer_col";
+  case ScheduleKind::MatmulSimt:
+    return "matmul_simt";
+  case ScheduleKind::MatmulMma:
+    return "matmul_mma";
+  }
+  return "";
+}
+
+} // namespace
+
+std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
+  std::vector<KernelDescription> ds;
+  const Graph &g = c.graph;
+  const FusionPlan &plan = c.plan;
+  for (size_t k = 0; k < c.program.kernels.size(); ++k) {
+    KernelDescription d;
+    int64_t total = c.program.kernels[k].flops;
+    if (k < c.schedules.size()) {
+      d.kind = templateName(c.schedules[k].kind);
+      d.schedule = c.schedules[k].describe();
+    }
+    int64_t onTensorCores = 0;
+    if (k < c.lowered.size() && c.lowered[k].matmul && k < c.schedules.size() &&
+        c.schedules[k].kind == ScheduleKind::MatmulMma) {
+      const KMatmul &mm = *c.lowered[k].matmul;
+      onTensorCores = std::min(total, 2 * mm.M * mm.N * mm.K * mm.batch);
+      d.flops.push_back({"tensor_cores", dtypeName(mm.dtype).str(), onTensorCores});
+    }
+    if (total - onTensorCores > 0 || d.flops.empty())
+      d.flops.push_back({"cuda_cores", "f32", total - onTensorCores});
+    if (k < plan.kernels.size())
+      for (ValueId r : plan.kernels[k].roots) {
+        const std::string &name = g.node(r).name;
+        if (r < static_cast<ValueId>(plan.storeReason.size()) && !plan.storeReason[r].empty())
+          d.fusionReasons.push_back("%" + name + ": " + plan.storeReason[r]);
+        if (r < static_cast<ValueId>(plan.apartReason.size()) && !plan.apartReason[r].empty())
+          d.fusionReasons.push_back("%" + name + " has a kernel of its own: " +
+                                    plan.apartReason[r]);
+      }
+    ds.push_back(std::move(d));
+  }
+  return ds;
+}
+
+ProfiledRun profiledRun(const CompiledGraph &c, Profile profile) {
+  ProfiledRun r;
+  r.fusion = c.plan.fusion;
+  r.label = r.fusion ? "fused" : "unfused";
+  r.profile = std::move(profile);
+  r.kernels = describeKernels(c);
+  return r;
+}
+
+} // namespace minijit

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 mkdir -p build
 scripts/build.sh > build/build.log 2>&1 || { cat build/build.log; exit 1; }
 status=0
-for s in gelu softmax layernorm rmsnorm mlp; do
+for s in gelu softmax layernorm rmsnorm mlp mlp_train mlp_teacher; do
   build/bin/sample_$s || status=1
 done
 if [ -z "${SKIP_PICTURES:-}" ] && command -v nvidia-smi > /dev/null 2>&1 && nvidia-smi -L > /dev/null 2>&1; then

@@ -43,10 +43,10 @@ static Loaded loadDriver() {
   };
   Driver *d = Access::make();
   std::string missing;
-  auto lookup = [&](auto &fn, const char *name) {
+  auto lookup = [&](auto &fn, const char *name, int version = CUDA_VERSION) {
     void *p = nullptr;
     CUdriverProcAddressQueryResult status;
-    CUresult r = getProc(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    CUresult r = getProc(name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
     if (r != CUDA_SUCCESS || !p) {
       missing += missing.empty() ? name : std::string(", ") + name;
       return;
@@ -54,6 +54,7 @@ static Loaded loadDriver() {
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
   };
 #define MJ_DRIVER_FN(name) lookup(d->name, #name);
+#define MJ_DRIVER_FN_AT(name, version) lookup(d->name, #name, version);
 #include "runtime/DriverFunctions.def"
   if (!missing.empty()) {
     l.error = "the CUDA driver lacks entry points minijit needs (" + missing +

@@ -7,10 +7,12 @@
 // Every workload is checked against the CPU reference once per mode.
 //
 //   minijit_bench [--json FILE] [--only SUBSTRING] [--runs N] [--no-check] [--fused-only]
+//   minijit_bench --dump DIR   (no GPU needed: each workload's fused text and CUDA, both modes)
 //===----------------------------------------------------------------------===//
 #include "samples/Lecture.h"
 #include "tools/Harness.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -152,6 +154,29 @@ Result benchOne(const Device &gpu, const Workload &w, bool fused, int runs, bool
   return r;
 }
 
+/// Writes DIR/NAME.MODE.fused.txt and .cu for every workload, compiled for
+/// the assumed H200 without NVRTC: what scripts/compare_cuda.sh diffs.
+int dumpWorkloads(const std::string &dir) {
+  std::error_code ec = llvm::sys::fs::create_directories(dir);
+  for (const Workload &w : workloads())
+    for (bool fused : {true, false}) {
+      CompileOptions opt;
+      opt.fusion = fused;
+      opt.compileKernels = false;
+      CompiledGraph c = compileGraph(w.build(), opt);
+      std::string base = dir + "/" + w.name + (fused ? ".fused" : ".unfused");
+      std::replace(base.begin() + dir.size() + 1, base.end(), ' ', '_');
+      llvm::raw_fd_ostream fusedOut(base + ".fused.txt", ec), cudaOut(base + ".cu", ec);
+      if (ec) {
+        llvm::errs() << "minijit_bench: cannot write " << base << ": " << ec.message() << "\n";
+        return 1;
+      }
+      fusedOut << c.fusedText();
+      cudaOut << c.cudaText();
+    }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -170,9 +195,11 @@ int main(int argc, char **argv) {
       check = false;
     else if (a == "--fused-only")
       fusedOnly = true;
+    else if (a == "--dump" && i + 1 < argc)
+      return dumpWorkloads(argv[i + 1]);
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
-                      "[--no-check] [--fused-only]\n";
+                      "[--no-check] [--fused-only] | --dump DIR\n";
       return 2;
     }
   }

@@ -19,12 +19,14 @@
 //
 //   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only]
 //                 [--sweep NAME] [--profile-runs N] [--profile-json FILE]
+//   minijit_bench --dump DIR   (no GPU needed: each workload's fused text and CUDA, both modes)
 //===----------------------------------------------------------------------===//
 #include "runtime/Driver.h"
 #include "samples/Lecture.h"
 #include "tools/Harness.h"
 #include "tools/ProfileRecords.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -443,6 +445,29 @@ int runSweep(const Device &gpu, const std::string &name, const std::string &json
   return write() ? 0 : 1;
 }
 
+/// Writes DIR/NAME.MODE.fused.txt and .cu for every workload, compiled for
+/// the assumed H200 without NVRTC: what scripts/compare_cuda.sh diffs.
+int dumpWorkloads(const std::string &dir) {
+  std::error_code ec = llvm::sys::fs::create_directories(dir);
+  for (const Workload &w : workloads())
+    for (bool fused : {true, false}) {
+      CompileOptions opt;
+      opt.fusion = fused;
+      opt.compileKernels = false;
+      CompiledGraph c = compileGraph(w.build(), opt);
+      std::string base = dir + "/" + w.name + (fused ? ".fused" : ".unfused");
+      std::replace(base.begin() + dir.size() + 1, base.end(), ' ', '_');
+      llvm::raw_fd_ostream fusedOut(base + ".fused.txt", ec), cudaOut(base + ".cu", ec);
+      if (ec) {
+        llvm::errs() << "minijit_bench: cannot write " << base << ": " << ec.message() << "\n";
+        return 1;
+      }
+      fusedOut << c.fusedText();
+      cudaOut << c.cudaText();
+    }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -468,10 +493,12 @@ int main(int argc, char **argv) {
       sweep = argv[++i];
     else if (a == "--profile-runs" && i + 1 < argc)
       profileRuns = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--dump" && i + 1 < argc)
+      return dumpWorkloads(argv[i + 1]);
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
                       "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] "
-                      "[--profile-runs N] [--profile-json FILE]\n";
+                      "[--profile-runs N] [--profile-json FILE] | --dump DIR\n";
       return 2;
     }
   }

@@ -1,18 +1,21 @@
 //===- compiler/Compiler.h - graph in, compiled kernels out ----*- C++ -*-===//
-// The pipeline in one call: simplify, fuse, lower, schedule, emit CUDA,
+// The pipeline in one call: simplify, fuse and lower, schedule, emit CUDA,
 // compile with NVRTC (through the kernel cache, kernels in parallel) and
-// assemble a runtime Program. Every stage's text is kept for inspection.
+// assemble a runtime Program. Each kernel is one CompiledKernel record that
+// the stages fill in turn; every stage's text is kept for inspection.
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/CudaEmitter.h"
-#include "compiler/Fusion.h"
-#include "compiler/KernelCache.h"
-#include "compiler/Lowering.h"
-#include "compiler/Schedule.h"
+#include "compiler/Stage.h"
+#include "compiler/cache/KernelCache.h"
+#include "compiler/emit/CudaEmitter.h"
+#include "compiler/fusion/Fusion.h"
+#include "compiler/lower/Lowering.h"
+#include "compiler/schedule/Schedule.h"
 #include "runtime/DeviceProperties.h"
 #include "runtime/Program.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,14 +27,18 @@ struct CompileOptions {
   DeviceProperties device = DeviceProperties::assumedH200();
   /// NVRTC target; empty: the device's (sm_90 for the H200).
   std::string arch;
-  /// False: stop after emitting CUDA (no NVRTC), for graph/fused/cuda dumps.
+  /// The last stage to run (MINIJIT_DUMP may ask for a later one). Stages
+  /// after it leave their fields empty: after Graph no plan or kernels,
+  /// after Fused no CUDA, after Cuda no CUBIN.
+  Stage stopAfter = Stage::Ptx;
+  /// False: stop after emitting CUDA (no NVRTC), as stopAfter = Stage::Cuda.
   bool compileKernels = true;
   /// Where compiled kernels are kept; null: KernelCache::global().
   KernelCache *cache = nullptr;
   /// NVRTC compiles in parallel; 0: one thread per core.
   unsigned threads = 0;
   /// Hand-set schedule parameters for experiments ("tpr=64,vec=4"; see
-  /// chooseSchedule). Empty: $MINIJIT_SCHEDULE, if set.
+  /// ScheduleOverrides). Empty: $MINIJIT_SCHEDULE, if set.
   std::string scheduleOverrides;
   /// Extra NVRTC options (-lineinfo keeps source lines for Nsight Compute).
   std::vector<std::string> nvrtcOptions = {"-lineinfo"};
@@ -42,17 +49,30 @@ struct StageTime {
   double ms;
 };
 
+/// One kernel as it passes through the back end: fusion gives its group and
+/// lowered body, scheduling its schedule and name, the emitter its CUDA,
+/// NVRTC (or the cache) its image and resources.
+struct CompiledKernel {
+  KernelGroup group;     ///< the plan's kernel (FusionPlan::kernels[lowered.index])
+  LoweredKernel lowered;
+  Schedule schedule;
+  std::string name;      ///< the extern "C" entry point
+  std::string cuda;      ///< the source, without the preamble
+  NvrtcOutput image;     ///< CUBIN, PTX, log and resources
+  CachedKernel::From origin = CachedKernel::From::Compiled; ///< where the image came from
+};
+
 /// Everything the compiler produced for one graph.
 struct CompiledGraph {
   Graph graph{"main"};           ///< the graph after simplification
   FusionPlan plan;
-  std::vector<LoweredKernel> lowered;
-  std::vector<Schedule> schedules;
-  std::vector<std::string> names;  ///< kernel entry points
-  std::vector<std::string> cuda;   ///< each kernel's source, without the preamble
-  std::vector<CachedKernel::From> origin; ///< where each CUBIN came from
-  Program program;               ///< empty kernels' cubin when compileKernels is false
+  std::vector<CompiledKernel> kernels; ///< in launch order
+  Program program;               ///< the runtime's copy; no cubin before Stage::Ptx ran
   std::vector<StageTime> timings;
+  std::optional<Stage> reached;  ///< the last stage that ran
+
+  /// The text of `s` (what --emit=s prints).
+  std::string text(Stage s) const;
 
   /// --emit=graph: the simplified graph in the text format.
   std::string graphText() const;

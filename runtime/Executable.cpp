@@ -23,20 +23,18 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
                                     "({2}) is {3}; compile for the device",
                                     k.name, Prog.arch, Dev.properties().name, devArch)
                           .str());
-    CUmodule m = nullptr;
-    CUresult r = d.cuModuleLoadData(&m, k.cubin.data());
-    if (r != CUDA_SUCCESS) {
-      for (CUmodule old : Modules)
-        d.cuModuleUnload(old);
-      Modules.clear();
+    // The modules loaded so far are released by their handles if this or
+    // any later step throws.
+    ModuleHandle m;
+    CUresult r = d.cuModuleLoadData(m.receive(), k.cubin.data());
+    if (r != CUDA_SUCCESS)
       throw CudaError(llvm::formatv("cannot load kernel {0} ({1} bytes of CUBIN for {2}): "
                                     "cuModuleLoadData failed: {3}",
                                     k.name, k.cubin.size(), Prog.arch, d.errorText(r))
                           .str());
-    }
-    Modules.push_back(m);
+    Modules.push_back(std::move(m));
     CUfunction f = nullptr;
-    d.check(d.cuModuleGetFunction(&f, m, k.name.c_str()), "cuModuleGetFunction");
+    d.check(d.cuModuleGetFunction(&f, Modules.back().get(), k.name.c_str()), "cuModuleGetFunction");
     Functions.push_back(f);
     // Above 48 KiB a block gets dynamic shared memory only once asked for.
     if (k.dynamicShared > 48 * 1024) {
@@ -70,7 +68,7 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
   if (!Work.empty())
     d.check(d.cuStreamSynchronize(CU_STREAM_LEGACY), "cuStreamSynchronize");
   buildParams();
-  d.check(d.cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  d.check(d.cuStreamCreate(Stream.receive(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 }
 
 void Executable::buildParams() {
@@ -86,33 +84,23 @@ void Executable::buildParams() {
 }
 
 Executable::Executable(Executable &&o) noexcept
-    : Dev(o.Dev), Prog(std::move(o.Prog)), Modules(std::move(o.Modules)),
-      Functions(std::move(o.Functions)), Slots(std::move(o.Slots)), Work(std::move(o.Work)),
-      Address(std::move(o.Address)), WorkAddress(std::move(o.WorkAddress)), Stream(o.Stream),
-      UseGraph(o.UseGraph), Graph(o.Graph), GraphExec(o.GraphExec),
-      GraphAddress(std::move(o.GraphAddress)) {
+    : Dev(o.Dev), Prog(std::move(o.Prog)), Stream(std::move(o.Stream)),
+      Modules(std::move(o.Modules)), Functions(std::move(o.Functions)), Slots(std::move(o.Slots)),
+      Work(std::move(o.Work)), Address(std::move(o.Address)),
+      WorkAddress(std::move(o.WorkAddress)), UseGraph(o.UseGraph), Graph(std::move(o.Graph)),
+      GraphExec(std::move(o.GraphExec)), GraphAddress(std::move(o.GraphAddress)) {
   buildParams(); // the parameter arrays point into Address, whose storage moved with it
   o.Modules.clear();
-  o.Stream = nullptr;
-  o.Graph = nullptr;
-  o.GraphExec = nullptr;
 }
 
 Executable::~Executable() {
+  // The handles release the graph, the modules and the stream after this,
+  // in the device's context, once the work queued has finished.
   if (!Stream && Modules.empty())
     return;
-  const Driver &d = Driver::get();
   Dev.makeCurrent();
   if (Stream)
-    d.cuStreamSynchronize(Stream);
-  if (GraphExec)
-    d.cuGraphExecDestroy(GraphExec);
-  if (Graph)
-    d.cuGraphDestroy(Graph);
-  for (CUmodule m : Modules)
-    d.cuModuleUnload(m);
-  if (Stream)
-    d.cuStreamDestroy(Stream);
+    Driver::get().cuStreamSynchronize(Stream.get());
 }
 
 void Executable::checkInputs(llvm::ArrayRef<DeviceTensor> inputs) const {
@@ -156,7 +144,7 @@ void Executable::launchKernel(size_t k) {
   const Driver &d = Driver::get();
   const ProgramKernel &pk = Prog.kernels[k];
   CUresult r = d.cuLaunchKernel(Functions[k], static_cast<unsigned>(pk.grid), 1, 1, pk.block, 1, 1,
-                                pk.dynamicShared, Stream, Params[k].data(), nullptr);
+                                pk.dynamicShared, Stream.get(), Params[k].data(), nullptr);
   if (r != CUDA_SUCCESS)
     throw CudaError(llvm::formatv("launching kernel {0} (grid {1}, block {2}) failed: {3}", pk.name,
                                   pk.grid, pk.block, d.errorText(r))
@@ -171,7 +159,7 @@ void Executable::copyUpdates() {
       continue;
     const ProgramBuffer &b = Prog.buffers[Prog.outputs[o]];
     d.check(d.cuMemcpyDtoDAsync(Address[Prog.inputs[in]], Address[Prog.outputs[o]],
-                                static_cast<size_t>(b.bytes()), Stream),
+                                static_cast<size_t>(b.bytes()), Stream.get()),
             "cuMemcpyDtoDAsync (an update in place)");
   }
 }
@@ -185,30 +173,25 @@ void Executable::launchAll() {
   }
   const Driver &d = Driver::get();
   if (!GraphExec || GraphAddress != Address) {
-    if (GraphExec)
-      d.cuGraphExecDestroy(GraphExec);
-    if (Graph)
-      d.cuGraphDestroy(Graph);
-    GraphExec = nullptr;
-    Graph = nullptr;
-    d.check(d.cuStreamBeginCapture(Stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+    GraphExec.reset();
+    Graph.reset();
+    d.check(d.cuStreamBeginCapture(Stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
             "cuStreamBeginCapture");
     try {
       for (size_t k = 0; k < Functions.size(); ++k)
         launchKernel(k);
       copyUpdates();
     } catch (...) {
-      CUgraph g = nullptr;
-      d.cuStreamEndCapture(Stream, &g);
-      if (g)
-        d.cuGraphDestroy(g);
+      GraphHandle partial;
+      d.cuStreamEndCapture(Stream.get(), partial.receive());
       throw;
     }
-    d.check(d.cuStreamEndCapture(Stream, &Graph), "cuStreamEndCapture");
-    d.check(d.cuGraphInstantiateWithFlags(&GraphExec, Graph, 0), "cuGraphInstantiate");
+    d.check(d.cuStreamEndCapture(Stream.get(), Graph.receive()), "cuStreamEndCapture");
+    d.check(d.cuGraphInstantiateWithFlags(GraphExec.receive(), Graph.get(), 0),
+            "cuGraphInstantiate");
     GraphAddress = Address;
   }
-  d.check(d.cuGraphLaunch(GraphExec, Stream), "cuGraphLaunch");
+  d.check(d.cuGraphLaunch(GraphExec.get(), Stream.get()), "cuGraphLaunch");
 }
 
 void Executable::enqueue(llvm::ArrayRef<DeviceTensor> inputs,
@@ -220,7 +203,7 @@ void Executable::enqueue(llvm::ArrayRef<DeviceTensor> inputs,
 
 void Executable::synchronize() {
   const Driver &d = Driver::get();
-  CUresult r = d.cuStreamSynchronize(Stream);
+  CUresult r = d.cuStreamSynchronize(Stream.get());
   if (r != CUDA_SUCCESS)
     throw CudaError(llvm::formatv("running graph '{0}' failed: {1}", Prog.graphName,
                                   d.errorText(r))

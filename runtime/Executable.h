@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/DriverHandle.h"
 #include "runtime/Memory.h"
 #include "runtime/Program.h"
 
@@ -54,7 +55,7 @@ public:
   bool graphReplay() const { return UseGraph; }
 
   // ---- for the profiler
-  CUstream stream() const { return Stream; }
+  CUstream stream() const { return Stream.get(); }
   /// Checks and binds the buffers of the next launches.
   void bind(llvm::ArrayRef<DeviceTensor> inputs, llvm::ArrayRef<DeviceTensor> outputs);
   /// Enqueues kernel `k` alone with the bound buffers.
@@ -71,17 +72,19 @@ private:
 
   Device Dev;
   Program Prog;
-  std::vector<CUmodule> Modules;
+  // Destroyed in reverse order: the graph before the modules it launches,
+  // the modules before the stream.
+  StreamHandle Stream;
+  std::vector<ModuleHandle> Modules;
   std::vector<CUfunction> Functions;
   std::vector<DeviceTensor> Slots;     ///< temporaries' memory
   std::vector<DeviceTensor> Work;      ///< kernels' zeroed scratch (ProgramKernel::workspaceBytes)
   std::vector<CUdeviceptr> Address;    ///< per buffer, the address bound now
   std::vector<CUdeviceptr> WorkAddress; ///< per kernel, its scratch or 0
   std::vector<std::vector<void *>> Params; ///< per kernel, pointers into Address
-  CUstream Stream = nullptr;
   bool UseGraph = false;
-  CUgraph Graph = nullptr;
-  CUgraphExec GraphExec = nullptr;
+  GraphHandle Graph;
+  GraphExecHandle GraphExec;
   std::vector<CUdeviceptr> GraphAddress; ///< the addresses the graph was captured with
 };
 

@@ -1,7 +1,7 @@
 //===- samples/Sample.cpp - the lecture's comparison, one function --------===//
 #include "samples/Sample.h"
 
-#include "compiler/Nvrtc.h"
+#include "compiler/nvrtc/Nvrtc.h"
 #include "tools/Harness.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -96,8 +96,8 @@ int runSample(const std::string &title, const Graph &g, const HandWritten &hw) {
     llvm::outs() << "Fused, the graph is " << fused.program.kernels.size()
                  << " kernel; one kernel per op (fusion off) it is " << eager.program.kernels.size()
                  << ". The fused kernel minijit generates:\n\n";
-    for (const std::string &k : fused.cuda)
-      llvm::outs() << k << "\n";
+    for (const CompiledKernel &k : fused.kernels)
+      llvm::outs() << k.cuda << "\n";
     if (!haveGpu) {
       llvm::outs() << "No GPU here (" << why << "). With one, this sample runs the graph one "
                    << "kernel per op, fused, and as a hand-written CUDA kernel ("

@@ -29,7 +29,7 @@ int run(int64_t dim, int layers, int64_t batch, bool check) {
     CompiledGraph e = compileGraph(g, opt);
     llvm::outs() << "fused: " << c.program.kernels.size() << " kernels, unfused: "
                  << e.program.kernels.size() << ". The first layer's fused kernel:\n\n"
-                 << c.cuda[0] << "\nNo GPU here (" << why << "): nothing to run.\n\n";
+                 << c.kernels[0].cuda << "\nNo GPU here (" << why << "): nothing to run.\n\n";
     return 0;
   }
   Device gpu = Device::open();

@@ -30,14 +30,15 @@ std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
   for (size_t k = 0; k < c.program.kernels.size(); ++k) {
     KernelDescription d;
     int64_t total = c.program.kernels[k].flops;
-    if (k < c.schedules.size()) {
-      d.kind = templateName(c.schedules[k].kind);
-      d.schedule = c.schedules[k].describe();
+    if (k < c.kernels.size()) {
+      const CompiledKernel &ck = c.kernels[k];
+      d.kind = templateName(ck.schedule.kind());
+      d.schedule = ck.schedule.describe();
     }
     int64_t onTensorCores = 0;
-    if (k < c.lowered.size() && c.lowered[k].matmul && k < c.schedules.size() &&
-        c.schedules[k].kind == ScheduleKind::MatmulMma) {
-      const KMatmul &mm = *c.lowered[k].matmul;
+    if (k < c.kernels.size() && c.kernels[k].lowered.matmul &&
+        c.kernels[k].schedule.kind() == ScheduleKind::MatmulMma) {
+      const KMatmul &mm = *c.kernels[k].lowered.matmul;
       onTensorCores = std::min(total, 2 * mm.M * mm.N * mm.K * mm.batch);
       d.flops.push_back({"tensor_cores", dtypeName(mm.dtype).str(), onTensorCores});
     }
@@ -47,10 +48,10 @@ std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
       for (ValueId r : plan.kernels[k].roots) {
         const std::string &name = g.node(r).name;
         if (r < static_cast<ValueId>(plan.storeReason.size()) && !plan.storeReason[r].empty())
-          d.fusionReasons.push_back("%" + name + ": " + plan.storeReason[r]);
+          d.fusionReasons.push_back("%" + name + ": " + describeReason(g, plan.storeReason[r]));
         if (r < static_cast<ValueId>(plan.apartReason.size()) && !plan.apartReason[r].empty())
           d.fusionReasons.push_back("%" + name + " has a kernel of its own: " +
-                                    plan.apartReason[r]);
+                                    describeReason(g, plan.apartReason[r]));
       }
     ds.push_back(std::move(d));
   }

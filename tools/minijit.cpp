@@ -121,10 +121,9 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
 
 int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emit,
                const std::string &arch, bool timing) {
-  static const char *stages[] = {"graph", "fused", "cuda", "ptx", "resources", "dot"};
-  if (!llvm::is_contained(stages, emit)) {
-    llvm::errs() << "minijit: unknown --emit=" << emit
-                 << " (expected graph, fused, cuda, ptx, resources or dot)\n";
+  std::optional<Stage> stage = parseStage(emit);
+  if (!stage) {
+    llvm::errs() << "minijit: unknown --emit=" << emit << " (expected " << stageList() << ")\n";
     return kUsage;
   }
   if (!arch.empty()) {
@@ -139,21 +138,11 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emi
     CompileOptions opt;
     opt.fusion = fusion;
     opt.arch = arch;
+    opt.stopAfter = producingStage(*stage); // --emit=cuda does not run NVRTC
     CompiledGraph c = compileGraph(gs[i], opt);
     if (i)
       llvm::outs() << "\n";
-    if (emit == "graph")
-      llvm::outs() << c.graphText();
-    else if (emit == "fused")
-      llvm::outs() << c.fusedText();
-    else if (emit == "cuda")
-      llvm::outs() << c.cudaText();
-    else if (emit == "ptx")
-      llvm::outs() << c.ptxText();
-    else if (emit == "resources")
-      llvm::outs() << c.resourcesText();
-    else
-      llvm::outs() << c.dotText();
+    llvm::outs() << c.text(*stage);
     if (timing)
       llvm::errs() << "compile times of " << gs[i].name() << ":\n" << c.timingText();
   }

@@ -13,7 +13,7 @@ int main() {
     CompiledGraph c = compileGraph(g);
     std::cout << "minijit " << minijitVersion() << ": " << c.program.kernels.size()
               << " kernel, " << c.program.kernels[0].cubin.size() << " bytes of CUBIN\n"
-              << c.cuda[0];
+              << c.kernels[0].cuda;
     std::string why;
     if (!Device::available(&why)) {
       std::cout << "no GPU (" << why << "): compiled only\n";

@@ -3,8 +3,8 @@
 // stale temporary files, bit flips at every position of an entry, and two
 // processes compiling the same kernels at once. Each ends with a correct
 // kernel and no entry that loads wrongly.
-#include "compiler/KernelCache.h"
-#include "compiler/Nvrtc.h"
+#include "compiler/cache/KernelCache.h"
+#include "compiler/nvrtc/Nvrtc.h"
 #include "tests/support/CacheFiles.h"
 
 #include "llvm/Support/FileSystem.h"

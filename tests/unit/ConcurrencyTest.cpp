@@ -3,7 +3,7 @@
 // the CPU reference, loading the CUDA driver. scripts/sanitize.sh thread runs
 // these under ThreadSanitizer.
 #include "compiler/Compiler.h"
-#include "compiler/KernelCache.h"
+#include "compiler/cache/KernelCache.h"
 #include "ir/Builder.h"
 #include "ir/Evaluator.h"
 #include "runtime/Driver.h"

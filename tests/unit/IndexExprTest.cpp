@@ -1,5 +1,5 @@
-// Symbolic index arithmetic (compiler/IndexExpr.h): view round trips, splitting, divisibility.
-#include "compiler/IndexExpr.h"
+// Symbolic index arithmetic (compiler/lower/IndexExpr.h): view round trips, splitting, divisibility.
+#include "compiler/lower/IndexExpr.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // NVRTC and the kernel cache: misses, memory and disk hits, corrupt entries, threads, errors.
-#include "compiler/KernelCache.h"
+#include "compiler/cache/KernelCache.h"
 #include "compiler/Compiler.h"
-#include "compiler/Nvrtc.h"
+#include "compiler/nvrtc/Nvrtc.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "tests/support/CacheFiles.h"

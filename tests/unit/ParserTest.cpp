@@ -20,12 +20,14 @@ using namespace minijit;
 
 namespace {
 
-/// The samples folder: $MINIJIT_SAMPLES, or samples/ found from the working
-/// directory (ctest runs in build/tests); empty when none is found.
+/// The samples folder: $MINIJIT_SAMPLES, the source tree's (a build
+/// directory may be anywhere), or samples/ found from the working directory;
+/// empty when none is found.
 std::string samplesDir() {
   std::vector<std::string> candidates;
   if (const char *env = std::getenv("MINIJIT_SAMPLES"); env && *env)
     candidates.push_back(env);
+  candidates.push_back(MINIJIT_SOURCE_DIR "/samples");
   for (const char *rel : {"samples", "../samples", "../../samples", "../../../samples"})
     candidates.push_back(rel);
   for (const std::string &c : candidates)

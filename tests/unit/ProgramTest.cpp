@@ -126,9 +126,9 @@ TEST(Program, FusedChainIsOneKernelWithoutTemporaries) {
 TEST(Program, LaunchGeometryComesFromTheSchedules) {
   CompiledGraph c = lower(chain(), false);
   for (size_t k = 0; k < c.program.kernels.size(); ++k) {
-    EXPECT_EQ(c.program.kernels[k].block, c.schedules[k].block);
-    EXPECT_EQ(c.program.kernels[k].grid, c.schedules[k].grid);
-    EXPECT_EQ(c.program.kernels[k].name, c.names[k]);
+    EXPECT_EQ(c.program.kernels[k].block, c.kernels[k].schedule.geometry().block);
+    EXPECT_EQ(c.program.kernels[k].grid, c.kernels[k].schedule.geometry().grid);
+    EXPECT_EQ(c.program.kernels[k].name, c.kernels[k].name);
     EXPECT_TRUE(c.program.kernels[k].cubin.empty()); // compileKernels = false
   }
 }

@@ -1,5 +1,5 @@
 // compiler/Simplify: folding, CSE, dead values, identities, mean kept whole; input untouched.
-#include "compiler/Simplify.h"
+#include "compiler/simplify/Simplify.h"
 #include "ir/Builder.h"
 #include "ir/Evaluator.h"
 #include "ir/Printer.h"

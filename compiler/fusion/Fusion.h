@@ -1,4 +1,4 @@
-//===- compiler/Fusion.h - group the graph into kernels --------*- C++ -*-===//
+//===- compiler/fusion/Fusion.h - group the graph into kernels --------*- C++ -*-===//
 // Decides which values are stored in memory and which kernel computes what.
 // With fusion off every compute op is its own kernel (views stay free); with
 // fusion on, elementwise chains, reduction prologues and epilogues (broadcast
@@ -7,7 +7,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/Kernel.h"
+#include "compiler/fusion/Kernel.h"
+#include "compiler/lower/Lowering.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -16,8 +17,17 @@
 
 namespace minijit {
 
-/// Groups `g` into kernels. Does not modify `g`. Throws CompileError for an op
-/// no kernel template handles yet.
+/// The plan and its kernels, lowered in the round that settled the plan.
+struct FusedGraph {
+  FusionPlan plan;
+  std::vector<LoweredKernel> kernels; ///< kernels[k] is plan.kernels[k] lowered
+};
+
+/// Groups `g` into kernels and lowers them. Does not modify `g`. Throws
+/// CompileError for an op no kernel template handles yet.
+FusedGraph fuseAndLower(const Graph &g, bool fusion);
+
+/// fuseAndLower's plan alone.
 FusionPlan fuseGraph(const Graph &g, bool fusion);
 
 /// Extra lines the compiler adds under each kernel when printing (its name,

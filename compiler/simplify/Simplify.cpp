@@ -1,8 +1,8 @@
-//===- compiler/Simplify.cpp - graph clean-up before fusion ---------------===//
+//===- compiler/simplify/Simplify.cpp - graph clean-up before fusion ---------------===//
 // One walk in graph order rebuilds the live values into a new graph, folding,
 // rewriting and reusing as it goes.
 //===----------------------------------------------------------------------===//
-#include "compiler/Simplify.h"
+#include "compiler/simplify/Simplify.h"
 
 #include "ir/Evaluator.h"
 #include "ir/Printer.h"
@@ -217,7 +217,17 @@ private:
       if (out(a).dtype == n.dtype)
         return a;
       break;
-    default: break;
+    // no identity applies
+    case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
+    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
+    case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
+    case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Pow:
+    case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
+    case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
+    case OpKind::Where: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
+    case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
+    case OpKind::Matmul: break;
     }
     return emit(s);
   }

@@ -1,16 +1,19 @@
-//===- compiler/Lowering.h - a kernel as loads, math and stores -*- C++ -*-===//
+//===- compiler/lower/Lowering.h - a kernel as loads, math and stores -*- C++ -*-===//
 // Lowers one kernel of a FusionPlan to a small SSA over index expressions:
 // loads from buffers at symbolic offsets, arithmetic, reductions split into
 // passes, and stores. Views disappear into the offsets. The schedule and the
-// CUDA emitter work from this form alone.
+// CUDA emitter work from this form alone: it carries the names, dtypes, ops and
+// printed IR they show, so neither reads the Graph or the FusionPlan.
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/IndexExpr.h"
-#include "compiler/Kernel.h"
+#include "compiler/lower/IndexExpr.h"
+#include "compiler/fusion/Kernel.h"
+#include "compiler/fusion/FusionReason.h"
 
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace minijit {
@@ -20,6 +23,11 @@ struct KValue {
   enum class Kind { Load, Literal, Compute, ReduceResult, MatmulResult };
   Kind kind = Kind::Literal;
   ValueId node = -1;  ///< the graph value it is (Load: the value loaded)
+  OpKind op = OpKind::Constant; ///< the node's op
+  DType dtype = DType::F32;     ///< the node's dtype
+  std::string name;   ///< the node's IR name
+  std::string text;   ///< the node printed as IR (Compute, results), for comments
+  double literal = 0; ///< Literal: the constant's value
   int param = -1;     ///< Load: the kernel parameter read
   IndexExpr offset;   ///< Load: element offset into the parameter
   llvm::SmallVector<int, 3> args; ///< Compute: operand values
@@ -34,6 +42,8 @@ struct KValue {
 
 struct KReduction {
   ValueId node;  ///< the reduce node
+  std::string name; ///< its IR name
+  DType dtype;   ///< its result's dtype
   OpKind op;     ///< Sum, Mean, Max, Min, Prod
   int input;     ///< the element value reduced
   int pass;      ///< the pass that accumulates it (= the input's stage)
@@ -62,13 +72,26 @@ struct KParam {
   ValueId node;     ///< the graph value held by the buffer
   bool written = false;
   std::string name; ///< the C++ parameter name
+  std::string irName; ///< the graph value's name
   DType dtype;
   int64_t numel;
+};
+
+/// An op the kernel holds, for its header comment and its name.
+struct KHeld {
+  OpKind op;
+  std::string text; ///< the node printed as IR
 };
 
 struct LoweredKernel {
   KernelKind kind = KernelKind::Pointwise;
   int index = 0;        ///< position in the plan
+  /// The plan's domain and reduced axes, and the dtype of the first stored
+  /// value, for the header comment.
+  Shape domain;
+  DimVector reducedAxes;
+  DType dtype = DType::F32;
+  std::vector<KHeld> held; ///< the ops it computes (no inputs), in graph order
   IndexContext ctx;
   /// Pointwise: `i`, the element index over the domain. Reduction: `row` and
   /// `k`, the row and the position within the reduced elements.
@@ -87,28 +110,24 @@ struct LoweredKernel {
   int64_t flopsPerElement = 0; ///< arithmetic ops per domain element
 };
 
-/// Thrown while lowering when a value must be stored by its own kernel for
-/// this kernel to work (a reduction read at another row's index, ...).
-struct NeedsStore {
+/// What a kernel needs instead of being lowered: `node` stored by a kernel of
+/// its own (a reduction read at another row's index, ...).
+struct StoreRequest {
   ValueId node;
-  std::string reason;
+  FusionReason reason;
   ValueId root = -1; ///< the stored value whose lowering ran into it
 };
 
-/// Lowers kernel `index` of `plan`. Throws NeedsStore (fusion catches it and
-/// stores the value) or CompileError for what no kernel can do yet.
-LoweredKernel lowerKernel(const Graph &g, const FusionPlan &plan, int index);
+/// The lowered kernel, or the value that must be stored first.
+using LoweringResult = std::variant<LoweredKernel, StoreRequest>;
+
+/// Lowers kernel `index` of `plan`. Fusion stores what a StoreRequest names
+/// and forms the kernels again.
+LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index);
 
 } // namespace minijit
 
 namespace minijit {
-
-/// A C++ identifier for an IR name: '.' becomes '_', a leading digit gets a
-/// 'v', and names the preamble owns (mj_*, MJ_*) or reserved ones (__*) get
-/// 'v_' in front. The result may still be a keyword; see isReservedName.
-std::string cudaIdentifier(llvm::StringRef irName);
-/// C++ and CUDA keywords, CUDA built-ins, and the emitter's own locals.
-bool isReservedName(llvm::StringRef name);
 
 /// The most passes one reduction kernel makes over its rows (one bit each in
 /// passesUsing); a longer chain of reductions is split into kernels.

@@ -1,10 +1,11 @@
-//===- compiler/Kernel.h - what the fusion pass decides --------*- C++ -*-===//
+//===- compiler/fusion/Kernel.h - what the fusion pass decides --------*- C++ -*-===//
 // A FusionPlan is data: which values each kernel computes and stores, over
 // which iteration domain, and why every stored intermediate is stored. It is
 // printed by `minijit compile --emit=fused` and tested directly.
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/fusion/FusionReason.h"
 #include "ir/Graph.h"
 
 #include <string>
@@ -39,12 +40,13 @@ struct FusionPlan {
   std::vector<KernelGroup> kernels; ///< in launch order
   /// Per graph value: the kernel that stores it, or -1 (inputs, inlined values).
   std::vector<int> storedBy;
-  /// Per graph value: why it is stored in memory ("graph output", "fusion is
-  /// off", "reduction %m is read outside its row ..."); empty when it is not.
-  std::vector<std::string> storeReason;
+  /// Per graph value: why it is stored in memory (graph output, fusion is
+  /// off, a reduction read outside its row ...); empty when it is not.
+  /// describeReason prints one.
+  std::vector<FusionReason> storeReason;
   /// Per graph value: why it was kept out of the kernel that computes a value
   /// it reads (empty when it was not).
-  std::vector<std::string> apartReason;
+  std::vector<FusionReason> apartReason;
 };
 
 } // namespace minijit

@@ -1,4 +1,4 @@
-//===- compiler/Simplify.h - graph clean-up before fusion ------*- C++ -*-===//
+//===- compiler/simplify/Simplify.h - graph clean-up before fusion ------*- C++ -*-===//
 // Constant folding, common subexpressions, dead values, algebraic identities
 // (x*1, x+0, x/1, casts and views that change nothing, reductions over size-1
 // axes). `mean` stays one reduction: kernels compute it as the sum times 1/n

@@ -1,19 +1,23 @@
-//===- compiler/Lowering.cpp - a kernel as loads, math and stores ---------===//
+//===- compiler/lower/Lowering.cpp - a kernel as loads, math and stores ---------===//
 // Evaluates each stored value of a kernel "at an index": views turn the index
 // into their operand's index, elementwise ops broadcast it to their operands,
 // a reduction's value is available only at the row being reduced, and values
 // stored by other kernels (or inputs) are loaded. Each (value, index) pair is
-// lowered once.
+// lowered once. What no kernel of this plan can do is returned as the value
+// to store first (a StoreRequest); lowering stops at the first one.
 //===----------------------------------------------------------------------===//
-#include "compiler/Lowering.h"
+#include "compiler/lower/Lowering.h"
+
+#include "compiler/lower/CudaNames.h"
 
 #include "ir/Error.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <optional>
 
 namespace minijit {
 
@@ -46,18 +50,22 @@ public:
       : G(g), Plan(plan), KG(plan.kernels[index]), InKernel(g.size(), false) {
     L.index = index;
     L.kind = KG.kind;
-    for (ValueId v : KG.held)
+    L.domain = KG.domain;
+    L.reducedAxes = KG.reducedAxes;
+    L.dtype = G.node(KG.roots[0]).dtype;
+    for (ValueId v : KG.held) {
       InKernel[v] = true;
+      if (G.node(v).op != OpKind::Input)
+        L.held.push_back({G.node(v).op, printed(v)});
+    }
   }
 
-  LoweredKernel run() {
+  LoweringResult run() {
     buildDomain();
     for (ValueId r : KG.roots) {
-      try {
-        addStore(r);
-      } catch (NeedsStore &p) {
-        p.root = r;
-        throw;
+      if (!addStore(r)) {
+        Problem->root = r;
+        return std::move(*Problem);
       }
     }
     finish();
@@ -155,9 +163,36 @@ private:
         out.push_back(L.ctx.mod(L.ctx.div(lin, inStrides[d]), in[d]));
       return out;
     }
-    default: break;
+    // not views
+    case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
+    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
+    case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
+    case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+    case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
+    case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
+    case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
+    case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
+    case OpKind::Prod: case OpKind::Matmul: break;
     }
     llvm_unreachable("not a view");
+  }
+
+  std::string printed(ValueId v) const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    printNode(os, G, v);
+    return os.str();
+  }
+
+  /// Records why lowering cannot go on; returns -1, the failed value.
+  int fail(ValueId node, FusionReasonKind kind, llvm::ArrayRef<ValueId> values,
+           llvm::ArrayRef<int64_t> numbers = {}) {
+    if (!Problem)
+      Problem = StoreRequest{node, FusionReason{kind,
+                                                llvm::SmallVector<ValueId, 3>(values.begin(), values.end()),
+                                                llvm::SmallVector<int64_t, 3>(numbers.begin(), numbers.end())}};
+    return -1;
   }
 
   std::string cName(const std::string &irName) {
@@ -184,6 +219,7 @@ private:
     // Outputs are `NAME_out`, so the kernel's local for the value keeps NAME.
     std::string base = cName(n.name) + (written ? "_out" : "");
     p.name = uniqueParamName(base);
+    p.irName = n.name;
     p.dtype = n.dtype;
     p.numel = n.shape.numel();
     L.params.push_back(p);
@@ -191,6 +227,14 @@ private:
   }
 
   int addValue(KValue v) {
+    const Node &n = G.node(v.node);
+    v.op = n.op;
+    v.dtype = n.dtype;
+    v.name = n.name;
+    if (v.kind == KValue::Kind::Literal)
+      v.literal = n.value;
+    else if (v.kind != KValue::Kind::Load)
+      v.text = printed(v.node);
     // Context and stage follow from the operands.
     switch (v.kind) {
     case KValue::Kind::Literal:
@@ -229,6 +273,7 @@ private:
     return key;
   }
 
+  /// The kernel value of `id` at `idx`, or -1 when lowering failed.
   int value(ValueId id, const Index &idx) {
     std::string key = indexKey(id, idx);
     auto it = Memo.find(key);
@@ -258,8 +303,12 @@ private:
         KValue v;
         v.kind = KValue::Kind::Compute;
         v.node = id;
-        for (ValueId o : n.operands)
-          v.args.push_back(value(o, broadcastIndex(G.node(o).shape, n.shape, idx)));
+        for (ValueId o : n.operands) {
+          int a = value(o, broadcastIndex(G.node(o).shape, n.shape, idx));
+          if (a < 0)
+            return -1;
+          v.args.push_back(a);
+        }
         result = addValue(v);
         break;
       }
@@ -271,7 +320,8 @@ private:
       case OpClass::Derivative: llvm_unreachable("autodiff runs before lowering");
       }
     }
-    Memo[key] = result;
+    if (result >= 0)
+      Memo[key] = result;
     return result;
   }
 
@@ -280,10 +330,7 @@ private:
     const Shape &in = G.node(n.operands[0]).shape;
     if (KG.kind != KernelKind::Reduction || in != KG.domain ||
         !llvm::equal(n.axes, KG.reducedAxes))
-      throw NeedsStore{id, llvm::formatv("reduction %{0} reduces {1} over axes {2}, another "
-                                         "domain than its consumer's kernel",
-                                         n.name, in.str(), Shape(n.axes).str())
-                               .str()};
+      return fail(id, FusionReasonKind::ReductionOtherDomain, {id});
     // The index must name the row being reduced: kept dims as the domain's,
     // reduced dims (when kept as size 1) at 0.
     Index expected;
@@ -295,24 +342,20 @@ private:
         expected.push_back(IndexExpr::constant(0));
     }
     if (indexKey(id, expected) != indexKey(id, idx))
-      throw NeedsStore{id, llvm::formatv("reduction %{0} is read at another row than the one it "
-                                         "reduces (a view moves its rows)",
-                                         n.name)
-                               .str()};
+      return fail(id, FusionReasonKind::ReductionOtherRow, {id});
     int r = -1;
     for (size_t i = 0; i < L.reductions.size(); ++i)
       if (L.reductions[i].node == id)
         r = static_cast<int>(i);
     if (r < 0) {
       int input = value(n.operands[0], DomainIdx);
+      if (input < 0)
+        return -1;
       // Its input is stored instead, and the reduction starts a new kernel.
       if (L.values[input].stage + 1 >= kMaxPasses)
-        throw NeedsStore{n.operands[0],
-                         llvm::formatv("reduction %{0} would be pass {1} of one kernel; a kernel "
-                                       "makes at most {2} passes over its rows",
-                                       n.name, L.values[input].stage + 1, kMaxPasses)
-                             .str()};
-      KReduction red{id, n.op, input, L.values[input].stage};
+        return fail(n.operands[0], FusionReasonKind::TooManyPasses, {id},
+                    {L.values[input].stage + 1, kMaxPasses});
+      KReduction red{id, n.name, n.dtype, n.op, input, L.values[input].stage};
       L.reductions.push_back(red);
       r = static_cast<int>(L.reductions.size() - 1);
     }
@@ -344,7 +387,8 @@ private:
     return coef;
   }
 
-  /// Follows views held by the kernel down to a value read from memory.
+  /// Follows views held by the kernel down to a value read from memory; -1
+  /// when the operand is computed here.
   std::pair<ValueId, Index> throughViews(ValueId id, Index idx, ValueId matmul) {
     while (G.node(id).cls() == OpClass::View && InKernel[id]) {
       idx = viewOperandIndex(G.node(id), idx);
@@ -352,23 +396,28 @@ private:
     }
     const Node &n = G.node(id);
     if (n.op != OpKind::Input && InKernel[id])
-      throw NeedsStore{id, llvm::formatv("%{0} is an operand of matmul %{1}: matmul operands are "
-                                         "read from memory",
-                                         n.name, G.node(matmul).name)
-                               .str()};
+      return {fail(id, FusionReasonKind::MatmulOperand, {id, matmul}), idx};
     return {id, idx};
   }
 
   int matmulResult(ValueId id, const Index &idx) {
-    const Node &n = G.node(id);
     if (KG.kind != KernelKind::Matmul || KG.matmul != id)
-      throw NeedsStore{id, llvm::formatv("matmul %{0} runs in a kernel of its own", n.name).str()};
+      return fail(id, FusionReasonKind::MatmulOwnKernel, {id});
     if (indexKey(id, idx) != indexKey(id, DomainIdx))
-      throw NeedsStore{id, llvm::formatv("matmul %{0} is read at another element than the one it "
-                                         "computes (a view moves it)",
-                                         n.name)
-                               .str()};
-    if (!L.matmul) {
+      return fail(id, FusionReasonKind::MatmulMoved, {id});
+    if (!L.matmul && !describeMatmul(id))
+      return -1;
+    KValue v;
+    v.kind = KValue::Kind::MatmulResult;
+    v.node = id;
+    return addValue(v);
+  }
+
+  /// Sets L.matmul: the operands' buffers, strides and batch offsets. False
+  /// when an operand must be stored first.
+  bool describeMatmul(ValueId id) {
+    const Node &n = G.node(id);
+    {
       const Node &a = G.node(n.operands[0]), &bn = G.node(n.operands[1]);
       unsigned r = n.shape.rank();
       int64_t k = a.shape[a.shape.rank() - 1];
@@ -390,22 +439,22 @@ private:
       mm.K = k;
       mm.batch = L.numel / (mm.M * mm.N);
       auto [aSrc, aIdx] = throughViews(n.operands[0], operandIndex(a.shape, L.m, L.kk), id);
+      if (aSrc < 0)
+        return false;
       auto [bSrc, bIdx] = throughViews(n.operands[1], operandIndex(bn.shape, L.kk, L.n), id);
+      if (bSrc < 0)
+        return false;
       IndexExpr aOff = offsetOf(G.node(aSrc).shape, aIdx);
       IndexExpr bOff = offsetOf(G.node(bSrc).shape, bIdx);
       std::optional<int64_t> am = linearCoefficient(aOff, L.m), ak = linearCoefficient(aOff, L.kk);
       std::optional<int64_t> bk = linearCoefficient(bOff, L.kk), bnn = linearCoefficient(bOff, L.n);
       auto layoutProblem = [&](ValueId operand) {
-        return NeedsStore{operand, llvm::formatv("%{0}, an operand of matmul %{1}, has no row and "
-                                                 "column strides (a reshape mixes them); it is "
-                                                 "stored first",
-                                                 G.node(operand).name, n.name)
-                                       .str()};
+        return fail(operand, FusionReasonKind::MatmulLayout, {operand, id}) >= 0;
       };
       if (!am || !ak)
-        throw layoutProblem(n.operands[0]);
+        return layoutProblem(n.operands[0]);
       if (!bk || !bnn)
-        throw layoutProblem(n.operands[1]);
+        return layoutProblem(n.operands[1]);
       auto zero = [&](const IndexExpr &e, const IndexExpr &v1, const IndexExpr &v2) {
         std::string n1 = L.ctx.str(v1), n2 = L.ctx.str(v2);
         return L.ctx.substitute(e, [&](const std::string &nm) -> std::optional<IndexExpr> {
@@ -424,13 +473,11 @@ private:
       mm.bParam = paramFor(bSrc, false);
       L.matmul = mm;
     }
-    KValue v;
-    v.kind = KValue::Kind::MatmulResult;
-    v.node = id;
-    return addValue(v);
+    return true;
   }
 
-  void addStore(ValueId root) {
+  /// Lowers `root` and stores it; false when lowering failed.
+  bool addStore(ValueId root) {
     const Node &n = G.node(root);
     Index idx;
     if (n.shape == KG.domain) {
@@ -448,12 +495,15 @@ private:
       }
     }
     int v = value(root, idx);
+    if (v < 0)
+      return false;
     KStore s;
     s.param = paramFor(root, true);
     s.offset = offsetOf(n.shape, idx);
     s.value = v;
     s.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(s.offset, L.k);
     L.stores.push_back(s);
+    return true;
   }
 
   void finish() {
@@ -484,45 +534,12 @@ private:
   Index DomainIdx;
   std::map<std::string, int> Memo;
   llvm::StringSet<> UsedParamNames;
+  std::optional<StoreRequest> Problem; ///< the first value found to need a store
 };
 
 } // namespace
 
-std::string cudaIdentifier(llvm::StringRef irName) {
-  std::string s;
-  for (char c : irName)
-    s += (c == '.') ? '_' : c;
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
-    s = "v" + s;
-  llvm::StringRef r(s);
-  if (r.startswith("mj_") || r.startswith("MJ_") || r.startswith("Mj") || r.startswith("__"))
-    s = "v_" + s;
-  return s;
-}
-
-bool isReservedName(llvm::StringRef name) {
-  static const llvm::StringSet<> names = {
-      // C++ and CUDA words a value name could collide with
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-      "class", "const", "constexpr", "const_cast", "continue", "decltype", "default", "delete",
-      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
-      "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace",
-      "new", "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public",
-      "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "throw", "true",
-      "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
-      "volatile", "while", "xor", "half", "dim3", "threadIdx", "blockIdx", "blockDim", "gridDim",
-      "warpSize", "min", "max", "uint2", "uint4", "float4", "int4",
-      // the emitter's own locals
-      "i", "vi", "row", "rowRaw", "rowValid", "k", "kv", "lane", "it", "j", "item", "first",
-      "part", "b", "m", "n", "kk", "acc", "tile", "warp", "wm", "wn", "m0", "n0", "mi", "ni", "c",
-      "t", "s", "p", "ii", "jj", "As", "Bs", "aBatch", "bBatch", "group", "firstM", "groupRows",
-      "kTiles", "tx", "ty", "gm", "gn", "gk", "r", "e", "ok", "af", "bfr", "k0", "k16", "ar",
-      "br", "loadTiles"};
-  return names.count(name) > 0;
-}
-
-LoweredKernel lowerKernel(const Graph &g, const FusionPlan &plan, int index) {
+LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index) {
   Lowerer l(g, plan, index);
   return l.run();
 }

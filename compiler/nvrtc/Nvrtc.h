@@ -1,4 +1,4 @@
-//===- compiler/Nvrtc.h - compile CUDA C++ with NVRTC ----------*- C++ -*-===//
+//===- compiler/nvrtc/Nvrtc.h - compile CUDA C++ with NVRTC ----------*- C++ -*-===//
 // libnvrtc is loaded with dlopen on first use (a process that merely links it
 // spends ~30 ms starting), so cache hits and CPU-only tools never pay for it.
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,4 @@
-//===- compiler/KernelCache.cpp - compiled kernels, kept ------------------===//
+//===- compiler/cache/KernelCache.cpp - compiled kernels, kept ------------------===//
 // Entry layout: "MJKC0001", then five length-prefixed fields (key, cubin,
 // ptx, log, nvrtc version), then the xxHash64 of everything before it.
 // Entries sit in 256 subdirectories named by the key's first two hex digits.
@@ -6,7 +6,7 @@
 // reader sees a whole old entry, a whole new one, or none; the checksum
 // catches what the disk itself damages.
 //===----------------------------------------------------------------------===//
-#include "compiler/KernelCache.h"
+#include "compiler/cache/KernelCache.h"
 
 #include "ir/Error.h"
 #include "ir/Version.h"

@@ -1,5 +1,5 @@
-//===- compiler/IndexExpr.cpp - symbolic index arithmetic -----------------===//
-#include "compiler/IndexExpr.h"
+//===- compiler/lower/IndexExpr.cpp - symbolic index arithmetic -----------------===//
+#include "compiler/lower/IndexExpr.h"
 
 #include <algorithm>
 #include <cassert>

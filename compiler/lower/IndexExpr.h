@@ -1,4 +1,4 @@
-//===- compiler/IndexExpr.h - symbolic index arithmetic --------*- C++ -*-===//
+//===- compiler/lower/IndexExpr.h - symbolic index arithmetic --------*- C++ -*-===//
 // Element offsets as expressions over a kernel's loop variables, simplified
 // with their ranges so views fold away: reshape [A,B]->[A*B]->[A,B] gives back
 // (i0, i1), and the emitted CUDA shows the index a person would write.

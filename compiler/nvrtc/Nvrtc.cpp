@@ -1,5 +1,5 @@
-//===- compiler/Nvrtc.cpp - compile CUDA C++ with NVRTC -------------------===//
-#include "compiler/Nvrtc.h"
+//===- compiler/nvrtc/Nvrtc.cpp - compile CUDA C++ with NVRTC -------------------===//
+#include "compiler/nvrtc/Nvrtc.h"
 
 #include "ir/Error.h"
 

@@ -1,14 +1,15 @@
-//===- compiler/Fusion.cpp - group the graph into kernels -----------------===//
+//===- compiler/fusion/Fusion.cpp - group the graph into kernels -----------------===//
 // A fixpoint: start from the values that must be stored (graph outputs; with
 // fusion off, every compute op), form kernels around them, and lower each
 // kernel on trial. Whenever a kernel cannot work with a value inlined (a
 // reduction read at another row, one needed by two kernels...), that value is
 // stored too, with the reason recorded, and the kernels are formed again.
-// Each round stores one more value, so the loop ends.
+// Each round stores one more value, so the loop ends; the kernels lowered in
+// the last round are the result.
 //===----------------------------------------------------------------------===//
-#include "compiler/Fusion.h"
+#include "compiler/fusion/Fusion.h"
 
-#include "compiler/Lowering.h"
+#include "compiler/lower/Lowering.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
 
@@ -38,7 +39,12 @@ struct Signature {
   }
 };
 
-std::string shapeOfAxes(const DimVector &axes) { return Shape(axes).str(); }
+/// A value to store (or a root to keep apart) and why.
+StoreRequest request(ValueId node, FusionReasonKind kind, llvm::ArrayRef<ValueId> values,
+                     llvm::ArrayRef<int64_t> numbers = {}) {
+  return StoreRequest{node, FusionReason{kind, llvm::SmallVector<ValueId, 3>(values.begin(), values.end()),
+                                         llvm::SmallVector<int64_t, 3>(numbers.begin(), numbers.end())}};
+}
 
 class Fuser {
 public:
@@ -46,21 +52,21 @@ public:
       : G(g), Enabled(enabled), Stored(g.size(), false), Reason(g.size()),
         IsOutput(g.size(), false) {}
 
-  FusionPlan run() {
+  FusedGraph run() {
     for (ValueId o : G.outputs()) {
       IsOutput[o] = true;
-      store(o, "graph output");
+      store(o, {FusionReasonKind::GraphOutput, {}, {}});
     }
     for (size_t i = 0; i < G.size(); ++i)
       if (!Enabled && isCompute(G.nodes()[i]))
-        store(static_cast<ValueId>(i), "fusion is off: every op is its own kernel");
+        store(static_cast<ValueId>(i), {FusionReasonKind::FusionOff, {}, {}});
     for (;;) {
-      FusionPlan plan;
-      std::optional<NeedsStore> problem = form(plan);
+      FusedGraph fused;
+      std::optional<StoreRequest> problem = form(fused.plan);
       if (!problem)
-        problem = check(plan);
+        problem = check(fused);
       if (!problem)
-        return plan;
+        return fused;
       if (!Stored[problem->node]) {
         store(problem->node, problem->reason);
         continue;
@@ -70,7 +76,7 @@ public:
       assert(problem->root >= 0 && "lowering names the root it was lowering");
       if (!Apart.insert({problem->root, problem->node}).second)
         throw CompileError("internal error: fusion does not converge on %" +
-                           G.node(problem->node).name + ": " + problem->reason);
+                           G.node(problem->node).name + ": " + describeReason(G, problem->reason));
       ApartReason[problem->root] = problem->reason;
     }
   }
@@ -80,7 +86,7 @@ private:
     return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul;
   }
 
-  void store(ValueId v, const std::string &why) {
+  void store(ValueId v, const FusionReason &why) {
     if (Stored[v])
       return;
     Stored[v] = true;
@@ -123,7 +129,7 @@ private:
 
   /// Matmul kernels: operands are read from memory (through views only),
   /// one matmul per kernel, no reduction after it, the epilogue over its shape.
-  std::optional<NeedsStore> matmulSignature(ValueId root, const std::vector<ValueId> &held,
+  std::optional<StoreRequest> matmulSignature(ValueId root, const std::vector<ValueId> &held,
                                             Signature &sig) const {
     const Node &r = G.node(root);
     llvm::SmallVector<ValueId, 2> matmuls;
@@ -138,33 +144,21 @@ private:
           v = G.node(v).operands[0];
         const Node &src = G.node(v);
         if (src.op != OpKind::Input && !Stored[v])
-          return NeedsStore{v, llvm::formatv("%{0} is an operand of matmul %{1}: matmul operands "
-                                             "are read from memory",
-                                             src.name, G.node(m).name)
-                                   .str()};
+          return request(v, FusionReasonKind::MatmulOperand, {v, m});
       }
     if (matmuls.size() > 1)
-      return NeedsStore{matmuls[0], llvm::formatv("matmul %{0} feeds matmul %{1}; one matmul per "
-                                                  "kernel",
-                                                  G.node(matmuls[0]).name, G.node(mm).name)
-                                        .str()};
+      return request(matmuls[0], FusionReasonKind::MatmulFeedsMatmul, {matmuls[0], mm});
     for (ValueId v : held)
       if (G.node(v).cls() == OpClass::Reduce)
-        return NeedsStore{mm, llvm::formatv("matmul %{0} and reduction %{1} meet in %{2}; the "
-                                            "matmul's result is stored",
-                                            G.node(mm).name, G.node(v).name, r.name)
-                                  .str()};
+        return request(mm, FusionReasonKind::MatmulMeetsReduction, {mm, v, root});
     sig = {KernelKind::Matmul, G.node(mm).shape, {}, mm};
     if (r.shape != sig.domain)
-      return NeedsStore{mm, llvm::formatv("%{0} has shape {1}, not the shape {2} of matmul %{3}",
-                                          r.name, r.shape.str(), sig.domain.str(),
-                                          G.node(mm).name)
-                                .str()};
+      return request(mm, FusionReasonKind::MatmulShape, {root, mm});
     return std::nullopt;
   }
 
   /// The kernel signature a root needs, or the value to store instead.
-  std::optional<NeedsStore> signatureOf(ValueId root, const std::vector<ValueId> &held,
+  std::optional<StoreRequest> signatureOf(ValueId root, const std::vector<ValueId> &held,
                                         Signature &sig) const {
     const Node &r = G.node(root);
     if (llvm::any_of(held, [&](ValueId v) { return G.node(v).cls() == OpClass::Matmul; }))
@@ -184,21 +178,12 @@ private:
       if (q.cls() != OpClass::Reduce || v == primary)
         continue;
       if (G.node(q.operands[0]).shape != sig.domain || q.axes != sig.axes)
-        return NeedsStore{v, llvm::formatv("reduction %{0} (over {1} axes {2}) feeds %{3}, a "
-                                           "reduction over another domain ({4} axes {5})",
-                                           q.name, G.node(q.operands[0]).shape.str(),
-                                           shapeOfAxes(q.axes), p.name, sig.domain.str(),
-                                           shapeOfAxes(sig.axes))
-                                 .str()};
+        return request(v, FusionReasonKind::ReductionFeedsOtherDomain, {v, primary});
     }
     bool full = r.shape == sig.domain;
     bool rowShaped = rowShapeMatches(r.shape, sig);
     if (!full && !rowShaped)
-      return NeedsStore{primary, llvm::formatv("%{0} has shape {1}, neither the reduction's "
-                                               "domain {2} nor its result {3}",
-                                               r.name, r.shape.str(), sig.domain.str(),
-                                               p.shape.str())
-                                     .str()};
+      return request(primary, FusionReasonKind::RootShape, {root, primary});
     return std::nullopt;
   }
 
@@ -237,7 +222,7 @@ private:
     return false;
   }
 
-  std::optional<NeedsStore> form(FusionPlan &plan) {
+  std::optional<StoreRequest> form(FusionPlan &plan) {
     std::vector<Building> ks;
     std::vector<int> storedBy(G.size(), -1);
     for (size_t i = 0; i < G.size(); ++i) {
@@ -247,7 +232,7 @@ private:
       std::vector<ValueId> held, reads;
       closure(root, held, reads);
       Signature sig;
-      if (std::optional<NeedsStore> p = signatureOf(root, held, sig))
+      if (std::optional<StoreRequest> p = signatureOf(root, held, sig))
         return p;
       std::vector<int> deps;
       for (ValueId r : reads)
@@ -301,6 +286,14 @@ private:
           b.deps.push_back(d);
       storedBy[root] = target;
     }
+    settle(ks, storedBy, plan);
+    return std::nullopt;
+  }
+
+  /// The plan from the kernels formed: reads and held values sorted, the
+  /// kernels in launch order (dependencies first, otherwise as formed), and
+  /// the reasons.
+  void settle(std::vector<Building> &ks, const std::vector<int> &storedBy, FusionPlan &plan) {
     // Values one kernel stores and also computes are not read by it.
     for (Building &b : ks) {
       llvm::erase_if(b.group.reads, [&](ValueId r) { return llvm::is_contained(b.group.held, r); });
@@ -336,13 +329,12 @@ private:
       if (storedBy[v] >= 0)
         plan.storedBy[v] = newIndex[storedBy[v]];
     plan.storeReason = Reason;
-    plan.apartReason.assign(G.size(), "");
+    plan.apartReason.assign(G.size(), FusionReason{});
     for (auto &[v, why] : ApartReason)
       plan.apartReason[v] = why;
     for (size_t v = 0; v < G.size(); ++v)
       if (plan.storedBy[v] < 0)
-        plan.storeReason[v].clear();
-    return std::nullopt;
+        plan.storeReason[v] = FusionReason{};
   }
 
   /// Number of ops a value costs to recompute inline.
@@ -367,7 +359,10 @@ private:
     return cost;
   }
 
-  std::optional<NeedsStore> check(const FusionPlan &plan) {
+  /// Values the plan's kernels share that are better stored, then the
+  /// kernels lowered (into `fused`) until one needs a value stored.
+  std::optional<StoreRequest> check(FusedGraph &fused) {
+    const FusionPlan &plan = fused.plan;
     // Values inlined into several kernels: reductions are never recomputed,
     // expensive elementwise values are stored.
     std::vector<std::vector<int>> users(G.size());
@@ -378,27 +373,19 @@ private:
       if (users[v].size() < 2 || Stored[v])
         continue;
       const Node &n = G.nodes()[v];
-      std::string ks = llvm::formatv("k{0} and k{1}", users[v][0], users[v][1]).str();
+      auto id = static_cast<ValueId>(v);
       if (n.cls() == OpClass::Reduce)
-        return NeedsStore{static_cast<ValueId>(v),
-                          llvm::formatv("reduction %{0} is needed by kernels {1}; it is "
-                                        "computed once and stored",
-                                        n.name, ks)
-                              .str()};
-      int cost = inlineCost(static_cast<ValueId>(v));
+        return request(id, FusionReasonKind::SharedReduction, {id}, {users[v][0], users[v][1]});
+      int cost = inlineCost(id);
       if (cost > kMaxRecomputeOps)
-        return NeedsStore{static_cast<ValueId>(v),
-                          llvm::formatv("%{0} costs {1} ops to recompute and is needed by kernels "
-                                        "{2}; storing it is cheaper",
-                                        n.name, cost, ks)
-                              .str()};
+        return request(id, FusionReasonKind::CostlyRecompute, {id},
+                       {cost, users[v][0], users[v][1]});
     }
     for (size_t k = 0; k < plan.kernels.size(); ++k) {
-      try {
-        lowerKernel(G, plan, static_cast<int>(k));
-      } catch (const NeedsStore &p) {
-        return p;
-      }
+      LoweringResult r = lowerKernel(G, plan, static_cast<int>(k));
+      if (auto *store = std::get_if<StoreRequest>(&r))
+        return *store;
+      fused.kernels.push_back(std::move(std::get<LoweredKernel>(r)));
     }
     return std::nullopt;
   }
@@ -414,10 +401,10 @@ private:
   const Graph &G;
   bool Enabled;
   std::vector<bool> Stored;
-  std::vector<std::string> Reason;
+  std::vector<FusionReason> Reason;
   std::vector<bool> IsOutput;
   std::set<std::pair<ValueId, ValueId>> Apart; ///< (root, value): never in one kernel
-  std::map<ValueId, std::string> ApartReason;
+  std::map<ValueId, FusionReason> ApartReason;
 };
 
 std::string valueList(const Graph &g, llvm::ArrayRef<ValueId> vs) {
@@ -432,10 +419,12 @@ std::string valueList(const Graph &g, llvm::ArrayRef<ValueId> vs) {
 
 } // namespace
 
-FusionPlan fuseGraph(const Graph &g, bool fusion) {
+FusedGraph fuseAndLower(const Graph &g, bool fusion) {
   Fuser f(g, fusion);
   return f.run();
 }
+
+FusionPlan fuseGraph(const Graph &g, bool fusion) { return fuseAndLower(g, fusion).plan; }
 
 void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &plan,
                      llvm::ArrayRef<KernelNotes> notes) {
@@ -486,14 +475,15 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
       if (g.node(r).op == OpKind::Input)
         os << " (graph input)\n";
       else
-        os << " from k" << plan.storedBy[r] << ": " << plan.storeReason[r] << "\n";
+        os << " from k" << plan.storedBy[r] << ": " << describeReason(g, plan.storeReason[r])
+           << "\n";
     }
     os << "  writes: " << valueList(g, kg.roots) << "\n";
     for (ValueId r : kg.roots) {
-      os << "    %" << g.node(r).name << ": " << plan.storeReason[r] << "\n";
+      os << "    %" << g.node(r).name << ": " << describeReason(g, plan.storeReason[r]) << "\n";
       if (r < static_cast<ValueId>(plan.apartReason.size()) && !plan.apartReason[r].empty())
-        os << "    %" << g.node(r).name << " has a kernel of its own: " << plan.apartReason[r]
-           << "\n";
+        os << "    %" << g.node(r).name
+           << " has a kernel of its own: " << describeReason(g, plan.apartReason[r]) << "\n";
     }
   }
 }

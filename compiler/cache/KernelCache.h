@@ -1,4 +1,4 @@
-//===- compiler/KernelCache.h - compiled kernels, kept ----------*- C++ -*-===//
+//===- compiler/cache/KernelCache.h - compiled kernels, kept ----------*- C++ -*-===//
 // NVRTC output kept in memory and on disk, keyed by a SHA-256 of the source,
 // the options, the architecture, the NVRTC version and minijit's version.
 // Disk entries are written atomically (temporary file, then rename) and carry
@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/Nvrtc.h"
+#include "compiler/nvrtc/Nvrtc.h"
 
 #include "llvm/ADT/StringRef.h"
 

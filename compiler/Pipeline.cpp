@@ -1,0 +1,316 @@
+//===- compiler/Pipeline.cpp - compileGraph as the list of its stages -----===//
+// verify, simplify (graph -> graph), fuse and lower, schedule and name,
+// emit CUDA, NVRTC. Each stage fills the CompiledKernel records; the Program
+// for the runtime is assembled once the schedules are known. MINIJIT_DEBUG
+// prints stage names and times (1), the IR after each stage (2), the CUDA and
+// PTX (3); MINIJIT_DUMP prints or writes the named stages' text.
+//===----------------------------------------------------------------------===//
+#include "compiler/Compiler.h"
+
+#include "compiler/simplify/Simplify.h"
+#include "ir/Autodiff.h"
+#include "ir/Error.h"
+#include "ir/Verifier.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+
+namespace minijit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int debugLevel() {
+  const char *d = std::getenv("MINIJIT_DEBUG");
+  return d ? std::atoi(d) : 0;
+}
+
+/// The stages MINIJIT_DUMP names, in its order; a warning for other names.
+std::vector<Stage> dumpedStages() {
+  std::vector<Stage> out;
+  const char *what = std::getenv("MINIJIT_DUMP");
+  if (!what || !*what)
+    return out;
+  llvm::SmallVector<llvm::StringRef, 4> names;
+  llvm::StringRef(what).split(names, ',', -1, false);
+  for (llvm::StringRef n : names) {
+    if (std::optional<Stage> s = parseStage(n)) {
+      out.push_back(*s);
+      continue;
+    }
+    llvm::errs() << "minijit: warning: MINIJIT_DUMP: unknown stage '" << n << "' (expected "
+                 << stageList() << ")\n";
+  }
+  return out;
+}
+
+/// Prints each dumped stage to stderr, or writes it into MINIJIT_DUMP_DIR.
+void dumpStages(const CompiledGraph &c, llvm::ArrayRef<Stage> stages) {
+  const char *dir = std::getenv("MINIJIT_DUMP_DIR");
+  for (Stage s : stages) {
+    std::string text = c.text(s);
+    if (!dir || !*dir) {
+      llvm::errs() << "// ---- MINIJIT_DUMP " << stageName(s) << " of " << c.graph.name() << "\n"
+                   << text;
+      continue;
+    }
+    std::string path = std::string(dir) + "/" + c.graph.name() + dumpExtension(s).str();
+    std::error_code ec = llvm::sys::fs::create_directories(dir);
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec) {
+      llvm::errs() << "minijit: warning: MINIJIT_DUMP_DIR: cannot write " << path << ": "
+                   << ec.message() << "\n";
+      continue;
+    }
+    os << text;
+  }
+}
+
+/// One launch per kernel: its name, geometry and workspace.
+void addLaunches(CompiledGraph &c) {
+  for (const CompiledKernel &ck : c.kernels) {
+    ProgramKernel pk;
+    pk.name = ck.name;
+    pk.block = ck.schedule.geometry().block;
+    pk.grid = ck.schedule.geometry().grid;
+    pk.dynamicShared = ck.schedule.dynamicSharedBytes();
+    if (const RowSchedule *row = ck.schedule.getIf<RowSchedule>(); row && row->splits > 1)
+      pk.workspaceBytes = splitWorkspace(ck.lowered, *row).bytes();
+    c.program.kernels.push_back(std::move(pk));
+  }
+}
+
+/// The Program as far as the plan and schedules decide it: buffers, one
+/// launch per kernel (name, geometry, workspace, arguments, bytes, FLOPs) and
+/// the temporary-slot plan. Sources and images follow in later stages.
+void assembleProgram(CompiledGraph &c, const std::string &arch) {
+  const Graph &g = c.graph;
+  Program &p = c.program;
+  p.graphName = g.name();
+  p.arch = arch;
+  addLaunches(c);
+  std::vector<int> inputBuffer(g.size(), -1), storedBuffer(g.size(), -1);
+  std::vector<bool> isOutput(g.size(), false);
+  for (ValueId o : g.outputs())
+    isOutput[o] = true;
+  for (ValueId in : g.inputs()) {
+    const Node &n = g.node(in);
+    inputBuffer[in] = static_cast<int>(p.buffers.size());
+    p.inputs.push_back(inputBuffer[in]);
+    p.buffers.push_back({n.name, n.dtype, n.shape, ProgramBuffer::Role::Input, -1});
+  }
+  for (const KernelGroup &kg : c.plan.kernels)
+    for (ValueId r : kg.roots) {
+      const Node &n = g.node(r);
+      storedBuffer[r] = static_cast<int>(p.buffers.size());
+      p.buffers.push_back({n.name, n.dtype, n.shape,
+                           isOutput[r] ? ProgramBuffer::Role::Output : ProgramBuffer::Role::Temp,
+                           -1});
+    }
+  for (ValueId o : g.outputs())
+    p.outputs.push_back(storedBuffer[o]);
+  for (ValueId in : g.updates())
+    p.updates.push_back(in < 0 ? -1 : static_cast<int>(llvm::find(g.inputs(), in) - g.inputs().begin()));
+
+  std::vector<int> firstUse(p.buffers.size(), -1), lastUse(p.buffers.size(), -1);
+  for (size_t k = 0; k < c.kernels.size(); ++k) {
+    const LoweredKernel &lk = c.kernels[k].lowered;
+    ProgramKernel &pk = p.kernels[k];
+    for (const KParam &param : lk.params) {
+      int b = param.written ? storedBuffer[param.node]
+                            : (g.node(param.node).op == OpKind::Input ? inputBuffer[param.node]
+                                                                      : storedBuffer[param.node]);
+      assert(b >= 0 && "every parameter has a buffer");
+      pk.args.push_back(b);
+      (param.written ? pk.bytesWritten : pk.bytesRead) += p.buffers[b].bytes();
+      if (firstUse[b] < 0)
+        firstUse[b] = static_cast<int>(k);
+      lastUse[b] = static_cast<int>(k);
+    }
+    int64_t elements = lk.kind == KernelKind::Reduction ? lk.rows * lk.K : lk.numel;
+    pk.flops = lk.flopsPerElement * elements;
+  }
+  // Temporaries share slots when their lifetimes (first write .. last read)
+  // do not overlap, so a long unfused chain holds two or three at once.
+  std::vector<int> slotFreeAfter; // the last launch using each slot
+  for (size_t k = 0; k < p.kernels.size(); ++k)
+    for (size_t b = 0; b < p.buffers.size(); ++b) {
+      ProgramBuffer &buf = p.buffers[b];
+      if (buf.role != ProgramBuffer::Role::Temp || firstUse[b] != static_cast<int>(k))
+        continue;
+      int slot = -1;
+      for (size_t s = 0; s < slotFreeAfter.size() && slot < 0; ++s)
+        if (slotFreeAfter[s] < static_cast<int>(k))
+          slot = static_cast<int>(s);
+      if (slot < 0) {
+        slot = static_cast<int>(slotFreeAfter.size());
+        slotFreeAfter.push_back(-1);
+        p.slotBytes.push_back(0);
+      }
+      buf.slot = slot;
+      slotFreeAfter[slot] = lastUse[b];
+      p.slotBytes[slot] = std::max(p.slotBytes[slot], buf.bytes());
+    }
+}
+
+class Pipeline {
+public:
+  Pipeline(const Graph &g, const CompileOptions &opt)
+      : G(g), Opt(opt), Debug(debugLevel()), Dumps(dumpedStages()) {
+    Last = Opt.compileKernels ? Opt.stopAfter : std::min(Opt.stopAfter, Stage::Cuda);
+    Last = producingStage(Last);
+    for (Stage s : Dumps)
+      Last = std::max(Last, producingStage(s));
+  }
+
+  /// The stages in order; each returns early once the last one asked for ran.
+  CompiledGraph run() {
+    verifyGraph(G);
+    const Graph *source = &G;
+    std::optional<Graph> expanded; // the training graph, when G has grad or vjp nodes
+    if (hasDerivatives(G)) {
+      timed("autodiff", [&] { expanded.emplace(expandAutodiff(G)); });
+      verifyInDebugBuilds(*expanded);
+      source = &*expanded;
+    }
+    timed("simplify", [&] { C.graph = simplifyGraph(*source); });
+    verifyInDebugBuilds(C.graph);
+    if (done(Stage::Graph))
+      return finish();
+    timed("fuse", [&] { fuse(); });
+    timed("schedule", [&] { schedule(); });
+    if (done(Stage::Fused))
+      return finish();
+    timed("emit", [&] { emit(); });
+    if (done(Stage::Cuda))
+      return finish();
+    timed("nvrtc", [&] { compileKernels(); });
+    done(Stage::Ptx);
+    return finish();
+  }
+
+private:
+  template <typename F> void timed(const char *name, F work) {
+    auto t0 = Clock::now();
+    work();
+    C.timings.push_back({name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()});
+    if (Debug >= 1)
+      llvm::errs() << llvm::formatv("minijit: {0,-10} {1,8:f2} ms\n", name, C.timings.back().ms);
+  }
+
+  /// Graph-to-graph stages keep the graph valid; debug builds check it.
+  void verifyInDebugBuilds(const Graph &g) {
+#ifndef NDEBUG
+    verifyGraph(g);
+#else
+    (void)g;
+#endif
+  }
+
+  /// Marks `s` reached, prints what MINIJIT_DEBUG asks for after it, and
+  /// says whether the pipeline stops here.
+  bool done(Stage s) {
+    C.reached = s;
+    if (Debug >= 2 && s == Stage::Graph)
+      llvm::errs() << "// after simplify\n" << C.graphText();
+    if (Debug >= 2 && s == Stage::Fused)
+      llvm::errs() << C.fusedText();
+    if (Debug >= 3 && s == Stage::Ptx)
+      llvm::errs() << C.cudaText() << C.ptxText();
+    return s == Last;
+  }
+
+  CompiledGraph finish() {
+    dumpStages(C, Dumps);
+    return std::move(C);
+  }
+
+  void fuse() {
+    FusedGraph f = fuseAndLower(C.graph, Opt.fusion);
+    C.plan = std::move(f.plan);
+    for (LoweredKernel &lk : f.kernels) {
+      CompiledKernel ck;
+      ck.group = C.plan.kernels[lk.index];
+      ck.lowered = std::move(lk);
+      C.kernels.push_back(std::move(ck));
+    }
+  }
+
+  void schedule() {
+    std::string text = Opt.scheduleOverrides;
+    if (const char *env = std::getenv("MINIJIT_SCHEDULE"); text.empty() && env)
+      text = env;
+    ScheduleOverrides overrides = parseScheduleOverrides(text);
+    for (CompiledKernel &ck : C.kernels) {
+      ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
+      ck.name = kernelName(ck.lowered, ck.schedule);
+    }
+    assembleProgram(C, Opt.arch.empty() ? Opt.device.arch() : Opt.arch);
+  }
+
+  void emit() {
+    for (size_t k = 0; k < C.kernels.size(); ++k) {
+      CompiledKernel &ck = C.kernels[k];
+      ck.cuda = emitKernel(ck.lowered, ck.schedule, ck.name);
+      C.program.kernels[k].source = cudaPreamble() + "\n" + ck.cuda;
+    }
+  }
+
+  /// Every kernel through the cache (NVRTC on a miss), in parallel; the
+  /// first error is rethrown once all are done.
+  void compileKernels() {
+    Program &p = C.program;
+    KernelCache &cache = Opt.cache ? *Opt.cache : KernelCache::global();
+    std::vector<std::exception_ptr> errors(p.kernels.size());
+    auto compileOne = [&](size_t k) {
+      try {
+        CachedKernel got = cache.get(p.kernels[k].source, p.kernels[k].name, p.arch, Opt.nvrtcOptions);
+        CompiledKernel &ck = C.kernels[k];
+        ck.image = std::move(got.out);
+        ck.origin = got.from;
+        p.kernels[k].cubin = ck.image.cubin;
+        p.kernels[k].ptx = ck.image.ptx;
+        p.kernels[k].resources = ck.image.resources;
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    };
+    if (p.kernels.size() <= 1) {
+      for (size_t k = 0; k < p.kernels.size(); ++k)
+        compileOne(k);
+    } else {
+      unsigned threads = Opt.threads ? Opt.threads : llvm::hardware_concurrency().compute_thread_count();
+      llvm::ThreadPool pool(llvm::hardware_concurrency(std::min<unsigned>(threads, p.kernels.size())));
+      for (size_t k = 0; k < p.kernels.size(); ++k)
+        pool.async([&, k] { compileOne(k); });
+      pool.wait();
+    }
+    for (std::exception_ptr &e : errors)
+      if (e)
+        std::rethrow_exception(e);
+  }
+
+  const Graph &G;
+  const CompileOptions &Opt;
+  const int Debug;
+  const std::vector<Stage> Dumps;
+  Stage Last;
+  CompiledGraph C;
+};
+
+} // namespace
+
+CompiledGraph compileGraph(const Graph &g, const CompileOptions &options) {
+  return Pipeline(g, options).run();
+}
+
+} // namespace minijit

@@ -1,0 +1,68 @@
+//===- compiler/Stage.cpp - the stages whose text can be printed ----------===//
+#include "compiler/Stage.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+namespace minijit {
+
+namespace {
+
+constexpr Stage kStages[] = {Stage::Graph, Stage::Fused,     Stage::Cuda,
+                             Stage::Ptx,   Stage::Resources, Stage::Dot};
+
+} // namespace
+
+llvm::StringRef stageName(Stage s) {
+  switch (s) {
+  case Stage::Graph: return "graph";
+  case Stage::Fused: return "fused";
+  case Stage::Cuda: return "cuda";
+  case Stage::Ptx: return "ptx";
+  case Stage::Resources: return "resources";
+  case Stage::Dot: return "dot";
+  }
+  llvm_unreachable("bad stage");
+}
+
+std::optional<Stage> parseStage(llvm::StringRef name) {
+  for (Stage s : kStages)
+    if (stageName(s) == name)
+      return s;
+  return std::nullopt;
+}
+
+std::string stageList() {
+  std::string s;
+  for (size_t i = 0; i < std::size(kStages); ++i) {
+    if (i)
+      s += i + 1 == std::size(kStages) ? " or " : ", ";
+    s += stageName(kStages[i]).str();
+  }
+  return s;
+}
+
+Stage producingStage(Stage s) {
+  switch (s) {
+  case Stage::Graph:
+  case Stage::Fused:
+  case Stage::Cuda:
+  case Stage::Ptx: return s;
+  case Stage::Resources: return Stage::Ptx;
+  case Stage::Dot: return Stage::Fused;
+  }
+  llvm_unreachable("bad stage");
+}
+
+llvm::StringRef dumpExtension(Stage s) {
+  switch (s) {
+  case Stage::Graph: return ".mj";
+  case Stage::Fused: return ".fused.txt";
+  case Stage::Cuda: return ".cu";
+  case Stage::Ptx: return ".ptx";
+  case Stage::Resources: return ".resources.txt";
+  case Stage::Dot: return ".dot";
+  }
+  llvm_unreachable("bad stage");
+}
+
+} // namespace minijit

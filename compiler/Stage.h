@@ -1,0 +1,31 @@
+//===- compiler/Stage.h - the stages whose text can be printed -*- C++ -*-===//
+// One list of the pipeline's printable stages, shared by `minijit compile
+// --emit=STAGE`, MINIJIT_DUMP=STAGE,... and MINIJIT_DEBUG, and by
+// CompileOptions::stopAfter.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace minijit {
+
+/// In pipeline order: Graph (after simplify), Fused (kernels, their lowering,
+/// schedules and names), Cuda (emitted), Ptx (after NVRTC). Resources and Dot
+/// are views of Ptx and Fused.
+enum class Stage { Graph, Fused, Cuda, Ptx, Resources, Dot };
+
+/// "graph", "fused", "cuda", "ptx", "resources", "dot".
+llvm::StringRef stageName(Stage s);
+/// The stage a name spells; nullopt for anything else.
+std::optional<Stage> parseStage(llvm::StringRef name);
+/// "graph, fused, cuda, ptx, resources or dot", for messages.
+std::string stageList();
+/// The pipeline stage after which `s`'s text exists (Resources: Ptx, Dot: Fused).
+Stage producingStage(Stage s);
+/// The file name ending of a dump of `s` (".mj", ".fused.txt", ".cu", ...).
+llvm::StringRef dumpExtension(Stage s);
+
+} // namespace minijit

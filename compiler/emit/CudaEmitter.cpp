@@ -1,0 +1,79 @@
+//===- compiler/emit/CudaEmitter.cpp - readable CUDA C++ from a kernel ----===//
+// Names the kernel and hands it to its template: emit/Pointwise.cpp,
+// RowReduction.cpp, ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, all
+// built from the shared pieces of emit/KernelEmitter.cpp.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/CudaEmitter.h"
+
+#include "compiler/emit/KernelEmitter.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <set>
+
+namespace minijit {
+
+std::string kernelName(const LoweredKernel &k, const Schedule &s) {
+  std::set<OpKind> ops;
+  std::vector<std::string> order;
+  int reductions = 0, sums = 0;
+  for (const KHeld &h : k.held) {
+    bool reduce = opClass(h.op) == OpClass::Reduce;
+    if (!isElementwise(h.op) && !reduce)
+      continue;
+    if (reduce) {
+      ++reductions;
+      sums += h.op == OpKind::Sum || h.op == OpKind::Mean;
+    }
+    if (ops.insert(h.op).second)
+      order.push_back(opName(h.op).str());
+  }
+  std::string suffix = "_k" + std::to_string(k.index);
+  if (k.kind == KernelKind::Matmul) {
+    std::string n = "mm";
+    for (size_t i = 0; i < order.size() && i < 4; ++i)
+      n += "_" + order[i];
+    return n + suffix;
+  }
+  if (k.kind == KernelKind::Pointwise) {
+    if (order.empty())
+      return "copy" + suffix;
+    std::string n = "poi";
+    for (size_t i = 0; i < order.size() && i < 4; ++i)
+      n += "_" + order[i];
+    return n + suffix;
+  }
+  std::string what;
+  auto has = [&](OpKind o) { return ops.count(o) > 0; };
+  if (has(OpKind::Max) && has(OpKind::Exp) && has(OpKind::Sum) && has(OpKind::Div))
+    what = "softmax";
+  else if (has(OpKind::Max) && has(OpKind::Exp) && has(OpKind::Sum) && has(OpKind::Log))
+    what = "logsumexp";
+  else if (sums == 2 && reductions == 2 && has(OpKind::Rsqrt))
+    what = "layernorm";
+  else if (sums == 1 && reductions == 1 && has(OpKind::Rsqrt))
+    what = "rmsnorm";
+  else {
+    what = "red";
+    std::set<OpKind> seen;
+    for (const KHeld &h : k.held)
+      if (opClass(h.op) == OpClass::Reduce && seen.insert(h.op).second)
+        what += "_" + opName(h.op).str();
+  }
+  return what + (s.kind() == ScheduleKind::OuterCol ? "_col" : "_row") + suffix;
+}
+
+std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::string &name) {
+  KernelEmitter e(k, s, name);
+  e.header();
+  switch (s.kind()) {
+  case ScheduleKind::Pointwise: emitPointwise(e, s.as<PointwiseSchedule>()); break;
+  case ScheduleKind::InnerRow: emitRowReduction(e, s.as<RowSchedule>()); break;
+  case ScheduleKind::OuterCol: emitColumnReduction(e, s.as<ColumnSchedule>()); break;
+  case ScheduleKind::MatmulSimt: emitMatmulSimt(e, s.as<MatmulSimtSchedule>()); break;
+  case ScheduleKind::MatmulMma: emitMatmulMma(e, s.as<MatmulMmaSchedule>()); break;
+  }
+  return e.W.text();
+}
+
+} // namespace minijit

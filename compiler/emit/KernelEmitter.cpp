@@ -1,0 +1,387 @@
+//===- compiler/emit/KernelEmitter.cpp - what every template shares -------===//
+// The header, element work, per-row values and stores, and the reductions'
+// accumulators. Element work is the same for every template: loads (16-byte
+// vectors, gathers, or one value for all lanes), the arithmetic of one
+// element per lane, accumulation into the pass's reductions, and stores.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/KernelEmitter.h"
+
+#include "compiler/emit/ExprEmitter.h"
+#include "compiler/lower/CudaNames.h"
+#include "ir/Printer.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace minijit {
+
+KernelEmitter::KernelEmitter(const LoweredKernel &k, const Schedule &s, const std::string &name)
+    : K(k), S(s), Name(name), Ctx(k.ctx), Need(neededValues(k)), Use(passesUsing(k)),
+      Idx(k.index64 ? "long long" : "int") {
+  for (const KParam &p : K.params)
+    W.reserve(p.name);
+  Names.resize(K.values.size());
+  for (size_t i = 0; i < K.values.size(); ++i) {
+    const KValue &v = K.values[i];
+    switch (v.kind) {
+    case KValue::Kind::Literal: break;
+    case KValue::Kind::Load: Names[i] = W.unique(K.params[v.param].name + "_v"); break;
+    case KValue::Kind::Compute:
+    case KValue::Kind::ReduceResult:
+    case KValue::Kind::MatmulResult: Names[i] = W.unique(cudaIdentifier(v.name)); break;
+    }
+  }
+}
+
+namespace {
+
+/// What the kernel computes, for the first line of its header.
+std::string kernelSummary(const LoweredKernel &k) {
+  switch (k.kind) {
+  case KernelKind::Pointwise: return "pointwise over " + typeText(k.dtype, k.domain);
+  case KernelKind::Reduction:
+    return llvm::formatv("reduction of {0} over axes {1} ({2} row{3} of {4})", k.domain.str(),
+                         Shape(k.reducedAxes).str(), k.rows, k.rows == 1 ? "" : "s", k.K)
+        .str();
+  case KernelKind::Matmul: {
+    bool epilogue = llvm::any_of(k.held, [](const KHeld &h) { return isElementwise(h.op); });
+    return llvm::formatv("matmul, {0} x [{1}, {2}] @ [{2}, {3}]{4}", k.matmul->batch, k.matmul->M,
+                         k.matmul->K, k.matmul->N, epilogue ? ", with its elementwise epilogue" : "")
+        .str();
+  }
+  }
+  llvm_unreachable("bad kernel kind");
+}
+
+} // namespace
+
+void KernelEmitter::header() {
+  W.line("// kernel k" + std::to_string(K.index) + " " + Name + ": " + kernelSummary(K));
+  W.line("// schedule: " + S.describe());
+  for (const KHeld &h : K.held)
+    W.line("//   " + h.text);
+  std::string reads, writes;
+  for (const KParam &p : K.params) {
+    std::string &list = p.written ? writes : reads;
+    list += (list.empty() ? "%" : ", %") + p.irName;
+  }
+  W.line("// reads " + (reads.empty() ? std::string("nothing") : reads) + "; writes " + writes);
+  std::string sig = "extern \"C\" __global__ void __launch_bounds__(" +
+                    std::to_string(S.geometry().block) + ") " + Name + "(";
+  for (size_t i = 0; i < K.params.size(); ++i) {
+    const KParam &p = K.params[i];
+    sig += i ? ", " : "";
+    sig += (p.written ? "" : "const ") + storageCType(p.dtype).str() + " *__restrict__ " + p.name;
+  }
+  const RowSchedule *row = S.getIf<RowSchedule>();
+  if (row && row->splits > 1)
+    sig += std::string(K.params.empty() ? "" : ", ") + "unsigned *__restrict__ mj_work";
+  W.raw(sig + ") {\n");
+  W.setIndent(1);
+}
+
+std::string KernelEmitter::ref(int i) const {
+  const KValue &v = K.values[i];
+  if (v.kind == KValue::Kind::Literal)
+    return literalOf(v.literal, v.dtype);
+  return Names[i];
+}
+
+std::string KernelEmitter::parenIdx(const IndexExpr &e) {
+  std::string s = idx(e);
+  return s.find(' ') == std::string::npos ? s : "(" + s + ")";
+}
+
+std::string KernelEmitter::comment(int i) const {
+  const KValue &v = K.values[i];
+  if (v.kind == KValue::Kind::Load)
+    return " // %" + v.name;
+  return " // " + v.text;
+}
+
+bool KernelEmitter::isCachedLoad(int i, const LaneCtx &lc) const {
+  return lc.cached && llvm::countPopulation(Use[i]) > 1;
+}
+
+std::vector<std::string> KernelEmitter::cacheDeclarations(unsigned itemsPerThread, unsigned vec) {
+  // Named in the order element work first reads them: by pass, then value.
+  std::vector<std::string> decls;
+  for (int pass = 0; pass < K.passes; ++pass)
+    for (size_t i = 0; i < K.values.size(); ++i) {
+      const KValue &v = K.values[i];
+      if (!Need[i] || v.kind != KValue::Kind::Load || llvm::countPopulation(Use[i]) < 2 ||
+          static_cast<int>(llvm::countTrailingZeros(Use[i])) != pass)
+        continue;
+      const KParam &p = K.params[v.param];
+      std::string n = W.unique(p.name + "_c");
+      CacheNames[static_cast<int>(i)] = n;
+      decls.push_back("alignas(16) " + storageCType(p.dtype).str() + " " + n + "[" +
+                      std::to_string(itemsPerThread) + "][" + std::to_string(vec) + "];");
+    }
+  return decls;
+}
+
+bool KernelEmitter::elementWorkUsesIndex(int pass, const LaneCtx &lc) const {
+  for (size_t i = 0; i < K.values.size(); ++i) {
+    if (!Need[i] || !(Use[i] >> pass & 1u) || K.values[i].kind != KValue::Kind::Load)
+      continue;
+    bool loadedEarlier = isCachedLoad(static_cast<int>(i), lc) &&
+                         static_cast<int>(llvm::countTrailingZeros(Use[i])) != pass;
+    if (!loadedEarlier)
+      return true;
+  }
+  return llvm::any_of(K.stores, [&](const KStore &st) {
+    return !st.perRow && (K.kind == KernelKind::Pointwise ? 0 : K.values[st.value].stage) == pass;
+  });
+}
+
+void KernelEmitter::loadInto(const std::string &dst, const KParam &p, const LaneAccess &a,
+                             unsigned vec) {
+  if (vec == 1) {
+    W.line(dst + "[0] = " + p.name + "[" + idx(a.base) + "];");
+    return;
+  }
+  if (a.kind == LaneAccess::Kind::Contiguous) {
+    W.line("mj_load(" + dst + ", " + p.name + " + " + parenIdx(a.base) + ");");
+    return;
+  }
+  for (unsigned j = 0; j < vec; ++j)
+    W.line(dst + "[" + std::to_string(j) + "] = " + p.name + "[" + idx(a.perLane[j]) + "];");
+}
+
+// Long, as one piece on purpose: the loads, the lane loop with the
+// arithmetic, accumulations and stores, and the vector stores after it are
+// the three phases of one element's work, sharing the per-lane names.
+void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &storeGuard) {
+  std::vector<int> values;
+  for (size_t i = 0; i < K.values.size(); ++i)
+    if (Need[i] && (Use[i] >> pass & 1u) && K.values[i].kind != KValue::Kind::Literal)
+      values.push_back(static_cast<int>(i));
+  std::vector<int> stores;
+  for (size_t s = 0; s < K.stores.size(); ++s) {
+    const KStore &st = K.stores[s];
+    if (st.perRow)
+      continue;
+    int stage = K.kind == KernelKind::Pointwise ? 0 : K.values[st.value].stage;
+    if (stage == pass)
+      stores.push_back(static_cast<int>(s));
+  }
+  bool vec = lc.vec > 1;
+  std::map<int, std::string> laneExpr; // value -> its per-lane expression
+  // Loads.
+  for (int i : values) {
+    const KValue &v = K.values[i];
+    if (v.kind != KValue::Kind::Load)
+      continue;
+    const KParam &p = K.params[v.param];
+    std::string raw = storageCType(p.dtype).str();
+    LaneAccess a = analyzeLanes(Ctx, v.offset, lc.x, lc.extent, lc.vec, lc.var);
+    if (isCachedLoad(i, lc)) {
+      const std::string &c = CacheNames.at(i);
+      if (static_cast<int>(llvm::countTrailingZeros(Use[i])) == pass)
+        loadInto(c + "[it]", p, a, lc.vec);
+      laneExpr[i] = loadConv(p.dtype, c + "[it][" + (vec ? "j" : "0") + "]");
+      continue;
+    }
+    if (!vec || a.kind == LaneAccess::Kind::Same) {
+      W.line("const " + regType(p.dtype) + " " + Names[i] + " = " +
+             loadConv(p.dtype, p.name + "[" + idx(a.base) + "]") + ";" + comment(i));
+      continue;
+    }
+    std::string r = W.unique(p.name + "_r");
+    W.line("alignas(16) " + raw + " " + r + "[" + std::to_string(lc.vec) + "];");
+    loadInto(r, p, a, lc.vec);
+    laneExpr[i] = loadConv(p.dtype, r + "[j]");
+  }
+  // Output vectors.
+  std::map<int, std::string> outArray;
+  std::map<int, LaneAccess> storeAccess;
+  for (int s : stores) {
+    const KStore &st = K.stores[s];
+    storeAccess[s] = analyzeLanes(Ctx, st.offset, lc.x, lc.extent, lc.vec, lc.var);
+    if (vec) {
+      outArray[s] = W.unique(K.params[st.param].name + "_r");
+      W.line("alignas(16) " + storageCType(K.params[st.param].dtype).str() + " " + outArray[s] +
+             "[" + std::to_string(lc.vec) + "];");
+    }
+  }
+  if (vec) {
+    W.line("#pragma unroll");
+    W.open("for (int j = 0; j < " + std::to_string(lc.vec) + "; ++j)");
+  }
+  for (int i : values) {
+    const KValue &v = K.values[i];
+    if (v.kind == KValue::Kind::Load) {
+      auto it = laneExpr.find(i);
+      if (it != laneExpr.end())
+        W.line("const " + regType(K.params[v.param].dtype) + " " + Names[i] + " = " + it->second +
+               ";");
+      continue;
+    }
+    if (v.kind == KValue::Kind::Compute)
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + computeText(i) + ";" +
+             comment(i));
+  }
+  for (size_t r = 0; r < K.reductions.size(); ++r) {
+    const KReduction &red = K.reductions[r];
+    if (red.pass == pass)
+      W.line(accumulateText(red.op, accIsInt(static_cast<int>(r)), accName(static_cast<int>(r)),
+                            ref(red.input)));
+  }
+  for (int s : stores) {
+    const KStore &st = K.stores[s];
+    const KParam &p = K.params[st.param];
+    std::string val = storeConv(p.dtype, ref(st.value));
+    if (vec)
+      W.line(outArray[s] + "[j] = " + val + ";");
+    else
+      W.line(storeGuard + p.name + "[" + idx(storeAccess[s].base) + "] = " + val + ";");
+  }
+  if (!vec)
+    return;
+  W.close();
+  for (int s : stores) {
+    const KStore &st = K.stores[s];
+    const KParam &p = K.params[st.param];
+    const LaneAccess &a = storeAccess[s];
+    if (a.kind == LaneAccess::Kind::Contiguous) {
+      W.line(storeGuard + "mj_store(" + p.name + " + " + parenIdx(a.base) + ", " + outArray[s] +
+             ");");
+      continue;
+    }
+    for (unsigned j = 0; j < lc.vec; ++j)
+      W.line(storeGuard + p.name + "[" + idx(a.perLane[j]) + "] = " + outArray[s] + "[" +
+             std::to_string(j) + "];");
+  }
+}
+
+std::string KernelEmitter::computeText(int i) const {
+  const KValue &v = K.values[i];
+  llvm::SmallVector<std::string, 3> args;
+  llvm::SmallVector<DType, 3> types;
+  for (int a : v.args) {
+    args.push_back(ref(a));
+    types.push_back(K.values[a].dtype);
+  }
+  return elementwiseExpr(v.op, v.dtype, args, types);
+}
+
+// ---- reductions
+
+std::string KernelEmitter::accName(int r) {
+  auto it = AccNames.find(r);
+  if (it != AccNames.end())
+    return it->second;
+  std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + "_acc");
+  AccNames[r] = n;
+  return n;
+}
+
+bool KernelEmitter::hasReductionOf(bool isInt) const {
+  for (size_t r = 0; r < K.reductions.size(); ++r)
+    if (accIsInt(static_cast<int>(r)) == isInt)
+      return true;
+  return false;
+}
+
+void KernelEmitter::declareAccumulators(int pass) {
+  for (size_t r = 0; r < K.reductions.size(); ++r) {
+    const KReduction &red = K.reductions[r];
+    if (red.pass != pass)
+      continue;
+    bool isInt = accIsInt(static_cast<int>(r));
+    W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
+           reduceText(red.op, isInt).identity + ";");
+  }
+}
+
+void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width, bool define) {
+  std::string n = std::to_string(width);
+  for (size_t r = 0; r < K.reductions.size(); ++r) {
+    const KReduction &red = K.reductions[r];
+    if (red.pass != pass)
+      continue;
+    bool isInt = accIsInt(static_cast<int>(r));
+    std::string acc = accName(static_cast<int>(r));
+    std::string functor = reduceText(red.op, isInt).functor;
+    switch (scope) {
+    case ReduceScope::Warp:
+      W.line(acc + " = mj_warp_reduce<" + functor + ", " + n + ">(" + acc + ");");
+      break;
+    case ReduceScope::Block:
+      W.line(acc + " = mj_block_reduce<" + functor + ", " + n + ">(" + acc + ", " +
+             (isInt ? "mj_smem_i" : "mj_smem_f") + ");");
+      break;
+    case ReduceScope::Column:
+      W.line(acc + " = mj_col_reduce<" + functor + ", " + n + ">(" + acc + ", " +
+             (isInt ? "mj_col_i" : "mj_col_f") + ");");
+      break;
+    }
+  }
+  if (define)
+    defineReductions(pass);
+}
+
+void KernelEmitter::defineReductions(int pass) {
+  for (size_t r = 0; r < K.reductions.size(); ++r) {
+    const KReduction &red = K.reductions[r];
+    if (red.pass == pass && red.op == OpKind::Mean)
+      W.line(accName(static_cast<int>(r)) + " *= " +
+             floatLiteral(1.0 / static_cast<double>(K.K)) + ";");
+  }
+  for (size_t i = 0; i < K.values.size(); ++i) {
+    const KValue &v = K.values[i];
+    if (v.kind == KValue::Kind::ReduceResult && Need[i] && K.reductions[v.reduction].pass == pass)
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + accName(v.reduction) + ";" +
+             comment(static_cast<int>(i)));
+  }
+}
+
+void KernelEmitter::rowValues(int stage) {
+  for (size_t i = 0; i < K.values.size(); ++i) {
+    const KValue &v = K.values[i];
+    if (!Need[i] || !v.perRow || v.stage != stage)
+      continue;
+    if (v.kind == KValue::Kind::Load) {
+      const KParam &p = K.params[v.param];
+      W.line("const " + regType(p.dtype) + " " + Names[i] + " = " +
+             loadConv(p.dtype, p.name + "[" + idx(v.offset) + "]") + ";" +
+             comment(static_cast<int>(i)));
+    } else if (v.kind == KValue::Kind::Compute) {
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " +
+             computeText(static_cast<int>(i)) + ";" + comment(static_cast<int>(i)));
+    }
+  }
+}
+
+void KernelEmitter::rowStores(const std::string &who) {
+  std::vector<std::string> lines;
+  for (const KStore &st : K.stores) {
+    if (!st.perRow)
+      continue;
+    const KParam &p = K.params[st.param];
+    lines.push_back(p.name + "[" + idx(st.offset) + "] = " + storeConv(p.dtype, ref(st.value)) +
+                    ";");
+  }
+  if (lines.empty())
+    return;
+  W.open("if (" + who + ")");
+  for (const std::string &l : lines)
+    W.line(l);
+  W.close();
+}
+
+std::string KernelEmitter::passTitle(int pass) const {
+  std::string what;
+  for (const KReduction &r : K.reductions)
+    if (r.pass == pass)
+      what += (what.empty() ? ": " : ", ") + std::string("%") + r.name + " = " + opName(r.op).str();
+  bool stores = llvm::any_of(K.stores, [&](const KStore &st) {
+    return !st.perRow && K.values[st.value].stage == pass;
+  });
+  if (stores)
+    what += (what.empty() ? ": " : ", then ") + std::string("store");
+  return "// pass " + std::to_string(pass) + what;
+}
+
+} // namespace minijit

@@ -1,0 +1,108 @@
+//===- compiler/emit/KernelEmitter.h - what every template shares -*- C++ -*-===//
+// Used only inside compiler/emit/. One KernelEmitter writes one kernel: the
+// header comment and signature, then the template's body, built from the
+// pieces here: element work (loads as 16-byte vectors, gathers or one value
+// for all lanes; the arithmetic of one element per lane; accumulation; stores),
+// per-row values and stores, and the reductions' accumulators.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/emit/CodeWriter.h"
+#include "compiler/lower/Lowering.h"
+#include "compiler/schedule/Schedule.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace minijit {
+
+/// How element work addresses the lanes of one thread's vector.
+struct LaneCtx {
+  std::string var;      ///< the vector (or element) index: vi, kv, k, i, n
+  IndexExpr x;          ///< the element index it splits: LoweredKernel::elem or ::k
+  int64_t extent;       ///< elements covered, a multiple of vec
+  unsigned vec = 1;
+  bool cached = false;  ///< loads used in several passes live in registers, indexed by `it`
+};
+
+/// Who combines the threads' partial results of a reduction.
+enum class ReduceScope {
+  Warp,   ///< the threads of a row within one warp (mj_warp_reduce)
+  Block,  ///< the whole block (mj_block_reduce)
+  Column, ///< the parts of one column (mj_col_reduce)
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(const LoweredKernel &k, const Schedule &s, const std::string &name);
+
+  /// The header comment and the signature; the body follows at indent 1.
+  void header();
+
+  /// The work of pass `pass` for the vector (or element) at lc.var, with
+  /// `storeGuard` predicating element stores.
+  void elementWork(int pass, const LaneCtx &lc, const std::string &storeGuard);
+  /// True when elementWork(pass, lc, ...) reads lc.var: some load it makes
+  /// or some store (a cached load after its first pass does not).
+  bool elementWorkUsesIndex(int pass, const LaneCtx &lc) const;
+  /// Loads kept in registers across passes (LaneCtx::cached), each named
+  /// once: their declarations, `itemsPerThread` x `vec` elements each.
+  std::vector<std::string> cacheDeclarations(unsigned itemsPerThread, unsigned vec);
+
+  // ---- reductions
+  void declareAccumulators(int pass);
+  /// Combines the threads' partial results of this pass's reductions over
+  /// `scope` (`width` threads: per row, per block or parts per column) and
+  /// defines their values (`define` false: only combines).
+  void finishReductions(int pass, ReduceScope scope, unsigned width, bool define = true);
+  /// Finishes this pass's reductions (a mean divides by the row length) and
+  /// defines the values that read them.
+  void defineReductions(int pass);
+  /// Per-row values (loads and arithmetic that do not depend on k) known
+  /// once `stage` passes are done.
+  void rowValues(int stage);
+  /// The per-row stores, by the threads `who` selects.
+  void rowStores(const std::string &who);
+  /// "// pass 1: %s = sum, then store".
+  std::string passTitle(int pass) const;
+  /// Whether the kernel has float and int reductions (their shared memory).
+  bool hasReductionOf(bool isInt) const;
+  std::string accName(int r);
+  bool accIsInt(int r) const { return K.reductions[r].dtype == DType::I32; }
+
+  // ---- text
+  std::string ref(int i) const;
+  std::string idx(const IndexExpr &e) { return Ctx.str(e); }
+  /// idx(e), parenthesized when it is not one token.
+  std::string parenIdx(const IndexExpr &e);
+  std::string comment(int i) const;
+  /// The expression of Compute value `i`.
+  std::string computeText(int i) const;
+
+  CodeWriter W;
+  const LoweredKernel &K;
+  const Schedule &S;
+  const std::string Name;
+  IndexContext Ctx;
+  const std::vector<bool> Need;
+  const std::vector<uint32_t> Use;
+  const std::string Idx; ///< the index type: int or long long
+  std::vector<std::string> Names; ///< per value: its local's name
+
+private:
+  void loadInto(const std::string &dst, const KParam &p, const LaneAccess &a, unsigned vec);
+  bool isCachedLoad(int i, const LaneCtx &lc) const;
+
+  std::map<int, std::string> CacheNames, AccNames;
+};
+
+// One function per template (emit/Pointwise.cpp, RowReduction.cpp,
+// ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp), each writing the body.
+void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s);
+void emitRowReduction(KernelEmitter &e, const RowSchedule &s);
+void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s);
+void emitMatmulSimt(KernelEmitter &e, const MatmulSimtSchedule &s);
+void emitMatmulMma(KernelEmitter &e, const MatmulMmaSchedule &s);
+
+} // namespace minijit

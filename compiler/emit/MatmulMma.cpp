@@ -1,0 +1,171 @@
+//===- compiler/emit/MatmulMma.cpp - f16/bf16 matmul on the tensor cores --===//
+// mma.sync m16n8k16 from fragments that ldmatrix reads out of shared memory,
+// with `stages` k-slices in flight through cp.async (dynamic shared memory),
+// each warp a warpsM x warpsN share of the block tile.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/MatmulTiles.h"
+
+namespace minijit {
+
+namespace {
+
+class MmaEmitter : MatmulEmitter {
+public:
+  MmaEmitter(KernelEmitter &e, const MatmulMmaSchedule &s)
+      : MatmulEmitter(e, s), S(s), WarpM(s.bm / s.warpsM), WarpN(s.bn / s.warpsN),
+        MI(std::to_string(WarpM / 16)), NI(std::to_string(WarpN / 8)) {}
+
+  void run() {
+    prologue();
+    declarations();
+    W.line("// copies the k-slice starting at k0 of both tiles into stage s");
+    W.open("auto loadTiles = [&](int s, " + E.Idx + " k0)");
+    tileCopy(operand(true));
+    tileCopy(operand(false));
+    W.close("};");
+    mainLoop();
+    W.line("// epilogue: accumulator c of fragment (mi, ni) holds row lane/4 (+8), column "
+           "2*(lane%4) (+1)");
+    W.line("#pragma unroll");
+    W.open("for (int mi = 0; mi < " + MI + "; ++mi)");
+    W.line("#pragma unroll");
+    W.open("for (int ni = 0; ni < " + NI + "; ++ni)");
+    W.line("#pragma unroll");
+    W.open("for (int c = 0; c < 4; ++c)");
+    W.line("const " + E.Idx + " m = m0 + wm * " + std::to_string(WarpM) +
+           " + mi * 16 + lane / 4 + c / 2 * 8;");
+    W.line("const " + E.Idx + " n = n0 + wn * " + std::to_string(WarpN) +
+           " + ni * 8 + lane % 4 * 2 + c % 2;");
+    epilogue("acc[mi][ni][c]");
+    W.close();
+    W.close();
+    W.close();
+    W.raw("}\n");
+  }
+
+private:
+  void declarations() {
+    std::string bm = std::to_string(S.bm), bn = std::to_string(S.bn), bk = std::to_string(S.bk);
+    W.line("// " + std::to_string(S.stages) +
+           " stages of the A and B tiles, rows padded by 8 halves against bank conflicts");
+    W.line("extern __shared__ __align__(16) unsigned char mj_smem[];");
+    W.line("auto As = reinterpret_cast<unsigned short (*)[" + bm + "][" + bk + " + 8]>(mj_smem);");
+    W.line("auto Bs = reinterpret_cast<unsigned short (*)[" + bk + "][" + bn + " + 8]>(mj_smem + " +
+           std::to_string(S.stages * S.bm * (S.bk + 8) * 2) + ");");
+    W.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
+    W.line("const int wm = warp / " + std::to_string(S.warpsN) + ", wn = warp % " +
+           std::to_string(S.warpsN) + "; // this warp's " + std::to_string(WarpM) + "x" +
+           std::to_string(WarpN) + " part of the tile");
+    W.line("float acc[" + MI + "][" + NI + "][4];");
+    W.line("#pragma unroll");
+    W.open("for (int mi = 0; mi < " + MI + "; ++mi)");
+    W.line("#pragma unroll");
+    W.line("for (int ni = 0; ni < " + NI + "; ++ni) acc[mi][ni][0] = acc[mi][ni][1] = "
+           "acc[mi][ni][2] = acc[mi][ni][3] = 0.0f;");
+    W.close();
+  }
+
+  /// Copies one operand's k-slice at k0 into stage s: 16-byte cp.async
+  /// copies that fly while the tensor cores work, or element loads.
+  void tileCopy(const MatmulOperand &o) {
+    std::string arr = o.name + "s[s][r][c]";
+    if (!o.vec) {
+      W.open("for (int e = threadIdx.x; e < " + std::to_string(o.rows * o.cols) + "; e += " +
+             std::to_string(S.block) + ")");
+      tileElement(o, "e");
+      W.line(arr + " = " + operandLoad(o, false) + ";");
+      W.close();
+      return;
+    }
+    std::string cols8 = std::to_string(o.cols / 8);
+    W.line("#pragma unroll");
+    W.open("for (int i = 0; i < " + std::to_string(o.rows * o.cols / 8 / S.block) + "; ++i)");
+    W.line("const int e = threadIdx.x + i * " + std::to_string(S.block) + ";");
+    W.line("const int r = e / " + cols8 + ", c = e % " + cols8 + " * 8;");
+    W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+           o.col0 + " + c;");
+    std::string src = o.param->name + " + (" + o.batch + " + " + o.rowVar + " * " +
+                      std::to_string(o.rowStride) + " + " + o.colVar + ")";
+    std::string ok = inBounds(o);
+    if (ok.empty()) {
+      W.line("mj_cp_async16(&" + arr + ", " + src + ", true);");
+    } else {
+      W.line("const bool ok = " + ok + ";");
+      W.line("mj_cp_async16(&" + arr + ", ok ? " + src + " : " + o.param->name + ", ok);");
+    }
+    W.close();
+  }
+
+  /// The fragments of one 16-deep step (buffer `f` when double-buffered):
+  /// A's rows and B's columns of this warp.
+  void loadFragments(const std::string &f, const std::string &k16) {
+    std::string at = S.fragBuffers == 2 ? "[" + f + "]" : "";
+    W.line("#pragma unroll");
+    W.line("for (int mi = 0; mi < " + MI + "; ++mi) mj_ldmatrix_x4(af" + at + "[mi], &As[s][wm * " +
+           std::to_string(WarpM) + " + mi * 16 + lane % 16][" + k16 + " + lane / 16 * 8]);");
+    W.line("#pragma unroll");
+    W.open("for (int ni = 0; ni < " + NI + "; ni += 2)");
+    W.line("unsigned r[4];");
+    W.line("mj_ldmatrix_x4_trans(r, &Bs[s][" + k16 + " + lane % 16][wn * " +
+           std::to_string(WarpN) + " + ni * 8 + lane / 16 * 8]);");
+    W.line("bfr" + at + "[ni][0] = r[0], bfr" + at + "[ni][1] = r[1], bfr" + at +
+           "[ni + 1][0] = r[2], bfr" + at + "[ni + 1][1] = r[3];");
+    W.close();
+  }
+
+  void mainLoop() {
+    std::string bk = std::to_string(S.bk), stages = std::to_string(S.stages);
+    std::string mmaFn = K.matmul->dtype == DType::BF16 ? "mj_mma_bf16" : "mj_mma_f16";
+    W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + bk + " - 1) / " + bk +
+           ";");
+    W.line("#pragma unroll");
+    W.open("for (int s = 0; s < " + std::to_string(S.stages - 1) + "; ++s)");
+    W.line("if (s < kTiles) loadTiles(s, (" + E.Idx + ")s * " + bk + ");");
+    W.line("mj_cp_async_commit(); // one group per slice, empty ones included");
+    W.close();
+    W.open("for (int t = 0; t < kTiles; ++t)");
+    W.line("mj_cp_async_wait<" + std::to_string(S.stages - 2) + ">(); // slice t has landed");
+    W.line("__syncthreads(); // ... for every thread, and all are done with slice t - 1");
+    W.line("const int next = t + " + std::to_string(S.stages - 1) + ";");
+    W.line("if (next < kTiles) loadTiles(next % " + stages + ", (" + E.Idx + ")next * " + bk +
+           "); // into the stage slice t - 1 used");
+    W.line("mj_cp_async_commit();");
+    W.line("const int s = t % " + stages + ";");
+    bool two = S.fragBuffers == 2;
+    std::string F = two ? "[f]" : "";
+    if (two) {
+      W.line("unsigned af[2][" + MI + "][4], bfr[2][" + NI +
+             "][2]; // this step's fragments and the next's");
+      loadFragments("0", "0");
+    }
+    W.line("#pragma unroll");
+    W.open("for (int k16 = 0; k16 < " + bk + "; k16 += 16)");
+    if (two) {
+      W.line("const int f = k16 / 16 % 2;");
+      W.open("if (k16 + 16 < " + bk + ")");
+      loadFragments("f ^ 1", "k16 + 16");
+      W.close();
+    } else {
+      W.line("unsigned af[" + MI + "][4], bfr[" + NI + "][2];");
+      loadFragments("", "k16");
+    }
+    W.line("#pragma unroll");
+    W.open("for (int mi = 0; mi < " + MI + "; ++mi)");
+    W.line("#pragma unroll");
+    W.line("for (int ni = 0; ni < " + NI + "; ++ni) " + mmaFn + "(acc[mi][ni], af" + F +
+           "[mi], bfr" + F + "[ni]);");
+    W.close();
+    W.close();
+    W.close();
+  }
+
+  const MatmulMmaSchedule &S;
+  const unsigned WarpM, WarpN; ///< a warp's share of the tile
+  const std::string MI, NI;    ///< its 16x8 fragments along m and n
+};
+
+} // namespace
+
+void emitMatmulMma(KernelEmitter &e, const MatmulMmaSchedule &s) { MmaEmitter(e, s).run(); }
+
+} // namespace minijit

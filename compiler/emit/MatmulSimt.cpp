@@ -1,0 +1,196 @@
+//===- compiler/emit/MatmulSimt.cpp - f32 matmul on the CUDA cores --------===//
+// Each thread computes tm x tn outputs from values it reads out of shared
+// memory; the next k-slice is fetched into registers while this one is used
+// (two stages of shared tiles). The elementwise epilogue runs per output.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/MatmulTiles.h"
+
+namespace minijit {
+
+namespace {
+
+class SimtEmitter : MatmulEmitter {
+public:
+  SimtEmitter(KernelEmitter &e, const MatmulSimtSchedule &s)
+      : MatmulEmitter(e, s), S(s), Ops{operand(true), operand(false)},
+        // With 8x8 outputs a thread takes two 4-wide groups of rows (and of
+        // columns), half a tile apart, so that a warp's float4 reads of
+        // shared memory fall in distinct banks.
+        Halves(s.tm == 8 && s.tn == 8) {
+    for (int i = 0; i < 2; ++i)
+      PerThread[i] = (count(Ops[i]) + S.block - 1) / S.block;
+  }
+
+  void run() {
+    prologue();
+    declarations();
+    fetch();
+    stash();
+    mainLoop();
+    W.line("// epilogue: each output element in registers, then stored");
+    W.line("#pragma unroll");
+    W.open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
+    W.line("#pragma unroll");
+    W.open("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj)");
+    W.line("const " + E.Idx + " m = m0 + " + rowOf() + ", n = n0 + " + colOf() + ";");
+    epilogue("acc[ii][jj]");
+    W.close();
+    W.close();
+    W.raw("}\n");
+  }
+
+private:
+  /// Loads of one operand's tile: float4s along the unit stride, or elements.
+  unsigned count(const MatmulOperand &o) const { return o.rows * o.cols / (o.vec ? 4 : 1); }
+
+  std::string rowOf() const {
+    return Halves ? "(ii / 4) * " + std::to_string(S.bm / 2) + " + ty * 4 + ii % 4"
+                  : "ty * " + std::to_string(S.tm) + " + ii";
+  }
+  std::string colOf() const {
+    return Halves ? "(jj / 4) * " + std::to_string(S.bn / 2) + " + tx * 4 + jj % 4"
+                  : "tx * " + std::to_string(S.tn) + " + jj";
+  }
+
+  void declarations() {
+    std::string bm = std::to_string(S.bm), bn = std::to_string(S.bn), bk = std::to_string(S.bk);
+    std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
+    W.line("__shared__ alignas(16) float As[2][" + bk + "][" + bm +
+           " + 4]; // A tiles, transposed: As[s][k][m]");
+    W.line("__shared__ alignas(16) float Bs[2][" + bk + "][" + bn + " + 4]; // B tiles: Bs[s][k][n]");
+    std::string tx = std::to_string(S.bn / S.tn);
+    W.line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
+    W.line("// this thread's outputs: rows m0 + " + rowOf() + ", columns n0 + " + colOf());
+    W.line("float acc[" + TM + "][" + TN + "];");
+    W.line("#pragma unroll");
+    W.open("for (int ii = 0; ii < " + TM + "; ++ii)");
+    W.line("#pragma unroll");
+    W.line("for (int jj = 0; jj < " + TN + "; ++jj) acc[ii][jj] = 0.0f;");
+    W.close();
+    // Registers holding the next k-slice.
+    for (int i = 0; i < 2; ++i) {
+      const MatmulOperand &o = Ops[i];
+      W.line((o.vec ? "float4 " : "float ") + o.name + "next[" + std::to_string(PerThread[i]) +
+             "]; // " + (o.vec ? "float4s" : "elements") + " of the next " + o.name + " tile");
+    }
+  }
+
+  /// The loop over this thread's share of operand i's tile; `body` writes
+  /// the work on element `e`.
+  template <typename Body> void perThreadLoop(int i, Body body) {
+    W.line("#pragma unroll");
+    W.open("for (int i = 0; i < " + std::to_string(PerThread[i]) + "; ++i)");
+    W.line("const int e = threadIdx.x + i * " + std::to_string(S.block) + ";");
+    const MatmulOperand &o = Ops[i];
+    bool guard = !o.vec && count(o) % S.block != 0;
+    if (guard)
+      W.open("if (e < " + std::to_string(count(o)) + ")");
+    body(o);
+    if (guard)
+      W.close();
+    W.close();
+  }
+
+  void fetch() {
+    W.line("// reads the k-slice at k0 from memory into registers");
+    W.open("auto fetch = [&](" + E.Idx + " k0)");
+    for (int i = 0; i < 2; ++i)
+      perThreadLoop(i, [&](const MatmulOperand &o) {
+        if (!o.vec) {
+          tileElement(o, "e");
+          W.line(o.name + "next[i] = " + operandLoad(o, true) + ";");
+          return;
+        }
+        std::string cols4 = std::to_string(o.cols / 4);
+        W.line("const int r = e / " + cols4 + ", c = e % " + cols4 + " * 4;");
+        W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+               o.col0 + " + c;");
+        std::string load = "*reinterpret_cast<const float4 *>(" + o.param->name + " + " + o.batch +
+                           " + " + o.rowVar + " * " + std::to_string(o.rowStride) + " + " +
+                           o.colVar + ")";
+        std::string ok = inBounds(o);
+        W.line(o.name + "next[i] = " +
+               (ok.empty() ? load : ok + " ? " + load + " : make_float4(0.0f, 0.0f, 0.0f, 0.0f)") +
+               ";");
+      });
+    W.close("};");
+  }
+
+  void stash() {
+    W.line("// stores the fetched k-slice into stage s of the tiles");
+    W.open("auto stash = [&](int s)");
+    for (int i = 0; i < 2; ++i)
+      perThreadLoop(i, [&](const MatmulOperand &o) {
+        if (!o.vec) {
+          W.line(tilePosition(o, "e"));
+          W.line(std::string(o.isA ? "As[s][c][r]" : "Bs[s][r][c]") + " = " + o.name + "next[i];");
+          return;
+        }
+        std::string cols4 = std::to_string(o.cols / 4);
+        W.line("const int r = e / " + cols4 + ", c = e % " + cols4 + " * 4;");
+        if (o.isA)
+          W.line("As[s][c][r] = Anext[i].x, As[s][c + 1][r] = Anext[i].y, As[s][c + 2][r] = "
+                 "Anext[i].z, As[s][c + 3][r] = Anext[i].w;");
+        else
+          W.line("*reinterpret_cast<float4 *>(&Bs[s][r][c]) = Bnext[i];");
+      });
+    W.close("};");
+  }
+
+  /// `count` values of this thread's row (or column) of a tile slice into `dst`.
+  void readSlice(const std::string &dst, const std::string &tile, unsigned count, unsigned width,
+                 const std::string &who) {
+    if (count % 4 != 0) {
+      W.line("#pragma unroll");
+      W.line("for (int q = 0; q < " + std::to_string(count) + "; ++q) " + dst + "[q] = " + tile +
+             "[s][p][" + who + " * " + std::to_string(count) + " + q];");
+      return;
+    }
+    for (unsigned g = 0; g < count / 4; ++g) {
+      std::string at = Halves ? std::to_string(g * width / 2) + " + " + who + " * 4"
+                              : who + " * " + std::to_string(count) + " + " + std::to_string(4 * g);
+      W.line("*reinterpret_cast<float4 *>(&" + dst + "[" + std::to_string(4 * g) +
+             "]) = *reinterpret_cast<const float4 *>(&" + tile + "[s][p][" + at + "]);");
+    }
+  }
+
+  void mainLoop() {
+    std::string bk = std::to_string(S.bk);
+    std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
+    W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + bk + " - 1) / " + bk +
+           ";");
+    W.line("fetch(0);");
+    W.line("stash(0);");
+    W.line("__syncthreads();");
+    W.open("for (int t = 0; t < kTiles; ++t)");
+    W.line("const int s = t % 2;");
+    W.line("if (t + 1 < kTiles) fetch((" + E.Idx + ")(t + 1) * " + bk +
+           "); // in flight while this slice is used");
+    W.line("#pragma unroll");
+    W.open("for (int p = 0; p < " + bk + "; ++p)");
+    W.line("float ar[" + TM + "], br[" + TN + "];");
+    readSlice("ar", "As", S.tm, S.bm, "ty");
+    readSlice("br", "Bs", S.tn, S.bn, "tx");
+    W.line("#pragma unroll");
+    W.open("for (int ii = 0; ii < " + TM + "; ++ii)");
+    W.line("#pragma unroll");
+    W.line("for (int jj = 0; jj < " + TN +
+           "; ++jj) acc[ii][jj] = fmaf(ar[ii], br[jj], acc[ii][jj]);");
+    W.close();
+    W.close();
+    W.line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last step");
+    W.line("__syncthreads();");
+    W.close();
+  }
+
+  const MatmulSimtSchedule &S;
+  const MatmulOperand Ops[2];
+  unsigned PerThread[2];
+  const bool Halves;
+};
+
+} // namespace
+
+void emitMatmulSimt(KernelEmitter &e, const MatmulSimtSchedule &s) { SimtEmitter(e, s).run(); }
+
+} // namespace minijit

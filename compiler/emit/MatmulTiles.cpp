@@ -1,0 +1,98 @@
+//===- compiler/emit/MatmulTiles.cpp - what both matmul templates share ---===//
+#include "compiler/emit/MatmulTiles.h"
+
+#include "compiler/emit/ExprEmitter.h"
+
+namespace minijit {
+
+void MatmulEmitter::prologue() {
+  // Which tile this block computes, grouped 8 tiles tall so that blocks
+  // running together share rows of A and columns of B in the L2.
+  const std::string &Idx = E.Idx;
+  std::string tiles = std::to_string(T.tilesM * T.tilesN);
+  W.line("const int tile = blockIdx.x % " + tiles + ";");
+  W.line("const " + Idx + " b = blockIdx.x / " + tiles + "; // batch");
+  W.line("const int group = tile / " + std::to_string(8 * T.tilesN) + ", firstM = group * 8;");
+  W.line("const int groupRows = min(" + std::to_string(T.tilesM) + " - firstM, 8);");
+  W.line("const " + Idx + " m0 = (firstM + tile % groupRows) * " + std::to_string(T.bm) + ";");
+  W.line("const " + Idx + " n0 = ((tile % " + std::to_string(8 * T.tilesN) + ") / groupRows) * " +
+         std::to_string(T.bn) + ";");
+  W.line("const " + Idx + " aBatch = " + E.idx(K.matmul->aBase) + ", bBatch = " +
+         E.idx(K.matmul->bBase) + ";");
+}
+
+MatmulOperand MatmulEmitter::operand(bool isA) const {
+  const KMatmul &mm = *K.matmul;
+  MatmulOperand o;
+  o.param = &K.params[isA ? mm.aParam : mm.bParam];
+  o.isA = isA;
+  o.name = isA ? "A" : "B";
+  o.batch = isA ? "aBatch" : "bBatch";
+  o.rowVar = isA ? "gm" : "gk";
+  o.colVar = isA ? "gk" : "gn";
+  o.rowExtent = isA ? mm.M : mm.K;
+  o.colExtent = isA ? mm.K : mm.N;
+  o.row0 = isA ? "m0" : "k0";
+  o.col0 = isA ? "k0" : "n0";
+  o.rows = isA ? T.bm : T.bk;
+  o.cols = isA ? T.bk : T.bn;
+  o.rowStride = isA ? mm.aStrideM : mm.bStrideK;
+  o.colStride = isA ? mm.aStrideK : mm.bStrideN;
+  o.vec = isA ? T.vecA : T.vecB;
+  return o;
+}
+
+std::string MatmulEmitter::inBounds(const MatmulOperand &o) const {
+  bool rowsWhole = o.rowExtent % (o.isA ? T.bm : T.bk) == 0;
+  bool colsWhole = o.colExtent % (o.isA ? T.bk : T.bn) == 0;
+  std::string c;
+  if (!rowsWhole)
+    c = o.rowVar + " < " + std::to_string(o.rowExtent);
+  if (!colsWhole)
+    c += (c.empty() ? "" : " && ") + o.colVar + " < " + std::to_string(o.colExtent);
+  return c;
+}
+
+std::string MatmulEmitter::bothBounds(const MatmulOperand &o) const {
+  return o.rowVar + " < " + std::to_string(o.rowExtent) + " && " + o.colVar + " < " +
+         std::to_string(o.colExtent);
+}
+
+std::string MatmulEmitter::tilePosition(const MatmulOperand &o, const std::string &e) const {
+  bool colFast = o.colStride == 1 || o.rowStride != 1;
+  std::string rows = std::to_string(o.rows), cols = std::to_string(o.cols);
+  if (colFast)
+    return "const int r = " + e + " / " + cols + ", c = " + e + " % " + cols + ";";
+  return "const int r = " + e + " % " + rows + ", c = " + e + " / " + rows + ";";
+}
+
+void MatmulEmitter::tileElement(const MatmulOperand &o, const std::string &e) {
+  W.line(tilePosition(o, e));
+  W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+         o.col0 + " + c;");
+}
+
+std::string MatmulEmitter::operandLoad(const MatmulOperand &o, bool toFloat) const {
+  std::string off = o.batch + " + " + o.rowVar + " * " + std::to_string(o.rowStride) + " + " +
+                    o.colVar + " * " + std::to_string(o.colStride);
+  std::string zero = toFloat ? "0.0f" : "(unsigned short)0";
+  std::string v = o.param->name + "[" + off + "]";
+  return "(" + bothBounds(o) + ") ? " + (toFloat ? loadConv(o.param->dtype, v) : v) + " : " + zero;
+}
+
+void MatmulEmitter::epilogue(const std::string &accExpr) {
+  const KMatmul &mm = *K.matmul;
+  W.open("if (m < " + std::to_string(mm.M) + " && n < " + std::to_string(mm.N) + ")");
+  for (size_t i = 0; i < K.values.size(); ++i)
+    if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
+      W.line("const float " + E.Names[i] + " = " + accExpr + ";" + E.comment(static_cast<int>(i)));
+  LaneCtx lc;
+  lc.vec = 1;
+  lc.x = K.n;
+  lc.extent = mm.N;
+  lc.var = "n";
+  E.elementWork(0, lc, "");
+  W.close();
+}
+
+} // namespace minijit

@@ -1,0 +1,54 @@
+//===- compiler/emit/MatmulTiles.h - what both matmul templates share -*- C++ -*-===//
+// Used only inside compiler/emit/: which tile a block computes, how an
+// operand's tile is read (with bounds checks only where tiles overhang), and
+// the epilogue that finishes each output element.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/emit/KernelEmitter.h"
+
+#include <string>
+
+namespace minijit {
+
+/// How one operand's tile is read: A is bm x bk (rows m, columns k), B is
+/// bk x bn (rows k, columns n).
+struct MatmulOperand {
+  const KParam *param;
+  bool isA;
+  std::string name, batch, rowVar, colVar, row0, col0;
+  int64_t rowExtent, colExtent; ///< of the matrix
+  unsigned rows, cols;          ///< of the tile
+  int64_t rowStride, colStride;
+  bool vec;
+};
+
+class MatmulEmitter {
+public:
+  MatmulEmitter(KernelEmitter &e, const MatmulTile &t) : E(e), W(e.W), K(e.K), T(t) {}
+
+  /// Tile coordinates and the batch offsets of both operands.
+  void prologue();
+  MatmulOperand operand(bool isA) const;
+  /// The bounds check of a tile element at (rowVar, colVar): empty when
+  /// every tile lies inside the matrix (the extents are whole tiles).
+  std::string inBounds(const MatmulOperand &o) const;
+  /// The check of both extents, whole tiles or not (element loads).
+  std::string bothBounds(const MatmulOperand &o) const;
+  /// Element e of a tile as (r, c) and its matrix coordinates.
+  void tileElement(const MatmulOperand &o, const std::string &e);
+  /// (r, c) of element e of a tile: the fastest index follows the unit stride.
+  std::string tilePosition(const MatmulOperand &o, const std::string &e) const;
+  /// One element of a tile from memory, zero outside the matrix.
+  std::string operandLoad(const MatmulOperand &o, bool toFloat) const;
+  /// The epilogue of one output element (m, n): its matmul value
+  /// `accExpr`, the elementwise ops after it, the stores.
+  void epilogue(const std::string &accExpr);
+
+  KernelEmitter &E;
+  CodeWriter &W;
+  const LoweredKernel &K;
+  const MatmulTile &T;
+};
+
+} // namespace minijit

@@ -1,0 +1,67 @@
+//===- compiler/emit/Pointwise.cpp - one vector of elements per thread ----===//
+// Each thread takes `items` vectors of `vec` elements, a block of `block`
+// threads after another; a last scalar loop covers the elements the vectors
+// leave.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/KernelEmitter.h"
+
+namespace minijit {
+
+namespace {
+
+std::string vectorComment(unsigned vec) {
+  if (vec == 1)
+    return " // element index";
+  return " // vector index: elements vi * " + std::to_string(vec) + " .. vi * " +
+         std::to_string(vec) + " + " + std::to_string(vec - 1);
+}
+
+} // namespace
+
+void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s) {
+  CodeWriter &w = e.W;
+  const LoweredKernel &k = e.K;
+  const std::string &Idx = e.Idx;
+  unsigned b = s.block;
+  LaneCtx lc;
+  lc.vec = s.vec;
+  lc.x = k.elem;
+  lc.extent = s.numVec * s.vec;
+  lc.var = s.vec > 1 ? "vi" : "i";
+  bool exact = s.numVec % (int64_t(b) * s.items) == 0;
+  if (s.items > 1) {
+    w.line("const " + Idx + " first = (" + Idx + ")blockIdx.x * " + std::to_string(b * s.items) +
+           " + threadIdx.x;");
+    w.line("#pragma unroll");
+    w.open("for (int item = 0; item < " + std::to_string(s.items) + "; ++item)");
+    w.line("const " + Idx + " " + lc.var + " = first + item * " + std::to_string(b) + ";" +
+           vectorComment(s.vec));
+  } else {
+    w.line("const " + Idx + " " + lc.var + " = (" + Idx + ")blockIdx.x * " + std::to_string(b) +
+           " + threadIdx.x;" + vectorComment(s.vec));
+  }
+  if (!exact)
+    w.open("if (" + lc.var + " < " + std::to_string(s.numVec) + ")");
+  e.elementWork(0, lc, "");
+  if (!exact)
+    w.close();
+  if (s.items > 1)
+    w.close();
+  if (s.tail) {
+    int64_t done = s.numVec * s.vec, rest = k.numel - done;
+    w.line("// the last " + std::to_string(rest) +
+           (rest == 1 ? " element" : " elements, one per thread"));
+    w.open("if (blockIdx.x == 0 && threadIdx.x < " + std::to_string(rest) + ")");
+    w.line("const " + Idx + " i = " + std::to_string(done) + " + threadIdx.x;");
+    LaneCtx t;
+    t.vec = 1;
+    t.x = k.elem;
+    t.extent = k.numel;
+    t.var = "i";
+    e.elementWork(0, t, "");
+    w.close();
+  }
+  w.raw("}\n");
+}
+
+} // namespace minijit

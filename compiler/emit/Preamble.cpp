@@ -1,0 +1,118 @@
+//===- compiler/emit/Preamble.cpp - helpers every kernel is compiled with ---===//
+// Plain CUDA, no includes (NVRTC compiles it fast): 16-bit conversions,
+// NaN-aware min/max, vector access and reductions; then, apart, the matmul
+// templates' async copies and tensor-core fragments.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/CudaEmitter.h"
+
+namespace minijit {
+
+namespace {
+
+const char *const kBasePreamble = R"(// ---- minijit preamble: 16-bit storage, NaN-aware min/max, vector access, reductions ----
+#define MJ_INF __int_as_float(0x7f800000)
+#define MJ_NAN __int_as_float(0x7fffffff)
+__device__ __forceinline__ float mj_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short mj_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float mj_bf2f(unsigned short h) { return __uint_as_float(((unsigned)h) << 16); }
+__device__ __forceinline__ unsigned short mj_f2bf(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float mj_round_f16(float f) { return mj_h2f(mj_f2h(f)); }
+__device__ __forceinline__ float mj_round_bf16(float f) { return mj_bf2f(mj_f2bf(f)); }
+__device__ __forceinline__ float mj_max(float a, float b) { return (a > b || a != a) ? a : b; }
+__device__ __forceinline__ float mj_min(float a, float b) { return (a < b || a != a) ? a : b; }
+__device__ __forceinline__ float mj_relu(float a) { return (a > 0.0f || a != a) ? a : 0.0f; }
+__device__ __forceinline__ float mj_tanh_fast(float a) { float r; asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(a)); return r; }
+__device__ __forceinline__ int mj_iadd(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ int mj_isub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
+__device__ __forceinline__ int mj_imul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ int mj_idiv(int a, int b) { return b == 0 ? 0 : (b == -1 ? (int)(0u - (unsigned)a) : a / b); }
+__device__ __forceinline__ int mj_ineg(int a) { return (int)(0u - (unsigned)a); }
+
+template <int BYTES> struct MjRaw;
+template <> struct MjRaw<16> { typedef uint4 T; };
+template <> struct MjRaw<8> { typedef uint2 T; };
+template <> struct MjRaw<4> { typedef unsigned int T; };
+template <> struct MjRaw<2> { typedef unsigned short T; };
+// One vector access of N elements; the pointer is aligned to the vector's size.
+template <typename T, int N> __device__ __forceinline__ void mj_load(T (&dst)[N], const T *src) {
+  typedef typename MjRaw<sizeof(T) * N>::T R;
+  *reinterpret_cast<R *>(dst) = *reinterpret_cast<const R *>(src);
+}
+template <typename T, int N> __device__ __forceinline__ void mj_store(T *dst, const T (&src)[N]) {
+  typedef typename MjRaw<sizeof(T) * N>::T R;
+  *reinterpret_cast<R *>(dst) = *reinterpret_cast<const R *>(src);
+}
+
+struct MjSum { __device__ static float apply(float a, float b) { return a + b; } __device__ static int apply(int a, int b) { return mj_iadd(a, b); } };
+struct MjProd { __device__ static float apply(float a, float b) { return a * b; } __device__ static int apply(int a, int b) { return mj_imul(a, b); } };
+struct MjMax { __device__ static float apply(float a, float b) { return mj_max(a, b); } __device__ static int apply(int a, int b) { return max(a, b); } };
+struct MjMin { __device__ static float apply(float a, float b) { return mj_min(a, b); } __device__ static int apply(int a, int b) { return min(a, b); } };
+// Combines the values of WIDTH consecutive lanes; every lane gets the result.
+template <typename Op, int WIDTH, typename T> __device__ __forceinline__ T mj_warp_reduce(T v) {
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o /= 2) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Combines the values of the whole block; every thread gets the result.
+template <typename Op, int THREADS, typename T> __device__ __forceinline__ T mj_block_reduce(T v, T *smem) {
+  v = mj_warp_reduce<Op, 32>(v);
+  __syncthreads(); // the previous reduction may still be reading smem
+  if (threadIdx.x % 32 == 0) smem[threadIdx.x / 32] = v;
+  __syncthreads();
+  T r = smem[0];
+#pragma unroll
+  for (int w = 1; w < THREADS / 32; ++w) r = Op::apply(r, smem[w]);
+  return r;
+}
+// Combines the PARTS values of one column (threads c, c+32, c+64, ...); all get the result.
+template <typename Op, int PARTS, typename T> __device__ __forceinline__ T mj_col_reduce(T v, T (*smem)[33]) {
+  __syncthreads();
+  smem[threadIdx.x / 32][threadIdx.x % 32] = v;
+  __syncthreads();
+  T r = smem[0][threadIdx.x % 32];
+#pragma unroll
+  for (int p = 1; p < PARTS; ++p) r = Op::apply(r, smem[p][threadIdx.x % 32]);
+  return r;
+}
+)";
+
+/// Used by emit/MatmulSimt.cpp and emit/MatmulMma.cpp (sm_80 and newer).
+const char *const kMatmulHelpers = R"(// ---- matmul helpers (sm_80+): async copies, tensor-core fragments ----
+__device__ __forceinline__ void mj_cp_async16(void *smem, const void *gmem, bool ok) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(s), "l"(gmem), "r"(ok ? 16 : 0));
+}
+__device__ __forceinline__ void mj_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void mj_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
+__device__ __forceinline__ void mj_ldmatrix_x4(unsigned (&r)[4], const void *smem) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+__device__ __forceinline__ void mj_ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+// d += a (16x16, row-major) * b (16x8, column-major), f32 accumulators.
+__device__ __forceinline__ void mj_mma_f16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void mj_mma_bf16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// ---- end of preamble ----
+)";
+
+} // namespace
+
+const std::string &cudaPreamble() {
+  static const std::string text = std::string(kBasePreamble) + kMatmulHelpers;
+  return text;
+}
+
+} // namespace minijit

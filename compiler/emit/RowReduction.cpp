@@ -1,0 +1,186 @@
+//===- compiler/emit/RowReduction.cpp - reductions over contiguous rows ---===//
+// T threads reduce one row (a sub-warp, a warp, or the block), one pass per
+// chain of dependent reductions; with `cached` the row's loads stay in
+// registers between passes. Few long rows are split across blocks, and the
+// last block of a row to finish combines the partial results.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/KernelEmitter.h"
+
+#include "compiler/emit/ExprEmitter.h"
+
+namespace minijit {
+
+namespace {
+
+class RowEmitter {
+public:
+  RowEmitter(KernelEmitter &e, const RowSchedule &s)
+      : E(e), W(e.W), K(e.K), S(s), Idx(e.Idx), Block(s.threadsPerRow > 32),
+        Partial(K.rows % s.rowsPerBlock != 0) {}
+
+  void run() {
+    sharedAndRow();
+    LaneCtx lc;
+    lc.vec = S.vec;
+    lc.x = K.k;
+    lc.extent = K.K;
+    lc.var = S.vec > 1 ? "kv" : "k";
+    lc.cached = S.cached && K.passes > 1;
+    // The caches are named and declared before the first pass reads them.
+    if (lc.cached)
+      for (const std::string &d : E.cacheDeclarations(S.itemsPerThread, S.vec))
+        W.line(d);
+    E.rowValues(0);
+    for (int p = 0; p < K.passes; ++p) {
+      W.line(E.passTitle(p));
+      E.declareAccumulators(p);
+      rowLoop(p, lc);
+      if (S.splits > 1) {
+        E.finishReductions(p, ReduceScope::Block, S.block, false);
+        combineSplits(p);
+        E.defineReductions(p);
+      } else if (Block) {
+        E.finishReductions(p, ReduceScope::Block, S.block);
+      } else {
+        E.finishReductions(p, ReduceScope::Warp, S.threadsPerRow);
+      }
+      E.rowValues(p + 1);
+    }
+    E.rowStores(Partial ? "lane == 0 && rowValid" : "lane == 0");
+    W.raw("}\n");
+  }
+
+private:
+  /// Shared memory for block reductions, then which row (and lane) is this thread's.
+  void sharedAndRow() {
+    unsigned t = S.threadsPerRow;
+    if (Block && E.hasReductionOf(false))
+      W.line("__shared__ float mj_smem_f[32];");
+    if (Block && E.hasReductionOf(true))
+      W.line("__shared__ int mj_smem_i[32];");
+    if (S.splits > 1) {
+      W.line("__shared__ bool mj_last; // this block is the last of its row to finish");
+      W.line("const int lane = threadIdx.x;");
+      W.line("const " + Idx + " row = blockIdx.x / " + std::to_string(S.splits) + ";");
+      W.line("const " + Idx + " part = blockIdx.x % " + std::to_string(S.splits) +
+             "; // this block's chunk of the row");
+      return;
+    }
+    if (Block) {
+      W.line("const int lane = threadIdx.x;");
+      W.line("const " + Idx + " row = blockIdx.x;");
+      return;
+    }
+    W.line("const int lane = threadIdx.x % " + std::to_string(t) + ";");
+    std::string raw = "(" + Idx + ")blockIdx.x * " + std::to_string(S.rowsPerBlock) +
+                      " + threadIdx.x / " + std::to_string(t);
+    if (!Partial) {
+      W.line("const " + Idx + " row = " + raw + ";");
+      return;
+    }
+    W.line("const " + Idx + " rowRaw = " + raw + ";");
+    W.line("const bool rowValid = rowRaw < " + std::to_string(K.rows) + ";");
+    W.line("const " + Idx + " row = rowValid ? rowRaw : " + std::to_string(K.rows - 1) +
+           "; // spare lanes redo the last row but store nothing");
+  }
+
+  /// The loop of pass `p` over this thread's vectors of the row.
+  void rowLoop(int p, const LaneCtx &lc) {
+    unsigned t = S.threadsPerRow;
+    int64_t kv = K.K / S.vec;
+    std::string storeGuard = Partial ? "if (rowValid) " : "";
+    if (S.cached) {
+      bool exact = int64_t(S.itemsPerThread) * t == kv;
+      W.line("#pragma unroll");
+      W.open("for (int it = 0; it < " + std::to_string(S.itemsPerThread) + "; ++it)");
+      // A pass that reads only cached values needs no index when no lane is idle.
+      if (!exact || E.elementWorkUsesIndex(p, lc))
+        W.line("const " + Idx + " " + lc.var + " = it * " + std::to_string(t) + " + lane;");
+      if (!exact)
+        W.open("if (" + lc.var + " < " + std::to_string(kv) + ")");
+      E.elementWork(p, lc, storeGuard);
+      if (!exact)
+        W.close();
+      W.close();
+      return;
+    }
+    if (S.splits > 1) {
+      std::string chunk = std::to_string(S.chunk);
+      W.line("const " + Idx + " first = part * " + chunk + ", end = min(first + " + chunk + ", (" +
+             Idx + ")" + std::to_string(kv) + ");");
+      W.line("#pragma unroll 4");
+      W.open("for (" + Idx + " " + lc.var + " = first + lane; " + lc.var + " < end; " + lc.var +
+             " += " + std::to_string(t) + ")");
+      E.elementWork(p, lc, storeGuard);
+      W.close();
+      return;
+    }
+    W.open("for (" + Idx + " " + lc.var + " = lane; " + lc.var + " < " + std::to_string(kv) +
+           "; " + lc.var + " += " + std::to_string(t) + ")");
+    E.elementWork(p, lc, storeGuard);
+    W.close();
+  }
+
+  /// A row split over blocks: each block leaves its partial results in
+  /// mj_work (laid out as SplitWorkspace says) and counts itself done; the
+  /// last block of the row reads the partials back, combines them in block
+  /// order (the same result every run) and resets the counter for the next
+  /// launch.
+  void combineSplits(int pass) {
+    SplitWorkspace ws = splitWorkspace(K, S);
+    std::string splits = std::to_string(ws.splits);
+    auto at = [&](const std::string &part, int r) {
+      std::string i = "row * " + splits + " + " + part;
+      return ws.reductions == 1 ? i
+                                : "(" + i + ") * " + std::to_string(ws.reductions) + " + " +
+                                      std::to_string(r);
+    };
+    W.line("// the row's partial results meet in mj_work: a counter per row, then the partials");
+    W.line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
+           std::to_string(ws.counters()) + ";");
+    W.open("if (lane == 0)");
+    for (size_t r = 0; r < K.reductions.size(); ++r) {
+      std::string acc = E.accName(static_cast<int>(r));
+      W.line("mj_partial[" + at("part", static_cast<int>(r)) + "] = " +
+             (E.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
+             ";");
+    }
+    W.line("__threadfence(); // the partials are visible before the count says so");
+    W.line("mj_last = atomicAdd(&mj_count[row], 1u) == " + std::to_string(S.splits - 1) + "u;");
+    W.close();
+    W.line("__syncthreads();");
+    W.line("if (!mj_last) return;");
+    W.line("__threadfence();");
+    for (size_t r = 0; r < K.reductions.size(); ++r) {
+      const KReduction &red = K.reductions[r];
+      bool isInt = E.accIsInt(static_cast<int>(r));
+      std::string acc = E.accName(static_cast<int>(r));
+      std::string raw = "__ldcg(&mj_partial[" + at("lane", static_cast<int>(r)) + "])";
+      std::string v = isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")";
+      W.line(acc + " = " +
+             (S.splits == S.block ? v
+                                  : "lane < " + splits + " ? " + v + " : " +
+                                        reduceText(red.op, isInt).identity) +
+             ";");
+    }
+    E.finishReductions(pass, ReduceScope::Block, S.block, false);
+    W.line("if (lane == 0) mj_count[row] = 0u; // ready for the next launch");
+  }
+
+  KernelEmitter &E;
+  CodeWriter &W;
+  const LoweredKernel &K;
+  const RowSchedule &S;
+  const std::string &Idx;
+  const bool Block;   ///< the whole block reduces one row
+  const bool Partial; ///< the last block has spare rows
+};
+
+} // namespace
+
+void emitRowReduction(KernelEmitter &e, const RowSchedule &s) {
+  assert((s.splits == 1 || e.K.passes == 1) && "only one-pass reductions are split");
+  RowEmitter(e, s).run();
+}
+
+} // namespace minijit

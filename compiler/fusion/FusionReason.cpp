@@ -1,0 +1,76 @@
+//===- compiler/fusion/FusionReason.cpp - why a value is stored -----------===//
+// The one place where fusion reasons become words.
+//===----------------------------------------------------------------------===//
+#include "compiler/fusion/FusionReason.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace minijit {
+
+std::string describeReason(const Graph &g, const FusionReason &r) {
+  auto name = [&](unsigned i) { return g.node(r.values[i]).name; };
+  auto shape = [&](unsigned i) { return g.node(r.values[i]).shape.str(); };
+  auto input = [&](unsigned i) { return g.node(g.node(r.values[i]).operands[0]); };
+  auto axes = [&](unsigned i) { return Shape(g.node(r.values[i]).axes).str(); };
+  auto kernels = [&](unsigned first) {
+    return llvm::formatv("k{0} and k{1}", r.numbers[first], r.numbers[first + 1]).str();
+  };
+  switch (r.kind) {
+  case FusionReasonKind::None: return "";
+  case FusionReasonKind::GraphOutput: return "graph output";
+  case FusionReasonKind::FusionOff: return "fusion is off: every op is its own kernel";
+  case FusionReasonKind::MatmulOperand:
+    return llvm::formatv("%{0} is an operand of matmul %{1}: matmul operands are read from memory",
+                         name(0), name(1));
+  case FusionReasonKind::MatmulFeedsMatmul:
+    return llvm::formatv("matmul %{0} feeds matmul %{1}; one matmul per kernel", name(0), name(1));
+  case FusionReasonKind::MatmulMeetsReduction:
+    return llvm::formatv("matmul %{0} and reduction %{1} meet in %{2}; the matmul's result is "
+                         "stored",
+                         name(0), name(1), name(2));
+  case FusionReasonKind::MatmulShape:
+    return llvm::formatv("%{0} has shape {1}, not the shape {2} of matmul %{3}", name(0), shape(0),
+                         shape(1), name(1));
+  case FusionReasonKind::MatmulOwnKernel:
+    return llvm::formatv("matmul %{0} runs in a kernel of its own", name(0));
+  case FusionReasonKind::MatmulMoved:
+    return llvm::formatv("matmul %{0} is read at another element than the one it computes (a "
+                         "view moves it)",
+                         name(0));
+  case FusionReasonKind::MatmulLayout:
+    return llvm::formatv("%{0}, an operand of matmul %{1}, has no row and column strides (a "
+                         "reshape mixes them); it is stored first",
+                         name(0), name(1));
+  case FusionReasonKind::ReductionFeedsOtherDomain:
+    return llvm::formatv("reduction %{0} (over {1} axes {2}) feeds %{3}, a reduction over another "
+                         "domain ({4} axes {5})",
+                         name(0), input(0).shape.str(), axes(0), name(1), input(1).shape.str(),
+                         axes(1));
+  case FusionReasonKind::RootShape:
+    return llvm::formatv("%{0} has shape {1}, neither the reduction's domain {2} nor its result {3}",
+                         name(0), shape(0), input(1).shape.str(), shape(1));
+  case FusionReasonKind::ReductionOtherDomain:
+    return llvm::formatv("reduction %{0} reduces {1} over axes {2}, another domain than its "
+                         "consumer's kernel",
+                         name(0), input(0).shape.str(), axes(0));
+  case FusionReasonKind::ReductionOtherRow:
+    return llvm::formatv("reduction %{0} is read at another row than the one it reduces (a view "
+                         "moves its rows)",
+                         name(0));
+  case FusionReasonKind::TooManyPasses:
+    return llvm::formatv("reduction %{0} would be pass {1} of one kernel; a kernel makes at most "
+                         "{2} passes over its rows",
+                         name(0), r.numbers[0], r.numbers[1]);
+  case FusionReasonKind::SharedReduction:
+    return llvm::formatv("reduction %{0} is needed by kernels {1}; it is computed once and stored",
+                         name(0), kernels(0));
+  case FusionReasonKind::CostlyRecompute:
+    return llvm::formatv("%{0} costs {1} ops to recompute and is needed by kernels {2}; storing it "
+                         "is cheaper",
+                         name(0), r.numbers[0], kernels(1));
+  }
+  llvm_unreachable("bad fusion reason");
+}
+
+} // namespace minijit

@@ -1,0 +1,173 @@
+//===- compiler/schedule/ReductionSchedule.cpp - inner rows, outer columns ===//
+// The rules follow what fast hand-written kernels do on Hopper: rows up to
+// ~1K elements reduced by a sub-warp or warp, longer ones by a block, with the
+// row kept in registers while it fits, few long rows split across blocks;
+// strided (column) reductions by 32 columns per block.
+//===----------------------------------------------------------------------===//
+#include "compiler/schedule/ScheduleInternal.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+namespace minijit::detail {
+
+namespace {
+
+/// Registers (in elements) one thread may spend on cached row values.
+constexpr int64_t kCacheBudget = 64;
+
+unsigned pow2Ceil(int64_t x) {
+  return static_cast<unsigned>(llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(x, 1))));
+}
+
+/// The element load reading the most data: it decides the layout.
+int primaryLoad(const LoweredKernel &k) {
+  int best = -1;
+  int64_t bestSize = -1;
+  std::vector<bool> need = neededValues(k);
+  for (size_t i = 0; i < k.values.size(); ++i) {
+    const KValue &v = k.values[i];
+    if (v.kind != KValue::Kind::Load || v.perRow || !need[i])
+      continue;
+    int64_t size = k.params[v.param].numel;
+    if (size > bestSize) {
+      bestSize = size;
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+/// Loads needed in more than one pass are kept in registers (a fully
+/// unrolled loop over the row's items); they must fit the budget.
+bool fitsInRegisters(const LoweredKernel &k, const RowSchedule &s) {
+  std::vector<uint32_t> use = passesUsing(k);
+  int cachedLoads = 0;
+  for (size_t i = 0; i < k.values.size(); ++i)
+    if (k.values[i].kind == KValue::Kind::Load && llvm::countPopulation(use[i]) > 1)
+      ++cachedLoads;
+  int64_t perThread = int64_t(s.itemsPerThread) * s.vec;
+  return perThread * std::max(1, cachedLoads) <= kCacheBudget;
+}
+
+/// Few long rows leave most SMs idle with a block per row: a one-pass
+/// reduction splits each row over several blocks, about four blocks per SM
+/// in all, each with at least four vectors per thread.
+void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, RowSchedule &s) {
+  int64_t kv = k.K / s.vec;
+  if (s.threadsPerRow <= 32 || k.passes != 1 || k.rows >= dev.smCount)
+    return;
+  int64_t wanted = (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
+  int64_t most = kv / (4 * int64_t(s.threadsPerRow));
+  int64_t splits = std::min<int64_t>({wanted, most, s.threadsPerRow});
+  if (splits < 2)
+    return;
+  s.chunk = (kv + splits - 1) / splits;
+  s.splits = static_cast<unsigned>((kv + s.chunk - 1) / s.chunk);
+  s.cached = false;
+  s.itemsPerThread = static_cast<unsigned>((s.chunk + s.threadsPerRow - 1) / s.threadsPerRow);
+  s.grid = k.rows * s.splits;
+}
+
+/// The widest vector along the row for which the primary load and every
+/// element store are contiguous.
+unsigned rowVector(const LoweredKernel &k, int primary) {
+  IndexContext ctx = k.ctx;
+  for (unsigned vec = maxVecFor(k); vec >= 2; vec /= 2) {
+    if (k.K % vec != 0)
+      continue;
+    bool ok = primary >= 0;
+    if (ok)
+      ok = analyzeLanes(ctx, k.values[primary].offset, k.k, k.K, vec, "kv").kind ==
+           LaneAccess::Kind::Contiguous;
+    for (const KStore &st : k.stores)
+      if (!st.perRow)
+        ok = ok && analyzeLanes(ctx, st.offset, k.k, k.K, vec, "kv").kind ==
+                       LaneAccess::Kind::Contiguous;
+    if (ok)
+      return vec;
+  }
+  return 1;
+}
+
+/// Threads per row for rows of `kv` vectors.
+unsigned rowThreads(int64_t kv, const DeviceProperties &dev) {
+  if (kv <= 32)
+    return std::min(32u, pow2Ceil((kv + 3) / 4));
+  if (kv <= 512)
+    return 32;
+  // A block per row, about four vectors per thread, at most 512 threads
+  // (measured on the H200: 1024-thread blocks leave the SM idle while they
+  // synchronise).
+  return std::clamp(pow2Ceil((kv + 3) / 4), 64u,
+                    std::min(512u, static_cast<unsigned>(dev.maxThreadsPerBlock)));
+}
+
+Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                     const ScheduleOverrides &o, int primary) {
+  RowSchedule s;
+  s.vec = rowVector(k, primary);
+  if (std::optional<unsigned> vec = vecOverride(k, o)) {
+    if (k.K % *vec != 0)
+      badOverride("vec=" + std::to_string(*vec) + " does not divide the row length " +
+                  std::to_string(k.K));
+    s.vec = *vec;
+  }
+  int64_t kv = k.K / s.vec;
+  s.threadsPerRow = rowThreads(kv, dev);
+  if (o.tpr) {
+    if (!isPow2(*o.tpr) || *o.tpr > 1024)
+      badOverride("tpr must be a power of two up to 1024");
+    s.threadsPerRow = static_cast<unsigned>(*o.tpr);
+  }
+  unsigned t = s.threadsPerRow;
+  if (t <= 32) {
+    s.block = 256;
+    if (o.block) {
+      if (*o.block < 32 || *o.block > 1024 || *o.block % t)
+        badOverride("block must be a multiple of tpr up to 1024");
+      s.block = static_cast<unsigned>(*o.block);
+    }
+    s.rowsPerBlock = s.block / t;
+  } else {
+    s.block = t;
+    s.rowsPerBlock = 1;
+  }
+  s.itemsPerThread = static_cast<unsigned>((kv + t - 1) / t);
+  s.cached = fitsInRegisters(k, s);
+  s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
+  splitLongRows(k, dev, s);
+  if (o.cached)
+    s.cached = *o.cached && s.splits == 1;
+  return Schedule{s};
+}
+
+} // namespace
+
+Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                           const ScheduleOverrides &o) {
+  IndexContext ctx = k.ctx;
+  int primary = primaryLoad(k);
+  bool columns = false;
+  if (primary >= 0) {
+    const IndexExpr &off = k.values[primary].offset;
+    columns = ctx.isAffine(off) && ctx.coefficient(off, k.row) == 1 &&
+              ctx.coefficient(off, k.k) != 1 && k.rows >= 32;
+  }
+  if (!columns)
+    return rowSchedule(k, dev, o, primary);
+  vecOverride(k, o); // checked, though columns are read one element at a time
+  ColumnSchedule s;
+  s.parts = 8;
+  if (o.parts) {
+    if (*o.parts < 1 || *o.parts > 32)
+      badOverride("parts must be 1..32");
+    s.parts = static_cast<unsigned>(*o.parts);
+  }
+  s.block = 32 * s.parts;
+  s.grid = (k.rows + 31) / 32;
+  return Schedule{s};
+}
+
+} // namespace minijit::detail

@@ -1,0 +1,167 @@
+//===- compiler/schedule/Schedule.cpp - kernel templates and their parameters ---===//
+// Picks the template by the kernel's kind; the rules of each template live in
+// its own file (PointwiseSchedule.cpp, ReductionSchedule.cpp,
+// MatmulSchedule.cpp). Also: how accesses split across a vector's lanes, and
+// the printed form of every schedule.
+//===----------------------------------------------------------------------===//
+#include "compiler/schedule/Schedule.h"
+
+#include "compiler/schedule/ScheduleInternal.h"
+#include "ir/Error.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+namespace minijit {
+
+namespace detail {
+
+void badOverride(const std::string &why) { throw CompileError("schedule override: " + why); }
+
+unsigned maxVecFor(const LoweredKernel &k) {
+  unsigned widest = 1;
+  for (const KParam &p : k.params)
+    widest = std::max(widest, dtypeSize(p.dtype));
+  return std::min(8u, 16u / widest);
+}
+
+bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverrides &o) {
+  if (!o.vec)
+    return std::nullopt;
+  int64_t v = *o.vec;
+  if (!isPow2(v) || v > 16)
+    badOverride("vec must be a power of two up to 16");
+  unsigned widest = 1;
+  for (const KParam &p : k.params)
+    widest = std::max(widest, dtypeSize(p.dtype));
+  if (v * widest > 16)
+    badOverride("vec=" + std::to_string(v) + " makes " + std::to_string(v * widest) +
+                "-byte accesses of this kernel's " + std::to_string(widest) +
+                "-byte elements; at most 16 bytes");
+  return static_cast<unsigned>(v);
+}
+
+} // namespace detail
+
+LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
+                        int64_t extent, unsigned vec, const std::string &vecName) {
+  LaneAccess a;
+  std::string xName = ctx.str(x);
+  IndexExpr xv = ctx.var(vecName, std::max<int64_t>(1, extent / vec));
+  for (unsigned j = 0; j < vec; ++j) {
+    IndexExpr lane = ctx.add(ctx.mul(xv, vec), IndexExpr::constant(j));
+    a.perLane.push_back(ctx.substitute(offset, [&](const std::string &n) -> std::optional<IndexExpr> {
+      if (n == xName)
+        return lane;
+      return std::nullopt;
+    }));
+  }
+  a.base = a.perLane[0];
+  bool same = true, contiguous = true;
+  for (unsigned j = 1; j < vec; ++j) {
+    same = same && a.perLane[j].key() == a.base.key();
+    contiguous = contiguous &&
+                 a.perLane[j].key() == ctx.add(a.base, IndexExpr::constant(j)).key();
+  }
+  int64_t div = ctx.divisibility(a.base);
+  bool aligned = div == 0 || div % vec == 0;
+  if (same)
+    a.kind = LaneAccess::Kind::Same;
+  else if (contiguous && aligned)
+    a.kind = LaneAccess::Kind::Contiguous;
+  else
+    a.kind = LaneAccess::Kind::Gather;
+  return a;
+}
+
+Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                        const ScheduleOverrides &overrides) {
+  switch (k.kind) {
+  case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
+  case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides);
+  case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides);
+  }
+  llvm_unreachable("bad kernel kind");
+}
+
+const LaunchGeometry &Schedule::geometry() const {
+  return std::visit([](const auto &s) -> const LaunchGeometry & { return s; }, params);
+}
+
+unsigned Schedule::dynamicSharedBytes() const {
+  const MatmulMmaSchedule *mma = getIf<MatmulMmaSchedule>();
+  return mma ? mma->sharedBytes : 0;
+}
+
+namespace {
+
+std::string describeRow(const RowSchedule &s) {
+  unsigned t = s.threadsPerRow;
+  std::string who = t == 1    ? std::string("1 thread")
+                    : t < 32  ? llvm::formatv("{0} threads", t).str()
+                    : t == 32 ? std::string("a warp")
+                              : llvm::formatv("a block of {0}", t).str();
+  std::string how =
+      s.splits > 1 ? llvm::formatv("split over {0} blocks per row ({1} vectors each), the last to "
+                                   "finish combines them",
+                                   s.splits, s.chunk)
+                         .str()
+      : s.cached   ? llvm::formatv("{0} per thread held in registers", s.itemsPerThread).str()
+                   : std::string("looped over the row (read again in each pass)");
+  return llvm::formatv("inner row: {0} per row, {1} row{2} per block ({3} threads), {4}-wide "
+                       "vectors, {5}, grid {6}",
+                       who, s.rowsPerBlock, s.rowsPerBlock == 1 ? "" : "s", s.block, s.vec, how,
+                       s.grid)
+      .str();
+}
+
+} // namespace
+
+std::string Schedule::describe() const {
+  switch (kind()) {
+  case ScheduleKind::Pointwise: {
+    const auto &s = as<PointwiseSchedule>();
+    return llvm::formatv("pointwise: {0} threads per block, {1}-wide vectors, {2} per thread, "
+                         "grid {3}{4}",
+                         s.block, s.vec, s.items, s.grid, s.tail ? ", scalar tail" : "")
+        .str();
+  }
+  case ScheduleKind::InnerRow: return describeRow(as<RowSchedule>());
+  case ScheduleKind::OuterCol: {
+    const auto &s = as<ColumnSchedule>();
+    return llvm::formatv("outer column: 32 columns x {0} parts per block ({1} threads), grid {2}",
+                         s.parts, s.block, s.grid)
+        .str();
+  }
+  case ScheduleKind::MatmulSimt: {
+    const auto &s = as<MatmulSimtSchedule>();
+    return llvm::formatv("matmul on CUDA cores: {0}x{1} tile, k step {2}, {3}x{4} outputs per "
+                         "thread ({5} threads), double-buffered through registers, A {6}, B {7}, "
+                         "grid {8} ({9}x{10} tiles)",
+                         s.bm, s.bn, s.bk, s.tm, s.tn, s.block, s.vecA ? "by float4" : "by elements",
+                         s.vecB ? "by float4" : "by elements", s.grid, s.tilesM, s.tilesN)
+        .str();
+  }
+  case ScheduleKind::MatmulMma: {
+    const auto &s = as<MatmulMmaSchedule>();
+    return llvm::formatv("matmul on tensor cores (mma.sync m16n8k16): {0}x{1} tile, k step {2}, "
+                         "{3}x{4} warps, {5} stages in {6} bytes of shared memory, A {7}, B {8}, "
+                         "grid {9} ({10}x{11} tiles)",
+                         s.bm, s.bn, s.bk, s.warpsM, s.warpsN, s.stages, s.sharedBytes,
+                         s.vecA ? "by 16-byte cp.async" : "by elements",
+                         s.vecB ? "by 16-byte cp.async" : "by elements", s.grid, s.tilesM, s.tilesN)
+        .str();
+  }
+  }
+  llvm_unreachable("bad schedule kind");
+}
+
+SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
+  return SplitWorkspace{k.rows, s.splits, static_cast<int>(k.reductions.size())};
+}
+
+} // namespace minijit

@@ -1,0 +1,130 @@
+//===- compiler/schedule/Schedule.h - kernel templates and their parameters -*- C++ -*-===//
+// A schedule picks a template for a lowered kernel (pointwise, inner or outer
+// reduction, matmul on CUDA cores or tensor cores) and that template's
+// parameters, from the kernel's sizes and the device. Each template has its
+// own parameter struct; a Schedule is one of them. Printable and
+// deterministic: the same kernel and device give the same schedule.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/lower/Lowering.h"
+#include "compiler/schedule/ScheduleOverrides.h"
+#include "runtime/DeviceProperties.h"
+
+#include <string>
+#include <variant>
+
+namespace minijit {
+
+enum class ScheduleKind {
+  Pointwise, ///< vectors of elements, several per thread, scalar tail
+  InnerRow,  ///< reduce contiguous rows: T threads per row (sub-warp, warp or block)
+  OuterCol,  ///< reduce strided columns: 32 columns per block, the rows split over parts
+  MatmulSimt, ///< f32 matmul on the CUDA cores: shared-memory tiles, a TM x TN block per thread
+  MatmulMma,  ///< f16/bf16 matmul on the tensor cores: mma.sync m16n8k16, ldmatrix, cp.async
+};
+
+/// Every template launches `grid` blocks of `block` threads.
+struct LaunchGeometry {
+  unsigned block = 256; ///< threads per block
+  int64_t grid = 1;     ///< blocks
+};
+
+struct PointwiseSchedule : LaunchGeometry {
+  unsigned vec = 1;   ///< elements per vector access (16 bytes of the widest type)
+  unsigned items = 1; ///< vectors per thread
+  int64_t numVec = 0; ///< vectors covered by the vector loop
+  bool tail = false;  ///< numel % vec elements left for a scalar loop
+};
+
+struct RowSchedule : LaunchGeometry {
+  unsigned vec = 1;
+  unsigned threadsPerRow = 32;
+  unsigned rowsPerBlock = 1;
+  unsigned itemsPerThread = 1; ///< vectors per thread per row, when cached
+  bool cached = true;          ///< the row's loads are kept in registers across passes
+  /// Blocks sharing one row (few, long rows): each reduces a chunk of
+  /// `chunk` vectors, and the last block of the row to finish combines the
+  /// partial results (in a fixed order) and runs what follows the reduction.
+  unsigned splits = 1;
+  int64_t chunk = 0;
+};
+
+/// The scratch memory a row split over blocks needs (RowSchedule::splits >
+/// 1): a counter per row, then the partial results, the one of reduction r
+/// from block `part` of row `row` at (row * splits + part) * reductions + r.
+/// The emitter addresses it; the compiler allocates bytes() for the launch.
+struct SplitWorkspace {
+  int64_t rows;
+  unsigned splits;
+  int reductions;
+  int64_t counters() const { return rows; } ///< words before the partials
+  int64_t partials() const { return rows * splits * reductions; }
+  int64_t bytes() const { return (counters() + partials()) * 4; }
+};
+
+struct ColumnSchedule : LaunchGeometry {
+  unsigned parts = 8; ///< threads sharing one column
+};
+
+/// The block tile and the layout of its loads, shared by both matmul templates.
+struct MatmulTile : LaunchGeometry {
+  unsigned bm = 128, bn = 128, bk = 16; ///< block tile
+  bool vecA = false, vecB = false;      ///< 16-byte loads of A / B tiles
+  int64_t tilesM = 1, tilesN = 1;
+};
+
+struct MatmulSimtSchedule : MatmulTile {
+  unsigned tm = 8, tn = 8; ///< outputs per thread
+};
+
+struct MatmulMmaSchedule : MatmulTile {
+  unsigned warpsM = 2, warpsN = 4; ///< warps per block
+  unsigned stages = 2;             ///< k-slices of the tiles in flight
+  unsigned fragBuffers = 1;        ///< 2 loads the next fragments during the mma
+  unsigned sharedBytes = 0;        ///< dynamic shared memory per block
+};
+
+/// One template's parameters. The alternatives are in ScheduleKind's order.
+struct Schedule {
+  std::variant<PointwiseSchedule, RowSchedule, ColumnSchedule, MatmulSimtSchedule,
+               MatmulMmaSchedule>
+      params;
+
+  ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }
+  template <typename T> const T &as() const { return std::get<T>(params); }
+  template <typename T> const T *getIf() const { return std::get_if<T>(&params); }
+  const LaunchGeometry &geometry() const;
+  /// Dynamic shared memory the launch asks for (the multi-stage matmul tiles).
+  unsigned dynamicSharedBytes() const;
+  /// One line for --emit=fused, e.g. "inner row: 32 threads per row, ...".
+  std::string describe() const;
+};
+
+/// Chooses the template and its parameters. `overrides` (parsed from
+/// CompileOptions or $MINIJIT_SCHEDULE) set parameters by hand for
+/// experiments; each template applies the keys that concern it where it
+/// computes its geometry and ignores the others. Throws CompileError for an
+/// override value the kernel cannot take.
+Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                        const ScheduleOverrides &overrides = {});
+
+/// The workspace of `k` scheduled as `s`, whether split or not.
+SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s);
+
+/// How an access behaves across the `vec` lanes of a vector, when the
+/// element index `x` (LoweredKernel::elem or LoweredKernel::k) is split as
+/// x = vec*xv + j.
+struct LaneAccess {
+  enum class Kind { Same, Contiguous, Gather } kind = Kind::Same;
+  IndexExpr base;                   ///< offset at lane 0, over xv
+  std::vector<IndexExpr> perLane;   ///< Gather: the offset of each lane
+};
+
+/// Splits `x` (extent `extent`, a multiple of `vec`) as vec*xv + j in `ctx`,
+/// with `xv` named `vecName`, and classifies `offset`: the same element for
+/// every lane, contiguous and aligned to `vec`, or a gather.
+LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
+                        int64_t extent, unsigned vec, const std::string &vecName);
+
+} // namespace minijit

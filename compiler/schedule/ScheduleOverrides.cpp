@@ -1,0 +1,56 @@
+//===- compiler/schedule/ScheduleOverrides.cpp - hand-set schedule parameters ---===//
+#include "compiler/schedule/ScheduleOverrides.h"
+
+#include "ir/Error.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace minijit {
+
+namespace {
+
+struct Key {
+  const char *name;
+  std::optional<int64_t> ScheduleOverrides::*field;
+};
+
+const Key kKeys[] = {
+    {"block", &ScheduleOverrides::block}, {"vec", &ScheduleOverrides::vec},
+    {"items", &ScheduleOverrides::items}, {"tpr", &ScheduleOverrides::tpr},
+    {"cached", nullptr},                  {"parts", &ScheduleOverrides::parts},
+    {"tile", &ScheduleOverrides::tile},   {"bm", &ScheduleOverrides::bm},
+    {"bn", &ScheduleOverrides::bn},       {"bk", &ScheduleOverrides::bk},
+    {"stages", &ScheduleOverrides::stages}, {"frag", &ScheduleOverrides::frag},
+    {"wm", &ScheduleOverrides::wm},       {"wn", &ScheduleOverrides::wn},
+};
+
+} // namespace
+
+bool ScheduleOverrides::empty() const {
+  return !cached && llvm::all_of(kKeys, [&](const Key &k) { return !k.field || !(this->*k.field); });
+}
+
+ScheduleOverrides parseScheduleOverrides(llvm::StringRef text) {
+  ScheduleOverrides o;
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  text.split(parts, ',', -1, false);
+  for (llvm::StringRef p : parts) {
+    auto [key, value] = p.trim().split('=');
+    const Key *k = llvm::find_if(kKeys, [&](const Key &k) { return key == k.name; });
+    if (k == std::end(kKeys))
+      throw CompileError("schedule override: unknown key '" + key.str() +
+                         "' (known: block, vec, items, tpr, cached, parts, tile, bm, bn, bk, "
+                         "stages, frag, wm, wn)");
+    int64_t v = 0;
+    if (value.getAsInteger(10, v) || v < 0)
+      throw CompileError("schedule override: '" + p.str() + "' needs a non-negative integer");
+    if (k->field)
+      o.*(k->field) = v;
+    else
+      o.cached = v != 0;
+  }
+  return o;
+}
+
+} // namespace minijit

@@ -1,0 +1,34 @@
+//===- compiler/schedule/ScheduleOverrides.h - hand-set schedule parameters -*- C++ -*-===//
+// MINIJIT_SCHEDULE / CompileOptions::scheduleOverrides ("tpr=64,vec=4") parsed
+// once into typed fields; each schedule template reads the ones it has.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace minijit {
+
+/// A field is set when the text names its key. Ranges are checked by the
+/// template that applies it (what fits depends on the kernel).
+struct ScheduleOverrides {
+  std::optional<int64_t> block; ///< pointwise; inner rows of up to a warp
+  std::optional<int64_t> vec;   ///< pointwise, inner rows
+  std::optional<int64_t> items; ///< pointwise: vectors per thread
+  std::optional<int64_t> tpr;   ///< inner rows: threads per row
+  std::optional<bool> cached;   ///< inner rows: keep the row in registers
+  std::optional<int64_t> parts; ///< outer columns: threads per column
+  std::optional<int64_t> tile;  ///< matmul: the block tile's height, one of the template's
+  std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn; ///< tensor-core matmul
+
+  bool empty() const;
+};
+
+/// Parses "key=value,..." (empty text: no overrides). Throws CompileError
+/// "schedule override: ..." for an unknown key or a value that is not a
+/// non-negative integer. A key given twice keeps its last value.
+ScheduleOverrides parseScheduleOverrides(llvm::StringRef text);
+
+} // namespace minijit

@@ -41,7 +41,9 @@ public:
 
 private:
   /// Loads of one operand's tile: float4s along the unit stride, or elements.
-  unsigned count(const MatmulOperand &o) const { return o.rows * o.cols / (o.vec ? 4 : 1); }
+  unsigned count(const MatmulOperand &o) const {
+    return o.rows * o.cols / (o.vec || o.vecT ? 4 : 1);
+  }
 
   std::string rowOf() const {
     return Halves ? "(ii / 4) * " + std::to_string(S.bm / 2) + " + ty * 4 + ii % 4"
@@ -70,8 +72,10 @@ private:
     // Registers holding the next k-slice.
     for (int i = 0; i < 2; ++i) {
       const MatmulOperand &o = Ops[i];
-      W.line((o.vec ? "float4 " : "float ") + o.name + "next[" + std::to_string(PerThread[i]) +
-             "]; // " + (o.vec ? "float4s" : "elements") + " of the next " + o.name + " tile");
+      bool v = o.vec || o.vecT;
+      W.line((v ? "float4 " : "float ") + o.name + "next[" + std::to_string(PerThread[i]) +
+             "]; // " + (o.vecT ? "float4s down the columns" : v ? "float4s" : "elements") +
+             " of the next " + o.name + " tile");
     }
   }
 
@@ -82,7 +86,7 @@ private:
     W.open("for (int i = 0; i < " + std::to_string(PerThread[i]) + "; ++i)");
     W.line("const int e = threadIdx.x + i * " + std::to_string(S.block) + ";");
     const MatmulOperand &o = Ops[i];
-    bool guard = !o.vec && count(o) % S.block != 0;
+    bool guard = !o.vec && !o.vecT && count(o) % S.block != 0;
     if (guard)
       W.open("if (e < " + std::to_string(count(o)) + ")");
     body(o);
@@ -96,6 +100,10 @@ private:
     W.open("auto fetch = [&](" + E.Idx + " k0)");
     for (int i = 0; i < 2; ++i)
       perThreadLoop(i, [&](const MatmulOperand &o) {
+        if (o.vecT) {
+          fetchDownColumns(o);
+          return;
+        }
         if (!o.vec) {
           tileElement(o, "e");
           W.line(o.name + "next[i] = " + operandLoad(o, true) + ";");
@@ -121,6 +129,10 @@ private:
     W.open("auto stash = [&](int s)");
     for (int i = 0; i < 2; ++i)
       perThreadLoop(i, [&](const MatmulOperand &o) {
+        if (o.vecT) {
+          stashDownColumns(o);
+          return;
+        }
         if (!o.vec) {
           W.line(tilePosition(o, "e"));
           W.line(std::string(o.isA ? "As[s][c][r]" : "Bs[s][r][c]") + " = " + o.name + "next[i];");
@@ -135,6 +147,34 @@ private:
           W.line("*reinterpret_cast<float4 *>(&Bs[s][r][c]) = Bnext[i];");
       });
     W.close("};");
+  }
+
+  /// Element e of a tile read as float4s down its columns: rows r..r+3 of
+  /// column c, contiguous in memory (the row stride is 1).
+  void downColumns(const MatmulOperand &o) {
+    W.line("const int r = e % " + std::to_string(o.rows / 4) + " * 4, c = e / " +
+           std::to_string(o.rows / 4) + ";");
+  }
+
+  void fetchDownColumns(const MatmulOperand &o) {
+    downColumns(o);
+    W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+           o.col0 + " + c;");
+    std::string load = "*reinterpret_cast<const float4 *>(" + o.param->name + " + " + o.batch +
+                       " + " + o.rowVar + " + " + o.colVar + " * " + std::to_string(o.colStride) +
+                       ")";
+    std::string ok = inBounds(o);
+    W.line(o.name + "next[i] = " +
+           (ok.empty() ? load : ok + " ? " + load + " : make_float4(0.0f, 0.0f, 0.0f, 0.0f)") + ";");
+  }
+
+  void stashDownColumns(const MatmulOperand &o) {
+    downColumns(o);
+    if (o.isA) // As is stored [k][m]: four rows of A are four consecutive floats
+      W.line("*reinterpret_cast<float4 *>(&As[s][c][r]) = Anext[i];");
+    else
+      W.line("Bs[s][r][c] = Bnext[i].x, Bs[s][r + 1][c] = Bnext[i].y, Bs[s][r + 2][c] = "
+             "Bnext[i].z, Bs[s][r + 3][c] = Bnext[i].w;");
   }
 
   /// `count` values of this thread's row (or column) of a tile slice into `dst`.

@@ -39,6 +39,7 @@ MatmulOperand MatmulEmitter::operand(bool isA) const {
   o.rowStride = isA ? mm.aStrideM : mm.bStrideK;
   o.colStride = isA ? mm.aStrideK : mm.bStrideN;
   o.vec = isA ? T.vecA : T.vecB;
+  o.vecT = isA ? T.vecAT : T.vecBT;
   return o;
 }
 

@@ -20,7 +20,8 @@ struct MatmulOperand {
   int64_t rowExtent, colExtent; ///< of the matrix
   unsigned rows, cols;          ///< of the tile
   int64_t rowStride, colStride;
-  bool vec;
+  bool vec;  ///< float4s along the tile's columns (the unit stride)
+  bool vecT; ///< float4s along the tile's rows (the operand stored transposed)
 };
 
 class MatmulEmitter {

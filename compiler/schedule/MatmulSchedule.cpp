@@ -107,6 +107,13 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
            (s.bm * s.bk / per16) % s.block == 0;
   s.vecB = mm.bStrideN == 1 && mm.bStrideK % per16 == 0 && mm.N % per16 == 0 && divides(db) &&
            (s.bk * s.bn / per16) % s.block == 0;
+  if (tensorCores)
+    return;
+  // A transposed operand: float4s along the other axis of the tile.
+  s.vecAT = !s.vecA && mm.aStrideM == 1 && mm.aStrideK % 4 == 0 && mm.M % 4 == 0 && divides(da) &&
+            (s.bm * s.bk / 4) % s.block == 0;
+  s.vecBT = !s.vecB && mm.bStrideK == 1 && mm.bStrideN % 4 == 0 && mm.K % 4 == 0 && divides(db) &&
+            (s.bk * s.bn / 4) % s.block == 0;
 }
 
 } // namespace

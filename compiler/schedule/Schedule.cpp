@@ -142,8 +142,14 @@ std::string Schedule::describe() const {
     return llvm::formatv("matmul on CUDA cores: {0}x{1} tile, k step {2}, {3}x{4} outputs per "
                          "thread ({5} threads), double-buffered through registers, A {6}, B {7}, "
                          "grid {8} ({9}x{10} tiles)",
-                         s.bm, s.bn, s.bk, s.tm, s.tn, s.block, s.vecA ? "by float4" : "by elements",
-                         s.vecB ? "by float4" : "by elements", s.grid, s.tilesM, s.tilesN)
+                         s.bm, s.bn, s.bk, s.tm, s.tn, s.block,
+                         s.vecA    ? "by float4"
+                         : s.vecAT ? "by float4 along m (stored transposed)"
+                                   : "by elements",
+                         s.vecB    ? "by float4"
+                         : s.vecBT ? "by float4 along k (stored transposed)"
+                                   : "by elements",
+                         s.grid, s.tilesM, s.tilesN)
         .str();
   }
   case ScheduleKind::MatmulMma: {

@@ -71,6 +71,10 @@ struct ColumnSchedule : LaunchGeometry {
 struct MatmulTile : LaunchGeometry {
   unsigned bm = 128, bn = 128, bk = 16; ///< block tile
   bool vecA = false, vecB = false;      ///< 16-byte loads of A / B tiles
+  /// CUDA cores only: 16-byte loads across a tile's rows, where the operand is
+  /// stored transposed (A with m contiguous, B with k contiguous: nn.Linear's
+  /// x @ W.T and the weight gradient dY^T @ X).
+  bool vecAT = false, vecBT = false;
   int64_t tilesM = 1, tilesN = 1;
 };
 

@@ -79,6 +79,39 @@ TEST_F(Matmul, TransposedOperandsThroughPermute) {
   }
 }
 
+/// Transposed f32 operands whose contiguous axis allows float4 loads down the
+/// tile's columns (A with m contiguous, B with k contiguous), with tiles that
+/// overhang every edge, batched, and as nn.Linear writes it (x @ W.T + b).
+TEST_F(Matmul, TransposedOperandsReadAsFloat4s) {
+  {
+    Graph g("mm_t4");
+    Tensor at = g.input("at", DType::F32, {68, 132}); // A: [132, 68], m contiguous
+    Tensor bt = g.input("bt", DType::F32, {36, 68});  // B: [68, 36], k contiguous
+    g.output(matmul(at.permute({1, 0}), bt.permute({1, 0})), "c");
+    CompileOptions opt;
+    opt.compileKernels = false;
+    std::string fused = compileGraph(g, opt).fusedText();
+    EXPECT_NE(fused.find("A by float4 along m (stored transposed)"), std::string::npos) << fused;
+    EXPECT_NE(fused.find("B by float4 along k (stored transposed)"), std::string::npos) << fused;
+    expectMatches(g, 7);
+  }
+  {
+    Graph g("linear");
+    Tensor x = g.input("x", DType::F32, {260, 516});
+    Tensor w = g.input("w", DType::F32, {388, 516});
+    Tensor b = g.input("b", DType::F32, {388});
+    g.output(tanh(matmul(x, w.permute({1, 0})) + b), "y");
+    expectMatches(g, 8);
+  }
+  {
+    Graph g("batched_t");
+    Tensor a = g.input("a", DType::F32, {3, 20, 44}); // [3, 44, 20] stored transposed
+    Tensor bt = g.input("bt", DType::F32, {3, 28, 20});
+    g.output(matmul(a.permute({0, 2, 1}), bt.permute({0, 2, 1})), "c");
+    expectMatches(g, 9);
+  }
+}
+
 TEST_F(Matmul, EpiloguesRunInsideTheKernel) {
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
     Graph g("mm_epilogue");

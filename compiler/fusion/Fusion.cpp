@@ -426,11 +426,43 @@ FusedGraph fuseAndLower(const Graph &g, bool fusion) {
 
 FusionPlan fuseGraph(const Graph &g, bool fusion) { return fuseAndLower(g, fusion).plan; }
 
+/// The values kernel k computes again after an earlier kernel computed them:
+/// cheap elementwise values are recomputed rather than saved (stored by the
+/// first kernel and read back by this one, which would move their bytes twice).
+void printRecomputed(llvm::raw_ostream &os, const Graph &g, const FusionPlan &plan, size_t k,
+                     const std::vector<std::vector<size_t>> &computedIn) {
+  std::vector<ValueId> again;
+  std::set<size_t> first;
+  int64_t bytes = 0;
+  for (ValueId h : plan.kernels[k].held) {
+    if (computedIn[h].size() < 2 || computedIn[h][0] >= k || plan.storedBy[h] >= 0)
+      continue;
+    again.push_back(h);
+    bytes += 2 * g.node(h).shape.numel() * dtypeSize(g.node(h).dtype);
+    first.insert(computedIn[h][0]);
+  }
+  if (again.empty())
+    return;
+  os << "  recomputes: " << valueList(g, again) << " (first computed in";
+  for (size_t f : first)
+    os << " k" << f;
+  os << "): computed again from what this kernel reads rather than saved there and read back "
+        "here, which would move up to "
+     << bytes << " more bytes\n";
+}
+
 void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &plan,
                      llvm::ArrayRef<KernelNotes> notes) {
   size_t n = plan.kernels.size();
   os << "graph " << g.name() << ": " << n << (n == 1 ? " kernel" : " kernels") << " (fusion "
      << (plan.fusion ? "on" : "off") << ")\n";
+  // The kernels that compute each value: an unstored value computed by more
+  // than one is recomputed rather than saved.
+  std::vector<std::vector<size_t>> computedIn(g.size());
+  for (size_t k = 0; k < n; ++k)
+    for (ValueId h : plan.kernels[k].held)
+      if (isElementwise(g.node(h).op))
+        computedIn[h].push_back(k);
   for (size_t k = 0; k < n; ++k) {
     const KernelGroup &kg = plan.kernels[k];
     os << "\nkernel k" << k;
@@ -478,6 +510,7 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
         os << " from k" << plan.storedBy[r] << ": " << describeReason(g, plan.storeReason[r])
            << "\n";
     }
+    printRecomputed(os, g, plan, k, computedIn);
     os << "  writes: " << valueList(g, kg.roots) << "\n";
     for (ValueId r : kg.roots) {
       os << "    %" << g.node(r).name << ": " << describeReason(g, plan.storeReason[r]) << "\n";

@@ -119,8 +119,8 @@ llvm::json::Object fileHeaderJson(llvm::StringRef kind, llvm::StringRef tool,
                                   const DeviceProperties &dev, double copyGBps,
                                   const std::string &date) {
   return llvm::json::Object{{"schema", kProfileSchema},
-                            {"kind", kind},
-                            {"tool", tool},
+                            {"kind", kind.str()},
+                            {"tool", tool.str()},
                             {"date", date.empty() ? utcTimestamp() : date},
                             {"device", deviceJson(dev, copyGBps)}};
 }

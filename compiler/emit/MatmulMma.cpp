@@ -49,9 +49,18 @@ private:
     W.line("// " + std::to_string(S.stages) +
            " stages of the A and B tiles, rows padded by 8 halves against bank conflicts");
     W.line("extern __shared__ __align__(16) unsigned char mj_smem[];");
-    W.line("auto As = reinterpret_cast<unsigned short (*)[" + bm + "][" + bk + " + 8]>(mj_smem);");
-    W.line("auto Bs = reinterpret_cast<unsigned short (*)[" + bk + "][" + bn + " + 8]>(mj_smem + " +
-           std::to_string(S.stages * S.bm * (S.bk + 8) * 2) + ");");
+    if (S.vecAT)
+      W.line("auto As = reinterpret_cast<unsigned short (*)[" + bk + "][" + bm +
+             " + 8]>(mj_smem); // A stored transposed: As[s][k][m]");
+    else
+      W.line("auto As = reinterpret_cast<unsigned short (*)[" + bm + "][" + bk + " + 8]>(mj_smem);");
+    std::string bOffset = std::to_string(S.stages * mmaTileHalves(S, true) * 2);
+    if (S.vecBT)
+      W.line("auto Bs = reinterpret_cast<unsigned short (*)[" + bn + "][" + bk +
+             " + 8]>(mj_smem + " + bOffset + "); // B stored transposed: Bs[s][n][k]");
+    else
+      W.line("auto Bs = reinterpret_cast<unsigned short (*)[" + bk + "][" + bn + " + 8]>(mj_smem + " +
+             bOffset + ");");
     W.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
     W.line("const int wm = warp / " + std::to_string(S.warpsN) + ", wn = warp % " +
            std::to_string(S.warpsN) + "; // this warp's " + std::to_string(WarpM) + "x" +
@@ -69,6 +78,10 @@ private:
   /// copies that fly while the tensor cores work, or element loads.
   void tileCopy(const MatmulOperand &o) {
     std::string arr = o.name + "s[s][r][c]";
+    if (o.vecT) {
+      transposedTileCopy(o);
+      return;
+    }
     if (!o.vec) {
       W.open("for (int e = threadIdx.x; e < " + std::to_string(o.rows * o.cols) + "; e += " +
              std::to_string(S.block) + ")");
@@ -96,18 +109,51 @@ private:
     W.close();
   }
 
+  /// A tile stored transposed (unit stride along its rows): 16-byte copies of
+  /// 8 rows of one column, kept transposed in shared memory (As[k][m], Bs[n][k]).
+  void transposedTileCopy(const MatmulOperand &o) {
+    std::string rows8 = std::to_string(o.rows / 8);
+    W.line("#pragma unroll");
+    W.open("for (int i = 0; i < " + std::to_string(o.rows * o.cols / 8 / S.block) + "; ++i)");
+    W.line("const int e = threadIdx.x + i * " + std::to_string(S.block) + ";");
+    W.line("const int r = e % " + rows8 + " * 8, c = e / " + rows8 + ";");
+    W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+           o.col0 + " + c;");
+    std::string src = o.param->name + " + (" + o.batch + " + " + o.rowVar + " + " + o.colVar +
+                      " * " + std::to_string(o.colStride) + ")";
+    std::string dst = "&" + o.name + "s[s][c][r]";
+    std::string ok = inBounds(o);
+    if (ok.empty()) {
+      W.line("mj_cp_async16(" + dst + ", " + src + ", true);");
+    } else {
+      W.line("const bool ok = " + ok + ";");
+      W.line("mj_cp_async16(" + dst + ", ok ? " + src + " : " + o.param->name + ", ok);");
+    }
+    W.close();
+  }
+
   /// The fragments of one 16-deep step (buffer `f` when double-buffered):
   /// A's rows and B's columns of this warp.
   void loadFragments(const std::string &f, const std::string &k16) {
     std::string at = S.fragBuffers == 2 ? "[" + f + "]" : "";
     W.line("#pragma unroll");
-    W.line("for (int mi = 0; mi < " + MI + "; ++mi) mj_ldmatrix_x4(af" + at + "[mi], &As[s][wm * " +
-           std::to_string(WarpM) + " + mi * 16 + lane % 16][" + k16 + " + lane / 16 * 8]);");
+    if (S.vecAT) // As[k][m]: each 8x8 matrix transposed on the way to the fragment
+      W.line("for (int mi = 0; mi < " + MI + "; ++mi) mj_ldmatrix_x4_trans(af" + at +
+             "[mi], &As[s][" + k16 + " + lane / 16 * 8 + lane % 8][wm * " + std::to_string(WarpM) +
+             " + mi * 16 + lane / 8 % 2 * 8]);");
+    else
+      W.line("for (int mi = 0; mi < " + MI + "; ++mi) mj_ldmatrix_x4(af" + at +
+             "[mi], &As[s][wm * " + std::to_string(WarpM) + " + mi * 16 + lane % 16][" + k16 +
+             " + lane / 16 * 8]);");
     W.line("#pragma unroll");
     W.open("for (int ni = 0; ni < " + NI + "; ni += 2)");
     W.line("unsigned r[4];");
-    W.line("mj_ldmatrix_x4_trans(r, &Bs[s][" + k16 + " + lane % 16][wn * " +
-           std::to_string(WarpN) + " + ni * 8 + lane / 16 * 8]);");
+    if (S.vecBT) // Bs[n][k] is already the fragment's column-major layout
+      W.line("mj_ldmatrix_x4(r, &Bs[s][wn * " + std::to_string(WarpN) +
+             " + ni * 8 + lane / 16 * 8 + lane % 8][" + k16 + " + lane / 8 % 2 * 8]);");
+    else
+      W.line("mj_ldmatrix_x4_trans(r, &Bs[s][" + k16 + " + lane % 16][wn * " +
+             std::to_string(WarpN) + " + ni * 8 + lane / 16 * 8]);");
     W.line("bfr" + at + "[ni][0] = r[0], bfr" + at + "[ni][1] = r[1], bfr" + at +
            "[ni + 1][0] = r[2], bfr" + at + "[ni + 1][1] = r[3];");
     W.close();

@@ -107,13 +107,11 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
            (s.bm * s.bk / per16) % s.block == 0;
   s.vecB = mm.bStrideN == 1 && mm.bStrideK % per16 == 0 && mm.N % per16 == 0 && divides(db) &&
            (s.bk * s.bn / per16) % s.block == 0;
-  if (tensorCores)
-    return;
-  // A transposed operand: float4s along the other axis of the tile.
-  s.vecAT = !s.vecA && mm.aStrideM == 1 && mm.aStrideK % 4 == 0 && mm.M % 4 == 0 && divides(da) &&
-            (s.bm * s.bk / 4) % s.block == 0;
-  s.vecBT = !s.vecB && mm.bStrideK == 1 && mm.bStrideN % 4 == 0 && mm.K % 4 == 0 && divides(db) &&
-            (s.bk * s.bn / 4) % s.block == 0;
+  // A transposed operand: 16-byte loads along the other axis of the tile.
+  s.vecAT = !s.vecA && mm.aStrideM == 1 && mm.aStrideK % per16 == 0 && mm.M % per16 == 0 &&
+            divides(da) && (s.bm * s.bk / per16) % s.block == 0;
+  s.vecBT = !s.vecB && mm.bStrideK == 1 && mm.bStrideN % per16 == 0 && mm.K % per16 == 0 &&
+            divides(db) && (s.bk * s.bn / per16) % s.block == 0;
 }
 
 } // namespace
@@ -145,7 +143,7 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   s.fragBuffers = pick.frag;
   s.block = 32 * s.warpsM * s.warpsN;
   tileGeometry(k, true, s);
-  s.sharedBytes = s.stages * (s.bm * (s.bk + 8) + s.bk * (s.bn + 8)) * 2;
+  s.sharedBytes = s.stages * (mmaTileHalves(s, true) + mmaTileHalves(s, false)) * 2;
   if (s.sharedBytes > dev.sharedPerBlockOptin)
     badOverride(llvm::formatv("a {0}x{1}x{2} tile in {3} stages needs {4} bytes of shared memory; "
                               "the device allows {5}",

@@ -158,8 +158,13 @@ std::string Schedule::describe() const {
                          "{3}x{4} warps, {5} stages in {6} bytes of shared memory, A {7}, B {8}, "
                          "grid {9} ({10}x{11} tiles)",
                          s.bm, s.bn, s.bk, s.warpsM, s.warpsN, s.stages, s.sharedBytes,
-                         s.vecA ? "by 16-byte cp.async" : "by elements",
-                         s.vecB ? "by 16-byte cp.async" : "by elements", s.grid, s.tilesM, s.tilesN)
+                         s.vecA    ? "by 16-byte cp.async"
+                         : s.vecAT ? "by 16-byte cp.async along m (stored transposed)"
+                                   : "by elements",
+                         s.vecB    ? "by 16-byte cp.async"
+                         : s.vecBT ? "by 16-byte cp.async along k (stored transposed)"
+                                   : "by elements",
+                         s.grid, s.tilesM, s.tilesN)
         .str();
   }
   }

@@ -71,12 +71,22 @@ struct ColumnSchedule : LaunchGeometry {
 struct MatmulTile : LaunchGeometry {
   unsigned bm = 128, bn = 128, bk = 16; ///< block tile
   bool vecA = false, vecB = false;      ///< 16-byte loads of A / B tiles
-  /// CUDA cores only: 16-byte loads across a tile's rows, where the operand is
-  /// stored transposed (A with m contiguous, B with k contiguous: nn.Linear's
-  /// x @ W.T and the weight gradient dY^T @ X).
+  /// 16-byte loads across a tile's rows, where the operand is stored
+  /// transposed (A with m contiguous, B with k contiguous: nn.Linear's x @ W.T
+  /// and the weight gradient dY^T @ X). The tensor-core template keeps such a
+  /// tile transposed in shared memory too (As[k][m], Bs[n][k]).
   bool vecAT = false, vecBT = false;
   int64_t tilesM = 1, tilesN = 1;
 };
+
+/// The halves one stage of a tensor-core tile takes in shared memory: rows
+/// padded by 8 halves, A as [bm][bk] (or [bk][bm] when stored transposed), B
+/// as [bk][bn] (or [bn][bk]).
+inline unsigned mmaTileHalves(const MatmulTile &t, bool isA) {
+  if (isA)
+    return t.vecAT ? t.bk * (t.bm + 8) : t.bm * (t.bk + 8);
+  return t.vecBT ? t.bn * (t.bk + 8) : t.bk * (t.bn + 8);
+}
 
 struct MatmulSimtSchedule : MatmulTile {
   unsigned tm = 8, tn = 8; ///< outputs per thread

@@ -79,36 +79,42 @@ TEST_F(Matmul, TransposedOperandsThroughPermute) {
   }
 }
 
-/// Transposed f32 operands whose contiguous axis allows float4 loads down the
-/// tile's columns (A with m contiguous, B with k contiguous), with tiles that
-/// overhang every edge, batched, and as nn.Linear writes it (x @ W.T + b).
-TEST_F(Matmul, TransposedOperandsReadAsFloat4s) {
-  {
-    Graph g("mm_t4");
-    Tensor at = g.input("at", DType::F32, {68, 132}); // A: [132, 68], m contiguous
-    Tensor bt = g.input("bt", DType::F32, {36, 68});  // B: [68, 36], k contiguous
-    g.output(matmul(at.permute({1, 0}), bt.permute({1, 0})), "c");
-    CompileOptions opt;
-    opt.compileKernels = false;
-    std::string fused = compileGraph(g, opt).fusedText();
-    EXPECT_NE(fused.find("A by float4 along m (stored transposed)"), std::string::npos) << fused;
-    EXPECT_NE(fused.find("B by float4 along k (stored transposed)"), std::string::npos) << fused;
-    expectMatches(g, 7);
-  }
-  {
-    Graph g("linear");
-    Tensor x = g.input("x", DType::F32, {260, 516});
-    Tensor w = g.input("w", DType::F32, {388, 516});
-    Tensor b = g.input("b", DType::F32, {388});
-    g.output(tanh(matmul(x, w.permute({1, 0})) + b), "y");
-    expectMatches(g, 8);
-  }
-  {
-    Graph g("batched_t");
-    Tensor a = g.input("a", DType::F32, {3, 20, 44}); // [3, 44, 20] stored transposed
-    Tensor bt = g.input("bt", DType::F32, {3, 28, 20});
-    g.output(matmul(a.permute({0, 2, 1}), bt.permute({0, 2, 1})), "c");
-    expectMatches(g, 9);
+/// Transposed operands whose contiguous axis allows 16-byte loads down the
+/// tile's columns (A with m contiguous, B with k contiguous), in every float
+/// dtype, with tiles that overhang every edge, batched, and as nn.Linear
+/// writes it (x @ W.T + b).
+TEST_F(Matmul, TransposedOperandsReadAsVectors) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE(dtypeName(t).str());
+    bool f32 = t == DType::F32;
+    {
+      Graph g("mm_t4");
+      Tensor at = g.input("at", t, {72, 136}); // A: [136, 72], m contiguous
+      Tensor bt = g.input("bt", t, {40, 72});  // B: [72, 40], k contiguous
+      g.output(matmul(at.permute({1, 0}), bt.permute({1, 0})), "c");
+      CompileOptions opt;
+      opt.compileKernels = false;
+      std::string fused = compileGraph(g, opt).fusedText();
+      std::string how = f32 ? "by float4" : "by 16-byte cp.async";
+      EXPECT_NE(fused.find("A " + how + " along m (stored transposed)"), std::string::npos) << fused;
+      EXPECT_NE(fused.find("B " + how + " along k (stored transposed)"), std::string::npos) << fused;
+      expectMatches(g, 7);
+    }
+    {
+      Graph g("linear");
+      Tensor x = g.input("x", t, {264, 520});
+      Tensor w = g.input("w", t, {392, 520});
+      Tensor b = g.input("b", t, {392});
+      g.output(tanh(matmul(x, w.permute({1, 0})) + b), "y");
+      expectMatches(g, 8);
+    }
+    {
+      Graph g("batched_t");
+      Tensor a = g.input("a", t, {3, 24, 48}); // [3, 48, 24] stored transposed
+      Tensor bt = g.input("bt", t, {3, 32, 24});
+      g.output(matmul(a.permute({0, 2, 1}), bt.permute({0, 2, 1})), "c");
+      expectMatches(g, 9);
+    }
   }
 }
 

@@ -34,8 +34,9 @@ DimVector stretchedAxes(const Shape &from, const Shape &to) {
 }
 
 /// The gradient of a broadcast: `g` summed over the stretched axes, back in
-/// the shape `to`.
-Tensor unbroadcast(const Tensor &g, const Shape &to) {
+/// the shape `to` (a copy: a shape of a node in the graph would move when
+/// the graph grows).
+Tensor unbroadcast(const Tensor &g, Shape to) {
   if (g.shape() == to)
     return g;
   DimVector axes = stretchedAxes(g.shape(), to);
@@ -224,11 +225,11 @@ private:
     // Ties split the gradient evenly among the elements that equal the extreme.
     case OpKind::Max:
     case OpKind::Min: {
-      Shape kept = keptShape(n, x(0).shape());
+      Shape in = x(0).shape(), kept = keptShape(n, in);
       Tensor hit = eq(x(0), y.reshape(kept));
       Tensor count = sum(hit.cast(y.dtype()), n.axes, /*keepdim=*/true);
       return giveTo(
-          0, [&] { return where(hit, (g.reshape(kept) / count).broadcast(x(0).shape()), zero()); });
+          0, [&] { return where(hit, (g.reshape(kept) / count).broadcast(in), zero()); });
     }
     case OpKind::Prod: return prodRule(n, y, g);
     case OpKind::Reshape: return giveTo(0, [&] { return g.reshape(x(0).shape()); });
@@ -276,7 +277,7 @@ private:
   }
 
   /// A reduction's gradient `g` broadcast back over the reduced axes.
-  Tensor spread(const Node &red, const Tensor &g, const Shape &in) {
+  Tensor spread(const Node &red, const Tensor &g, Shape in) {
     return g.reshape(keptShape(red, in)).broadcast(in);
   }
 
@@ -394,8 +395,9 @@ private:
         wrt.push_back(Map[n.operands[1]]);
     ValueId loss = Map[key.first];
     Tensor lossT(&Dst, loss);
+    Shape lossShape = lossT.shape();
     Tensor seed = key.second >= 0 ? Tensor(&Dst, Map[key.second])
-                                  : scalarLike(lossT, 1).broadcast(lossT.shape());
+                                  : scalarLike(lossT, 1).broadcast(lossShape);
     return std::make_unique<Sweep>(Dst, loss, seed, wrt);
   }
 

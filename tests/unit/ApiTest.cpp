@@ -1,6 +1,7 @@
 // The C++ API as a user meets it (ir/Builder.h, ir/Graph.h): misuse is a
 // GraphError in the C++ spelling, every op is a free function, axes come from
 // any integer range, and the composites build the nodes a user would write.
+#include "compiler/Compiler.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
@@ -267,3 +268,31 @@ TEST(Api, SiluIsXTimesSigmoid) {
   EXPECT_EQ(opsOf(a), opsOf(b));
 }
 
+// ---- what the compiler made, as data
+
+TEST(Api, CompiledGraphCountsAndSummarizesKernels) {
+  Graph g("softmax");
+  Tensor x = g.input("x", DType::F32, {64, 256});
+  g.output(softmax(x), "y");
+  CompileOptions opt;
+  opt.stopAfter = Stage::Fused; // schedules and bytes, no NVRTC
+  CompiledGraph c = compileGraph(g, opt);
+  ASSERT_EQ(c.numKernels(), 1u);
+  std::vector<KernelSummary> ks = c.kernelSummaries();
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks[0].name, c.kernels[0].name);
+  EXPECT_EQ(ks[0].schedule, c.kernels[0].schedule.describe());
+  EXPECT_EQ(ks[0].bytesRead, 64 * 256 * 4);
+  EXPECT_EQ(ks[0].bytesWritten, 64 * 256 * 4);
+  ASSERT_EQ(ks[0].reasons.size(), 1u);
+  EXPECT_EQ(ks[0].reasons[0].rfind("%y: ", 0), 0u) << ks[0].reasons[0];
+  EXPECT_NE(c.fusedText().find(ks[0].reasons[0].substr(5)), std::string::npos)
+      << "the reason is the one --emit=fused prints";
+
+  opt.fusion = false;
+  CompiledGraph eager = compileGraph(g, opt);
+  EXPECT_EQ(eager.numKernels(), 5u) << "max, sub, exp, sum, div";
+  EXPECT_EQ(eager.kernelSummaries().size(), 5u);
+  opt.stopAfter = Stage::Graph;
+  EXPECT_EQ(compileGraph(g, opt).numKernels(), 0u);
+}

@@ -1,6 +1,6 @@
 // A GeLU graph built, compiled and (with a GPU) run through an installed
 // minijit: what another project's code looks like.
-#include <minijit.h>
+#include <minijit/minijit.h>
 
 #include <iostream>
 

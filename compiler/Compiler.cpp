@@ -26,6 +26,31 @@ std::string CompiledGraph::text(Stage s) const {
   llvm_unreachable("bad stage");
 }
 
+std::vector<KernelSummary> CompiledGraph::kernelSummaries() const {
+  std::vector<KernelSummary> out;
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    KernelSummary s;
+    if (k < kernels.size()) {
+      s.name = kernels[k].name;
+      s.schedule = kernels[k].schedule.describe();
+    }
+    if (k < program.kernels.size()) {
+      s.bytesRead = program.kernels[k].bytesRead;
+      s.bytesWritten = program.kernels[k].bytesWritten;
+    }
+    for (ValueId r : plan.kernels[k].roots) {
+      const std::string &name = graph.node(r).name;
+      if (r < static_cast<ValueId>(plan.storeReason.size()) && !plan.storeReason[r].empty())
+        s.reasons.push_back("%" + name + ": " + describeReason(graph, plan.storeReason[r]));
+      if (r < static_cast<ValueId>(plan.apartReason.size()) && !plan.apartReason[r].empty())
+        s.reasons.push_back("%" + name + " has a kernel of its own: " +
+                            describeReason(graph, plan.apartReason[r]));
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 std::string CompiledGraph::graphText() const { return printGraph(graph); }
 
 std::string CompiledGraph::fusedText() const {

@@ -62,6 +62,17 @@ struct CompiledKernel {
   CachedKernel::From origin = CachedKernel::From::Compiled; ///< where the image came from
 };
 
+/// One kernel of a compiled graph as data: what `--emit=fused` says of it.
+struct KernelSummary {
+  std::string name;         ///< the extern "C" entry point
+  std::string schedule;     ///< the schedule in words ("inner_row tpr=256 vec=4 ...")
+  int64_t bytesRead = 0;    ///< each buffer it reads, once
+  int64_t bytesWritten = 0; ///< each buffer it writes, once
+  /// Why each value the kernel stores is stored ("%m: reduction result read
+  /// by a later kernel"), and why a value has a kernel of its own.
+  std::vector<std::string> reasons;
+};
+
 /// Everything the compiler produced for one graph.
 struct CompiledGraph {
   Graph graph{"main"};           ///< the graph after simplification
@@ -70,6 +81,12 @@ struct CompiledGraph {
   Program program;               ///< the runtime's copy; no cubin before Stage::Ptx ran
   std::vector<StageTime> timings;
   std::optional<Stage> reached;  ///< the last stage that ran
+
+  /// How many kernels the graph became (launches per run); 0 when the
+  /// compile stopped after Stage::Graph.
+  size_t numKernels() const { return plan.kernels.size(); }
+  /// One summary per kernel, in launch order (numKernels() of them).
+  std::vector<KernelSummary> kernelSummaries() const;
 
   /// The text of `s` (what --emit=s prints).
   std::string text(Stage s) const;

@@ -3,47 +3,102 @@
 
 #include "ir/Error.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cassert>
+
 namespace minijit {
 
 namespace {
-Graph &graphOf(const Tensor &a, const Tensor &b) {
-  if (&a.graph() != &b.graph())
-    throw GraphError("operands belong to different graphs");
-  return a.graph();
-}
-} // namespace
 
-Tensor scalarLike(const Tensor &t, double v) {
-  return Tensor(&t.graph(), t.graph().constant(v, t.dtype()));
+const char *ordinal(size_t i) {
+  static const char *const Words[] = {"first", "second", "third"};
+  return i < 3 ? Words[i] : "next";
 }
 
-Tensor unary(OpKind op, const Tensor &x) {
+/// The graph of `operands`, checked: none is empty and all belong to one
+/// graph. `what` names the op in the message; a null operand stands for a
+/// literal (a number next to a tensor), which is not checked.
+Graph &graphOf(llvm::StringRef what, std::initializer_list<const Tensor *> operands) {
+  Graph *g = nullptr;
+  size_t i = 0;
+  for (const Tensor *t : operands) {
+    if (!t) {
+      ++i;
+      continue;
+    }
+    if (t->empty())
+      throw GraphError(llvm::formatv("{0}: the {1} operand is an empty Tensor (default-constructed, "
+                                     "it belongs to no graph)",
+                                     what, ordinal(i))
+                           .str());
+    Graph *tg = &t->graph();
+    if (g && tg != g)
+      throw GraphError(llvm::formatv("{0}: the {1} operand belongs to graph '{2}' but the first "
+                                     "to graph '{3}'; a graph's values are built from its own "
+                                     "inputs",
+                                     what, ordinal(i), tg->name(), g->name())
+                           .str());
+    g = tg;
+    ++i;
+  }
+  assert(g && "an op has a tensor operand");
+  return *g;
+}
+
+/// `a op b` where one side is the number `v`, which becomes a literal of t's dtype.
+Tensor withScalar(OpKind op, const Tensor &t, double v, bool scalarFirst) {
+  graphOf(opName(op), {scalarFirst ? nullptr : &t, scalarFirst ? &t : nullptr});
+  Tensor c = scalarLike(t, v);
+  return scalarFirst ? binary(op, c, t) : binary(op, t, c);
+}
+
+Tensor addNode(Graph &g, const NodeSpec &s) { return Tensor(&g, g.add(s, Spelling::Cpp)); }
+
+Tensor view(OpKind op, const Tensor &x, const Shape &shape) {
+  Graph &g = graphOf(opName(op), {&x});
   NodeSpec s;
   s.op = op;
   s.operands = {x.id()};
-  return Tensor(&x.graph(), x.graph().add(s));
+  s.shape = shape;
+  return addNode(g, s);
+}
+
+} // namespace
+
+Tensor scalarLike(const Tensor &t, double v) {
+  Graph &g = graphOf("literal", {&t});
+  return Tensor(&g, g.constant(v, t.dtype()));
+}
+
+Tensor unary(OpKind op, const Tensor &x) {
+  Graph &g = graphOf(opName(op), {&x});
+  NodeSpec s;
+  s.op = op;
+  s.operands = {x.id()};
+  return addNode(g, s);
 }
 
 Tensor binary(OpKind op, const Tensor &a, const Tensor &b) {
-  Graph &g = graphOf(a, b);
+  Graph &g = graphOf(opName(op), {&a, &b});
   NodeSpec s;
   s.op = op;
   s.operands = {a.id(), b.id()};
-  return Tensor(&g, g.add(s));
+  return addNode(g, s);
 }
 
 Tensor operator+(const Tensor &a, const Tensor &b) { return binary(OpKind::Add, a, b); }
 Tensor operator-(const Tensor &a, const Tensor &b) { return binary(OpKind::Sub, a, b); }
 Tensor operator*(const Tensor &a, const Tensor &b) { return binary(OpKind::Mul, a, b); }
 Tensor operator/(const Tensor &a, const Tensor &b) { return binary(OpKind::Div, a, b); }
-Tensor operator+(const Tensor &a, double b) { return a + scalarLike(a, b); }
-Tensor operator-(const Tensor &a, double b) { return a - scalarLike(a, b); }
-Tensor operator*(const Tensor &a, double b) { return a * scalarLike(a, b); }
-Tensor operator/(const Tensor &a, double b) { return a / scalarLike(a, b); }
-Tensor operator+(double a, const Tensor &b) { return scalarLike(b, a) + b; }
-Tensor operator-(double a, const Tensor &b) { return scalarLike(b, a) - b; }
-Tensor operator*(double a, const Tensor &b) { return scalarLike(b, a) * b; }
-Tensor operator/(double a, const Tensor &b) { return scalarLike(b, a) / b; }
+Tensor operator+(const Tensor &a, double b) { return withScalar(OpKind::Add, a, b, false); }
+Tensor operator-(const Tensor &a, double b) { return withScalar(OpKind::Sub, a, b, false); }
+Tensor operator*(const Tensor &a, double b) { return withScalar(OpKind::Mul, a, b, false); }
+Tensor operator/(const Tensor &a, double b) { return withScalar(OpKind::Div, a, b, false); }
+Tensor operator+(double a, const Tensor &b) { return withScalar(OpKind::Add, b, a, true); }
+Tensor operator-(double a, const Tensor &b) { return withScalar(OpKind::Sub, b, a, true); }
+Tensor operator*(double a, const Tensor &b) { return withScalar(OpKind::Mul, b, a, true); }
+Tensor operator/(double a, const Tensor &b) { return withScalar(OpKind::Div, b, a, true); }
 Tensor operator-(const Tensor &x) { return unary(OpKind::Neg, x); }
 
 Tensor neg(const Tensor &x) { return unary(OpKind::Neg, x); }
@@ -66,68 +121,158 @@ Tensor ceil(const Tensor &x) { return unary(OpKind::Ceil, x); }
 Tensor logicalNot(const Tensor &x) { return unary(OpKind::Not, x); }
 
 Tensor pow(const Tensor &a, const Tensor &b) { return binary(OpKind::Pow, a, b); }
-Tensor pow(const Tensor &a, double b) { return pow(a, scalarLike(a, b)); }
+Tensor pow(const Tensor &a, double b) { return withScalar(OpKind::Pow, a, b, false); }
 Tensor maximum(const Tensor &a, const Tensor &b) { return binary(OpKind::Maximum, a, b); }
-Tensor maximum(const Tensor &a, double b) { return maximum(a, scalarLike(a, b)); }
+Tensor maximum(const Tensor &a, double b) { return withScalar(OpKind::Maximum, a, b, false); }
 Tensor minimum(const Tensor &a, const Tensor &b) { return binary(OpKind::Minimum, a, b); }
-Tensor minimum(const Tensor &a, double b) { return minimum(a, scalarLike(a, b)); }
+Tensor minimum(const Tensor &a, double b) { return withScalar(OpKind::Minimum, a, b, false); }
 Tensor eq(const Tensor &a, const Tensor &b) { return binary(OpKind::Eq, a, b); }
 Tensor ne(const Tensor &a, const Tensor &b) { return binary(OpKind::Ne, a, b); }
 Tensor lt(const Tensor &a, const Tensor &b) { return binary(OpKind::Lt, a, b); }
 Tensor le(const Tensor &a, const Tensor &b) { return binary(OpKind::Le, a, b); }
 Tensor gt(const Tensor &a, const Tensor &b) { return binary(OpKind::Gt, a, b); }
 Tensor ge(const Tensor &a, const Tensor &b) { return binary(OpKind::Ge, a, b); }
+Tensor eq(const Tensor &a, double b) { return withScalar(OpKind::Eq, a, b, false); }
+Tensor ne(const Tensor &a, double b) { return withScalar(OpKind::Ne, a, b, false); }
+Tensor lt(const Tensor &a, double b) { return withScalar(OpKind::Lt, a, b, false); }
+Tensor le(const Tensor &a, double b) { return withScalar(OpKind::Le, a, b, false); }
+Tensor gt(const Tensor &a, double b) { return withScalar(OpKind::Gt, a, b, false); }
+Tensor ge(const Tensor &a, double b) { return withScalar(OpKind::Ge, a, b, false); }
 Tensor logicalAnd(const Tensor &a, const Tensor &b) { return binary(OpKind::And, a, b); }
 Tensor logicalOr(const Tensor &a, const Tensor &b) { return binary(OpKind::Or, a, b); }
 
 Tensor where(const Tensor &cond, const Tensor &a, const Tensor &b) {
-  Graph &g = graphOf(cond, a);
-  graphOf(a, b);
+  Graph &g = graphOf("where", {&cond, &a, &b});
   NodeSpec s;
   s.op = OpKind::Where;
   s.operands = {cond.id(), a.id(), b.id()};
-  return Tensor(&g, g.add(s));
+  return addNode(g, s);
 }
 Tensor where(const Tensor &cond, const Tensor &a, double b) {
+  graphOf("where", {&cond, &a, nullptr});
   return where(cond, a, scalarLike(a, b));
 }
 Tensor where(const Tensor &cond, double a, const Tensor &b) {
+  graphOf("where", {&cond, nullptr, &b});
   return where(cond, scalarLike(b, a), b);
 }
 
-Tensor reduce(OpKind op, const Tensor &x, llvm::ArrayRef<int64_t> axes, bool keepdim) {
+Tensor reduce(OpKind op, const Tensor &x, const AxisList &axes, bool keepdim) {
+  Graph &g = graphOf(opName(op), {&x});
   NodeSpec s;
   s.op = op;
   s.operands = {x.id()};
   if (!axes.empty())
     s.axes = DimVector(axes.begin(), axes.end());
   s.keepdim = keepdim;
-  return Tensor(&x.graph(), x.graph().add(s));
+  return addNode(g, s);
 }
-Tensor sum(const Tensor &x, llvm::ArrayRef<int64_t> axes, bool keepdim) {
+Tensor sum(const Tensor &x, const AxisList &axes, bool keepdim) {
   return reduce(OpKind::Sum, x, axes, keepdim);
 }
-Tensor mean(const Tensor &x, llvm::ArrayRef<int64_t> axes, bool keepdim) {
+Tensor mean(const Tensor &x, const AxisList &axes, bool keepdim) {
   return reduce(OpKind::Mean, x, axes, keepdim);
 }
-Tensor max(const Tensor &x, llvm::ArrayRef<int64_t> axes, bool keepdim) {
+Tensor max(const Tensor &x, const AxisList &axes, bool keepdim) {
   return reduce(OpKind::Max, x, axes, keepdim);
 }
-Tensor min(const Tensor &x, llvm::ArrayRef<int64_t> axes, bool keepdim) {
+Tensor min(const Tensor &x, const AxisList &axes, bool keepdim) {
   return reduce(OpKind::Min, x, axes, keepdim);
 }
-Tensor prod(const Tensor &x, llvm::ArrayRef<int64_t> axes, bool keepdim) {
+Tensor prod(const Tensor &x, const AxisList &axes, bool keepdim) {
   return reduce(OpKind::Prod, x, axes, keepdim);
+}
+
+Tensor reshape(const Tensor &x, const Shape &shape) { return view(OpKind::Reshape, x, shape); }
+Tensor broadcast(const Tensor &x, const Shape &shape) { return view(OpKind::Broadcast, x, shape); }
+
+Tensor permute(const Tensor &x, const AxisList &perm) {
+  Graph &g = graphOf("permute", {&x});
+  NodeSpec s;
+  s.op = OpKind::Permute;
+  s.operands = {x.id()};
+  s.perm.assign(perm.begin(), perm.end());
+  return addNode(g, s);
+}
+
+Tensor cast(const Tensor &x, DType to) {
+  Graph &g = graphOf("cast", {&x});
+  NodeSpec s;
+  s.op = OpKind::Cast;
+  s.operands = {x.id()};
+  s.dtype = to;
+  return addNode(g, s);
+}
+
+Tensor transpose(const Tensor &x, int64_t a, int64_t b) {
+  graphOf("transpose", {&x});
+  auto rank = static_cast<int64_t>(x.shape().rank());
+  for (int64_t axis : {a, b})
+    if (axis < -rank || axis >= rank)
+      throw GraphError(llvm::formatv("transpose: axis {0} is out of range for rank {1} (valid: "
+                                     "{2}..{3})",
+                                     axis, rank, -rank, rank - 1)
+                           .str());
+  DimVector perm;
+  for (int64_t i = 0; i < rank; ++i)
+    perm.push_back(i);
+  std::swap(perm[a < 0 ? a + rank : a], perm[b < 0 ? b + rank : b]);
+  return permute(x, perm);
+}
+
+Tensor transpose(const Tensor &x) {
+  graphOf("transpose", {&x});
+  if (x.shape().rank() < 2)
+    throw GraphError(llvm::formatv("transpose: %{0} has shape {1}; swapping the last two axes "
+                                   "needs rank >= 2 (reshape a vector to [1, n] or [n, 1])",
+                                   x.node().name, x.shape().str())
+                         .str());
+  return transpose(x, -2, -1);
 }
 
 Tensor matmul(const Tensor &a, const Tensor &b) { return binary(OpKind::Matmul, a, b); }
 
+Tensor softmax(const Tensor &x, int64_t axis) {
+  Tensor e = exp(x - max(x, {axis}, /*keepdim=*/true));
+  return e / sum(e, {axis}, /*keepdim=*/true);
+}
+
+Tensor logSoftmax(const Tensor &x, int64_t axis) {
+  Tensor shifted = x - max(x, {axis}, /*keepdim=*/true);
+  return shifted - log(sum(exp(shifted), {axis}, /*keepdim=*/true));
+}
+
+Tensor layerNorm(const Tensor &x, const Tensor &weight, const Tensor &bias, double eps) {
+  Tensor d = x - mean(x, {-1}, /*keepdim=*/true);
+  Tensor y = d * rsqrt(mean(d * d, {-1}, /*keepdim=*/true) + eps);
+  if (!weight.empty())
+    y = y * weight;
+  if (!bias.empty())
+    y = y + bias;
+  return y;
+}
+
+Tensor rmsNorm(const Tensor &x, const Tensor &weight, double eps) {
+  Tensor y = x * rsqrt(mean(x * x, {-1}, /*keepdim=*/true) + eps);
+  return weight.empty() ? y : y * weight;
+}
+
+Tensor gelu(const Tensor &x, GeluForm form) {
+  switch (form) {
+  case GeluForm::Erf: return 0.5 * x * (1.0 + erf(x * 0.7071067811865476));
+  case GeluForm::Tanh: return 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+  }
+  return x;
+}
+
+Tensor silu(const Tensor &x) { return x * sigmoid(x); }
+
 Tensor grad(const Tensor &loss, const Tensor &w) {
-  Graph &g = graphOf(loss, w);
+  Graph &g = graphOf("grad", {&loss, &w});
   NodeSpec s;
   s.op = OpKind::Grad;
   s.operands = {loss.id(), w.id()};
-  return Tensor(&g, g.add(s));
+  return addNode(g, s);
 }
 
 std::vector<Tensor> grad(const Tensor &loss, llvm::ArrayRef<Tensor> ws) {
@@ -138,12 +283,18 @@ std::vector<Tensor> grad(const Tensor &loss, llvm::ArrayRef<Tensor> ws) {
 }
 
 Tensor vjp(const Tensor &y, const Tensor &x, const Tensor &dy) {
-  Graph &g = graphOf(y, x);
-  graphOf(y, dy);
+  Graph &g = graphOf("vjp", {&y, &x, &dy});
   NodeSpec s;
   s.op = OpKind::Vjp;
   s.operands = {y.id(), x.id(), dy.id()};
-  return Tensor(&g, g.add(s));
+  return addNode(g, s);
 }
+
+Tensor Tensor::reshape(const Shape &shape) const { return minijit::reshape(*this, shape); }
+Tensor Tensor::permute(const AxisList &perm) const { return minijit::permute(*this, perm); }
+Tensor Tensor::broadcast(const Shape &shape) const { return minijit::broadcast(*this, shape); }
+Tensor Tensor::cast(DType to) const { return minijit::cast(*this, to); }
+Tensor Tensor::transpose(int64_t a, int64_t b) const { return minijit::transpose(*this, a, b); }
+Tensor Tensor::transpose() const { return minijit::transpose(*this); }
 
 } // namespace minijit

@@ -2,13 +2,15 @@
 // Operators and functions over Tensor handles, so a GeLU is written
 //   auto y = 0.5f * x * (1.0f + tanh(0.79788456f * (x + 0.044715f * x * x * x)));
 // A plain number next to a tensor becomes a literal of the tensor's dtype.
-// Every function throws GraphError for operands that do not fit (see Ops.def).
+// Every op is a free function; the views and the cast are members too.
+// Every function throws GraphError for operands that do not fit (see Ops.def
+// and docs/FORMAT.md), for an empty (default-constructed) Tensor and for
+// tensors of two graphs; the hints in its messages are C++ (`x.cast(DType::F32)`).
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "ir/Graph.h"
 
-#include <initializer_list>
 #include <vector>
 
 namespace minijit {
@@ -72,30 +74,63 @@ Tensor where(const Tensor &cond, const Tensor &a, const Tensor &b);
 Tensor where(const Tensor &cond, const Tensor &a, double b);
 Tensor where(const Tensor &cond, double a, const Tensor &b);
 
-/// Reductions. An empty `axes` reduces every axis; negative axes count from the end.
-Tensor reduce(OpKind op, const Tensor &x, llvm::ArrayRef<int64_t> axes = {}, bool keepdim = false);
-Tensor sum(const Tensor &x, llvm::ArrayRef<int64_t> axes = {}, bool keepdim = false);
-Tensor mean(const Tensor &x, llvm::ArrayRef<int64_t> axes = {}, bool keepdim = false);
-Tensor max(const Tensor &x, llvm::ArrayRef<int64_t> axes = {}, bool keepdim = false);
-Tensor min(const Tensor &x, llvm::ArrayRef<int64_t> axes = {}, bool keepdim = false);
-Tensor prod(const Tensor &x, llvm::ArrayRef<int64_t> axes = {}, bool keepdim = false);
-inline Tensor sum(const Tensor &x, std::initializer_list<int64_t> axes, bool keepdim = false) {
-  return sum(x, llvm::ArrayRef<int64_t>(axes), keepdim);
-}
-inline Tensor mean(const Tensor &x, std::initializer_list<int64_t> axes, bool keepdim = false) {
-  return mean(x, llvm::ArrayRef<int64_t>(axes), keepdim);
-}
-inline Tensor max(const Tensor &x, std::initializer_list<int64_t> axes, bool keepdim = false) {
-  return max(x, llvm::ArrayRef<int64_t>(axes), keepdim);
-}
-inline Tensor min(const Tensor &x, std::initializer_list<int64_t> axes, bool keepdim = false) {
-  return min(x, llvm::ArrayRef<int64_t>(axes), keepdim);
-}
-inline Tensor prod(const Tensor &x, std::initializer_list<int64_t> axes, bool keepdim = false) {
-  return prod(x, llvm::ArrayRef<int64_t>(axes), keepdim);
-}
+/// Comparisons with a number, which takes x's dtype: `ne(x, 0)`.
+Tensor eq(const Tensor &a, double b);
+Tensor ne(const Tensor &a, double b);
+Tensor lt(const Tensor &a, double b);
+Tensor le(const Tensor &a, double b);
+Tensor gt(const Tensor &a, double b);
+Tensor ge(const Tensor &a, double b);
+
+/// Reductions. An empty `axes` reduces every axis; negative axes count from
+/// the end. `axes` is any integer range (AxisList): `sum(x, {1}, true)`,
+/// `sum(x, std::vector<int>{0, 2})`.
+Tensor reduce(OpKind op, const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
+Tensor sum(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
+Tensor mean(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
+Tensor max(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
+Tensor min(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
+Tensor prod(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
+
+/// Views and the cast; each is also a member of Tensor (x.reshape(...)).
+/// reshape keeps the row-major order and the element count.
+Tensor reshape(const Tensor &x, const Shape &shape);
+/// Output dim i is input dim perm[i].
+Tensor permute(const Tensor &x, const AxisList &perm);
+/// Stretches size-1 dims and adds leading dims (numpy style).
+Tensor broadcast(const Tensor &x, const Shape &shape);
+/// Converts to `to` (see Ops.def for rounding and saturation).
+Tensor cast(const Tensor &x, DType to);
+/// Swaps axes a and b (negative counts from the end): a permute.
+Tensor transpose(const Tensor &x, int64_t a, int64_t b);
+/// Swaps the last two axes (a matrix's transpose); throws GraphError below rank 2.
+Tensor transpose(const Tensor &x);
 
 Tensor matmul(const Tensor &a, const Tensor &b);
+
+// ---- composites: the nodes a user would write, built for them (none is an
+// op of its own; the compiler sees exactly the ops spelled out below).
+
+/// exp(x - max(x)) / sum(exp(x - max(x))) along `axis`, keepdim reductions.
+Tensor softmax(const Tensor &x, int64_t axis = -1);
+/// (x - max(x)) - log(sum(exp(x - max(x)))) along `axis`.
+Tensor logSoftmax(const Tensor &x, int64_t axis = -1);
+/// Layer normalization over the last axis, as nn.LayerNorm(x.shape[-1]):
+/// d = x - mean(x); d * rsqrt(mean(d * d) + eps) * weight + bias. An empty
+/// weight or bias Tensor leaves that step out.
+Tensor layerNorm(const Tensor &x, const Tensor &weight = {}, const Tensor &bias = {},
+                 double eps = 1e-5);
+/// RMS normalization over the last axis: x * rsqrt(mean(x * x) + eps) * weight
+/// (an empty weight leaves the product out).
+Tensor rmsNorm(const Tensor &x, const Tensor &weight = {}, double eps = 1e-6);
+/// The two forms of GeLU, as PyTorch's F.gelu(approximate=...).
+enum class GeluForm {
+  Erf,  ///< 0.5 * x * (1 + erf(x / sqrt(2))), approximate='none'
+  Tanh, ///< 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), approximate='tanh'
+};
+Tensor gelu(const Tensor &x, GeluForm form = GeluForm::Erf);
+/// x * sigmoid(x) (SiLU, swish).
+Tensor silu(const Tensor &x);
 
 /// d loss / d w (a grad node, expanded by ir/Autodiff.h when the graph is
 /// compiled or evaluated): loss has one element, w is any float value of the

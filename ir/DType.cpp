@@ -23,6 +23,17 @@ llvm::StringRef dtypeName(DType t) {
   llvm_unreachable("bad dtype");
 }
 
+llvm::StringRef dtypeCppName(DType t) {
+  switch (t) {
+  case DType::F32: return "DType::F32";
+  case DType::F16: return "DType::F16";
+  case DType::BF16: return "DType::BF16";
+  case DType::I32: return "DType::I32";
+  case DType::Bool: return "DType::Bool";
+  }
+  llvm_unreachable("bad dtype");
+}
+
 std::optional<DType> parseDType(llvm::StringRef s) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool})
     if (s == dtypeName(t))

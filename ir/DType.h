@@ -17,6 +17,8 @@ enum class DType : uint8_t { F32, F16, BF16, I32, Bool };
 
 /// The spelling used by the text format: "f32", "f16", "bf16", "i32", "bool".
 llvm::StringRef dtypeName(DType t);
+/// The C++ API's spelling, for messages: "DType::F32", "DType::Bool".
+llvm::StringRef dtypeCppName(DType t);
 /// Parses a spelling of dtypeName; std::nullopt for anything else.
 std::optional<DType> parseDType(llvm::StringRef s);
 /// Bytes per element as stored in memory (bool is one byte holding 0 or 1).

@@ -40,28 +40,47 @@ bool accepts(OperandTypes t, DType d) {
   return false;
 }
 
-void checkOperandType(OpKind op, DType d) {
+/// `%x`, or "a literal" for a constant (which has no name).
+std::string refOf(const Node &n) { return n.name.empty() ? "a literal" : "%" + n.name; }
+
+/// `x.cast(DType::F32)` or `cast %x to=f32`: how the user would write a
+/// cast of value `name`, in the language the graph is being built in.
+std::string castHint(llvm::StringRef name, DType to, Spelling spelling) {
+  if (spelling == Spelling::Cpp)
+    return llvm::formatv("`{0}.cast({1})`", name, dtypeCppName(to)).str();
+  return llvm::formatv("`cast %{0} to={1}`", name, dtypeName(to)).str();
+}
+
+/// `ne(x, 0)` or `ne %x, 0`.
+std::string compareHint(llvm::StringRef name, Spelling spelling) {
+  if (spelling == Spelling::Cpp)
+    return llvm::formatv("`ne({0}, 0)`", name).str();
+  return llvm::formatv("`ne %{0}, 0`", name).str();
+}
+
+void checkOperandType(OpKind op, const Node &x, Spelling spelling) {
   OperandTypes t = opInfo(op).operands;
-  if (accepts(t, d))
+  if (accepts(t, x.dtype))
     return;
   std::string hint;
   if (t == OperandTypes::Float)
-    hint = "; cast it first (e.g. `cast %x to=f32`)";
-  else if (t == OperandTypes::Numeric && d == DType::Bool)
-    hint = "; cast it first (e.g. `cast %x to=i32`)";
+    hint = "; cast it first (e.g. " + castHint(x.name, DType::F32, spelling) + ")";
+  else if (t == OperandTypes::Numeric && x.dtype == DType::Bool)
+    hint = "; cast it first (e.g. " + castHint(x.name, DType::I32, spelling) + ")";
   else if (t == OperandTypes::Bool)
-    hint = "; compare first (e.g. `ne %x, 0`)";
-  fail(llvm::formatv("{0}: operand has dtype {1} but needs {2}{3}", opName(op), dtypeName(d),
-                     operandTypesText(t), hint)
+    hint = "; compare first (e.g. " + compareHint(x.name, spelling) + ")";
+  fail(llvm::formatv("{0}: operand {1} has dtype {2} but needs {3}{4}", opName(op), refOf(x),
+                     dtypeName(x.dtype), operandTypesText(t), hint)
            .str());
 }
 
-void checkSameDType(OpKind op, DType a, DType b) {
-  if (a == b)
+void checkSameDType(OpKind op, const Node &a, const Node &b, Spelling spelling) {
+  if (a.dtype == b.dtype)
     return;
-  fail(llvm::formatv("{0}: operands have different dtypes {1} and {2}; insert a cast (e.g. "
-                     "`cast %b to={1}`)",
-                     opName(op), dtypeName(a), dtypeName(b))
+  fail(llvm::formatv("{0}: operands have different dtypes {1} ({2}) and {3} ({4}); insert a "
+                     "cast (e.g. {5})",
+                     opName(op), dtypeName(a.dtype), refOf(a), dtypeName(b.dtype), refOf(b),
+                     castHint(b.name, a.dtype, spelling))
            .str());
 }
 
@@ -116,7 +135,7 @@ std::string Graph::freshName() {
   }
 }
 
-ValueId Graph::add(const NodeSpec &spec) {
+ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
   Node n;
   n.op = spec.op;
   n.operands = spec.operands;
@@ -182,14 +201,14 @@ ValueId Graph::add(const NodeSpec &spec) {
   }
   case OpClass::Unary:
     checkArity(spec.op, spec.operands.size(), 1);
-    checkOperandType(spec.op, operand(0).dtype);
+    checkOperandType(spec.op, operand(0), spelling);
     n.dtype = operand(0).dtype;
     n.shape = operand(0).shape;
     break;
   case OpClass::Binary: {
     checkArity(spec.op, spec.operands.size(), 2);
-    checkSameDType(spec.op, operand(0).dtype, operand(1).dtype);
-    checkOperandType(spec.op, operand(0).dtype);
+    checkSameDType(spec.op, operand(0), operand(1), spelling);
+    checkOperandType(spec.op, operand(0), spelling);
     n.shape = broadcastShapes(operand(0).shape, operand(1).shape, op);
     n.dtype = opInfo(spec.op).boolResult ? DType::Bool : operand(0).dtype;
     break;
@@ -197,11 +216,12 @@ ValueId Graph::add(const NodeSpec &spec) {
   case OpClass::Select: {
     checkArity(spec.op, spec.operands.size(), 3);
     if (operand(0).dtype != DType::Bool)
-      fail(llvm::formatv("where: condition has dtype {0} but must be bool; compare first (e.g. "
-                         "`ne %c, 0`)",
-                         dtypeName(operand(0).dtype))
+      fail(llvm::formatv("where: condition %{0} has dtype {1} but must be bool; compare first "
+                         "(e.g. {2})",
+                         operand(0).name, dtypeName(operand(0).dtype),
+                         compareHint(operand(0).name, spelling))
                .str());
-    checkSameDType(spec.op, operand(1).dtype, operand(2).dtype);
+    checkSameDType(spec.op, operand(1), operand(2), spelling);
     Shape s = broadcastShapes(operand(0).shape, operand(1).shape, op);
     n.shape = broadcastShapes(s, operand(2).shape, op);
     n.dtype = operand(1).dtype;
@@ -215,7 +235,7 @@ ValueId Graph::add(const NodeSpec &spec) {
   case OpClass::Reduce: {
     checkArity(spec.op, spec.operands.size(), 1);
     const Node &x = operand(0);
-    checkOperandType(spec.op, x.dtype);
+    checkOperandType(spec.op, x, spelling);
     int rank = static_cast<int>(x.shape.rank());
     DimVector axes;
     if (!spec.axes) {
@@ -305,8 +325,8 @@ ValueId Graph::add(const NodeSpec &spec) {
   case OpClass::Matmul: {
     checkArity(spec.op, spec.operands.size(), 2);
     const Node &a = operand(0), &b = operand(1);
-    checkSameDType(spec.op, a.dtype, b.dtype);
-    checkOperandType(spec.op, a.dtype);
+    checkSameDType(spec.op, a, b, spelling);
+    checkOperandType(spec.op, a, spelling);
     if (a.shape.rank() < 2 || b.shape.rank() < 2)
       fail(llvm::formatv("matmul: operands must have rank >= 2, got {0} and {1}; reshape a "
                          "vector to [1, n] or [n, 1]",
@@ -342,8 +362,10 @@ ValueId Graph::add(const NodeSpec &spec) {
     floatOnly(x, isVjp ? "the input" : "the value");
     if (!isVjp && y.shape.numel() != 1)
       fail(llvm::formatv("grad: the loss %{0} has shape {1} ({2} elements) but must have one "
-                         "element; reduce it first (e.g. `mean %{0}`) or use vjp",
-                         y.name, y.shape.str(), y.shape.numel())
+                         "element; reduce it first (e.g. {3}) or use vjp",
+                         y.name, y.shape.str(), y.shape.numel(),
+                         spelling == Spelling::Cpp ? llvm::formatv("`mean({0})`", y.name).str()
+                                                   : llvm::formatv("`mean %{0}`", y.name).str())
                .str());
     if (isVjp) {
       const Node &dy = operand(2);
@@ -401,8 +423,14 @@ void Graph::output(ValueId id, llvm::StringRef name) {
     fail(llvm::formatv("output: {0} is not a value of graph '{1}'", id, Name).str());
   if (Nodes[id].op == OpKind::Constant)
     fail("output: a literal cannot be a graph result; compute it from an input");
-  if (!name.empty() && name != Nodes[id].name)
+  if (!name.empty() && name != Nodes[id].name) {
+    if (Nodes[id].op == OpKind::Input)
+      fail(llvm::formatv("output: %{0} is an argument of graph '{1}'; returning it as %{2} would "
+                         "rename the argument, so it is returned as %{0} or not at all",
+                         Nodes[id].name, Name, name)
+               .str());
     rename(id, name);
+  }
   Outputs.push_back(id);
   Updates.push_back(-1);
 }
@@ -436,12 +464,16 @@ void Graph::update(ValueId input, ValueId value) {
 }
 
 void Graph::update(const Tensor &input, const Tensor &value) {
+  if (input.empty() || value.empty())
+    fail("update: the tensor is empty (default-constructed)");
   if (&input.graph() != this || &value.graph() != this)
     fail("update: the tensor belongs to another graph");
   update(input.id(), value.id());
 }
 
 void Graph::output(const Tensor &t, llvm::StringRef name) {
+  if (t.empty())
+    fail("output: the tensor is empty (default-constructed)");
   if (&t.graph() != this)
     fail("output: the tensor belongs to another graph");
   output(t.id(), name);
@@ -471,40 +503,13 @@ void Graph::rename(ValueId id, llvm::StringRef name) {
   Names[name] = id;
 }
 
-Tensor Tensor::reshape(const Shape &shape) const {
-  NodeSpec s;
-  s.op = OpKind::Reshape;
-  s.operands = {Id};
-  s.shape = shape;
-  return Tensor(G, G->add(s));
-}
-
-Tensor Tensor::permute(llvm::ArrayRef<int64_t> perm) const {
-  NodeSpec s;
-  s.op = OpKind::Permute;
-  s.operands = {Id};
-  s.perm.assign(perm.begin(), perm.end());
-  return Tensor(G, G->add(s));
-}
-
-Tensor Tensor::broadcast(const Shape &shape) const {
-  NodeSpec s;
-  s.op = OpKind::Broadcast;
-  s.operands = {Id};
-  s.shape = shape;
-  return Tensor(G, G->add(s));
-}
-
-Tensor Tensor::cast(DType to) const {
-  NodeSpec s;
-  s.op = OpKind::Cast;
-  s.operands = {Id};
-  s.dtype = to;
-  return Tensor(G, G->add(s));
+void Tensor::failEmpty() {
+  fail("an empty Tensor (default-constructed) belongs to no graph; make tensors with "
+       "Graph::input or an op on another tensor");
 }
 
 Tensor Tensor::named(llvm::StringRef name) const {
-  G->rename(Id, name);
+  graph().rename(Id, name);
   return *this;
 }
 

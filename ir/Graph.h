@@ -13,7 +13,10 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <concepts>
+#include <initializer_list>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -61,6 +64,33 @@ NodeSpec specOf(const Node &n);
 
 class Tensor;
 
+/// A list of axes (or a permutation) from any range of integers: a braced
+/// list `{0, 1}`, std::vector<int>, std::span<const int64_t>, std::array ...
+/// An empty list means "not given" where an op has a default (a reduction of
+/// every axis).
+class AxisList {
+public:
+  AxisList() = default;
+  template <std::integral I> AxisList(std::initializer_list<I> axes) : Axes(axes.begin(), axes.end()) {}
+  template <std::ranges::input_range R>
+    requires std::integral<std::ranges::range_value_t<R>>
+  AxisList(const R &axes) : Axes(std::ranges::begin(axes), std::ranges::end(axes)) {}
+
+  bool empty() const { return Axes.empty(); }
+  size_t size() const { return Axes.size(); }
+  const int64_t *begin() const { return Axes.data(); }
+  const int64_t *end() const { return Axes.data() + Axes.size(); }
+  int64_t operator[](size_t i) const { return Axes[i]; }
+
+private:
+  std::vector<int64_t> Axes;
+};
+
+/// The language a graph is being built in, which the hints of Graph::add's
+/// errors are written in: the text format (`cast %x to=f32`, the parser's) or
+/// the C++ API (`x.cast(DType::F32)`, ir/Builder.h's).
+enum class Spelling { Text, Cpp };
+
 class Graph {
 public:
   explicit Graph(std::string name = "main");
@@ -84,15 +114,19 @@ public:
   /// Checks `spec` (operands exist, dtypes and shapes agree, attributes are in
   /// range, the graph stays within the limits of ir/Limits.h), infers the
   /// result type and appends the node. Throws GraphError with the numbers
-  /// when something is wrong.
-  ValueId add(const NodeSpec &spec);
+  /// when something is wrong; its hints use `spelling`.
+  ValueId add(const NodeSpec &spec, Spelling spelling = Spelling::Text);
 
   /// Declares a graph argument.
   Tensor input(llvm::StringRef name, DType dtype, const Shape &shape);
   /// A scalar literal of the given dtype: i32 and bool values must be exact;
   /// float values are kept at f32 precision (f16/bf16 arithmetic is in f32).
   ValueId constant(double value, DType dtype);
-  /// Marks a value as a result of the graph, optionally renaming it.
+  /// Marks a value as a result of the graph, optionally renaming it. An
+  /// argument keeps its name (callers bind inputs by it): naming an argument
+  /// returned as an output throws GraphError; return it under its own name.
+  /// Throws GraphError for a literal, a value or Tensor of another graph, or
+  /// an empty Tensor.
   void output(ValueId id, llvm::StringRef name = "");
   void output(const Tensor &t, llvm::StringRef name = "");
   /// Marks `value` as a result of the graph that is also written into the
@@ -127,26 +161,45 @@ private:
 };
 
 /// A handle on one value of a graph, for building graphs that read like the
-/// math (see ir/Builder.h). The graph must outlive its handles.
+/// math (see ir/Builder.h). The graph must outlive its handles. A
+/// default-constructed Tensor is empty: it belongs to no graph, and every
+/// accessor and op on it throws GraphError.
 class Tensor {
 public:
   Tensor() = default;
   Tensor(Graph *g, ValueId id) : G(g), Id(id) {}
 
-  Graph &graph() const { return *G; }
+  /// True for a default-constructed Tensor.
+  bool empty() const { return G == nullptr; }
+  explicit operator bool() const { return !empty(); }
+
+  /// The graph the value belongs to; throws GraphError for an empty Tensor.
+  Graph &graph() const {
+    if (!G)
+      failEmpty();
+    return *G;
+  }
   ValueId id() const { return Id; }
-  const Node &node() const { return G->node(Id); }
+  const Node &node() const { return graph().node(Id); }
   DType dtype() const { return node().dtype; }
   const Shape &shape() const { return node().shape; }
 
+  /// The views and the cast, as members; each is also a free function of
+  /// ir/Builder.h (reshape(x, shape), ...), which documents them.
   Tensor reshape(const Shape &shape) const;
-  Tensor permute(llvm::ArrayRef<int64_t> perm) const;
+  Tensor permute(const AxisList &perm) const;
   Tensor broadcast(const Shape &shape) const;
   Tensor cast(DType to) const;
+  /// Swaps axes a and b (negative counts from the end): a permute.
+  Tensor transpose(int64_t a, int64_t b) const;
+  /// Swaps the last two axes (a matrix's transpose); rank >= 2.
+  Tensor transpose() const;
   /// Renames the value (its printed %name) and returns it.
   Tensor named(llvm::StringRef name) const;
 
 private:
+  [[noreturn]] static void failEmpty();
+
   Graph *G = nullptr;
   ValueId Id = -1;
 };

@@ -93,8 +93,8 @@ int runSample(const std::string &title, const Graph &g, const HandWritten &hw) {
     CompiledGraph fused = compileGraph(g, opt);
     opt.fusion = false;
     CompiledGraph eager = compileGraph(g, opt);
-    llvm::outs() << "Fused, the graph is " << fused.program.kernels.size()
-                 << " kernel; one kernel per op (fusion off) it is " << eager.program.kernels.size()
+    llvm::outs() << "Fused, the graph is " << fused.numKernels()
+                 << " kernel; one kernel per op (fusion off) it is " << eager.numKernels()
                  << ". The fused kernel minijit generates:\n\n";
     for (const CompiledKernel &k : fused.kernels)
       llvm::outs() << k.cuda << "\n";

@@ -27,8 +27,8 @@ int run(int64_t dim, int layers, int64_t batch, bool check) {
     CompiledGraph c = compileGraph(g, opt);
     opt.fusion = false;
     CompiledGraph e = compileGraph(g, opt);
-    llvm::outs() << "fused: " << c.program.kernels.size() << " kernels, unfused: "
-                 << e.program.kernels.size() << ". The first layer's fused kernel:\n\n"
+    llvm::outs() << "fused: " << c.numKernels() << " kernels, unfused: "
+                 << e.numKernels() << ". The first layer's fused kernel:\n\n"
                  << c.kernels[0].cuda << "\nNo GPU here (" << why << "): nothing to run.\n\n";
     return 0;
   }

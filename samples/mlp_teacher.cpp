@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
       CompileOptions opt;
       opt.device = dev.properties();
       CompiledGraph c = compileGraph(g, opt);
-      llvm::outs() << "one step: " << c.program.kernels.size() << " kernels\n";
+      llvm::outs() << "one step: " << c.numKernels() << " kernels\n";
       Executable exe(dev, c.program);
       exe.setGraphReplay(true);
       std::vector<DeviceTensor> din, dout = exe.allocateOutputs();

@@ -115,8 +115,8 @@ int run(int64_t dim, int layers, int64_t batch, bool small) {
     CompiledGraph fused = compileGraph(train, opt);
     opt.fusion = false;
     CompiledGraph eager = compileGraph(train, opt);
-    llvm::outs() << "fused: " << fused.program.kernels.size()
-                 << " kernels, one kernel per op: " << eager.program.kernels.size()
+    llvm::outs() << "fused: " << fused.numKernels()
+                 << " kernels, one kernel per op: " << eager.numKernels()
                  << ". The first backward kernel (a matmul with the GeLU derivative as its "
                     "epilogue):\n\n"
                  << fused.kernels[layers].cuda << "\nNo GPU here (" << why << "): nothing to run.\n\n";

@@ -25,8 +25,7 @@ const char *templateName(ScheduleKind k) {
 
 std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
   std::vector<KernelDescription> ds;
-  const Graph &g = c.graph;
-  const FusionPlan &plan = c.plan;
+  std::vector<KernelSummary> summaries = c.kernelSummaries();
   for (size_t k = 0; k < c.program.kernels.size(); ++k) {
     KernelDescription d;
     int64_t total = c.program.kernels[k].flops;
@@ -44,15 +43,8 @@ std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
     }
     if (total - onTensorCores > 0 || d.flops.empty())
       d.flops.push_back({"cuda_cores", "f32", total - onTensorCores});
-    if (k < plan.kernels.size())
-      for (ValueId r : plan.kernels[k].roots) {
-        const std::string &name = g.node(r).name;
-        if (r < static_cast<ValueId>(plan.storeReason.size()) && !plan.storeReason[r].empty())
-          d.fusionReasons.push_back("%" + name + ": " + describeReason(g, plan.storeReason[r]));
-        if (r < static_cast<ValueId>(plan.apartReason.size()) && !plan.apartReason[r].empty())
-          d.fusionReasons.push_back("%" + name + " has a kernel of its own: " +
-                                    describeReason(g, plan.apartReason[r]));
-      }
+    if (k < summaries.size())
+      d.fusionReasons = summaries[k].reasons;
     ds.push_back(std::move(d));
   }
   return ds;

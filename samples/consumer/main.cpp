@@ -1,6 +1,6 @@
 // A GeLU graph built, compiled and (with a GPU) run through an installed
 // minijit: what another project's code looks like.
-#include <minijit.h>
+#include <minijit/minijit.h>
 
 #include <iostream>
 
@@ -8,12 +8,13 @@ int main() {
   using namespace minijit;
   Graph g("gelu");
   Tensor x = g.input("x", DType::F32, {1 << 20});
-  g.output(0.5f * x * (1.0f + tanh(0.79788456f * (x + 0.044715f * x * x * x))), "y");
+  g.output(gelu(x, GeluForm::Tanh), "y");
   try {
     CompiledGraph c = compileGraph(g);
-    std::cout << "minijit " << minijitVersion() << ": " << c.program.kernels.size()
-              << " kernel, " << c.program.kernels[0].cubin.size() << " bytes of CUBIN\n"
-              << c.kernels[0].cuda;
+    std::cout << "minijit " << minijitVersion() << ": " << c.numKernels() << " kernel\n";
+    for (const KernelSummary &k : c.kernelSummaries())
+      std::cout << "  " << k.name << " (" << k.schedule << "): reads " << k.bytesRead
+                << " bytes, writes " << k.bytesWritten << "\n";
     std::string why;
     if (!Device::available(&why)) {
       std::cout << "no GPU (" << why << "): compiled only\n";

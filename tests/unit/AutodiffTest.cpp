@@ -386,7 +386,7 @@ TEST(Autodiff, ErrorsNameTheValue) {
   EXPECT_EQ(graphErrorOf([&] { grad(x, x); }),
             "grad: the loss %x has shape [4] (4 elements) but must have one "
             "element; reduce it "
-            "first (e.g. `mean %x`) or use vjp");
+            "first (e.g. `mean(x)`) or use vjp");
   Tensor dy = g.input("dy", DType::F32, {3});
   EXPECT_EQ(graphErrorOf([&] { vjp(x, x, dy); }),
             "vjp: the cotangent is f32[3] but must have the output %x's type f32[4]");

@@ -187,40 +187,41 @@ TEST(GraphErrors, MixedDTypesSuggestACast) {
   Tensor h = g.input("h", DType::F16, {4});
   EXPECT_EQ(
       graphErrorOf([&] { x + h; }),
-      "add: operands have different dtypes f32 and f16; insert a cast (e.g. `cast %b to=f32`)");
+      "add: operands have different dtypes f32 (%x) and f16 (%h); insert a cast (e.g. "
+      "`h.cast(DType::F32)`)");
 }
 
 TEST(GraphErrors, BoolWhereAFloatIsNeeded) {
   Graph g;
   Tensor b = g.input("b", DType::Bool, {4});
   EXPECT_EQ(graphErrorOf([&] { exp(b); }),
-            "exp: operand has dtype bool but needs a floating-point type (f32, f16 or bf16); cast "
-            "it first (e.g. `cast %x to=f32`)");
+            "exp: operand %b has dtype bool but needs a floating-point type (f32, f16 or bf16); "
+            "cast it first (e.g. `b.cast(DType::F32)`)");
 }
 
 TEST(GraphErrors, IntegerWhereAFloatIsNeeded) {
   Graph g;
   Tensor i = g.input("i", DType::I32, {4});
   EXPECT_EQ(graphErrorOf([&] { mean(i); }),
-            "mean: operand has dtype i32 but needs a floating-point type (f32, f16 or bf16); cast "
-            "it first (e.g. `cast %x to=f32`)");
+            "mean: operand %i has dtype i32 but needs a floating-point type (f32, f16 or bf16); "
+            "cast it first (e.g. `i.cast(DType::F32)`)");
 }
 
 TEST(GraphErrors, BoolWhereANumberIsNeeded) {
   Graph g;
   Tensor b = g.input("b", DType::Bool, {4});
   EXPECT_EQ(graphErrorOf([&] { b + b; }),
-            "add: operand has dtype bool but needs a numeric type (f32, f16, bf16 or i32); cast it "
-            "first (e.g. `cast %x to=i32`)");
+            "add: operand %b has dtype bool but needs a numeric type (f32, f16, bf16 or i32); cast "
+            "it first (e.g. `b.cast(DType::I32)`)");
 }
 
 TEST(GraphErrors, NumberWhereABoolIsNeeded) {
   Graph g;
   Tensor x = g.input("x", DType::F32, {4});
   EXPECT_EQ(graphErrorOf([&] { logicalNot(x); }),
-            "not: operand has dtype f32 but needs bool; compare first (e.g. `ne %x, 0`)");
+            "not: operand %x has dtype f32 but needs bool; compare first (e.g. `ne(x, 0)`)");
   EXPECT_EQ(graphErrorOf([&] { logicalAnd(x, x); }),
-            "and: operand has dtype f32 but needs bool; compare first (e.g. `ne %x, 0`)");
+            "and: operand %x has dtype f32 but needs bool; compare first (e.g. `ne(x, 0)`)");
 }
 
 TEST(GraphErrors, ShapesThatDoNotBroadcast) {
@@ -337,15 +338,15 @@ TEST(GraphErrors, MatmulNeedsFloats) {
   Graph g;
   Tensor a = g.input("a", DType::I32, {2, 2});
   EXPECT_EQ(graphErrorOf([&] { matmul(a, a); }),
-            "matmul: operand has dtype i32 but needs a floating-point type (f32, f16 or bf16); "
-            "cast it first (e.g. `cast %x to=f32`)");
+            "matmul: operand %a has dtype i32 but needs a floating-point type (f32, f16 or bf16); "
+            "cast it first (e.g. `a.cast(DType::F32)`)");
 }
 
 TEST(GraphErrors, WhereWithANonBoolCondition) {
   Graph g;
   Tensor x = g.input("x", DType::F32, {4});
   EXPECT_EQ(graphErrorOf([&] { where(x, x, x); }),
-            "where: condition has dtype f32 but must be bool; compare first (e.g. `ne %c, 0`)");
+            "where: condition %x has dtype f32 but must be bool; compare first (e.g. `ne(x, 0)`)");
 }
 
 TEST(GraphErrors, WhereWithMixedBranches) {
@@ -354,8 +355,8 @@ TEST(GraphErrors, WhereWithMixedBranches) {
   Tensor x = g.input("x", DType::F32, {4});
   Tensor i = g.input("i", DType::I32, {4});
   EXPECT_EQ(graphErrorOf([&] { where(c, x, i); }),
-            "where: operands have different dtypes f32 and i32; insert a cast (e.g. `cast %b "
-            "to=f32`)");
+            "where: operands have different dtypes f32 (%x) and i32 (%i); insert a cast (e.g. "
+            "`i.cast(DType::F32)`)");
 }
 
 TEST(GraphErrors, DuplicateNames) {
@@ -470,10 +471,12 @@ TEST(GraphErrors, LiteralsHaveNoName) {
 }
 
 TEST(GraphErrors, OperandsOfDifferentGraphs) {
-  Graph g, h;
+  Graph g("g"), h("h");
   Tensor x = g.input("x", DType::F32, {2});
   Tensor y = h.input("y", DType::F32, {2});
-  EXPECT_EQ(graphErrorOf([&] { x + y; }), "operands belong to different graphs");
+  EXPECT_EQ(graphErrorOf([&] { x + y; }),
+            "add: the second operand belongs to graph 'h' but the first to graph 'g'; a graph's "
+            "values are built from its own inputs");
 }
 
 TEST(GraphErrors, ResultShapeMustBeValid) {

@@ -367,11 +367,11 @@ TEST(ParseErrors, DeclaredTypeMismatch) {
 
 TEST(ParseErrors, GraphErrorsPointAtTheOp) {
   EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = add %x, %h\n  return %y\n}\n"),
-            "t.mj:2:8: error: add: operands have different dtypes f32 and f16; insert a cast (e.g. "
-            "`cast %b to=f32`)");
+            "t.mj:2:8: error: add: operands have different dtypes f32 (%x) and f16 (%h); insert a "
+            "cast (e.g. `cast %h to=f32`)");
   EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = where %x, %x, %x\n  return %y\n}\n"),
-            "t.mj:2:8: error: where: condition has dtype f32 but must be bool; compare first (e.g. "
-            "`ne %c, 0`)");
+            "t.mj:2:8: error: where: condition %x has dtype f32 but must be bool; compare first "
+            "(e.g. `ne %x, 0`)");
   EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = exp %x, %x\n  return %y\n}\n"),
             "t.mj:2:8: error: exp: expects 1 operand, got 2");
 }

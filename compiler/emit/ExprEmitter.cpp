@@ -158,7 +158,9 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Reshape:
     case OpKind::Permute:
     case OpKind::Broadcast:
-    case OpKind::Matmul: break;
+    case OpKind::Matmul:
+    case OpKind::Grad:
+    case OpKind::Vjp: break;
     }
     llvm_unreachable("not an elementwise op");
   }
@@ -179,7 +181,7 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
-  case OpKind::Broadcast: case OpKind::Matmul: break;
+  case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
   }
   llvm_unreachable("not a reduction");
 }
@@ -200,7 +202,7 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
-  case OpKind::Broadcast: case OpKind::Matmul: break;
+  case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
   }
   llvm_unreachable("not a reduction");
 }

@@ -173,7 +173,7 @@ private:
     case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
     case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
-    case OpKind::Prod: case OpKind::Matmul: break;
+    case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
     }
     llvm_unreachable("not a view");
   }

@@ -227,7 +227,9 @@ private:
     case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
     case OpKind::Where: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
-    case OpKind::Matmul: break;
+    case OpKind::Matmul:
+    case OpKind::Grad:
+    case OpKind::Vjp: break;
     }
     return emit(s);
   }

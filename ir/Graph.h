@@ -18,6 +18,7 @@
 #include <optional>
 #include <ranges>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace minijit {
@@ -68,12 +69,23 @@ class Tensor;
 /// list `{0, 1}`, std::vector<int>, std::span<const int64_t>, std::array ...
 /// An empty list means "not given" where an op has a default (a reduction of
 /// every axis).
+/// An integer type an axis may be given in: not bool, not a character type
+/// (so a string is not a list of axes).
+template <typename I>
+concept AxisInteger = std::integral<I> && !std::same_as<std::remove_cv_t<I>, bool> &&
+                      !std::same_as<std::remove_cv_t<I>, char> &&
+                      !std::same_as<std::remove_cv_t<I>, char8_t> &&
+                      !std::same_as<std::remove_cv_t<I>, char16_t> &&
+                      !std::same_as<std::remove_cv_t<I>, char32_t> &&
+                      !std::same_as<std::remove_cv_t<I>, wchar_t>;
+
 class AxisList {
 public:
   AxisList() = default;
-  template <std::integral I> AxisList(std::initializer_list<I> axes) : Axes(axes.begin(), axes.end()) {}
+  template <AxisInteger I>
+  AxisList(std::initializer_list<I> axes) : Axes(axes.begin(), axes.end()) {}
   template <std::ranges::input_range R>
-    requires std::integral<std::ranges::range_value_t<R>>
+    requires AxisInteger<std::ranges::range_value_t<R>>
   AxisList(const R &axes) : Axes(std::ranges::begin(axes), std::ranges::end(axes)) {}
 
   bool empty() const { return Axes.empty(); }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace minijit;
@@ -180,6 +181,10 @@ TEST(Api, AxesFromAnyIntegerRange) {
   EXPECT_EQ(permute(x, std::vector<int>{1, 2, 0}).shape(), Shape({3, 4, 2}));
   EXPECT_EQ(x.permute(std::array<int64_t, 3>{2, 1, 0}).shape(), Shape({4, 3, 2}));
   EXPECT_EQ(max(x).shape(), Shape({})) << "no axes: every axis";
+  static_assert(std::is_convertible_v<std::vector<unsigned>, AxisList>);
+  static_assert(!std::is_convertible_v<std::string, AxisList>, "a string is not a list of axes");
+  static_assert(!std::is_convertible_v<std::vector<bool>, AxisList>);
+  static_assert(!std::is_convertible_v<std::vector<double>, AxisList>);
 }
 
 TEST(Api, ComparisonsWithANumber) {

@@ -206,6 +206,13 @@ public:
   Tensor transpose(int64_t a, int64_t b) const;
   /// Swaps the last two axes (a matrix's transpose); rank >= 2.
   Tensor transpose() const;
+  /// The reductions, as members (x.sum({1}, true)); each is also a free
+  /// function of ir/Builder.h. No axes: every axis.
+  Tensor sum(const AxisList &axes = {}, bool keepdim = false) const;
+  Tensor mean(const AxisList &axes = {}, bool keepdim = false) const;
+  Tensor max(const AxisList &axes = {}, bool keepdim = false) const;
+  Tensor min(const AxisList &axes = {}, bool keepdim = false) const;
+  Tensor prod(const AxisList &axes = {}, bool keepdim = false) const;
   /// Renames the value (its printed %name) and returns it.
   Tensor named(llvm::StringRef name) const;
 

@@ -187,6 +187,21 @@ TEST(Api, AxesFromAnyIntegerRange) {
   static_assert(!std::is_convertible_v<std::vector<double>, AxisList>);
 }
 
+TEST(Api, ReductionsAreMembersToo) {
+  Graph g;
+  Tensor x = g.input("x", DType::F32, {2, 3, 4});
+  Tensor s = x.sum({1}, true);
+  EXPECT_EQ(s.node().op, OpKind::Sum);
+  EXPECT_EQ(s.shape(), Shape({2, 1, 4}));
+  EXPECT_EQ(x.mean(std::vector<int>{0, 2}).shape(), Shape({3}));
+  EXPECT_EQ(x.max().shape(), Shape({}));
+  EXPECT_EQ(x.min({-1}).node().op, OpKind::Min);
+  EXPECT_EQ(x.prod({0}).node().axes, DimVector({0}));
+  EXPECT_EQ(graphErrorOf([&] { Tensor().sum(); }),
+            "sum: the first operand is an empty Tensor (default-constructed, it belongs to no "
+            "graph)");
+}
+
 TEST(Api, ComparisonsWithANumber) {
   Graph g;
   Tensor x = g.input("x", DType::I32, {4});

@@ -65,10 +65,6 @@ NodeSpec specOf(const Node &n);
 
 class Tensor;
 
-/// A list of axes (or a permutation) from any range of integers: a braced
-/// list `{0, 1}`, std::vector<int>, std::span<const int64_t>, std::array ...
-/// An empty list means "not given" where an op has a default (a reduction of
-/// every axis).
 /// An integer type an axis may be given in: not bool, not a character type
 /// (so a string is not a list of axes).
 template <typename I>
@@ -79,6 +75,10 @@ concept AxisInteger = std::integral<I> && !std::same_as<std::remove_cv_t<I>, boo
                       !std::same_as<std::remove_cv_t<I>, char32_t> &&
                       !std::same_as<std::remove_cv_t<I>, wchar_t>;
 
+/// A list of axes (or a permutation) from any range of integers: a braced
+/// list `{0, 1}`, std::vector<int>, std::span<const int64_t>, std::array ...
+/// An empty list means "not given" where an op has a default (a reduction of
+/// every axis).
 class AxisList {
 public:
   AxisList() = default;

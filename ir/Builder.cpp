@@ -296,5 +296,20 @@ Tensor Tensor::broadcast(const Shape &shape) const { return minijit::broadcast(*
 Tensor Tensor::cast(DType to) const { return minijit::cast(*this, to); }
 Tensor Tensor::transpose(int64_t a, int64_t b) const { return minijit::transpose(*this, a, b); }
 Tensor Tensor::transpose() const { return minijit::transpose(*this); }
+Tensor Tensor::sum(const AxisList &axes, bool keepdim) const {
+  return minijit::sum(*this, axes, keepdim);
+}
+Tensor Tensor::mean(const AxisList &axes, bool keepdim) const {
+  return minijit::mean(*this, axes, keepdim);
+}
+Tensor Tensor::max(const AxisList &axes, bool keepdim) const {
+  return minijit::max(*this, axes, keepdim);
+}
+Tensor Tensor::min(const AxisList &axes, bool keepdim) const {
+  return minijit::min(*this, axes, keepdim);
+}
+Tensor Tensor::prod(const AxisList &axes, bool keepdim) const {
+  return minijit::prod(*this, axes, keepdim);
+}
 
 } // namespace minijit

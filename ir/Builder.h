@@ -2,7 +2,8 @@
 // Operators and functions over Tensor handles, so a GeLU is written
 //   auto y = 0.5f * x * (1.0f + tanh(0.79788456f * (x + 0.044715f * x * x * x)));
 // A plain number next to a tensor becomes a literal of the tensor's dtype.
-// Every op is a free function; the views and the cast are members too.
+// Every op is a free function; the views, the cast and the reductions are
+// members too.
 // Every function throws GraphError for operands that do not fit (see Ops.def
 // and docs/FORMAT.md), for an empty (default-constructed) Tensor and for
 // tensors of two graphs; the hints in its messages are C++ (`x.cast(DType::F32)`).

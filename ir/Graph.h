@@ -18,6 +18,7 @@
 #include <optional>
 #include <ranges>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace minijit {
@@ -64,6 +65,16 @@ NodeSpec specOf(const Node &n);
 
 class Tensor;
 
+/// An integer type an axis may be given in: not bool, not a character type
+/// (so a string is not a list of axes).
+template <typename I>
+concept AxisInteger = std::integral<I> && !std::same_as<std::remove_cv_t<I>, bool> &&
+                      !std::same_as<std::remove_cv_t<I>, char> &&
+                      !std::same_as<std::remove_cv_t<I>, char8_t> &&
+                      !std::same_as<std::remove_cv_t<I>, char16_t> &&
+                      !std::same_as<std::remove_cv_t<I>, char32_t> &&
+                      !std::same_as<std::remove_cv_t<I>, wchar_t>;
+
 /// A list of axes (or a permutation) from any range of integers: a braced
 /// list `{0, 1}`, std::vector<int>, std::span<const int64_t>, std::array ...
 /// An empty list means "not given" where an op has a default (a reduction of
@@ -71,9 +82,10 @@ class Tensor;
 class AxisList {
 public:
   AxisList() = default;
-  template <std::integral I> AxisList(std::initializer_list<I> axes) : Axes(axes.begin(), axes.end()) {}
+  template <AxisInteger I>
+  AxisList(std::initializer_list<I> axes) : Axes(axes.begin(), axes.end()) {}
   template <std::ranges::input_range R>
-    requires std::integral<std::ranges::range_value_t<R>>
+    requires AxisInteger<std::ranges::range_value_t<R>>
   AxisList(const R &axes) : Axes(std::ranges::begin(axes), std::ranges::end(axes)) {}
 
   bool empty() const { return Axes.empty(); }
@@ -194,6 +206,13 @@ public:
   Tensor transpose(int64_t a, int64_t b) const;
   /// Swaps the last two axes (a matrix's transpose); rank >= 2.
   Tensor transpose() const;
+  /// The reductions, as members (x.sum({1}, true)); each is also a free
+  /// function of ir/Builder.h. No axes: every axis.
+  Tensor sum(const AxisList &axes = {}, bool keepdim = false) const;
+  Tensor mean(const AxisList &axes = {}, bool keepdim = false) const;
+  Tensor max(const AxisList &axes = {}, bool keepdim = false) const;
+  Tensor min(const AxisList &axes = {}, bool keepdim = false) const;
+  Tensor prod(const AxisList &axes = {}, bool keepdim = false) const;
   /// Renames the value (its printed %name) and returns it.
   Tensor named(llvm::StringRef name) const;
 

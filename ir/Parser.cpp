@@ -221,6 +221,41 @@ private:
     return "'" + shown(t.text) + "'";
   }
   void consume() { Cur = Lex.next(); }
+  /// The token after Cur, without consuming anything.
+  Token peek() const {
+    Lexer ahead = Lex;
+    return ahead.next();
+  }
+  /// "unknown op 'X'" with the nearest op, a word on composites, or the list.
+  static std::string unknownOpMessage(llvm::StringRef name) {
+    std::string msg = "unknown op '" + shown(name) + "'";
+    // The composites of ir/Builder.h are not ops: say what they are made of.
+    static const char *const Composites[][3] = {
+        {"softmax", "softmax", "max, sub, exp, sum and div"},
+        {"logsoftmax", "logSoftmax", "max, sub, exp, sum and log"},
+        {"layernorm", "layerNorm", "mean, sub, mul, add and rsqrt"},
+        {"rmsnorm", "rmsNorm", "mul, mean, add and rsqrt"},
+        {"gelu", "gelu", "mul, add and erf (or tanh)"},
+        {"silu", "silu", "sigmoid and mul"}};
+    std::string key = name.lower();
+    llvm::erase_value(key, '_');
+    for (const auto &c : Composites)
+      if (key == c[0])
+        return msg + llvm::formatv("; {0} is not an op but is written with {1} (docs/FORMAT.md; "
+                                   "the C++ API builds it as {2}(x))",
+                                   shown(name), c[2], c[1])
+                         .str();
+    llvm::StringRef hint = suggestOpName(name);
+    if (!hint.empty())
+      return msg + "; did you mean '" + hint.str() + "'?";
+    msg += " (the ops:";
+    for (unsigned i = 0; i < kNumOps; ++i) {
+      auto k = static_cast<OpKind>(i);
+      if (k != OpKind::Input && k != OpKind::Constant)
+        msg += " " + opName(k).str();
+    }
+    return msg + ")";
+  }
   Token expect(Tok k, llvm::StringRef what) {
     if (Cur.kind != k)
       error(Cur, llvm::formatv("expected {0}, got {1}", what, describe(Cur)).str());
@@ -408,13 +443,8 @@ private:
     expect(Tok::Equals, "'=' after %" + shown(nameTok.text));
     Token opTok = expect(Tok::Ident, "an op name");
     std::optional<OpKind> op = parseOpName(opTok.text);
-    if (!op) {
-      std::string msg = "unknown op '" + shown(opTok.text) + "'";
-      llvm::StringRef hint = suggestOpName(opTok.text);
-      if (!hint.empty())
-        msg += "; did you mean '" + hint.str() + "'?";
-      error(opTok, msg);
-    }
+    if (!op)
+      error(opTok, unknownOpMessage(opTok.text));
     llvm::SmallVector<Operand, 3> operands;
     operands.push_back(parseOperand());
     while (Cur.kind == Tok::Comma) {
@@ -424,6 +454,12 @@ private:
       if (operands.size() > 3)
         error(at, llvm::formatv("{0}: too many operands", opName(*op)).str());
     }
+    // `add %x %h`: an operand without the comma before it (a value not
+    // followed by '=' does not start the next statement).
+    if (Cur.kind == Tok::Number || (Cur.kind == Tok::Value && peek().kind != Tok::Equals))
+      error(Cur, llvm::formatv("expected ',' before the next operand of {0}, got {1}",
+                               opName(*op), describe(Cur))
+                     .str());
 
     NodeSpec spec;
     spec.op = *op;

@@ -30,7 +30,10 @@ std::vector<Graph> loadGraphs(const std::string &file, const std::string &only) 
       one.push_back(std::move(g));
       return one;
     }
-  throw ParseError(file, 0, 0, "no graph named '" + only + "' in the file");
+  std::string names;
+  for (const Graph &g : gs)
+    names += (names.empty() ? "" : ", ") + g.name();
+  throw ParseError(file, 0, 0, "no graph named '" + only + "' in the file (it has: " + names + ")");
 }
 
 /// A flag whose value is wrong (a --input file that does not hold its

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace minijit;
@@ -180,6 +181,25 @@ TEST(Api, AxesFromAnyIntegerRange) {
   EXPECT_EQ(permute(x, std::vector<int>{1, 2, 0}).shape(), Shape({3, 4, 2}));
   EXPECT_EQ(x.permute(std::array<int64_t, 3>{2, 1, 0}).shape(), Shape({4, 3, 2}));
   EXPECT_EQ(max(x).shape(), Shape({})) << "no axes: every axis";
+  static_assert(std::is_convertible_v<std::vector<unsigned>, AxisList>);
+  static_assert(!std::is_convertible_v<std::string, AxisList>, "a string is not a list of axes");
+  static_assert(!std::is_convertible_v<std::vector<bool>, AxisList>);
+  static_assert(!std::is_convertible_v<std::vector<double>, AxisList>);
+}
+
+TEST(Api, ReductionsAreMembersToo) {
+  Graph g;
+  Tensor x = g.input("x", DType::F32, {2, 3, 4});
+  Tensor s = x.sum({1}, true);
+  EXPECT_EQ(s.node().op, OpKind::Sum);
+  EXPECT_EQ(s.shape(), Shape({2, 1, 4}));
+  EXPECT_EQ(x.mean(std::vector<int>{0, 2}).shape(), Shape({3}));
+  EXPECT_EQ(x.max().shape(), Shape({}));
+  EXPECT_EQ(x.min({-1}).node().op, OpKind::Min);
+  EXPECT_EQ(x.prod({0}).node().axes, DimVector({0}));
+  EXPECT_EQ(graphErrorOf([&] { Tensor().sum(); }),
+            "sum: the first operand is an empty Tensor (default-constructed, it belongs to no "
+            "graph)");
 }
 
 TEST(Api, ComparisonsWithANumber) {

@@ -262,11 +262,42 @@ TEST(ParseErrors, UnknownOpWithAHint) {
 
 TEST(ParseErrors, UnknownOpWithoutAHint) {
   EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = frobnicate %x\n  return %y\n}\n"),
-            "t.mj:2:8: error: unknown op 'frobnicate'");
+            "t.mj:2:8: error: unknown op 'frobnicate' (the ops: neg abs exp exp2 log log2 sqrt "
+            "rsqrt sin cos tanh sigmoid erf relu recip floor ceil not add sub mul div pow maximum "
+            "minimum eq ne lt le gt ge and or where cast sum mean max min prod reshape permute "
+            "broadcast matmul grad vjp)");
   // "input" and "constant" are not spellable.
   EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = constant %x\n  return %y\n}\n")
                 .rfind("t.mj:2:8: error: unknown op 'constant'", 0),
             0u);
+}
+
+TEST(ParseErrors, CompositesAreNotOps) {
+  EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = softmax %x\n  return %y\n}\n"),
+            "t.mj:2:8: error: unknown op 'softmax'; softmax is not an op but is written with max, "
+            "sub, exp, sum and div (docs/FORMAT.md; the C++ API builds it as softmax(x))");
+  EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = layer_norm %x\n  return %y\n}\n"),
+            "t.mj:2:8: error: unknown op 'layer_norm'; layer_norm is not an op but is written "
+            "with mean, sub, mul, add and rsqrt (docs/FORMAT.md; the C++ API builds it as "
+            "layerNorm(x))");
+  EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = silu %x\n  return %y\n}\n"),
+            "t.mj:2:8: error: unknown op 'silu'; silu is not an op but is written with sigmoid "
+            "and mul (docs/FORMAT.md; the C++ API builds it as silu(x))")
+      << "not 'did you mean sin'";
+}
+
+TEST(ParseErrors, MissingCommaBetweenOperands) {
+  // Found by issue 19: "add: expects 2 operands, got 1", or "%h is already defined".
+  EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = mul %x %x\n  return %y\n}\n"),
+            "t.mj:2:15: error: expected ',' before the next operand of mul, got '%x'");
+  EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = mul %x 2\n  return %y\n}\n"),
+            "t.mj:2:15: error: expected ',' before the next operand of mul, got '2'");
+  EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = where %c, %x %x\n  return %y\n}\n"),
+            "t.mj:2:21: error: expected ',' before the next operand of where, got '%x'");
+  // The next statement's %name (followed by '=') is not an operand.
+  std::vector<Graph> gs =
+      parseGraphs(std::string(kHeader) + "  %y = exp %x %z = exp %y\n  return %z\n}\n", "t.mj");
+  ASSERT_EQ(gs.size(), 1u);
 }
 
 TEST(ParseErrors, UndefinedValue) {

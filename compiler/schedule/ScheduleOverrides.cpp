@@ -36,7 +36,9 @@ ScheduleOverrides parseScheduleOverrides(llvm::StringRef text) {
   llvm::SmallVector<llvm::StringRef, 8> parts;
   text.split(parts, ',', -1, false);
   for (llvm::StringRef p : parts) {
-    auto [key, value] = p.trim().split('=');
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one.
+    std::pair<llvm::StringRef, llvm::StringRef> kv = p.trim().split('=');
+    llvm::StringRef key = kv.first, value = kv.second;
     const Key *k = llvm::find_if(kKeys, [&](const Key &k) { return key == k.name; });
     if (k == std::end(kKeys))
       throw CompileError("schedule override: unknown key '" + key.str() +

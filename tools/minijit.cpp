@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/Harness.h"
 #include "tools/ProfileRecords.h"
+#include "tools/Reduce.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -12,6 +13,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
+
+#include <sys/wait.h>
 
 using namespace minijit;
 
@@ -296,6 +300,66 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
   return status;
 }
 
+/// Runs `until` on `g` written to a scratch file: true when it exits 0.
+bool stillFails(const Graph &g, const std::string &until, const std::string &path) {
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      throw GraphError("reduce: cannot write " + path + ": " + ec.message());
+    printGraph(os, g);
+  }
+  std::string cmd = until;
+  size_t at = cmd.find("{}");
+  if (at == std::string::npos)
+    cmd += " " + path;
+  for (; at != std::string::npos; at = cmd.find("{}", at + path.size()))
+    cmd.replace(at, 2, path);
+  llvm::outs().flush();
+  int rc = std::system(cmd.c_str());
+  return rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
+}
+
+int cmdReduce(const std::vector<Graph> &gs, const std::string &file, const std::string &until,
+              const std::string &outPath) {
+  if (gs.size() != 1) {
+    llvm::errs() << "minijit: reduce takes one graph; " << file << " has " << gs.size()
+                 << ": pick one with --graph NAME\n";
+    return kUsage;
+  }
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("minijit-reduce", dir)) {
+    llvm::errs() << "minijit: reduce: cannot make a scratch folder: " << ec.message() << "\n";
+    return kFailed;
+  }
+  std::string path = (dir + "/candidate.mj").str();
+  if (!stillFails(gs[0], until, path)) {
+    llvm::errs() << "minijit: reduce: the command does not succeed on " << file
+                 << " itself, so there is nothing to keep while reducing\n";
+    llvm::sys::fs::remove_directories(dir);
+    return kFailed;
+  }
+  ReduceStats stats;
+  Graph small = reduceGraph(
+      gs[0], [&](const Graph &c) { return stillFails(c, until, path); }, &stats);
+  llvm::sys::fs::remove_directories(dir);
+  std::string text = printGraph(small);
+  if (outPath.empty()) {
+    llvm::outs() << text;
+  } else {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(outPath, ec);
+    if (ec) {
+      llvm::errs() << "minijit: cannot write " << outPath << ": " << ec.message() << "\n";
+      return kFailed;
+    }
+    os << text;
+  }
+  llvm::errs() << llvm::formatv("reduce: {0} ops to {1} in {2} tries ({3} kept)\n",
+                                countOps(gs[0]), countOps(small), stats.tries, stats.accepted);
+  return kOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -305,12 +369,20 @@ int main(int argc, char **argv) {
   cl::SubCommand compileCmd("compile", "compile FILE and print a stage");
   cl::SubCommand runCmd("run", "run FILE on the GPU (seeded random inputs)");
   cl::SubCommand compareCmd("compare", "fused vs unfused on the GPU, side by side");
+  cl::SubCommand reduceCmd("reduce", "shrink FILE's graph while a command keeps succeeding on it");
   cl::opt<std::string> file(cl::Positional, cl::desc("FILE.mj"), cl::Required, cl::sub(checkCmd),
                             cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
-                            cl::sub(compareCmd));
+                            cl::sub(compareCmd), cl::sub(reduceCmd));
   cl::opt<std::string> graph("graph", cl::desc("only the graph with this name"), cl::sub(checkCmd),
                              cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
-                             cl::sub(compareCmd));
+                             cl::sub(compareCmd), cl::sub(reduceCmd));
+  cl::opt<std::string> until(
+      "until",
+      cl::desc("the shell command that says a candidate still shows the problem (exit status "
+               "0); {} stands for the candidate's .mj file, appended when absent"),
+      cl::value_desc("CMD"), cl::sub(reduceCmd));
+  cl::opt<std::string> reduceOut("o", cl::desc("write the reduced graph here (default: stdout)"),
+                                 cl::value_desc("FILE"), cl::sub(reduceCmd));
   cl::opt<uint64_t> seed("seed", cl::desc("seed of the random inputs"), cl::init(0),
                          cl::sub(evalCmd), cl::sub(runCmd), cl::sub(compareCmd));
   cl::list<std::string> inputFiles(
@@ -349,9 +421,14 @@ int main(int argc, char **argv) {
     llvm::errs() << errStream.str();
     return kUsage;
   }
-  if (!checkCmd && !evalCmd && !compileCmd && !runCmd && !compareCmd) {
-    llvm::errs() << "usage: minijit {check|eval|compile|run|compare} FILE [options]; see "
+  if (!checkCmd && !evalCmd && !compileCmd && !runCmd && !compareCmd && !reduceCmd) {
+    llvm::errs() << "usage: minijit {check|eval|compile|run|compare|reduce} FILE [options]; see "
                     "minijit --help\n";
+    return kUsage;
+  }
+  if (reduceCmd && until.empty()) {
+    llvm::errs() << "minijit: reduce needs --until CMD: a command that exits 0 while a "
+                    "candidate still shows the problem, e.g. --until \"! minijit run {} --check\"\n";
     return kUsage;
   }
   std::vector<Graph> gs;
@@ -374,6 +451,8 @@ int main(int argc, char **argv) {
       return cmdEval(gs, seed, data);
     if (compileCmd)
       return cmdCompile(gs, !noFusion, emit, arch, timing);
+    if (reduceCmd)
+      return cmdReduce(gs, file, until, reduceOut);
     RunFlags f;
     f.fusion = !noFusion;
     f.check = check;

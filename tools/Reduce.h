@@ -1,0 +1,31 @@
+//===- tools/Reduce.h - shrink a graph while a condition holds --*- C++ -*-===//
+// The reducer behind `minijit reduce`: given a graph that shows a problem (a
+// mismatch, an error) and a test that says whether a candidate still shows
+// it, greedily removes outputs, bypasses ops (a use of an op is replaced by
+// one of its operands of the same type), returns an output's operand in its
+// place, and drops what no output needs, until no step keeps the condition. What remains is a small regression test.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <functional>
+
+namespace minijit {
+
+struct ReduceStats {
+  unsigned tries = 0;    ///< candidates tested
+  unsigned accepted = 0; ///< candidates that kept the condition
+};
+
+/// The smallest graph the greedy steps reach from `g` for which `interesting`
+/// stays true; `g` itself must be interesting (the caller checks). Every
+/// candidate is a valid graph: a bypassed op is replaced by an operand of its
+/// own dtype and shape. Names of the values that remain are kept.
+Graph reduceGraph(const Graph &g, const std::function<bool(const Graph &)> &interesting,
+                  ReduceStats *stats = nullptr);
+
+/// The number of ops of `g` (values other than arguments and literals).
+unsigned countOps(const Graph &g);
+
+} // namespace minijit

@@ -193,8 +193,9 @@ def train_rows(only, runs):
     return rows
 
 
-def time_fn(fn, arg_sets, runs, warmup=10):
-    """Median microseconds per call, events around each call, rotating buffer sets."""
+def call_times_us(fn, arg_sets, runs, warmup):
+    """Microseconds of each of `runs` calls (after `warmup`), events around each call,
+    rotating buffer sets."""
     for i in range(warmup):
         fn(*arg_sets[i % len(arg_sets)])
     torch.cuda.synchronize()
@@ -207,7 +208,12 @@ def time_fn(fn, arg_sets, runs, warmup=10):
         end.record()
         end.synchronize()
         us.append(start.elapsed_time(end) * 1000.0)
-    return statistics.median(us)
+    return us
+
+
+def time_fn(fn, arg_sets, runs, warmup=10):
+    """Median microseconds per call."""
+    return statistics.median(call_times_us(fn, arg_sets, runs, warmup))
 
 
 def host_loop_us(fn, args, calls=2000):
@@ -302,17 +308,7 @@ def time_sweep_fn(fn, arg_sets, budget_s=0.3, most=100, least=5):
     estimate_us = start.elapsed_time(end) * 1000.0
     runs = max(least, min(most, int(budget_s * 1e6 / max(estimate_us, 1e-3))))
     warmup = max(1, min(10, int(budget_s / 10 * 1e6 / max(estimate_us, 1e-3))))
-    for i in range(warmup):
-        fn(*arg_sets[i % len(arg_sets)])
-    torch.cuda.synchronize()
-    us = []
-    for i in range(runs):
-        args = arg_sets[i % len(arg_sets)]
-        start.record()
-        fn(*args)
-        end.record()
-        end.synchronize()
-        us.append(start.elapsed_time(end) * 1000.0)
+    us = call_times_us(fn, arg_sets, runs, warmup)
     return {"min": min(us), "median": statistics.median(us), "max": max(us)}, runs
 
 

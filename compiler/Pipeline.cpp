@@ -118,8 +118,8 @@ void assembleProgram(CompiledGraph &c, const std::string &arch) {
     }
   for (ValueId o : g.outputs())
     p.outputs.push_back(storedBuffer[o]);
-  for (ValueId in : g.updates())
-    p.updates.push_back(in < 0 ? -1 : static_cast<int>(llvm::find(g.inputs(), in) - g.inputs().begin()));
+  for (size_t o = 0; o < g.outputs().size(); ++o)
+    p.updates.push_back(g.updatedInput(o));
 
   std::vector<int> firstUse(p.buffers.size(), -1), lastUse(p.buffers.size(), -1);
   for (size_t k = 0; k < c.kernels.size(); ++k) {

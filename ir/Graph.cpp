@@ -463,6 +463,12 @@ void Graph::update(ValueId input, ValueId value) {
   Updates.push_back(input);
 }
 
+int Graph::updatedInput(size_t o) const {
+  if (Updates[o] < 0)
+    return -1;
+  return static_cast<int>(llvm::find(Inputs, Updates[o]) - Inputs.begin());
+}
+
 void Graph::update(const Tensor &input, const Tensor &value) {
   if (input.empty() || value.empty())
     fail("update: the tensor is empty (default-constructed)");

@@ -122,6 +122,9 @@ public:
   /// Parallel to outputs(): the argument each output updates in place, or
   /// -1 for a plain output.
   llvm::ArrayRef<ValueId> updates() const { return Updates; }
+  /// The position in inputs() of the argument output `o` updates in place,
+  /// or -1 for a plain output.
+  int updatedInput(size_t o) const;
 
   /// Checks `spec` (operands exist, dtypes and shapes agree, attributes are in
   /// range, the graph stays within the limits of ir/Limits.h), infers the

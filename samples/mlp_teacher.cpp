@@ -130,8 +130,7 @@ int main(int argc, char **argv) {
       for (int s = 0; s < kSteps; ++s) {
         std::vector<HostTensor> out = evaluate(g, host);
         losses.set(s, out[0].get(0));
-        for (size_t o = 1; o < out.size(); ++o)
-          host[llvm::find(g.inputs(), g.updates()[o]) - g.inputs().begin()] = out[o];
+        applyUpdates(g, host, out);
       }
     }
     for (int s = 0; s < kSteps; s += kEvery)

@@ -62,10 +62,7 @@ bool checkAccumulation(const Graph &g, const Device &gpu, int64_t dim) {
   std::vector<DeviceTensor> din = upload(gpu, host), dout = exe.allocateOutputs();
   for (int step = 0; step < 5; ++step) {
     exe.enqueue(din, dout);
-    std::vector<HostTensor> ref = evaluate(g, host);
-    for (size_t o = 0; o < g.outputs().size(); ++o)
-      if (g.updates()[o] >= 0)
-        host[llvm::find(g.inputs(), g.updates()[o]) - g.inputs().begin()] = ref[o];
+    applyUpdates(g, host, evaluate(g, host));
   }
   exe.synchronize();
   double worst = 0;
@@ -91,10 +88,8 @@ bool checkSgd(const Device &gpu, int64_t dim, int layers, int64_t batch) {
   exe.enqueue(din, dout);
   exe.synchronize();
   double worst = 0;
-  for (size_t o = 1; o < g.outputs().size(); ++o) {
-    size_t in = llvm::find(g.inputs(), g.updates()[o]) - g.inputs().begin();
-    worst = std::max(worst, relativeError(din[in].download(), ref[o]));
-  }
+  for (size_t o = 1; o < g.outputs().size(); ++o)
+    worst = std::max(worst, relativeError(din[g.updatedInput(o)].download(), ref[o]));
   bool ok = worst < 1e-5;
   llvm::outs() << llvm::formatv("one SGD step in place (lr 0.5): the 32 parameters differ from the "
                                 "CPU reference by at most {0:e2} (relative) {1}\n",

@@ -59,6 +59,13 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
   return r;
 }
 
+void applyUpdates(const Graph &g, std::vector<HostTensor> &inputs,
+                  llvm::ArrayRef<HostTensor> outputs) {
+  for (size_t o = 0; o < outputs.size(); ++o)
+    if (int in = g.updatedInput(o); in >= 0)
+      inputs[in] = outputs[o];
+}
+
 void poisonTensors(std::vector<DeviceTensor> &tensors) {
   for (DeviceTensor &t : tensors) {
     HostTensor poison(t.dtype(), t.shape());

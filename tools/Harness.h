@@ -33,6 +33,12 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
                        const std::vector<HostTensor> *inputs = nullptr,
                        std::optional<std::vector<HostTensor>> reference = std::nullopt);
 
+/// What a run does to its inputs, on the host: each output that updates an
+/// argument in place replaces that argument's tensor in `inputs`, so the CPU
+/// reference can take the same steps as the device.
+void applyUpdates(const Graph &g, std::vector<HostTensor> &inputs,
+                  llvm::ArrayRef<HostTensor> outputs);
+
 /// Fills every tensor with the NaN poison (see HostTensor::poison), so an
 /// element a kernel never writes is caught.
 void poisonTensors(std::vector<DeviceTensor> &tensors);

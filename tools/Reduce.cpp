@@ -15,6 +15,16 @@ struct Edit {
   std::vector<ValueId> replaced;  ///< per value: the value that stands for it
 };
 
+/// The edit that changes nothing.
+Edit unchanged(const Graph &g) {
+  Edit e;
+  e.keepOutput.assign(g.outputs().size(), true);
+  e.outputAs.assign(g.outputs().begin(), g.outputs().end());
+  for (size_t i = 0; i < g.size(); ++i)
+    e.replaced.push_back(static_cast<ValueId>(i));
+  return e;
+}
+
 /// The graph `edit` describes: live values only, arguments that nothing reads
 /// dropped, names kept.
 Graph rebuild(const Graph &g, const Edit &edit) {
@@ -84,15 +94,6 @@ public:
   }
 
 private:
-  static Edit identity(const Graph &g) {
-    Edit e;
-    e.keepOutput.assign(g.outputs().size(), true);
-    e.outputAs.assign(g.outputs().begin(), g.outputs().end());
-    for (size_t i = 0; i < g.size(); ++i)
-      e.replaced.push_back(static_cast<ValueId>(i));
-    return e;
-  }
-
   std::optional<Graph> accept(const Graph &candidate) {
     if (Stats)
       ++Stats->tries;
@@ -107,7 +108,7 @@ private:
     if (g.outputs().size() < 2)
       return std::nullopt;
     for (size_t i = 0; i < g.outputs().size(); ++i) {
-      Edit e = identity(g);
+      Edit e = unchanged(g);
       e.keepOutput[i] = false;
       if (std::optional<Graph> r = accept(rebuild(g, e)))
         return r;
@@ -126,7 +127,7 @@ private:
         const Node &on = g.node(o);
         if (on.op == OpKind::Constant || on.dtype != n.dtype || on.shape != n.shape)
           continue;
-        Edit e = identity(g);
+        Edit e = unchanged(g);
         e.replaced[i] = o;
         if (std::optional<Graph> r = accept(rebuild(g, e)))
           return r;
@@ -144,7 +145,7 @@ private:
       for (ValueId o : g.node(g.outputs()[i]).operands) {
         if (g.node(o).op == OpKind::Constant)
           continue;
-        Edit e = identity(g);
+        Edit e = unchanged(g);
         e.outputAs[i] = o;
         if (std::optional<Graph> r = accept(rebuild(g, e)))
           return r;
@@ -167,12 +168,7 @@ unsigned countOps(const Graph &g) {
 
 Graph reduceGraph(const Graph &g, const std::function<bool(const Graph &)> &interesting,
                   ReduceStats *stats) {
-  Edit whole;
-  whole.keepOutput.assign(g.outputs().size(), true);
-  whole.outputAs.assign(g.outputs().begin(), g.outputs().end());
-  for (size_t i = 0; i < g.size(); ++i)
-    whole.replaced.push_back(static_cast<ValueId>(i));
-  return Reducer(interesting, stats).run(rebuild(g, whole));
+  return Reducer(interesting, stats).run(rebuild(g, unchanged(g)));
 }
 
 } // namespace minijit

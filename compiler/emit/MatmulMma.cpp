@@ -91,37 +91,33 @@ private:
       return;
     }
     std::string cols8 = std::to_string(o.cols / 8);
-    W.line("#pragma unroll");
-    W.open("for (int i = 0; i < " + std::to_string(o.rows * o.cols / 8 / S.block) + "; ++i)");
-    W.line("const int e = threadIdx.x + i * " + std::to_string(S.block) + ";");
-    W.line("const int r = e / " + cols8 + ", c = e % " + cols8 + " * 8;");
-    W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
-           o.col0 + " + c;");
-    std::string src = o.param->name + " + (" + o.batch + " + " + o.rowVar + " * " +
-                      std::to_string(o.rowStride) + " + " + o.colVar + ")";
-    std::string ok = inBounds(o);
-    if (ok.empty()) {
-      W.line("mj_cp_async16(&" + arr + ", " + src + ", true);");
-    } else {
-      W.line("const bool ok = " + ok + ";");
-      W.line("mj_cp_async16(&" + arr + ", ok ? " + src + " : " + o.param->name + ", ok);");
-    }
-    W.close();
+    cpAsyncLoop(o, "const int r = e / " + cols8 + ", c = e % " + cols8 + " * 8;",
+                o.param->name + " + (" + o.batch + " + " + o.rowVar + " * " +
+                    std::to_string(o.rowStride) + " + " + o.colVar + ")",
+                "&" + arr);
   }
 
   /// A tile stored transposed (unit stride along its rows): 16-byte copies of
   /// 8 rows of one column, kept transposed in shared memory (As[k][m], Bs[n][k]).
   void transposedTileCopy(const MatmulOperand &o) {
     std::string rows8 = std::to_string(o.rows / 8);
+    cpAsyncLoop(o, "const int r = e % " + rows8 + " * 8, c = e / " + rows8 + ";",
+                o.param->name + " + (" + o.batch + " + " + o.rowVar + " + " + o.colVar + " * " +
+                    std::to_string(o.colStride) + ")",
+                "&" + o.name + "s[s][c][r]");
+  }
+
+  /// This thread's 16-byte copies of a tile: `position` names the chunk's
+  /// (r, c) from e, `src` and `dst` its addresses; chunks outside the matrix
+  /// are zero-filled.
+  void cpAsyncLoop(const MatmulOperand &o, const std::string &position, const std::string &src,
+                   const std::string &dst) {
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < " + std::to_string(o.rows * o.cols / 8 / S.block) + "; ++i)");
     W.line("const int e = threadIdx.x + i * " + std::to_string(S.block) + ";");
-    W.line("const int r = e % " + rows8 + " * 8, c = e / " + rows8 + ";");
+    W.line(position);
     W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
            o.col0 + " + c;");
-    std::string src = o.param->name + " + (" + o.batch + " + " + o.rowVar + " + " + o.colVar +
-                      " * " + std::to_string(o.colStride) + ")";
-    std::string dst = "&" + o.name + "s[s][c][r]";
     std::string ok = inBounds(o);
     if (ok.empty()) {
       W.line("mj_cp_async16(" + dst + ", " + src + ", true);");

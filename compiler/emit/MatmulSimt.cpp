@@ -111,15 +111,7 @@ private:
         }
         std::string cols4 = std::to_string(o.cols / 4);
         W.line("const int r = e / " + cols4 + ", c = e % " + cols4 + " * 4;");
-        W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
-               o.col0 + " + c;");
-        std::string load = "*reinterpret_cast<const float4 *>(" + o.param->name + " + " + o.batch +
-                           " + " + o.rowVar + " * " + std::to_string(o.rowStride) + " + " +
-                           o.colVar + ")";
-        std::string ok = inBounds(o);
-        W.line(o.name + "next[i] = " +
-               (ok.empty() ? load : ok + " ? " + load + " : make_float4(0.0f, 0.0f, 0.0f, 0.0f)") +
-               ";");
+        fetchFloat4(o, o.rowVar + " * " + std::to_string(o.rowStride) + " + " + o.colVar);
       });
     W.close("};");
   }
@@ -158,11 +150,16 @@ private:
 
   void fetchDownColumns(const MatmulOperand &o) {
     downColumns(o);
+    fetchFloat4(o, o.rowVar + " + " + o.colVar + " * " + std::to_string(o.colStride));
+  }
+
+  /// The float4 at the tile position (r, c) into o.name + "next[i]", read at
+  /// `offset` past the operand's batch start; zeros outside the matrix.
+  void fetchFloat4(const MatmulOperand &o, const std::string &offset) {
     W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
            o.col0 + " + c;");
     std::string load = "*reinterpret_cast<const float4 *>(" + o.param->name + " + " + o.batch +
-                       " + " + o.rowVar + " + " + o.colVar + " * " + std::to_string(o.colStride) +
-                       ")";
+                       " + " + offset + ")";
     std::string ok = inBounds(o);
     W.line(o.name + "next[i] = " +
            (ok.empty() ? load : ok + " ? " + load + " : make_float4(0.0f, 0.0f, 0.0f, 0.0f)") + ";");

@@ -80,9 +80,7 @@ TEST_F(Training, SgdUpdatesWeightsInPlace) {
       din.push_back(DeviceTensor::fromHost(gpu(), h));
     for (int step = 0; step < 2; ++step) {
       exe.enqueue(din, dout);
-      std::vector<HostTensor> ref = evaluate(g, host);
-      for (size_t o = 1; o < g.outputs().size(); ++o)
-        host[llvm::find(g.inputs(), g.updates()[o]) - g.inputs().begin()] = ref[o];
+      applyUpdates(g, host, evaluate(g, host));
     }
     exe.synchronize();
     for (size_t i = 1; i < host.size(); ++i) {

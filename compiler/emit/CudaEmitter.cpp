@@ -72,6 +72,7 @@ std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::str
   case ScheduleKind::OuterCol: emitColumnReduction(e, s.as<ColumnSchedule>()); break;
   case ScheduleKind::MatmulSimt: emitMatmulSimt(e, s.as<MatmulSimtSchedule>()); break;
   case ScheduleKind::MatmulMma: emitMatmulMma(e, s.as<MatmulMmaSchedule>()); break;
+  case ScheduleKind::Transpose: emitTranspose(e, s.as<TransposeSchedule>()); break;
   }
   return e.W.text();
 }

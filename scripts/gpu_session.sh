@@ -12,7 +12,8 @@
 # pictures in $OUT (pictures.tar.gz) with its log (pictures.log): run it alone,
 # so that what comes back stays within a few files.
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
-# compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list: lines
+# compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list (TUNE_SUITE=general
+# takes its rows from the generalization suite): lines
 # of "workload-substring [MINIJIT_SCHEDULE overrides]", '|' for spaces in the
 # first field.
 set -u
@@ -124,6 +125,7 @@ if want tune; then
     [ -z "$only" ] && continue
     printf '%-22s %-24s ' "$only" "${sched:-default}"
     MINIJIT_SCHEDULE="$sched" timeout 60 $bin/minijit_bench --only "${only//|/ }" --fused-only --no-check \
+      ${TUNE_SUITE:+--suite $TUNE_SUITE} \
       | grep -E " fused " | awk '{print $(NF-5), "us", $(NF-4), "GB/s", $(NF-2), "TFLOP/s"}'
   done < "${TUNE_FILE:-scripts/tune.txt}" | tee "$out/tune.log"
 fi

@@ -229,6 +229,11 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   }
   for (int i : values) {
     const KValue &v = K.values[i];
+    if (v.kind == KValue::Kind::MatmulResult) {
+      if (auto from = lc.readFrom.find(i); from != lc.readFrom.end())
+        W.line("const float " + Names[i] + " = " + from->second + ";" + comment(i));
+      continue;
+    }
     if (v.kind == KValue::Kind::Load) {
       auto it = laneExpr.find(i);
       if (it != laneExpr.end())

@@ -78,7 +78,9 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, RowSched
   s.itemsPerThread = static_cast<unsigned>((s.chunk + s.threadsPerRow - 1) / s.threadsPerRow);
   s.waits = waits;
   s.minBlocksPerSM = waits ? kWaitingBlocksPerSM : 0;
-  s.cached = waits && fitsInRegisters(k, s, kCacheBudget / 2);
+  // 64 registers a thread: at most 32 cached elements in at most 8 vectors
+  // (each vector's address takes registers of its own; 32 scalars spill).
+  s.cached = waits && s.itemsPerThread <= 8 && fitsInRegisters(k, s, kCacheBudget / 2);
   s.grid = k.rows * s.splits;
 }
 
@@ -199,14 +201,21 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
     return rowSchedule(k, dev, o, primary);
   vecOverride(k, o); // checked, though columns are read one element at a time
   ColumnSchedule s;
+  int64_t groups = (k.rows + 31) / 32;
+  // A reduction of several passes is not split over blocks: when its groups
+  // of columns do not fill the SMs' threads, more warps share each column
+  // (up to 32: a block of 1024 threads).
   s.parts = 8;
+  if (k.passes > 1)
+    while (s.parts < 32 && groups * 32 * s.parts < int64_t(dev.smCount) * dev.maxThreadsPerSM &&
+           k.K / (2 * s.parts) >= 32)
+      s.parts *= 2;
   if (o.parts) {
     if (*o.parts < 1 || *o.parts > 32)
       badOverride("parts must be 1..32");
     s.parts = static_cast<unsigned>(*o.parts);
   }
   s.block = 32 * s.parts;
-  int64_t groups = (k.rows + 31) / 32;
   s.grid = groups;
   // Few, long columns leave SMs idle: with one pass, split the columns'
   // positions over blocks, about eight blocks per SM in all, each thread

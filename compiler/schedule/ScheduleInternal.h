@@ -40,6 +40,7 @@ std::optional<int64_t> valueAt(IndexContext &ctx, const IndexExpr &e,
 
 /// Pointwise kernels whose loads cross the innermost axis: the tiled
 /// template, or nullopt when no load does (or the tiles would be mostly empty).
-std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DeviceProperties &dev);
+std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                         const ScheduleOverrides &o);
 
 } // namespace minijit::detail

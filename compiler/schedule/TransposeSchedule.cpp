@@ -48,7 +48,8 @@ int stepsOf(IndexContext &ctx, const IndexExpr &offset, const LoweredKernel &k, 
 
 } // namespace
 
-std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DeviceProperties &dev) {
+std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                         const ScheduleOverrides &o) {
   const Shape &d = k.domain;
   int rank = static_cast<int>(d.rank());
   if (rank < 2 || d[rank - 1] < kTile / 2 || k.numel != d.numel())
@@ -90,12 +91,26 @@ std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DevicePr
   s.c = d[inner];
   s.outer = k.numel / (s.a * s.c);
   s.tile = kTile;
-  s.rowsPerPass = 8;
-  s.block = s.tile * s.rowsPerPass;
+  s.block = 256;
+  if (o.tile) {
+    if (*o.tile != 16 && *o.tile != 32 && *o.tile != 64)
+      badOverride("tile must be 16, 32 or 64 for a transpose");
+    s.tile = static_cast<unsigned>(*o.tile);
+  }
+  if (o.block) {
+    if (*o.block < int64_t(s.tile) || *o.block > 1024 || *o.block % s.tile ||
+        (int64_t(s.tile) * s.tile) % *o.block)
+      badOverride("block must be a multiple of the tile edge that divides its area, up to 1024");
+    s.block = static_cast<unsigned>(*o.block);
+  }
+  s.block = std::min<unsigned>(s.block, s.tile * s.tile);
+  s.rowsPerPass = s.block / s.tile;
+  int64_t shared = int64_t(s.tiled.size()) * s.tile * (s.tile + 1) * 4;
+  if (shared > dev.sharedPerBlock)
+    return std::nullopt;
   s.tilesA = (s.a + s.tile - 1) / s.tile;
   s.tilesC = (s.c + s.tile - 1) / s.tile;
   s.grid = s.tilesA * s.tilesC * s.outer;
-  (void)dev;
   return Schedule{s};
 }
 

@@ -100,15 +100,15 @@ private:
   ValueId finish(ValueId v, DType t, const Shape &shape, const std::string &name) {
     if (out(v).name == name)
       return v;
-    if (out(v).dtype != t) {
-      NodeSpec s;
-      s.op = OpKind::Cast;
-      s.operands = {v};
-      s.dtype = t;
-      s.name = name;
-      return add(s);
-    }
-    return reshape(v, shape, name);
+    if (out(v).dtype == t)
+      return reshape(v, shape, name);
+    v = reshape(v, shape);
+    NodeSpec s;
+    s.op = OpKind::Cast;
+    s.operands = {v};
+    s.dtype = t;
+    s.name = name;
+    return add(s);
   }
 
   static Shape withLast2(const Shape &s, int64_t a, int64_t b) {

@@ -109,7 +109,7 @@ TEST_F(Ops, PermutedOperandsGoThroughSharedTiles) {
   const Case cases[] = {{{64, 96}, {1, 0}},          {{1000, 999}, {1, 0}},
                         {{17, 33}, {1, 0}},          {{3, 70, 45}, {0, 2, 1}},
                         {{70, 3, 45}, {2, 1, 0}},    {{2, 100, 6, 66}, {0, 2, 3, 1}},
-                        {{5, 40, 7, 36}, {0, 3, 1, 2}}, {{2, 33, 3, 65}, {3, 1, 2, 0}}};
+                        {{5, 40, 17, 36}, {0, 3, 1, 2}}, {{20, 33, 3, 65}, {3, 1, 2, 0}}};
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
     for (const Case &c : cases) {
       Graph g(std::string("tiled_") + dtypeName(t).str());
@@ -127,8 +127,9 @@ TEST_F(Ops, PermutedOperandsGoThroughSharedTiles) {
       CompiledGraph cg = compileGraph(g, opt);
       ASSERT_EQ(cg.numKernels(), 1u) << cg.fusedText();
       const TransposeSchedule *ts = cg.kernels[0].schedule.getIf<TransposeSchedule>();
-      ASSERT_NE(ts, nullptr) << cg.fusedText();
-      EXPECT_EQ(ts->tiled.size(), 2u) << cg.fusedText();
+      EXPECT_NE(ts, nullptr) << cg.fusedText();
+      if (ts)
+        EXPECT_EQ(ts->tiled.size(), 2u) << cg.fusedText();
       expectMatches(g, static_cast<uint64_t>(c.in.numel() % 31));
     }
   Graph g("heads");

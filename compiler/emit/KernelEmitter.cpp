@@ -152,12 +152,12 @@ void KernelEmitter::loadInto(const std::string &dst, const KParam &p, const Lane
 }
 
 IndexExpr KernelEmitter::offsetIn(const IndexExpr &offset, const LaneCtx &lc) {
-  if (!lc.xIs)
+  if (!lc.elemIs)
     return offset;
-  std::string x = Ctx.str(lc.x);
+  std::string x = Ctx.str(lc.elem);
   return Ctx.substitute(offset, [&](const std::string &n) -> std::optional<IndexExpr> {
     if (n == x)
-      return *lc.xIs;
+      return *lc.elemIs;
     return std::nullopt;
   });
 }
@@ -189,7 +189,11 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     const KParam &p = K.params[v.param];
     std::string raw = storageCType(p.dtype).str();
     if (auto from = lc.readFrom.find(i); from != lc.readFrom.end()) {
-      W.line("const " + regType(p.dtype) + " " + Names[i] + " = " + from->second + ";" + comment(i));
+      if (vec)
+        laneExpr[i] = from->second; // per lane, inside the lane loop
+      else
+        W.line("const " + regType(p.dtype) + " " + Names[i] + " = " + from->second + ";" +
+               comment(i));
       continue;
     }
     LaneAccess a = analyzeLanes(Ctx, offsetIn(v.offset, lc), lc.x, lc.extent, lc.vec, lc.var);

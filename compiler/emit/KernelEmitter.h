@@ -25,10 +25,13 @@ struct LaneCtx {
   int64_t extent;       ///< elements covered, a multiple of vec
   unsigned vec = 1;
   bool cached = false;  ///< loads used in several passes live in registers, indexed by `it`
-  /// When set, `x` stands for this expression (the element index built from
-  /// a tile's coordinates): offsets are rewritten in its terms.
-  std::optional<IndexExpr> xIs;
-  /// Loads read from elsewhere (a tile in shared memory): value -> the text.
+  /// When set, offsets are rewritten with the element index (`elem`, the
+  /// kernel's) replaced by this expression of a tile's coordinates; `x` is
+  /// then one of those coordinates.
+  std::optional<IndexExpr> elemIs;
+  IndexExpr elem;
+  /// Values read from elsewhere (a tile in shared memory, a matmul's
+  /// accumulators): value -> the text, which may name the lane `j`.
   std::map<int, std::string> readFrom;
 };
 
@@ -56,7 +59,7 @@ public:
   /// once: their declarations, `itemsPerThread` x `vec` elements each.
   std::vector<std::string> cacheDeclarations(unsigned itemsPerThread, unsigned vec);
 
-  /// `offset` with lc.x replaced by lc.xIs, when set.
+  /// `offset` with lc.elem replaced by lc.elemIs, when set.
   IndexExpr offsetIn(const IndexExpr &offset, const LaneCtx &lc);
 
   // ---- reductions

@@ -51,7 +51,10 @@ struct TransposeSchedule : LaunchGeometry {
   int axis = 0;                  ///< the domain axis the transposed loads are contiguous along
   int64_t a = 1, c = 1, outer = 1; ///< extents: that axis, the innermost axis, the others
   unsigned tile = 32;            ///< tile edge
-  unsigned rowsPerPass = 8;      ///< block = tile x rowsPerPass threads
+  unsigned rowsPerPass = 8;      ///< elements: block = tile x rowsPerPass threads
+  /// 16-byte vectors: the tiled operands read `vec` positions along `axis`
+  /// at a time, the element work `vec` along the innermost axis (1: elements)
+  unsigned vec = 1;
   std::vector<int> tiled;        ///< the loads (LoweredKernel::values) staged in shared memory
   int64_t tilesA = 1, tilesC = 1;
 };
@@ -166,6 +169,11 @@ int blocksPerSM(const Schedule &s, const DeviceProperties &dev, unsigned registe
 /// "2.08 waves of 264 blocks (2 per SM), the last 8 % full": the wave
 /// quantization of the grid, as the profiler reports it.
 std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned registers);
+
+/// The element index of a transpose kernel's domain in the tile's
+/// coordinates, variables of `ctx` named `ca` (along s.axis), `cc` (the
+/// innermost axis) and `outer` (the other axes, flattened row-major).
+IndexExpr transposeElement(IndexContext &ctx, const LoweredKernel &k, const TransposeSchedule &s);
 
 /// The workspace of `k` scheduled as `s`, whether split or not.
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s);

@@ -46,6 +46,34 @@ int stepsOf(IndexContext &ctx, const IndexExpr &offset, const LoweredKernel &k, 
   return hits;
 }
 
+/// Whether the tiles can move 16-byte vectors: the tiled loads contiguous
+/// over `vec` positions of `axis`, the stores over `vec` of the innermost
+/// axis, both extents whole vectors.
+bool vectorsFit(const LoweredKernel &k, const TransposeSchedule &s, unsigned vec) {
+  if (s.a % vec || s.c % vec || s.tile % vec)
+    return false;
+  IndexContext ctx = k.ctx;
+  IndexExpr at = transposeElement(ctx, k, s);
+  IndexExpr ca = ctx.var("ca", s.a), cc = ctx.var("cc", s.c);
+  std::string elem = ctx.str(k.elem);
+  auto inTile = [&](const IndexExpr &off) {
+    return ctx.substitute(off, [&](const std::string &n) -> std::optional<IndexExpr> {
+      if (n == elem)
+        return at;
+      return std::nullopt;
+    });
+  };
+  for (int v : s.tiled)
+    if (analyzeLanes(ctx, inTile(k.values[v].offset), ca, s.a, vec, "cav").kind !=
+        LaneAccess::Kind::Contiguous)
+      return false;
+  for (const KStore &st : k.stores)
+    if (analyzeLanes(ctx, inTile(st.offset), cc, s.c, vec, "ccv").kind !=
+        LaneAccess::Kind::Contiguous)
+      return false;
+  return true;
+}
+
 } // namespace
 
 std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DeviceProperties &dev,
@@ -97,14 +125,23 @@ std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DevicePr
       badOverride("tile must be 16, 32 or 64 for a transpose");
     s.tile = static_cast<unsigned>(*o.tile);
   }
+  // 16-byte vectors where the layouts allow, in tiles of 64 unless set (a
+  // vector of f16 is 8 wide: 32-wide tiles would leave threads idle).
+  unsigned vec = maxVecFor(k);
+  if (vec > 1 && vectorsFit(k, s, vec)) {
+    s.vec = vec;
+    if (!o.tile)
+      s.tile = 2 * kTile;
+  }
   if (o.block) {
-    if (*o.block < int64_t(s.tile) || *o.block > 1024 || *o.block % s.tile ||
-        (int64_t(s.tile) * s.tile) % *o.block)
-      badOverride("block must be a multiple of the tile edge that divides its area, up to 1024");
+    if (*o.block < int64_t(s.tile) / s.vec || *o.block > 1024 ||
+        (int64_t(s.tile) * s.tile / s.vec) % *o.block)
+      badOverride("block must divide the tile's " + std::to_string(s.tile * s.tile / s.vec) +
+                  " vectors, up to 1024");
     s.block = static_cast<unsigned>(*o.block);
   }
-  s.block = std::min<unsigned>(s.block, s.tile * s.tile);
-  s.rowsPerPass = s.block / s.tile;
+  s.block = std::min<unsigned>(s.block, s.tile * s.tile / s.vec);
+  s.rowsPerPass = s.block * s.vec / s.tile;
   int64_t shared = int64_t(s.tiled.size()) * s.tile * (s.tile + 1) * 4;
   if (shared > dev.sharedPerBlock)
     return std::nullopt;
@@ -115,3 +152,24 @@ std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DevicePr
 }
 
 } // namespace minijit::detail
+
+namespace minijit {
+
+IndexExpr transposeElement(IndexContext &ctx, const LoweredKernel &k, const TransposeSchedule &s) {
+  const Shape &d = k.domain;
+  int rank = static_cast<int>(d.rank());
+  auto strides = d.strides();
+  IndexExpr ca = ctx.var("ca", s.a), cc = ctx.var("cc", s.c), outer = ctx.var("outer", s.outer);
+  IndexExpr i = ctx.add(ctx.mul(ca, strides[s.axis]), cc);
+  int64_t below = 1;
+  for (int ax = rank - 2; ax >= 0; --ax) {
+    if (ax == s.axis)
+      continue;
+    IndexExpr coord = ctx.mod(ctx.div(outer, below), d[ax]);
+    i = ctx.add(i, ctx.mul(coord, strides[ax]));
+    below *= d[ax];
+  }
+  return i;
+}
+
+} // namespace minijit

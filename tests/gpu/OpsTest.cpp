@@ -128,8 +128,9 @@ TEST_F(Ops, PermutedOperandsGoThroughSharedTiles) {
       ASSERT_EQ(cg.numKernels(), 1u) << cg.fusedText();
       const TransposeSchedule *ts = cg.kernels[0].schedule.getIf<TransposeSchedule>();
       EXPECT_NE(ts, nullptr) << cg.fusedText();
-      if (ts)
+      if (ts) {
         EXPECT_EQ(ts->tiled.size(), 2u) << cg.fusedText();
+      }
       expectMatches(g, static_cast<uint64_t>(c.in.numel() % 31));
     }
   Graph g("heads");

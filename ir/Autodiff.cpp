@@ -241,6 +241,26 @@ private:
     }
     case OpKind::Broadcast:
       return giveTo(0, [&] { return g; }); // give() sums over the stretched axes
+    case OpKind::Slice: return giveTo(0, [&] { return unslice(n, g, x(0).shape()); });
+    // The pad's border is a literal: the gradient is the slice that drops it.
+    case OpKind::Pad:
+      return giveTo(0, [&] {
+        Tensor r = g;
+        for (unsigned d = 0; d < n.before.size(); ++d)
+          if (n.before[d] != 0 || n.after[d] != 0)
+            r = slice(r, d, n.before[d], n.before[d] + x(0).shape()[d]);
+        return r;
+      });
+    case OpKind::Concat: {
+      int64_t at = 0;
+      for (unsigned i = 0; i < n.operands.size(); ++i) {
+        int64_t size = x(i).shape()[n.axis];
+        giveTo(i, [&] { return slice(g, n.axis, at, at + size); });
+        at += size;
+      }
+      return;
+    }
+    case OpKind::Iota: return; // no operands
     case OpKind::Matmul: return matmulRule(n, g);
     case OpKind::Grad:
     case OpKind::Vjp: llvm_unreachable("derivatives are expanded before a sweep reaches them");
@@ -274,6 +294,33 @@ private:
       give(bSource, matmul(transposed(g), a));
     else if (Active[b.id()])
       give(b.id(), matmul(transposed(a), g));
+  }
+
+  /// The gradient of a slice: `g` placed back at the elements the slice
+  /// read, zeros elsewhere, with views only. A step k spreads each element
+  /// over k (pad a new axis of 1 to k, then merge it), and a pad restores
+  /// the elements before and after.
+  Tensor unslice(const Node &n, Tensor g, Shape in) {
+    int64_t a = n.axis, count = g.shape()[a], size = in[a];
+    int64_t span = count;
+    if (n.step > 1) {
+      DimVector split(g.shape().dims().begin(), g.shape().dims().end());
+      split.insert(split.begin() + a + 1, 1);
+      DimVector before(split.size(), 0), after(split.size(), 0);
+      after[a + 1] = n.step - 1;
+      g = pad(g.reshape(Shape(llvm::ArrayRef<int64_t>(split))), before, after);
+      DimVector merged(g.shape().dims().begin(), g.shape().dims().end());
+      merged[a] *= n.step;
+      merged.erase(merged.begin() + a + 1);
+      g = g.reshape(Shape(llvm::ArrayRef<int64_t>(merged)));
+      span = std::min(count * n.step, size - n.start);
+      if (span != count * n.step)
+        g = slice(g, a, 0, span);
+    }
+    DimVector before(in.rank(), 0), after(in.rank(), 0);
+    before[a] = n.start;
+    after[a] = size - n.start - span;
+    return pad(g, before, after);
   }
 
   /// A reduction's gradient `g` broadcast back over the reduced axes.

@@ -232,6 +232,55 @@ Tensor transpose(const Tensor &x) {
 
 Tensor matmul(const Tensor &a, const Tensor &b) { return binary(OpKind::Matmul, a, b); }
 
+Tensor slice(const Tensor &x, int64_t axis, int64_t start, int64_t end, int64_t step) {
+  Graph &g = graphOf("slice", {&x});
+  NodeSpec s;
+  s.op = OpKind::Slice;
+  s.operands = {x.id()};
+  s.axis = axis;
+  s.start = start;
+  s.end = end;
+  s.step = step;
+  return addNode(g, s);
+}
+
+Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, double value) {
+  Graph &g = graphOf("pad", {&x});
+  NodeSpec s;
+  s.op = OpKind::Pad;
+  s.operands = {x.id()};
+  s.before.assign(before.begin(), before.end());
+  s.after.assign(after.begin(), after.end());
+  s.value = value;
+  return addNode(g, s);
+}
+
+Tensor concat(llvm::ArrayRef<Tensor> xs, int64_t axis) {
+  if (xs.empty())
+    throw GraphError("concat: expects at least one tensor, got none");
+  NodeSpec s;
+  s.op = OpKind::Concat;
+  s.axis = axis;
+  for (const Tensor &x : xs) {
+    graphOf("concat", {&xs[0], &x});
+    s.operands.push_back(x.id());
+  }
+  return addNode(xs[0].graph(), s);
+}
+
+Tensor concat(std::initializer_list<Tensor> xs, int64_t axis) {
+  return concat(llvm::ArrayRef<Tensor>(xs.begin(), xs.end()), axis);
+}
+
+Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype) {
+  NodeSpec s;
+  s.op = OpKind::Iota;
+  s.shape = shape;
+  s.axis = axis;
+  s.dtype = dtype;
+  return addNode(g, s);
+}
+
 Tensor softmax(const Tensor &x, int64_t axis) {
   Tensor e = exp(x - max(x, {axis}, /*keepdim=*/true));
   return e / sum(e, {axis}, /*keepdim=*/true);

@@ -101,6 +101,10 @@ double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double>
   case OpKind::Reshape:
   case OpKind::Permute:
   case OpKind::Broadcast:
+  case OpKind::Slice:
+  case OpKind::Pad:
+  case OpKind::Concat:
+  case OpKind::Iota:
   case OpKind::Matmul:
   case OpKind::Grad:
   case OpKind::Vjp:
@@ -244,8 +248,13 @@ private:
     case OpClass::Binary:
     case OpClass::Select:
     case OpClass::Cast: return elementwise(id);
+    case OpClass::Iota: return iota(id);
+    case OpClass::Concat: return concat(id);
     case OpClass::Reduce: return reduce(id);
-    case OpClass::View: return view(id);
+    case OpClass::View:
+      if (n.op == OpKind::Slice || n.op == OpKind::Pad)
+        return sliceOrPad(id);
+      return view(id);
     case OpClass::Matmul: return matmul(id);
     case OpClass::Derivative: llvm_unreachable("evaluate() expands grad and vjp first");
     }
@@ -268,6 +277,88 @@ private:
         for (size_t k = 0; k < ins.size(); ++k)
           args[k] = ins[k]->get(off[k]);
         out.set(i, applyElementwise(n, operandType, llvm::ArrayRef<double>(args, ins.size())));
+      });
+    });
+    return out;
+  }
+
+  /// Calls f(i, idx) for each element i of `shape` in [b, e) with its
+  /// multi-index.
+  template <typename F>
+  static void forIndices(const Shape &shape, int64_t b, int64_t e, F f) {
+    DimVector idx(shape.rank(), 0);
+    for (int64_t i = b; i < e; ++i) {
+      int64_t rest = i;
+      for (unsigned d = shape.rank(); d-- > 0;) {
+        idx[d] = rest % shape[d];
+        rest /= shape[d];
+      }
+      f(i, llvm::ArrayRef<int64_t>(idx));
+    }
+  }
+
+  static int64_t offsetAt(const Shape &s, llvm::ArrayRef<int64_t> idx) {
+    int64_t off = 0;
+    for (unsigned d = 0; d < s.rank(); ++d)
+      off = off * s[d] + idx[d];
+    return off;
+  }
+
+  HostTensor iota(ValueId id) {
+    const Node &n = G.node(id);
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
+        out.set(i, roundToDType(static_cast<double>(idx[n.axis]), n.dtype));
+      });
+    });
+    return out;
+  }
+
+  /// Each element from the operand whose stretch of the axis holds it.
+  HostTensor concat(ValueId id) {
+    const Node &n = G.node(id);
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      DimVector in;
+      forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
+        in.assign(idx.begin(), idx.end());
+        for (ValueId o : n.operands) {
+          const Shape &s = G.node(o).shape;
+          if (in[n.axis] < s[n.axis]) {
+            out.set(i, Values[o].get(offsetAt(s, in)));
+            return;
+          }
+          in[n.axis] -= s[n.axis];
+        }
+        llvm_unreachable("the index is inside the concat's shape");
+      });
+    });
+    return out;
+  }
+
+  HostTensor sliceOrPad(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &x = Values[n.operands[0]];
+    const Shape &xs = G.node(n.operands[0]).shape;
+    HostTensor out(x.dtype(), n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      DimVector in;
+      forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
+        in.assign(idx.begin(), idx.end());
+        if (n.op == OpKind::Slice) {
+          in[n.axis] = n.start + n.step * idx[n.axis];
+          out.set(i, x.get(offsetAt(xs, in)));
+          return;
+        }
+        for (unsigned d = 0; d < xs.rank(); ++d) {
+          in[d] -= n.before[d];
+          if (in[d] < 0 || in[d] >= xs[d]) {
+            out.set(i, n.value);
+            return;
+          }
+        }
+        out.set(i, x.get(offsetAt(xs, in)));
       });
     });
     return out;

@@ -25,6 +25,8 @@ bool isElementwise(OpKind op) {
     return true;
   case OpClass::Input:
   case OpClass::Constant:
+  case OpClass::Iota:
+  case OpClass::Concat:
   case OpClass::Reduce:
   case OpClass::View:
   case OpClass::Matmul:

@@ -23,7 +23,11 @@ constexpr unsigned kNumOps = 0
     ;
 
 enum class OpClass : uint8_t {
-  Input, Constant, Unary, Binary, Select, Cast, Reduce, View, Matmul,
+  Input, Constant,
+  Iota,   ///< the index along an axis: no operands, no memory traffic
+  Unary, Binary, Select, Cast,
+  Concat, ///< operands side by side along an axis, element by element
+  Reduce, View, Matmul,
   Derivative ///< grad and vjp: expanded by ir/Autodiff.h before any other stage
 };
 

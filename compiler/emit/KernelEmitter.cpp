@@ -28,7 +28,9 @@ KernelEmitter::KernelEmitter(const LoweredKernel &k, const Schedule &s, const st
     case KValue::Kind::Load: Names[i] = W.unique(K.params[v.param].name + "_v"); break;
     case KValue::Kind::Compute:
     case KValue::Kind::ReduceResult:
-    case KValue::Kind::MatmulResult: Names[i] = W.unique(cudaIdentifier(v.name)); break;
+    case KValue::Kind::MatmulResult:
+    case KValue::Kind::Index: Names[i] = W.unique(cudaIdentifier(v.name)); break;
+    case KValue::Kind::InRange: Names[i] = W.unique(cudaIdentifier(v.name) + "_in"); break;
     }
   }
 }
@@ -123,6 +125,10 @@ std::vector<std::string> KernelEmitter::cacheDeclarations(unsigned itemsPerThrea
 
 bool KernelEmitter::elementWorkUsesIndex(int pass, const LaneCtx &lc) const {
   for (size_t i = 0; i < K.values.size(); ++i) {
+    const KValue &v = K.values[i];
+    if (Need[i] && (Use[i] >> pass & 1u) &&
+        (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange))
+      return true;
     if (!Need[i] || !(Use[i] >> pass & 1u) || K.values[i].kind != KValue::Kind::Load)
       continue;
     bool loadedEarlier = isCachedLoad(static_cast<int>(i), lc) &&
@@ -221,6 +227,9 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     if (v.kind == KValue::Kind::Compute)
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + computeText(i) + ";" +
              comment(i));
+    if (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange)
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + indexValueText(i, &lc) + ";" +
+             comment(i));
   }
   for (size_t r = 0; r < K.reductions.size(); ++r) {
     const KReduction &red = K.reductions[r];
@@ -264,6 +273,36 @@ std::string KernelEmitter::computeText(int i) const {
     types.push_back(K.values[a].dtype);
   }
   return elementwiseExpr(v.op, v.dtype, args, types);
+}
+
+std::string KernelEmitter::indexValueText(int i, const LaneCtx *lc) {
+  const KValue &v = K.values[i];
+  auto text = [&](const IndexExpr &e) {
+    if (!lc)
+      return idx(e);
+    // The element index of this lane: x = var * vec + j.
+    std::string xName = Ctx.str(lc->x);
+    IndexExpr lane = Ctx.var(lc->var, std::max<int64_t>(1, lc->extent / lc->vec));
+    if (lc->vec > 1)
+      lane = Ctx.add(Ctx.mul(lane, lc->vec), Ctx.var("j", lc->vec));
+    return idx(Ctx.substitute(e, [&](const std::string &n) -> std::optional<IndexExpr> {
+      if (n == xName)
+        return lane;
+      return std::nullopt;
+    }));
+  };
+  if (v.kind == KValue::Kind::Index)
+    return elementwiseExpr(OpKind::Iota, v.dtype, {text(v.offset)}, {DType::I32});
+  std::string all;
+  for (const KValue::Test &t : v.tests) {
+    auto [lo, hi] = Ctx.range(t.e);
+    std::string e = text(t.e);
+    if (lo < t.lo)
+      all += (all.empty() ? "" : " && ") + e + " >= " + std::to_string(t.lo);
+    if (hi > t.hi)
+      all += (all.empty() ? "" : " && ") + e + " <= " + std::to_string(t.hi);
+  }
+  return all;
 }
 
 // ---- reductions
@@ -350,6 +389,9 @@ void KernelEmitter::rowValues(int stage) {
     } else if (v.kind == KValue::Kind::Compute) {
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " +
              computeText(static_cast<int>(i)) + ";" + comment(static_cast<int>(i)));
+    } else if (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange) {
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " +
+             indexValueText(static_cast<int>(i), nullptr) + ";" + comment(static_cast<int>(i)));
     }
   }
 }

@@ -79,6 +79,9 @@ public:
   std::string comment(int i) const;
   /// The expression of Compute value `i`.
   std::string computeText(int i) const;
+  /// The expression of Index or InRange value `i`, with `lc`'s element
+  /// index per lane (in the lane loop `j`), or as lowered without `lc`.
+  std::string indexValueText(int i, const LaneCtx *lc);
 
   CodeWriter W;
   const LoweredKernel &K;

@@ -83,7 +83,10 @@ public:
 
 private:
   static bool isCompute(const Node &n) {
-    return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul;
+    // Views (slice and pad among them) stay free; a concat and an iota are
+    // kernels of their own with fusion off, as in an eager framework.
+    return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul ||
+           n.cls() == OpClass::Concat || n.cls() == OpClass::Iota;
   }
 
   void store(ValueId v, const FusionReason &why) {

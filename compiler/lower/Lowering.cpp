@@ -155,6 +155,18 @@ private:
         out[n.perm[i]] = idx[i];
       return out;
     }
+    case OpKind::Slice: {
+      Index out = idx;
+      out[n.axis] = L.ctx.add(L.ctx.mul(idx[n.axis], n.step), IndexExpr::constant(n.start));
+      return out;
+    }
+    case OpKind::Pad: {
+      // Where the predicate (padTests) fails, any index in bounds will do.
+      Index out;
+      for (unsigned d = 0; d < in.rank(); ++d)
+        out.push_back(L.ctx.clamp(L.ctx.add(idx[d], IndexExpr::constant(-n.before[d])), in[d] - 1));
+      return out;
+    }
     case OpKind::Reshape: {
       IndexExpr lin = offsetOf(n.shape, idx);
       auto inStrides = in.strides();
@@ -173,7 +185,8 @@ private:
     case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
     case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
-    case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
+    case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+    case OpKind::Concat: case OpKind::Iota: break;
     }
     llvm_unreachable("not a view");
   }
@@ -261,6 +274,16 @@ private:
       v.perRow = false;
       v.stage = 0;
       break;
+    case KValue::Kind::Index:
+      v.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(v.offset, L.k);
+      v.stage = 0;
+      break;
+    case KValue::Kind::InRange:
+      v.dtype = DType::Bool;
+      v.perRow = L.kind == KernelKind::Reduction &&
+                 llvm::none_of(v.tests, [&](const KValue::Test &t) { return L.ctx.mentions(t.e, L.k); });
+      v.stage = 0;
+      break;
     }
     L.values.push_back(std::move(v));
     return static_cast<int>(L.values.size() - 1);
@@ -295,7 +318,10 @@ private:
       result = addValue(v);
     } else {
       switch (n.cls()) {
-      case OpClass::View: result = value(n.operands[0], viewOperandIndex(n, idx)); break;
+      case OpClass::View:
+        result = n.op == OpKind::Pad ? padValue(id, idx)
+                                     : value(n.operands[0], viewOperandIndex(n, idx));
+        break;
       case OpClass::Unary:
       case OpClass::Binary:
       case OpClass::Select:
@@ -314,6 +340,15 @@ private:
       }
       case OpClass::Reduce: result = reduceResult(id, idx); break;
       case OpClass::Matmul: result = matmulResult(id, idx); break;
+      case OpClass::Iota: {
+        KValue v;
+        v.kind = KValue::Kind::Index;
+        v.node = id;
+        v.offset = idx[n.axis];
+        result = addValue(v);
+        break;
+      }
+      case OpClass::Concat: result = concatValue(id, idx); break;
       case OpClass::Input:
       case OpClass::Constant:
         llvm_unreachable("handled above");
@@ -322,6 +357,77 @@ private:
     }
     if (result >= 0)
       Memo[key] = result;
+    return result;
+  }
+
+  /// The predicate that `tests` all hold, or -1 when they always do.
+  int inRange(ValueId id, std::vector<KValue::Test> tests) {
+    llvm::erase_if(tests, [&](const KValue::Test &t) {
+      auto [lo, hi] = L.ctx.range(t.e);
+      return lo >= t.lo && hi <= t.hi;
+    });
+    if (tests.empty())
+      return -1;
+    KValue v;
+    v.kind = KValue::Kind::InRange;
+    v.node = id;
+    v.tests = std::move(tests);
+    return addValue(v);
+  }
+
+  /// `cond ? a : b` for the pad or concat `id`.
+  int select(ValueId id, int cond, int a, int b) {
+    KValue v;
+    v.kind = KValue::Kind::Compute;
+    v.node = id;
+    v.args = {cond, a, b};
+    return addValue(v);
+  }
+
+  /// A pad: its operand's element where the index falls inside the operand,
+  /// the pad value elsewhere.
+  int padValue(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    const Shape &in = G.node(n.operands[0]).shape;
+    std::vector<KValue::Test> tests;
+    for (unsigned d = 0; d < in.rank(); ++d)
+      tests.push_back({idx[d], n.before[d], n.before[d] + in[d] - 1});
+    int x = value(n.operands[0], viewOperandIndex(n, idx));
+    if (x < 0)
+      return -1;
+    int cond = inRange(id, std::move(tests));
+    if (cond < 0)
+      return x;
+    KValue fill;
+    fill.kind = KValue::Kind::Literal;
+    fill.node = id; // the literal is the pad's value, in its dtype
+    return select(id, cond, x, addValue(fill));
+  }
+
+  /// A concat: each operand's value at the index within it (clamped into
+  /// it), the one that holds the element chosen by the index along the axis.
+  int concatValue(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    IndexExpr a = idx[n.axis];
+    llvm::SmallVector<int, 4> vals;
+    llvm::SmallVector<int64_t, 4> ends;
+    int64_t at = 0;
+    for (ValueId o : n.operands) {
+      int64_t size = G.node(o).shape[n.axis];
+      Index in = idx;
+      in[n.axis] = L.ctx.clamp(L.ctx.add(a, IndexExpr::constant(-at)), size - 1);
+      int v = value(o, in);
+      if (v < 0)
+        return -1;
+      vals.push_back(v);
+      at += size;
+      ends.push_back(at);
+    }
+    int result = vals.back();
+    for (size_t j = vals.size() - 1; j-- > 0;) {
+      int cond = inRange(id, {{a, 0, ends[j] - 1}});
+      result = cond < 0 ? vals[j] : select(id, cond, vals[j], result);
+    }
     return result;
   }
 
@@ -390,7 +496,7 @@ private:
   /// Follows views held by the kernel down to a value read from memory; -1
   /// when the operand is computed here.
   std::pair<ValueId, Index> throughViews(ValueId id, Index idx, ValueId matmul) {
-    while (G.node(id).cls() == OpClass::View && InKernel[id]) {
+    while (G.node(id).cls() == OpClass::View && G.node(id).op != OpKind::Pad && InKernel[id]) {
       idx = viewOperandIndex(G.node(id), idx);
       id = G.node(id).operands[0];
     }

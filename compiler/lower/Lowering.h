@@ -20,7 +20,11 @@ namespace minijit {
 
 /// A value of the kernel.
 struct KValue {
-  enum class Kind { Load, Literal, Compute, ReduceResult, MatmulResult };
+  /// Index: `offset` as a value (an iota). InRange: true where every one of
+  /// `tests` holds (a pad's or concat's predicate). Compute of a pad or a
+  /// concat: args are the predicate, the operand's value and the value
+  /// elsewhere.
+  enum class Kind { Load, Literal, Compute, ReduceResult, MatmulResult, Index, InRange };
   Kind kind = Kind::Literal;
   ValueId node = -1;  ///< the graph value it is (Load: the value loaded)
   OpKind op = OpKind::Constant; ///< the node's op
@@ -29,7 +33,13 @@ struct KValue {
   std::string text;   ///< the node printed as IR (Compute, results), for comments
   double literal = 0; ///< Literal: the constant's value
   int param = -1;     ///< Load: the kernel parameter read
-  IndexExpr offset;   ///< Load: element offset into the parameter
+  IndexExpr offset;   ///< Load: element offset into the parameter; Index: the value
+  /// InRange: lo <= e <= hi for each (e, lo, hi).
+  struct Test {
+    IndexExpr e;
+    int64_t lo, hi;
+  };
+  std::vector<Test> tests;
   llvm::SmallVector<int, 3> args; ///< Compute: operand values
   int reduction = -1; ///< ReduceResult: index into LoweredKernel::reductions
   /// Reduction kernels: the value depends on the row only, not on the

@@ -502,3 +502,21 @@ TEST(Autodiff, ParserReportsBadUpdates) {
 }
 
 } // namespace
+
+TEST(Autodiff, DataMovementRulesMatchFiniteDifferences) {
+  std::vector<GradCase> cases = {
+      {"slice", {Shape{3, 10}}, [](auto &x) { return exp(slice(x[0], 1, -7, 9)); }},
+      {"slice_step", {Shape{3, 10}}, [](auto &x) { return slice(x[0], 1, 1, 10, 3) * 2.0; }},
+      {"slice_step_to_end", {Shape{4, 9}}, [](auto &x) { return sin(slice(x[0], 0, 0, 4, 2)); }},
+      {"pad", {Shape{3, 4}}, [](auto &x) { return exp(pad(x[0], {1, 0}, {2, 3}, 0.5)); }},
+      {"concat",
+       {Shape{3, 2}, Shape{3, 4}},
+       [](auto &x) { return concat({x[0], x[1] * x[1], x[0]}, 1); }},
+      {"concat_rows", {Shape{1, 4}, Shape{2, 4}}, [](auto &x) { return tanh(concat({x[1], x[0]}, 0)); }},
+      {"iota_scaled",
+       {Shape{2, 5}},
+       [](auto &x) { return x[0] * iota(x[0].graph(), {2, 5}, 1, x[0].dtype()); }},
+  };
+  for (const GradCase &tc : cases)
+    checkBoth(tc);
+}

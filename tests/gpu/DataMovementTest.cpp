@@ -1,0 +1,149 @@
+//===- tests/gpu/DataMovementTest.cpp - slice, pad, concat, iota on the GPU ---===//
+// Every dtype at odd sizes, alone (a view stored as an output) and fused into
+// elementwise work and reductions, fused and unfused, against the CPU
+// reference with poisoned outputs (GpuTest::expectMatches).
+//===----------------------------------------------------------------------===//
+#include "tests/gpu/GpuTest.h"
+
+#include <cmath>
+
+namespace minijit {
+namespace {
+
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool};
+
+/// An elementwise op of any dtype, so the view is read by a computing kernel.
+Tensor touch(const Tensor &x) {
+  if (x.dtype() == DType::Bool)
+    return logicalNot(x);
+  if (x.dtype() == DType::I32)
+    return x * 3 + 1;
+  return x * 2.0 + 1.0;
+}
+
+/// A pad value each dtype holds exactly.
+double padValue(DType t) { return t == DType::Bool ? 1 : -3; }
+
+std::string nameOf(const char *what, DType t, int64_t n) {
+  return std::string(what) + "_" + dtypeName(t).str() + "_" + std::to_string(n);
+}
+
+class DataMovement : public GpuTest {};
+
+TEST_F(DataMovement, SliceEveryDTypeAtOddSizes) {
+  for (DType t : kTypes)
+    for (int64_t n : {int64_t(3), int64_t(1025), int64_t(1 << 20) + 7}) {
+      Graph g(nameOf("slice", t, n));
+      Tensor x = g.input("x", t, {n});
+      g.output(slice(x, 0, 1, n), "tail");             // a view stored as it is
+      g.output(touch(slice(x, 0, -n, n, 2)), "even");  // fused into its reader
+      g.output(slice(x, 0, n - 1, n), "last");
+      expectMatches(g, n);
+    }
+  for (DType t : kTypes) {
+    Graph g(nameOf("slice2d", t, 37));
+    Tensor x = g.input("x", t, {37, 131});
+    g.output(touch(slice(x, 0, -5, 37)), "rows");
+    g.output(touch(slice(x, 1, 3, -2, 3)), "cols");
+    g.output(slice(slice(x, 1, 1, 130), 0, 2, 37, 5), "both");
+    expectMatches(g, 37);
+  }
+}
+
+TEST_F(DataMovement, PadEveryDTypeAtOddSizes) {
+  for (DType t : kTypes)
+    for (int64_t n : {int64_t(1), int64_t(1023), int64_t(1 << 20) + 7}) {
+      Graph g(nameOf("pad", t, n));
+      Tensor x = g.input("x", t, {n});
+      g.output(pad(x, {3}, {2}, padValue(t)), "p");
+      g.output(touch(pad(x, {0}, {5}, padValue(t))), "after");
+      g.output(touch(pad(x, {0}, {0})), "none");
+      expectMatches(g, n);
+    }
+  for (DType t : kTypes) {
+    Graph g(nameOf("pad2d", t, 33));
+    Tensor x = g.input("x", t, {33, 65});
+    g.output(touch(pad(x, {1, 0}, {2, 3}, padValue(t))), "p");
+    g.output(pad(pad(x, {0, 4}, {0, 0}, 0), {2, 0}, {0, 1}, padValue(t)), "twice");
+    expectMatches(g, 33);
+  }
+}
+
+TEST_F(DataMovement, ConcatEveryDTypeAtOddSizes) {
+  for (DType t : kTypes)
+    for (int64_t n : {int64_t(1), int64_t(1025), int64_t(1 << 20) + 7}) {
+      Graph g(nameOf("concat", t, n));
+      Tensor a = g.input("a", t, {n});
+      Tensor b = g.input("b", t, {3});
+      g.output(concat({a, b, a}, 0), "abc");
+      g.output(touch(concat({b, touch(a)}, 0)), "fused");
+      expectMatches(g, n);
+    }
+  for (DType t : kTypes) {
+    Graph g(nameOf("concat2d", t, 17));
+    Tensor a = g.input("a", t, {17, 5});
+    Tensor b = g.input("b", t, {17, 131});
+    Tensor c = g.input("c", t, {3, 136});
+    Tensor ab = concat({a, b}, 1);
+    g.output(touch(ab), "cols");
+    g.output(concat({ab, c}, 0), "rows");
+    expectMatches(g, 17);
+  }
+}
+
+TEST_F(DataMovement, IotaEveryDTypeAlongEachAxis) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32}) {
+    Graph g(nameOf("iota", t, 1025));
+    Tensor x = g.input("x", t, {1025, 3});
+    g.output(iota(g, {1025, 3}, 0, t), "rows"); // f16/bf16 round the large indices
+    g.output(iota(g, {1025, 3}, 1, t), "cols");
+    g.output(touch(x) + iota(g, {1025, 3}, -2, t), "fused");
+    expectMatches(g, 1025);
+  }
+  Graph g("iota_long");
+  Tensor x = g.input("x", DType::F32, {(1 << 20) + 7});
+  g.output(x * iota(g, {(1 << 20) + 7}, 0, DType::F32), "y");
+  expectMatches(g, 7);
+}
+
+TEST_F(DataMovement, CausalMaskFromIotaInASoftmax) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    Graph g(std::string("causal_softmax_") + dtypeName(t).str());
+    Tensor s = g.input("s", t, {4, 129, 129});
+    Tensor q = iota(g, {129, 129}, 0), k = iota(g, {129, 129}, 1);
+    g.output(softmax(where(le(k, q), s, -INFINITY), -1), "p");
+    expectMatches(g, 3);
+  }
+}
+
+TEST_F(DataMovement, PadsAndConcatsInsideReductions) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32}) {
+    Graph g(std::string("reduce_views_") + dtypeName(t).str());
+    Tensor x = g.input("x", t, {67, 1000});
+    Tensor y = g.input("y", t, {67, 37});
+    Tensor row = concat({pad(x, {0, 2}, {0, 5}, 1), slice(y, 1, 1, 37, 2)}, 1);
+    g.output(sum(row, {1}, true), "s");
+    g.output(max(row, {1}), "m");
+    g.output(sum(concat({x, slice(x, 0, 60, 67)}, 0), {0}), "cols");
+    expectMatches(g, 5);
+  }
+  Graph g("padded_softmax");
+  Tensor x = g.input("x", DType::F32, {1025, 1000});
+  g.output(softmax(pad(x, {0, 0}, {0, 24}, -INFINITY), 1), "y");
+  expectMatches(g, 9);
+}
+
+TEST_F(DataMovement, RotaryHalvesInOneKernel) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    Graph g(std::string("rotate_half_") + dtypeName(t).str());
+    Tensor x = g.input("x", t, {3, 33, 5, 64});
+    Tensor cs = g.input("cos", t, {33, 1, 64});
+    Tensor sn = g.input("sin", t, {33, 1, 64});
+    Tensor rot = concat({-slice(x, 3, 32, 64), slice(x, 3, 0, 32)}, 3);
+    g.output(x * cs + rot * sn, "y");
+    expectMatches(g, 4);
+  }
+}
+
+} // namespace
+} // namespace minijit

@@ -87,6 +87,7 @@ std::vector<Workload> workloads() {
       {"layernorm 8192x8192", [] { return layernorm(8192, 8192); }},
       {"rmsnorm 8192x8192", [] { return rmsnorm(8192, 8192); }},
       {"gelu bf16 n=2^26", [] { return gelu(int64_t(1) << 26, DType::BF16); }},
+      {"rope f16 8x4096x32x128", [] { return rope(8, 4096, 32, 128, DType::F16); }},
       {"sum n=2^26", [] { return fullSum(int64_t(1) << 26); }},
       {"matmul f32 4096^3", [] { return plainMatmul(4096, DType::F32); }, false, false},
       {"matmul f16 4096^3", [] { return plainMatmul(4096, DType::F16); }, false, false},

@@ -109,6 +109,13 @@ def rmsnorm_prims(x, w):
     return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-6) * w
 
 
+def rope_prims(x, cos, sin):
+    half = x.shape[-1] // 2
+    rot = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    cos, sin = cos[:, None, :], sin[:, None, :]
+    return x * cos + rot * sin
+
+
 def matmul_bias_gelu(x, w, b):
     return gelu_prims(x @ w + b)
 
@@ -145,6 +152,8 @@ def workloads():
         ("rmsnorm 8192x8192", [(8192, 8192), (8192,)], f32, rmsnorm_prims,
          lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6), False),
         ("gelu bf16 n=2^26", [(n26,)], bf16, gelu_prims, lambda x: F.gelu(x, approximate="tanh"), False),
+        ("rope f16 8x4096x32x128", [(8, 4096, 32, 128), (4096, 128), (4096, 128)], torch.float16,
+         rope_prims, rope_prims, False),
         ("sum n=2^26", [(n26,)], f32, torch.sum, torch.sum, False),
         ("matmul f32 4096^3", [(4096, 4096), (4096, 4096)], f32, torch.matmul, torch.matmul, False),
         ("matmul f16 4096^3", [(4096, 4096), (4096, 4096)], torch.float16, torch.matmul, torch.matmul, False),

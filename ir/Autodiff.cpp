@@ -261,6 +261,9 @@ private:
       return;
     }
     case OpKind::Iota: return; // no operands
+    // The indices are i32: only the table gets a gradient.
+    case OpKind::Take:
+    case OpKind::TakeAlongAxis: return giveTo(0, [&] { return ungather(n, g); });
     case OpKind::Matmul: return matmulRule(n, g);
     case OpKind::Grad:
     case OpKind::Vjp: llvm_unreachable("derivatives are expanded before a sweep reaches them");
@@ -321,6 +324,48 @@ private:
     before[a] = n.start;
     after[a] = size - n.start - span;
     return pad(g, before, after);
+  }
+
+  /// The gradient of a gather without a scatter: each table element sums the
+  /// elements of g whose (clamped) index names it, a reduction over the
+  /// indices' axes of where(index == position, g, 0). Fused, the one-hot
+  /// is never stored; the work is (indices) x (table's axis) x (the rest).
+  Tensor ungather(const Node &n, const Tensor &g) {
+    Tensor idx(&G, n.operands[1]);
+    Shape in = G.node(n.operands[0]).shape, is = idx.shape(), out = g.shape();
+    int64_t a = n.axis, size = in[a];
+    Tensor ci = minimum(maximum(idx, 0), static_cast<double>(size - 1));
+    // Dims of g before the new position axis, and after it.
+    unsigned lead = n.op == OpKind::Take ? a + is.rank() : a + 1;
+    unsigned trail = out.rank() - lead;
+    auto withOne = [](const Shape &s, unsigned at) {
+      DimVector d(s.dims().begin(), s.dims().end());
+      d.insert(d.begin() + at, 1);
+      return Shape(llvm::ArrayRef<int64_t>(d));
+    };
+    Tensor gx = g.reshape(withOne(out, lead));
+    // The indices aligned with g's dims before the new axis (broadcasting adds
+    // the leading ones), then 1 for the new axis and the trailing dims.
+    DimVector ciDims(is.dims().begin(), is.dims().end());
+    if (n.op == OpKind::TakeAlongAxis)
+      ciDims.resize(a + 1); // idx's dims after the axis are g's trailing dims
+    ciDims.push_back(1);
+    for (unsigned d = 0; d < trail; ++d)
+      ciDims.push_back(n.op == OpKind::TakeAlongAxis ? is[a + 1 + d] : 1);
+    DimVector posDims{size};
+    posDims.append(trail, 1);
+    Tensor pos = iota(G, Shape(llvm::ArrayRef<int64_t>(posDims)), 0, DType::I32);
+    Tensor hit = eq(ci.reshape(Shape(llvm::ArrayRef<int64_t>(ciDims))), pos);
+    Tensor spread = where(hit, gx, 0.0);
+    DimVector axes;
+    if (n.op == OpKind::Take)
+      for (unsigned d = 0; d < is.rank(); ++d)
+        axes.push_back(a + d);
+    else
+      axes.push_back(a);
+    if (axes.empty()) // a scalar index: one element per position
+      return spread.reshape(in);
+    return sum(spread, axes);
   }
 
   /// A reduction's gradient `g` broadcast back over the reduced axes.

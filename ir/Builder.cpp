@@ -272,6 +272,25 @@ Tensor concat(std::initializer_list<Tensor> xs, int64_t axis) {
   return concat(llvm::ArrayRef<Tensor>(xs.begin(), xs.end()), axis);
 }
 
+namespace {
+Tensor gather(OpKind op, const Tensor &x, const Tensor &indices, int64_t axis) {
+  Graph &g = graphOf(opName(op), {&x, &indices});
+  NodeSpec s;
+  s.op = op;
+  s.operands = {x.id(), indices.id()};
+  s.axis = axis;
+  return addNode(g, s);
+}
+} // namespace
+
+Tensor take(const Tensor &table, const Tensor &indices, int64_t axis) {
+  return gather(OpKind::Take, table, indices, axis);
+}
+
+Tensor takeAlongAxis(const Tensor &x, const Tensor &indices, int64_t axis) {
+  return gather(OpKind::TakeAlongAxis, x, indices, axis);
+}
+
 Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype) {
   NodeSpec s;
   s.op = OpKind::Iota;

@@ -121,6 +121,13 @@ Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, doubl
 /// every other axis (numpy's concatenate). At least one tensor.
 Tensor concat(llvm::ArrayRef<Tensor> xs, int64_t axis);
 Tensor concat(std::initializer_list<Tensor> xs, int64_t axis);
+/// numpy's take: `table` read at `indices` (i32) along `axis`; the result
+/// has table's dims before the axis, the indices' dims, then table's dims
+/// after it. An index out of range is clamped into it (see Ops.def).
+Tensor take(const Tensor &table, const Tensor &indices, int64_t axis = 0);
+/// numpy's take_along_axis (torch.gather): indices of x's rank pick along
+/// `axis`; the other dims broadcast. Out-of-range indices are clamped.
+Tensor takeAlongAxis(const Tensor &x, const Tensor &indices, int64_t axis);
 /// The index along `axis` of each element of a `shape` tensor, as `dtype`
 /// (numeric): iota(g, {4, 8}, 1) is each row 0..7. No operand, no memory read.
 Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype = DType::I32);

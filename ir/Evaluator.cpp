@@ -105,6 +105,8 @@ double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double>
   case OpKind::Pad:
   case OpKind::Concat:
   case OpKind::Iota:
+  case OpKind::Take:
+  case OpKind::TakeAlongAxis:
   case OpKind::Matmul:
   case OpKind::Grad:
   case OpKind::Vjp:
@@ -250,6 +252,7 @@ private:
     case OpClass::Cast: return elementwise(id);
     case OpClass::Iota: return iota(id);
     case OpClass::Concat: return concat(id);
+    case OpClass::Gather: return gather(id);
     case OpClass::Reduce: return reduce(id);
     case OpClass::View:
       if (n.op == OpKind::Slice || n.op == OpKind::Pad)
@@ -332,6 +335,40 @@ private:
           in[n.axis] -= s[n.axis];
         }
         llvm_unreachable("the index is inside the concat's shape");
+      });
+    });
+    return out;
+  }
+
+  /// take and take_along_axis, with indices clamped into 0..n-1.
+  HostTensor gather(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &x = Values[n.operands[0]], &ix = Values[n.operands[1]];
+    const Shape &xs = G.node(n.operands[0]).shape, &is = G.node(n.operands[1]).shape;
+    int64_t size = xs[n.axis];
+    auto clamped = [&](double v) {
+      return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(v), 0), size - 1);
+    };
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      DimVector in, at;
+      forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
+        in.clear();
+        at.clear();
+        if (n.op == OpKind::Take) {
+          unsigned r = is.rank();
+          at.assign(idx.begin() + n.axis, idx.begin() + n.axis + r);
+          in.assign(idx.begin(), idx.begin() + n.axis);
+          in.push_back(clamped(ix.get(offsetAt(is, at))));
+          in.append(idx.begin() + n.axis + r, idx.end());
+        } else {
+          for (unsigned d = 0; d < xs.rank(); ++d)
+            at.push_back(is[d] == 1 ? 0 : idx[d]);
+          for (unsigned d = 0; d < xs.rank(); ++d)
+            in.push_back(d == n.axis ? clamped(ix.get(offsetAt(is, at)))
+                                     : (xs[d] == 1 ? 0 : idx[d]));
+        }
+        out.set(i, x.get(offsetAt(xs, in)));
       });
     });
     return out;

@@ -274,6 +274,53 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     n.shape = Shape(llvm::ArrayRef<int64_t>(out));
     break;
   }
+  case OpClass::Gather: {
+    checkArity(spec.op, spec.operands.size(), 2);
+    const Node &x = operand(0), &idx = operand(1);
+    if (idx.dtype != DType::I32)
+      fail(llvm::formatv("{0}: the indices {1} have dtype {2} but must be i32; cast them first "
+                         "(e.g. {3})",
+                         op, refOf(idx), dtypeName(idx.dtype), castHint(idx.name, DType::I32, spelling))
+               .str());
+    n.axis = normalizedAxis(op, spec.axis, x.shape.rank());
+    DimVector out;
+    if (spec.op == OpKind::Take) {
+      for (unsigned d = 0; d < n.axis; ++d)
+        out.push_back(x.shape[d]);
+      for (int64_t s : idx.shape.dims())
+        out.push_back(s);
+      for (unsigned d = n.axis + 1; d < x.shape.rank(); ++d)
+        out.push_back(x.shape[d]);
+      if (out.size() > kMaxRank)
+        fail(llvm::formatv("take: the result would have rank {0} ({1} before the axis, {2} of the "
+                           "indices, {3} after); at most {4}",
+                           out.size(), n.axis, idx.shape.rank(), x.shape.rank() - n.axis - 1,
+                           kMaxRank)
+                 .str());
+    } else {
+      if (idx.shape.rank() != x.shape.rank())
+        fail(llvm::formatv("take_along_axis: the indices {0} have rank {1} but {2} has rank {3}; "
+                           "they need one rank (reshape the indices, e.g. to [N, 1])",
+                           refOf(idx), idx.shape.rank(), refOf(x), x.shape.rank())
+                 .str());
+      for (unsigned d = 0; d < x.shape.rank(); ++d) {
+        int64_t a = x.shape[d], b = idx.shape[d];
+        if (d == n.axis) {
+          out.push_back(b);
+          continue;
+        }
+        if (a != b && a != 1 && b != 1)
+          fail(llvm::formatv("take_along_axis: {0} and the indices {1} do not broadcast (dim {2}: "
+                             "{3} vs {4}); only the axis {5} may differ",
+                             x.shape.str(), idx.shape.str(), d, a, b, n.axis)
+                   .str());
+        out.push_back(std::max(a, b));
+      }
+    }
+    n.dtype = x.dtype;
+    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    break;
+  }
   case OpClass::Unary:
     checkArity(spec.op, spec.operands.size(), 1);
     checkOperandType(spec.op, operand(0), spelling);

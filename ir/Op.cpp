@@ -27,6 +27,7 @@ bool isElementwise(OpKind op) {
   case OpClass::Constant:
   case OpClass::Iota:
   case OpClass::Concat:
+  case OpClass::Gather:
   case OpClass::Reduce:
   case OpClass::View:
   case OpClass::Matmul:

@@ -27,6 +27,7 @@ enum class OpClass : uint8_t {
   Iota,   ///< the index along an axis: no operands, no memory traffic
   Unary, Binary, Select, Cast,
   Concat, ///< operands side by side along an axis, element by element
+  Gather, ///< take, take_along_axis: an operand read at indices from a tensor
   Reduce, View, Matmul,
   Derivative ///< grad and vjp: expanded by ir/Autodiff.h before any other stage
 };

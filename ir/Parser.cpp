@@ -522,7 +522,8 @@ private:
         break;
       case OpClass::Cast: expected = "to"; break;
       case OpClass::Iota: expected = "shape, axis, dtype"; break;
-      case OpClass::Concat: expected = "axis"; break;
+      case OpClass::Concat:
+      case OpClass::Gather: expected = "axis"; break;
       case OpClass::Input:
       case OpClass::Constant:
       case OpClass::Unary:
@@ -556,7 +557,7 @@ private:
         error(open, e.what());
       }
     } else if (key.text == "axis" && (spec.op == OpKind::Slice || cls == OpClass::Concat ||
-                                      cls == OpClass::Iota)) {
+                                      cls == OpClass::Iota || cls == OpClass::Gather)) {
       spec.axis = parseInt(expect(Tok::Number, "an integer axis"), "axis");
     } else if ((key.text == "start" || key.text == "end" || key.text == "step") &&
                spec.op == OpKind::Slice) {
@@ -613,7 +614,7 @@ private:
       needAll({"axis", "start", "end"});
     else if (spec.op == OpKind::Pad)
       needAll({"before", "after"});
-    else if (spec.op == OpKind::Concat)
+    else if (spec.op == OpKind::Concat || opClass(spec.op) == OpClass::Gather)
       needAll({"axis"});
     else if (spec.op == OpKind::Iota)
       needAll({"shape", "axis"});

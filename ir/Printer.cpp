@@ -90,6 +90,7 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     os << " axis=" << n.axis << " dtype=" << dtypeName(n.dtype);
     break;
   case OpClass::Concat:
+  case OpClass::Gather:
     os << " axis=" << n.axis;
     break;
   case OpClass::Input:

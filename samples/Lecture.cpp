@@ -49,6 +49,17 @@ Graph rmsnorm(int64_t rows, int64_t cols, DType dtype) {
   return g;
 }
 
+Graph rope(int64_t b, int64_t s, int64_t h, int64_t d, DType dtype) {
+  Graph g("rope");
+  Tensor x = g.input("x", dtype, {b, s, h, d});
+  // [s, 1, d]: one angle per position and feature, broadcast over b and h.
+  Tensor c = g.input("cos", dtype, {s, d}).reshape({s, 1, d});
+  Tensor sn = g.input("sin", dtype, {s, d}).reshape({s, 1, d});
+  Tensor rot = concat({-slice(x, 3, d / 2, d), slice(x, 3, 0, d / 2)}, 3).named("rot");
+  g.output(x * c + rot * sn, "y");
+  return g;
+}
+
 Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype) {
   Graph g("mlp");
   Tensor x = g.input("x", dtype, {batch, dim});

@@ -17,6 +17,10 @@ Graph softmax(int64_t rows, int64_t cols, DType dtype = DType::F32);
 Graph layernorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
 /// RMS normalization over the last axis of [rows, cols], with a weight.
 Graph rmsnorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
+/// Rotary position embedding of x: [b, s, h, d] with cos and sin tables
+/// [s, d] (each angle twice, as in Llama): y = x * cos + rotate_half(x) * sin,
+/// rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]). One kernel fused.
+Graph rope(int64_t b, int64_t s, int64_t h, int64_t d, DType dtype = DType::F32);
 /// The lecture's MLP forward: `layers` times (x @ W_i, then GeLU), x: [batch, dim].
 Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype = DType::F32);
 

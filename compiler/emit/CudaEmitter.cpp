@@ -19,7 +19,8 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
   int reductions = 0, sums = 0;
   for (const KHeld &h : k.held) {
     bool reduce = opClass(h.op) == OpClass::Reduce;
-    bool computes = opClass(h.op) == OpClass::Concat || opClass(h.op) == OpClass::Iota;
+    bool computes = opClass(h.op) == OpClass::Concat || opClass(h.op) == OpClass::Iota ||
+                    opClass(h.op) == OpClass::Gather;
     if (!isElementwise(h.op) && !reduce && !computes)
       continue;
     if (reduce) {

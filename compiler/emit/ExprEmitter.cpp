@@ -164,6 +164,8 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Permute:
     case OpKind::Broadcast:
     case OpKind::Slice:
+    case OpKind::Take:
+    case OpKind::TakeAlongAxis:
     case OpKind::Matmul:
     case OpKind::Grad:
     case OpKind::Vjp: break;
@@ -188,7 +190,8 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
-  case OpKind::Iota: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
+  case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
+  case OpKind::Grad: case OpKind::Vjp: break;
   }
   llvm_unreachable("not a reduction");
 }
@@ -210,7 +213,8 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
-  case OpKind::Iota: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
+  case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
+  case OpKind::Grad: case OpKind::Vjp: break;
   }
   llvm_unreachable("not a reduction");
 }

@@ -20,6 +20,9 @@ KernelEmitter::KernelEmitter(const LoweredKernel &k, const Schedule &s, const st
       Idx(k.index64 ? "long long" : "int") {
   for (const KParam &p : K.params)
     W.reserve(p.name);
+  // A gather's index in an offset is the local holding it (widened with
+  // 64-bit indices, so the product with a stride does not overflow).
+  Ctx.setValueNamer([this](int v) { return K.index64 ? "(long long)" + ref(v) : ref(v); });
   Names.resize(K.values.size());
   for (size_t i = 0; i < K.values.size(); ++i) {
     const KValue &v = K.values[i];
@@ -173,11 +176,13 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
       stores.push_back(static_cast<int>(s));
   }
   bool vec = lc.vec > 1;
+  assert(!(vec && K.elementIndexed) && "a gather's per-element loads run one element per thread");
   std::map<int, std::string> laneExpr; // value -> its per-lane expression
-  // Loads.
+  // Loads: all first, or in value order among the arithmetic when an offset
+  // reads a value computed per element (a gather's index).
   for (int i : values) {
     const KValue &v = K.values[i];
-    if (v.kind != KValue::Kind::Load)
+    if (v.kind != KValue::Kind::Load || K.elementIndexed)
       continue;
     const KParam &p = K.params[v.param];
     std::string raw = storageCType(p.dtype).str();
@@ -217,6 +222,20 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   }
   for (int i : values) {
     const KValue &v = K.values[i];
+    if (v.kind == KValue::Kind::Load && K.elementIndexed) {
+      const KParam &p = K.params[v.param];
+      LaneAccess a = analyzeLanes(Ctx, v.offset, lc.x, lc.extent, 1, lc.var);
+      std::string src = p.name + "[" + idx(a.base) + "]";
+      if (isCachedLoad(i, lc)) {
+        const std::string &c = CacheNames.at(i);
+        if (static_cast<int>(llvm::countTrailingZeros(Use[i])) == pass)
+          W.line(c + "[it][0] = " + src + ";");
+        src = c + "[it][0]";
+      }
+      W.line("const " + regType(p.dtype) + " " + Names[i] + " = " + loadConv(p.dtype, src) + ";" +
+             comment(i));
+      continue;
+    }
     if (v.kind == KValue::Kind::Load) {
       auto it = laneExpr.find(i);
       if (it != laneExpr.end())

@@ -28,7 +28,7 @@ __device__ __forceinline__ int mj_imul(int a, int b) { return (int)((unsigned)a 
 __device__ __forceinline__ int mj_idiv(int a, int b) { return b == 0 ? 0 : (b == -1 ? (int)(0u - (unsigned)a) : a / b); }
 __device__ __forceinline__ int mj_ineg(int a) { return (int)(0u - (unsigned)a); }
 // An index clamped into [0, hi]: where a pad or concat reads outside its operand.
-template <typename I> __device__ __forceinline__ I mj_clamp(I a, long long hi) { return a < (I)0 ? (I)0 : (a > (I)hi ? (I)hi : a); }
+template <typename I, typename B> __device__ __forceinline__ I mj_clamp(I a, B hi) { return a < (I)0 ? (I)0 : (a > (I)hi ? (I)hi : a); }
 
 template <int BYTES> struct MjRaw;
 template <> struct MjRaw<16> { typedef uint4 T; };

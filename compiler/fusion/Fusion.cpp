@@ -86,7 +86,7 @@ private:
     // Views (slice and pad among them) stay free; a concat and an iota are
     // kernels of their own with fusion off, as in an eager framework.
     return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul ||
-           n.cls() == OpClass::Concat || n.cls() == OpClass::Iota;
+           n.cls() == OpClass::Concat || n.cls() == OpClass::Iota || n.cls() == OpClass::Gather;
   }
 
   void store(ValueId v, const FusionReason &why) {

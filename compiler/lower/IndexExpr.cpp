@@ -27,6 +27,7 @@ std::string IndexContext::atomKey(const Atom &a) const {
   case AtomKind::Div: return "div(" + a.arg.key() + "," + std::to_string(a.d) + ")";
   case AtomKind::Mod: return "mod(" + a.arg.key() + "," + std::to_string(a.d) + ")";
   case AtomKind::Clamp: return "clamp(" + a.arg.key() + "," + std::to_string(a.d) + ")";
+  case AtomKind::Value: return "value:" + std::to_string(a.d);
   }
   return "";
 }
@@ -285,6 +286,29 @@ IndexExpr IndexContext::clamp(const IndexExpr &a, int64_t hi) {
   return atomExpr(intern(std::move(at)));
 }
 
+IndexExpr IndexContext::value(int value) {
+  Atom at;
+  at.kind = AtomKind::Value;
+  at.d = value;
+  at.lo = -2147483648LL;
+  at.hi = 2147483647LL;
+  return atomExpr(intern(std::move(at)));
+}
+
+std::vector<int> IndexContext::valuesIn(const IndexExpr &e) const {
+  std::vector<int> out;
+  for (auto [a, k] : e.Terms) {
+    const Atom &at = Atoms[a];
+    if (at.kind == AtomKind::Value && !llvm::is_contained(out, at.d))
+      out.push_back(static_cast<int>(at.d));
+    if (at.kind != AtomKind::Var && at.kind != AtomKind::Value)
+      for (int v : valuesIn(at.arg))
+        if (!llvm::is_contained(out, v))
+          out.push_back(v);
+  }
+  return out;
+}
+
 bool IndexContext::isAffine(const IndexExpr &e) const {
   return llvm::all_of(e.Terms, [&](auto t) { return Atoms[t.first].kind == AtomKind::Var; });
 }
@@ -325,6 +349,7 @@ IndexExpr IndexContext::substitute(
     case AtomKind::Div: t = div(substitute(at.arg, f), at.d); break;
     case AtomKind::Mod: t = mod(substitute(at.arg, f), at.d); break;
     case AtomKind::Clamp: t = clamp(substitute(at.arg, f), at.d); break;
+    case AtomKind::Value: t = atomExpr(a); break;
     }
     out = add(out, mul(t, k));
   }
@@ -342,6 +367,8 @@ std::string IndexContext::atomStr(int id) const {
   case AtomKind::Div: return arg + " / " + std::to_string(a.d);
   case AtomKind::Mod: return arg + " % " + std::to_string(a.d);
   case AtomKind::Clamp: return "mj_clamp(" + str(a.arg) + ", " + std::to_string(a.d) + ")";
+  case AtomKind::Value:
+    return ValueNamer ? ValueNamer(static_cast<int>(a.d)) : "v" + std::to_string(a.d);
   }
   return "";
 }
@@ -350,7 +377,8 @@ std::string IndexContext::str(const IndexExpr &e) const {
   std::string s;
   for (auto [a, k] : e.Terms) {
     std::string at = atomStr(a);
-    bool call = Atoms[a].kind == AtomKind::Var || Atoms[a].kind == AtomKind::Clamp;
+    bool call = Atoms[a].kind == AtomKind::Var || Atoms[a].kind == AtomKind::Clamp ||
+                Atoms[a].kind == AtomKind::Value;
     if (!call && (k != 1 || e.Terms.size() > 1 || e.C != 0))
       at = "(" + at + ")";
     std::string term = k == 1 ? at : at + " * " + std::to_string(k);

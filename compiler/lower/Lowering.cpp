@@ -186,7 +186,7 @@ private:
     case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
-    case OpKind::Concat: case OpKind::Iota: break;
+    case OpKind::Concat: case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: break;
     }
     llvm_unreachable("not a view");
   }
@@ -257,6 +257,11 @@ private:
     case KValue::Kind::Load:
       v.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(v.offset, L.k);
       v.stage = 0;
+      for (int a : v.args) { // a gather's index values
+        v.perRow = v.perRow && L.values[a].perRow;
+        v.stage = std::max(v.stage, L.values[a].stage);
+        L.elementIndexed = L.elementIndexed || !L.values[a].perRow;
+      }
       break;
     case KValue::Kind::Compute:
       v.perRow = L.kind == KernelKind::Reduction;
@@ -315,6 +320,8 @@ private:
       v.node = id;
       v.param = paramFor(id, false);
       v.offset = offsetOf(n.shape, idx);
+      for (int a : L.ctx.valuesIn(v.offset))
+        v.args.push_back(a);
       result = addValue(v);
     } else {
       switch (n.cls()) {
@@ -349,6 +356,7 @@ private:
         break;
       }
       case OpClass::Concat: result = concatValue(id, idx); break;
+      case OpClass::Gather: result = gatherValue(id, idx); break;
       case OpClass::Input:
       case OpClass::Constant:
         llvm_unreachable("handled above");
@@ -429,6 +437,30 @@ private:
       result = cond < 0 ? vals[j] : select(id, cond, vals[j], result);
     }
     return result;
+  }
+
+  /// take and take_along_axis: the index read first, then the operand at
+  /// the index clamped into its axis.
+  int gatherValue(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    const Shape &xs = G.node(n.operands[0]).shape, &is = G.node(n.operands[1]).shape;
+    Index at, in;
+    if (n.op == OpKind::Take) {
+      at.assign(idx.begin() + n.axis, idx.begin() + n.axis + is.rank());
+      in.assign(idx.begin(), idx.begin() + n.axis);
+      in.push_back(IndexExpr::constant(0));
+      in.insert(in.end(), idx.begin() + n.axis + is.rank(), idx.end());
+    } else {
+      for (unsigned d = 0; d < xs.rank(); ++d) {
+        at.push_back(is[d] == 1 ? IndexExpr::constant(0) : idx[d]);
+        in.push_back(xs[d] == 1 ? IndexExpr::constant(0) : idx[d]);
+      }
+    }
+    int index = value(n.operands[1], at);
+    if (index < 0)
+      return -1;
+    in[n.axis] = L.ctx.clamp(L.ctx.value(index), xs[n.axis] - 1);
+    return value(n.operands[0], in);
   }
 
   int reduceResult(ValueId id, const Index &idx) {

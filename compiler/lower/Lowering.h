@@ -40,7 +40,9 @@ struct KValue {
     int64_t lo, hi;
   };
   std::vector<Test> tests;
-  llvm::SmallVector<int, 3> args; ///< Compute: operand values
+  /// Compute: operand values. Load: the index values (a gather's) its
+  /// offset reads, which must be known before it.
+  llvm::SmallVector<int, 3> args;
   int reduction = -1; ///< ReduceResult: index into LoweredKernel::reductions
   /// Reduction kernels: the value depends on the row only, not on the
   /// reduced index, so it is computed once per row.
@@ -117,6 +119,10 @@ struct LoweredKernel {
   std::vector<KStore> stores;
   int passes = 1; ///< Reduction: passes over the row; the last one stores
   bool index64 = false; ///< some offset or extent needs 64-bit arithmetic
+  /// Some load's offset reads a value computed per element (a gather's index
+  /// that is not per row): element work runs one element per thread in value
+  /// order, loads among the arithmetic.
+  bool elementIndexed = false;
   int64_t flopsPerElement = 0; ///< arithmetic ops per domain element
 };
 

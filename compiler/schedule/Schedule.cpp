@@ -21,6 +21,8 @@ namespace detail {
 void badOverride(const std::string &why) { throw CompileError("schedule override: " + why); }
 
 unsigned maxVecFor(const LoweredKernel &k) {
+  if (k.elementIndexed)
+    return 1; // loads at indices read per element: one element per thread
   unsigned widest = 1;
   for (const KParam &p : k.params)
     widest = std::max(widest, dtypeSize(p.dtype));
@@ -35,6 +37,9 @@ std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverri
   int64_t v = *o.vec;
   if (!isPow2(v) || v > 16)
     badOverride("vec must be a power of two up to 16");
+  if (k.elementIndexed && v > 1)
+    badOverride("vec=" + std::to_string(v) + ": this kernel loads at indices it reads per element "
+                "(a gather), one element per thread; only vec=1");
   unsigned widest = 1;
   for (const KParam &p : k.params)
     widest = std::max(widest, dtypeSize(p.dtype));

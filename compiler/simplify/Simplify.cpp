@@ -106,7 +106,8 @@ private:
       break;
     case OpClass::Cast: k += dtypeName(s.dtype).str(); break;
     case OpClass::Iota: k += s.shape.str() + dtypeName(s.dtype).str() + "a" + std::to_string(s.axis); break;
-    case OpClass::Concat: k += "a" + std::to_string(s.axis); break;
+    case OpClass::Concat:
+    case OpClass::Gather: k += "a" + std::to_string(s.axis); break;
     case OpClass::Input:
     case OpClass::Unary:
     case OpClass::Binary:
@@ -152,7 +153,8 @@ private:
     case OpClass::Select:
     case OpClass::Cast: return elementwise(n, s);
     case OpClass::Reduce: return reduce(n, s);
-    case OpClass::Iota: return emit(s);
+    case OpClass::Iota:
+    case OpClass::Gather: return emit(s);
     case OpClass::Concat:
       if (s.operands.size() == 1)
         return s.operands[0];
@@ -291,7 +293,7 @@ private:
     case OpKind::Where: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
     case OpKind::Slice: case OpKind::Pad: case OpKind::Concat: case OpKind::Iota:
-    case OpKind::Matmul:
+    case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
     case OpKind::Grad:
     case OpKind::Vjp: break;
     }

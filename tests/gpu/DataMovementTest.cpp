@@ -147,3 +147,64 @@ TEST_F(DataMovement, RotaryHalvesInOneKernel) {
 
 } // namespace
 } // namespace minijit
+
+namespace minijit {
+namespace {
+
+class Gather : public GpuTest {};
+
+/// The random i32 inputs are -16..16; spread over -1547..1557 they reach past
+/// both ends of the tables below, so clamping is exercised at both.
+Tensor spread(const Tensor &ids) { return ids * 97 + 5; }
+TEST_F(Gather, TakeEveryDTypeAtOddSizes) {
+  for (DType t : kTypes)
+    for (int64_t n : {int64_t(1), int64_t(3), int64_t(1025)}) {
+      Graph g(nameOf("take", t, n));
+      Tensor table = g.input("table", t, {n, 7});
+      Tensor ids = g.input("ids", DType::I32, {33});
+      g.output(take(table, spread(ids), 0), "rows");
+      g.output(touch(take(table, ids, 1)), "cols");
+      Tensor s = g.input("s", DType::I32, Shape{});
+      g.output(take(table, s, 0), "one");
+      expectMatches(g, n);
+    }
+  Graph g("take_long");
+  Tensor table = g.input("table", DType::F16, {50000, 64});
+  Tensor ids = g.input("ids", DType::I32, {(1 << 14) + 7});
+  g.output(take(table, ids * 3001 + 20000, 0), "e"); // rows 0..49997 and clamped ones
+  expectMatches(g, 3);
+}
+
+TEST_F(Gather, TakeAlongAxisEveryDType) {
+  for (DType t : kTypes) {
+    Graph g(nameOf("take_along", t, 1025));
+    Tensor x = g.input("x", t, {37, 1025});
+    Tensor rows = g.input("rows", DType::I32, {37, 3});
+    Tensor cols = g.input("cols", DType::I32, {5, 1025});
+    g.output(takeAlongAxis(x, spread(rows), 1), "byRow");
+    g.output(touch(takeAlongAxis(x, cols, 0)), "byCol");
+    expectMatches(g, 5);
+  }
+}
+
+TEST_F(Gather, EmbeddingLayerNormAndCrossEntropy) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    Graph g(std::string("embedding_ln_") + dtypeName(t).str());
+    Tensor table = g.input("table", t, {1000, 384});
+    Tensor ids = g.input("ids", DType::I32, {129});
+    g.output(layerNorm(take(table, spread(ids), 0)), "y");
+    expectMatches(g, 2);
+  }
+  for (DType t : {DType::F32, DType::BF16}) {
+    Graph g(std::string("cross_entropy_") + dtypeName(t).str());
+    Tensor logits = g.input("logits", t, {67, 3001});
+    Tensor labels = g.input("labels", DType::I32, {67});
+    Tensor m = max(logits, {1}, true);
+    Tensor lse = log(sum(exp(logits - m), {1}, true)) + m;
+    g.output(lse - takeAlongAxis(logits, spread(labels).reshape({67, 1}), 1), "loss");
+    expectMatches(g, 2);
+  }
+}
+
+} // namespace
+} // namespace minijit

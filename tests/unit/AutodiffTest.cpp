@@ -520,3 +520,31 @@ TEST(Autodiff, DataMovementRulesMatchFiniteDifferences) {
   for (const GradCase &tc : cases)
     checkBoth(tc);
 }
+
+TEST(Autodiff, GatherRulesSumIntoTheTable) {
+  // The indices are fixed inputs: repeated and out-of-range ones included.
+  auto indexed = [](const Tensor &t, const Shape &shape, std::vector<int> values) {
+    Graph &g = t.graph();
+    Tensor pos = iota(g, shape, -1, DType::I32);
+    Tensor idx = pos * 0;
+    for (size_t k = 0; k < values.size(); ++k)
+      idx = where(eq(pos, static_cast<double>(k)), scalarLike(pos, values[k]).broadcast(shape), idx);
+    return idx;
+  };
+  std::vector<GradCase> cases = {
+      {"take_rows",
+       {Shape{4, 3}},
+       [&](auto &x) { return exp(take(x[0], indexed(x[0], {5}, {0, 3, 3, -2, 9}), 0)); }},
+      {"take_cols",
+       {Shape{2, 5}},
+       [&](auto &x) { return take(x[0], indexed(x[0], {2, 3}, {4, 0, 4}), 1) * 3.0; }},
+      {"take_along_rows",
+       {Shape{3, 6}},
+       [&](auto &x) { return sin(takeAlongAxis(x[0], indexed(x[0], {3, 2}, {5, 1}), 1)); }},
+      {"take_along_broadcast",
+       {Shape{4, 1}},
+       [&](auto &x) { return takeAlongAxis(x[0], indexed(x[0], {2, 3}, {3, 0, 7}), 0); }},
+  };
+  for (const GradCase &tc : cases)
+    checkBoth(tc);
+}

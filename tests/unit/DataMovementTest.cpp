@@ -359,3 +359,103 @@ TEST(DataMovement, PadFeedingAMatmulIsStored) {
   h.output(matmul(slice(c, 1, 0, 32), d), "y"); // an affine view: read in place
   EXPECT_EQ(kernelsOf(h, true), 1u);
 }
+
+// ---- take and take_along_axis
+
+TEST(Gather, ShapesFollowNumpy) {
+  Graph g("t");
+  Tensor t = g.input("t", DType::F32, {5, 6, 7});
+  Tensor i = g.input("i", DType::I32, {2, 3});
+  EXPECT_EQ(take(t, i, 0).shape(), Shape({2, 3, 6, 7}));
+  EXPECT_EQ(take(t, i, 1).shape(), Shape({5, 2, 3, 7}));
+  EXPECT_EQ(take(t, i, -1).shape(), Shape({5, 6, 2, 3}));
+  Tensor s = g.input("s", DType::I32, Shape{});
+  EXPECT_EQ(take(t, s, 1).shape(), Shape({5, 7}));
+  Tensor j = g.input("j", DType::I32, {5, 2, 1});
+  EXPECT_EQ(takeAlongAxis(t, j, 1).shape(), Shape({5, 2, 7}));
+}
+
+TEST(Gather, ErrorsGiveTheNumbers) {
+  Graph g("t");
+  Tensor t = g.input("t", DType::F32, {5, 6});
+  Tensor f = g.input("f", DType::F32, {3});
+  Tensor i = g.input("i", DType::I32, {3});
+  Tensor j = g.input("j", DType::I32, {4, 2});
+  EXPECT_EQ(graphErrorOf([&] { take(t, f, 0); }),
+            "take: the indices %f have dtype f32 but must be i32; cast them first (e.g. "
+            "`f.cast(DType::I32)`)");
+  EXPECT_EQ(graphErrorOf([&] { take(t, i, 2); }),
+            "take: axis 2 is out of range for rank 2 (valid: -2..1)");
+  EXPECT_EQ(graphErrorOf([&] { takeAlongAxis(t, i, 1); }),
+            "take_along_axis: the indices %i have rank 1 but %t has rank 2; they need one rank "
+            "(reshape the indices, e.g. to [N, 1])");
+  EXPECT_EQ(graphErrorOf([&] { takeAlongAxis(t, j, 1); }),
+            "take_along_axis: [5, 6] and the indices [4, 2] do not broadcast (dim 0: 5 vs 4); "
+            "only the axis 1 may differ");
+  Tensor big = g.input("big", DType::I32, {1, 1, 1, 1, 1, 1, 1, 1});
+  EXPECT_EQ(graphErrorOf([&] { take(t, big, 0); }),
+            "take: the result would have rank 9 (0 before the axis, 8 of the indices, 1 after); "
+            "at most 8");
+}
+
+TEST(Gather, TextRoundTrips) {
+  const char *text = R"(graph g(%t: f16[5, 6], %i: i32[2, 3], %j: i32[5, 1]) {
+  %a = take %t, %i axis=1 : f16[5, 2, 3]
+  %b = take_along_axis %t, %j axis=1 : f16[5, 1]
+  return %a, %b
+}
+)";
+  EXPECT_EQ(printGraph(parseGraphs(text, "t.mj")[0]), text);
+  EXPECT_EQ(parseErrorOf("graph g(%t: f32[5], %i: i32[2]) {\n  %a = take %t, %i\n  return %a\n}\n"),
+            "t.mj:2:8: error: take needs the attribute axis=...");
+}
+
+TEST(Gather, ReferenceClampsIndicesAtBothEnds) {
+  Graph g("t");
+  Tensor t = g.input("t", DType::F32, {4, 2}); // rows 0 1 / 2 3 / 4 5 / 6 7
+  Tensor i = g.input("i", DType::I32, {5});
+  g.output(take(t, i, 0), "rows");
+  g.output(take(t, i, 1), "cols");
+  HostTensor ids(DType::I32, Shape{5});
+  for (int k = 0; k < 5; ++k)
+    ids.set(k, std::vector<double>{0, 3, -1, 4, 2147483647}[k]); // ends and beyond
+  std::vector<HostTensor> outs = evaluate(g, {counting(DType::F32, {4, 2}), ids});
+  EXPECT_EQ(valuesOf(outs[0]), (std::vector<double>{0, 1, 6, 7, 0, 1, 6, 7, 6, 7}));
+  EXPECT_EQ(valuesOf(outs[1]),
+            (std::vector<double>{0, 1, 0, 1, 1, 2, 3, 2, 3, 3, 4, 5, 4, 5, 5, 6, 7, 6, 7, 7}));
+}
+
+TEST(Gather, ReferenceTakeAlongAxisPicksPerRow) {
+  Graph g("t");
+  Tensor x = g.input("x", DType::I32, {3, 4}); // 0..11
+  Tensor l = g.input("l", DType::I32, {3, 1});
+  g.output(takeAlongAxis(x, l, 1), "picked");
+  Tensor c = g.input("c", DType::I32, {1, 4});
+  g.output(takeAlongAxis(x, c, 0), "cols"); // broadcast along the other axis
+  HostTensor labels(DType::I32, Shape{3, 1}), cols(DType::I32, Shape{1, 4});
+  labels.set(0, 3);
+  labels.set(1, -5); // clamped to 0
+  labels.set(2, 9);  // clamped to 3
+  for (int k = 0; k < 4; ++k)
+    cols.set(k, 2 - k); // 2, 1, 0, -1 -> rows 2, 1, 0, 0
+  std::vector<HostTensor> outs = evaluate(g, {counting(DType::I32, {3, 4}), labels, cols});
+  EXPECT_EQ(valuesOf(outs[0]), (std::vector<double>{3, 4, 11}));
+  EXPECT_EQ(valuesOf(outs[1]), (std::vector<double>{8, 5, 2, 3}));
+}
+
+TEST(Gather, EmbeddingAndCrossEntropyAreOneKernel) {
+  Graph g("emb_ln");
+  Tensor table = g.input("table", DType::F32, {1000, 256});
+  Tensor ids = g.input("ids", DType::I32, {64});
+  g.output(layerNorm(take(table, ids, 0)), "y");
+  EXPECT_EQ(kernelsOf(g, true), 1u);
+  Graph h("ce");
+  Tensor logits = h.input("logits", DType::F32, {64, 1000});
+  Tensor labels = h.input("labels", DType::I32, {64});
+  Tensor m = max(logits, {1}, true);
+  Tensor lse = log(sum(exp(logits - m), {1}, true)) + m;
+  h.output(lse - takeAlongAxis(logits, labels.reshape({64, 1}), 1), "loss");
+  EXPECT_EQ(kernelsOf(h, true), 1u);
+  std::string cuda = cudaOf(h);
+  EXPECT_NE(cuda.find("mj_clamp(labels_v, 999)"), std::string::npos) << cuda;
+}

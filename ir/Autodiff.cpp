@@ -171,7 +171,9 @@ private:
     case OpKind::Gt:
     case OpKind::Ge:
     case OpKind::And:
-    case OpKind::Or: return;
+    case OpKind::Or:
+    case OpKind::Argmax: // i32 positions
+    case OpKind::Argmin: return;
     case OpKind::Neg: return giveTo(0, [&] { return -g; });
     // abs'(0) = 0, as PyTorch's sign(0) = 0.
     case OpKind::Abs:

@@ -183,6 +183,13 @@ Tensor prod(const Tensor &x, const AxisList &axes, bool keepdim) {
   return reduce(OpKind::Prod, x, axes, keepdim);
 }
 
+Tensor argmax(const Tensor &x, int64_t axis, bool keepdim) {
+  return reduce(OpKind::Argmax, x, {axis}, keepdim);
+}
+Tensor argmin(const Tensor &x, int64_t axis, bool keepdim) {
+  return reduce(OpKind::Argmin, x, {axis}, keepdim);
+}
+
 Tensor reshape(const Tensor &x, const Shape &shape) { return view(OpKind::Reshape, x, shape); }
 Tensor broadcast(const Tensor &x, const Shape &shape) { return view(OpKind::Broadcast, x, shape); }
 

@@ -92,6 +92,10 @@ Tensor mean(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 Tensor max(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 Tensor min(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 Tensor prod(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
+/// The i32 position of the largest (smallest) element along `axis`: ties to
+/// the lowest position, a NaN wins (numpy's argmax, argmin).
+Tensor argmax(const Tensor &x, int64_t axis, bool keepdim = false);
+Tensor argmin(const Tensor &x, int64_t axis, bool keepdim = false);
 
 /// Views and the cast; each is also a member of Tensor (x.reshape(...)).
 /// reshape keeps the row-major order and the element count.

@@ -98,6 +98,8 @@ double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double>
   case OpKind::Max:
   case OpKind::Min:
   case OpKind::Prod:
+  case OpKind::Argmax:
+  case OpKind::Argmin:
   case OpKind::Reshape:
   case OpKind::Permute:
   case OpKind::Broadcast:
@@ -425,8 +427,38 @@ private:
     return out;
   }
 
+  /// argmax, argmin: the first position of the extreme along the one axis; a
+  /// NaN is the extreme (the first NaN).
+  HostTensor argReduce(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &in = Values[n.operands[0]];
+    const Shape &xs = G.node(n.operands[0]).shape;
+    int64_t a = n.axes[0], size = xs[a], stride = xs.strides()[a];
+    int64_t inner = stride, outer = xs.numel() / (size * inner);
+    bool isMax = n.op == OpKind::Argmax;
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        int64_t base = (r / inner) * size * inner + r % inner;
+        double best = in.get(base);
+        int64_t at = 0;
+        for (int64_t k = 1; k < size && !std::isnan(best); ++k) {
+          double v = in.get(base + k * stride);
+          if (std::isnan(v) || (isMax ? v > best : v < best)) {
+            best = v;
+            at = k;
+          }
+        }
+        out.set(r, static_cast<double>(at));
+      }
+    });
+    return out;
+  }
+
   HostTensor reduce(ValueId id) {
     const Node &n = G.node(id);
+    if (isArgReduction(n.op))
+      return argReduce(id);
     const HostTensor &in = Values[n.operands[0]];
     const Shape &xs = G.node(n.operands[0]).shape;
     auto xstr = xs.strides();

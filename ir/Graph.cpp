@@ -389,9 +389,13 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       else if (spec.keepdim)
         out.push_back(1);
     }
+    if (isArgReduction(spec.op) && axes.size() != 1)
+      fail(llvm::formatv("{0}: takes one axis, got {1}", op,
+                         spec.axes ? "axes=" + dimsStr(*spec.axes) : std::string("none"))
+               .str());
     n.axes = axes;
     n.keepdim = spec.keepdim;
-    n.dtype = x.dtype;
+    n.dtype = isArgReduction(spec.op) ? DType::I32 : x.dtype;
     n.shape = Shape(llvm::ArrayRef<int64_t>(out));
     break;
   }

@@ -56,6 +56,8 @@ inline llvm::StringRef opName(OpKind op) { return opInfo(op).spelling; }
 inline OpClass opClass(OpKind op) { return opInfo(op).cls; }
 /// Unary, binary, where and cast: ops computed element by element.
 bool isElementwise(OpKind op);
+/// argmax and argmin: reductions to an i32 position along one axis.
+inline bool isArgReduction(OpKind op) { return op == OpKind::Argmax || op == OpKind::Argmin; }
 /// The op spelled `s` in the text format, or nullopt. "input" and "constant"
 /// are not spellable in the text format and return nullopt.
 std::optional<OpKind> parseOpName(llvm::StringRef s);

@@ -513,7 +513,7 @@ private:
     auto unknown = [&]() {
       const char *expected = "none";
       switch (cls) {
-      case OpClass::Reduce: expected = "axes, keepdim"; break;
+      case OpClass::Reduce: expected = isArgReduction(spec.op) ? "axis, keepdim" : "axes, keepdim"; break;
       case OpClass::View:
         expected = spec.op == OpKind::Permute ? "perm"
                    : spec.op == OpKind::Slice ? "axis, start, end, step"
@@ -537,7 +537,9 @@ private:
                                opName(spec.op), expected)
                      .str());
     };
-    if (key.text == "axes" && cls == OpClass::Reduce) {
+    if (key.text == "axis" && isArgReduction(spec.op)) {
+      spec.axes = DimVector{parseInt(expect(Tok::Number, "an integer axis"), "axis")};
+    } else if (key.text == "axes" && cls == OpClass::Reduce && !isArgReduction(spec.op)) {
       spec.axes = parseIntList("axis");
     } else if (key.text == "keepdim" && cls == OpClass::Reduce) {
       Token v = expect(Tok::Ident, "true or false");
@@ -614,7 +616,8 @@ private:
       needAll({"axis", "start", "end"});
     else if (spec.op == OpKind::Pad)
       needAll({"before", "after"});
-    else if (spec.op == OpKind::Concat || opClass(spec.op) == OpClass::Gather)
+    else if (spec.op == OpKind::Concat || opClass(spec.op) == OpClass::Gather ||
+             isArgReduction(spec.op))
       needAll({"axis"});
     else if (spec.op == OpKind::Iota)
       needAll({"shape", "axis"});

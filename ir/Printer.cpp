@@ -55,7 +55,9 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     os << (i ? ", " : " ") << operandText(g, n.operands[i]);
   switch (n.cls()) {
   case OpClass::Reduce:
-    if (!n.axes.empty()) { // a reduction of a scalar has no axes to name
+    if (isArgReduction(n.op)) {
+      os << " axis=" << n.axes[0];
+    } else if (!n.axes.empty()) { // a reduction of a scalar has no axes to name
       os << " axes=";
       printDims(os, n.axes);
     }

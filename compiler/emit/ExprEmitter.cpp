@@ -160,6 +160,8 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Max:
     case OpKind::Min:
     case OpKind::Prod:
+    case OpKind::Argmax:
+    case OpKind::Argmin:
     case OpKind::Reshape:
     case OpKind::Permute:
     case OpKind::Broadcast:
@@ -191,7 +193,9 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
   case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
-  case OpKind::Grad: case OpKind::Vjp: break;
+  case OpKind::Grad: case OpKind::Vjp:
+  // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
+  case OpKind::Argmax: case OpKind::Argmin: break;
   }
   llvm_unreachable("not a reduction");
 }
@@ -214,7 +218,9 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
   case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
-  case OpKind::Grad: case OpKind::Vjp: break;
+  case OpKind::Grad: case OpKind::Vjp:
+  // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
+  case OpKind::Argmax: case OpKind::Argmin: break;
   }
   llvm_unreachable("not a reduction");
 }

@@ -252,9 +252,17 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   }
   for (size_t r = 0; r < K.reductions.size(); ++r) {
     const KReduction &red = K.reductions[r];
-    if (red.pass == pass)
-      W.line(accumulateText(red.op, accIsInt(static_cast<int>(r)), accName(static_cast<int>(r)),
-                            ref(red.input)));
+    if (red.pass != pass)
+      continue;
+    if (isArgReduction(red.op)) {
+      // The position along the reduced axis is the element's k.
+      W.line(std::string("mj_arg_update<") + (red.op == OpKind::Argmax ? "true" : "false") +
+             ">(" + accName(static_cast<int>(r)) + ", " + accIndexName(static_cast<int>(r)) +
+             ", " + ref(red.input) + ", (int)(" + laneIndexText(K.k, &lc) + "));");
+      continue;
+    }
+    W.line(accumulateText(red.op, accIsInt(static_cast<int>(r)), accName(static_cast<int>(r)),
+                          ref(red.input)));
   }
   for (int s : stores) {
     const KStore &st = K.stores[s];
@@ -294,22 +302,24 @@ std::string KernelEmitter::computeText(int i) const {
   return elementwiseExpr(v.op, v.dtype, args, types);
 }
 
+std::string KernelEmitter::laneIndexText(const IndexExpr &e, const LaneCtx *lc) {
+  if (!lc)
+    return idx(e);
+  // The element index of this lane: x = var * vec + j.
+  std::string xName = Ctx.str(lc->x);
+  IndexExpr lane = Ctx.var(lc->var, std::max<int64_t>(1, lc->extent / lc->vec));
+  if (lc->vec > 1)
+    lane = Ctx.add(Ctx.mul(lane, lc->vec), Ctx.var("j", lc->vec));
+  return idx(Ctx.substitute(e, [&](const std::string &n) -> std::optional<IndexExpr> {
+    if (n == xName)
+      return lane;
+    return std::nullopt;
+  }));
+}
+
 std::string KernelEmitter::indexValueText(int i, const LaneCtx *lc) {
   const KValue &v = K.values[i];
-  auto text = [&](const IndexExpr &e) {
-    if (!lc)
-      return idx(e);
-    // The element index of this lane: x = var * vec + j.
-    std::string xName = Ctx.str(lc->x);
-    IndexExpr lane = Ctx.var(lc->var, std::max<int64_t>(1, lc->extent / lc->vec));
-    if (lc->vec > 1)
-      lane = Ctx.add(Ctx.mul(lane, lc->vec), Ctx.var("j", lc->vec));
-    return idx(Ctx.substitute(e, [&](const std::string &n) -> std::optional<IndexExpr> {
-      if (n == xName)
-        return lane;
-      return std::nullopt;
-    }));
-  };
+  auto text = [&](const IndexExpr &e) { return laneIndexText(e, lc); };
   if (v.kind == KValue::Kind::Index)
     return elementwiseExpr(OpKind::Iota, v.dtype, {text(v.offset)}, {DType::I32});
   std::string all;
@@ -335,6 +345,26 @@ std::string KernelEmitter::accName(int r) {
   return n;
 }
 
+bool KernelEmitter::accIsInt(int r) const {
+  const KReduction &red = K.reductions[r];
+  if (isArgReduction(red.op))
+    return K.values[red.input].dtype == DType::I32;
+  return red.dtype == DType::I32;
+}
+
+bool KernelEmitter::hasArgReduction() const {
+  return llvm::any_of(K.reductions, [](const KReduction &r) { return isArgReduction(r.op); });
+}
+
+std::string KernelEmitter::accIndexName(int r) {
+  auto it = AccIndexNames.find(r);
+  if (it != AccIndexNames.end())
+    return it->second;
+  std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + "_at");
+  AccIndexNames[r] = n;
+  return n;
+}
+
 bool KernelEmitter::hasReductionOf(bool isInt) const {
   for (size_t r = 0; r < K.reductions.size(); ++r)
     if (accIsInt(static_cast<int>(r)) == isInt)
@@ -348,6 +378,13 @@ void KernelEmitter::declareAccumulators(int pass) {
     if (red.pass != pass)
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
+    if (isArgReduction(red.op)) {
+      OpKind extreme = red.op == OpKind::Argmax ? OpKind::Max : OpKind::Min;
+      W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
+             reduceText(extreme, isInt).identity + ";");
+      W.line("int " + accIndexName(static_cast<int>(r)) + " = 2147483647; // its position");
+      continue;
+    }
     W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
            reduceText(red.op, isInt).identity + ";");
   }
@@ -361,6 +398,22 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
     std::string acc = accName(static_cast<int>(r));
+    if (isArgReduction(red.op)) {
+      std::string args = std::string("<") + (red.op == OpKind::Argmax ? "true" : "false") + ", " +
+                         n + ">(" + acc + ", " + accIndexName(static_cast<int>(r));
+      switch (scope) {
+      case ReduceScope::Warp: W.line("mj_warp_argreduce" + args + ");"); break;
+      case ReduceScope::Block:
+        W.line("mj_block_argreduce" + args + ", " + (isInt ? "mj_smem_i" : "mj_smem_f") +
+               ", mj_smem_at);");
+        break;
+      case ReduceScope::Column:
+        W.line("mj_col_argreduce" + args + ", " + (isInt ? "mj_col_i" : "mj_col_f") +
+               ", mj_col_at);");
+        break;
+      }
+      continue;
+    }
     std::string functor = reduceText(red.op, isInt).functor;
     switch (scope) {
     case ReduceScope::Warp:
@@ -390,7 +443,8 @@ void KernelEmitter::defineReductions(int pass) {
   for (size_t i = 0; i < K.values.size(); ++i) {
     const KValue &v = K.values[i];
     if (v.kind == KValue::Kind::ReduceResult && Need[i] && K.reductions[v.reduction].pass == pass)
-      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + accName(v.reduction) + ";" +
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " +
+             (isArgReduction(v.op) ? accIndexName(v.reduction) : accName(v.reduction)) + ";" +
              comment(static_cast<int>(i)));
   }
 }

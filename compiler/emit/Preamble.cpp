@@ -76,6 +76,40 @@ template <typename Op, int PARTS, typename T> __device__ __forceinline__ T mj_co
   for (int p = 1; p < PARTS; ++p) r = Op::apply(r, smem[p][threadIdx.x % 32]);
   return r;
 }
+// argmax (MAX) / argmin: (a, ai) becomes (v, vi) when v is better, equal at a lower
+// index, or NaN (the first NaN wins, as numpy's). Symmetric, so lanes agree.
+template <bool MAX, typename T> __device__ __forceinline__ void mj_arg_update(T &a, int &ai, T v, int vi) {
+  const bool better = MAX ? v > a : v < a;
+  if (better || (v == a && vi < ai) || (v != v && (a == a || vi < ai))) { a = v; ai = vi; }
+}
+template <bool MAX, int WIDTH, typename T> __device__ __forceinline__ void mj_warp_argreduce(T &a, int &ai) {
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o /= 2) {
+    const T v = __shfl_xor_sync(0xffffffffu, a, o);
+    const int vi = __shfl_xor_sync(0xffffffffu, ai, o);
+    mj_arg_update<MAX>(a, ai, v, vi);
+  }
+}
+template <bool MAX, int THREADS, typename T> __device__ __forceinline__ void mj_block_argreduce(T &a, int &ai, T *smem, int *smemi) {
+  mj_warp_argreduce<MAX, 32>(a, ai);
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) { smem[threadIdx.x / 32] = a; smemi[threadIdx.x / 32] = ai; }
+  __syncthreads();
+  a = smem[0];
+  ai = smemi[0];
+#pragma unroll
+  for (int w = 1; w < THREADS / 32; ++w) mj_arg_update<MAX>(a, ai, smem[w], smemi[w]);
+}
+template <bool MAX, int PARTS, typename T> __device__ __forceinline__ void mj_col_argreduce(T &a, int &ai, T (*smem)[33], int (*smemi)[33]) {
+  __syncthreads();
+  smem[threadIdx.x / 32][threadIdx.x % 32] = a;
+  smemi[threadIdx.x / 32][threadIdx.x % 32] = ai;
+  __syncthreads();
+  a = smem[0][threadIdx.x % 32];
+  ai = smemi[0][threadIdx.x % 32];
+#pragma unroll
+  for (int p = 1; p < PARTS; ++p) mj_arg_update<MAX>(a, ai, smem[p][threadIdx.x % 32], smemi[p][threadIdx.x % 32]);
+}
 )";
 
 /// Used by emit/MatmulSimt.cpp and emit/MatmulMma.cpp (sm_80 and newer).

@@ -186,7 +186,8 @@ private:
     case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
-    case OpKind::Concat: case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: break;
+    case OpKind::Concat: case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis:
+    case OpKind::Argmax: case OpKind::Argmin: break;
     }
     llvm_unreachable("not a view");
   }

@@ -58,6 +58,9 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, RowSched
   int64_t kv = k.K / s.vec;
   if (s.threadsPerRow <= 32 || k.passes != 1 || k.rows >= dev.smCount)
     return;
+  // argmax/argmin partials are (value, index) pairs the workspace does not hold.
+  if (llvm::any_of(k.reductions, [](const KReduction &r) { return isArgReduction(r.op); }))
+    return;
   int64_t wanted = (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
   int64_t most = kv / (4 * int64_t(s.threadsPerRow));
   int64_t splits = std::min<int64_t>({wanted, most, s.threadsPerRow});

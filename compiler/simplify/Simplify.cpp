@@ -294,6 +294,7 @@ private:
     case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
     case OpKind::Slice: case OpKind::Pad: case OpKind::Concat: case OpKind::Iota:
     case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
+    case OpKind::Argmax: case OpKind::Argmin:
     case OpKind::Grad:
     case OpKind::Vjp: break;
     }
@@ -305,8 +306,8 @@ private:
     int64_t count = 1;
     for (int64_t a : n.axes)
       count *= x.shape[a];
-    // Reducing only size-1 axes changes no value.
-    if (count == 1)
+    // Reducing only size-1 axes changes no value (argmax's is the position 0).
+    if (count == 1 && !isArgReduction(n.op))
       return reshapeTo(s.operands[0], n.shape, n.name);
     return emit(s);
   }

@@ -208,3 +208,48 @@ TEST_F(Gather, EmbeddingLayerNormAndCrossEntropy) {
 
 } // namespace
 } // namespace minijit
+
+namespace minijit {
+namespace {
+
+class ArgReduction : public GpuTest {};
+
+/// Rows of every length class (sub-warp, warp, block) in every numeric
+/// dtype: f16, bf16 and i32 values repeat often, so ties are exercised.
+TEST_F(ArgReduction, EveryDTypeAlongRowsAndColumns) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
+    for (int64_t n : {int64_t(3), int64_t(1025), int64_t(40000)}) {
+      Graph g(nameOf("arg", t, n));
+      Tensor x = g.input("x", t, {33, n});
+      g.output(argmax(x, 1), "max");
+      g.output(argmin(x, 1, true), "min");
+      g.output(argmax(x, 0), "cols");
+      g.output(argmin(neg(x), 0, true), "negcols");
+      expectMatches(g, n);
+    }
+}
+
+TEST_F(ArgReduction, NaNsAndInfinitiesInRows) {
+  // log of normal values: NaN where x < 0, -inf at 0 (none), so about half NaN.
+  Graph g("arg_nan");
+  Tensor x = g.input("x", DType::F32, {129, 1000});
+  Tensor partlyNaN = where(lt(x, -1.5), log(x), x); // a few NaNs per row
+  g.output(argmax(partlyNaN, 1), "max");
+  g.output(argmin(partlyNaN, 1), "min");
+  g.output(argmax(where(gt(x, 2.5), INFINITY, x), 1), "inf");
+  expectMatches(g, 4);
+}
+
+TEST_F(ArgReduction, SoftmaxAndArgmaxInOneKernel) {
+  for (DType t : {DType::F32, DType::BF16}) {
+    Graph g(std::string("decode_") + dtypeName(t).str());
+    Tensor logits = g.input("logits", t, {17, 32000});
+    Tensor p = softmax(logits, 1);
+    g.output(p, "p");
+    g.output(argmax(logits, 1), "token"); // the argmax of p, up to rounding ties
+    expectMatches(g, 6);
+  }
+}
+
+} // namespace
+} // namespace minijit

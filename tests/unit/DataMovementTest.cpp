@@ -459,3 +459,81 @@ TEST(Gather, EmbeddingAndCrossEntropyAreOneKernel) {
   std::string cuda = cudaOf(h);
   EXPECT_NE(cuda.find("mj_clamp(labels_v, 999)"), std::string::npos) << cuda;
 }
+
+// ---- argmax and argmin
+
+TEST(ArgReduction, BuilderChecks) {
+  Graph g("a");
+  Tensor x = g.input("x", DType::F16, {4, 6});
+  EXPECT_EQ(argmax(x, 1).shape(), Shape({4}));
+  EXPECT_EQ(argmax(x, 1).dtype(), DType::I32);
+  EXPECT_EQ(argmin(x, -2, true).shape(), Shape({1, 6}));
+  EXPECT_EQ(graphErrorOf([&] { argmax(x, 2); }),
+            "argmax: axis 2 is out of range for rank 2 (valid: -2..1)");
+  EXPECT_EQ(graphErrorOf([&] { reduce(OpKind::Argmin, x, {0, 1}); }),
+            "argmin: takes one axis, got axes=[0, 1]");
+  Tensor b = g.input("b", DType::Bool, {4});
+  EXPECT_NE(graphErrorOf([&] { argmax(b, 0); }).find("argmax: operand %b has dtype bool"),
+            std::string::npos);
+}
+
+TEST(ArgReduction, TextRoundTripsAndNeedsAnAxis) {
+  const char *text = R"(graph g(%x: f32[4, 6]) {
+  %a = argmax %x axis=1 : i32[4]
+  %b = argmin %x axis=0 keepdim=true : i32[1, 6]
+  return %a, %b
+}
+)";
+  EXPECT_EQ(printGraph(parseGraphs(text, "t.mj")[0]), text);
+  EXPECT_EQ(parseErrorOf("graph g(%x: f32[4]) {\n  %a = argmax %x\n  return %a\n}\n"),
+            "t.mj:2:8: error: argmax needs the attribute axis=...");
+  EXPECT_EQ(parseErrorOf("graph g(%x: f32[4]) {\n  %a = argmax %x axes=[0]\n  return %a\n}\n"),
+            "t.mj:2:18: error: unknown attribute 'axes' for argmax (expected: axis, keepdim)");
+}
+
+TEST(ArgReduction, ReferenceTiesGoLowAndNaNWins) {
+  Graph g("a");
+  Tensor x = g.input("x", DType::F32, {5, 4});
+  g.output(argmax(x, 1), "max");
+  g.output(argmin(x, 1), "min");
+  g.output(argmax(x, 0), "cols");
+  const double nan = NAN, inf = INFINITY;
+  std::vector<double> rows = {
+      3, 1, 3, 2,          // tie for the max: 0; min at 1
+      -1, -1, -1, -1,      // all equal: 0 and 0
+      nan, 5, nan, -inf,   // the first NaN wins both ways
+      -inf, -inf, -inf, 7, // the max at the last position; the min ties: 0
+      2, nan, 9, 9};       // NaN at 1
+  HostTensor in(DType::F32, Shape{5, 4});
+  for (size_t k = 0; k < rows.size(); ++k)
+    in.set(static_cast<int64_t>(k), rows[k]);
+  std::vector<HostTensor> outs = evaluate(g, {in});
+  EXPECT_EQ(valuesOf(outs[0]), (std::vector<double>{0, 0, 0, 3, 1}));
+  EXPECT_EQ(valuesOf(outs[1]), (std::vector<double>{1, 0, 0, 0, 1}));
+  EXPECT_EQ(valuesOf(outs[2]), (std::vector<double>{2, 4, 2, 4}));
+}
+
+TEST(ArgReduction, IntegersAndTheLastPosition) {
+  Graph g("a");
+  Tensor x = g.input("x", DType::I32, {2, 3}); // 0..5
+  g.output(argmax(x, 1, true), "max");
+  g.output(argmin(x, 0), "min");
+  std::vector<HostTensor> outs = evaluate(g, {counting(DType::I32, {2, 3})});
+  EXPECT_EQ(valuesOf(outs[0]), (std::vector<double>{2, 2}));
+  EXPECT_EQ(valuesOf(outs[1]), (std::vector<double>{0, 0, 0}));
+}
+
+TEST(ArgReduction, SoftmaxAndArgmaxAreOneKernel) {
+  Graph g("decode");
+  Tensor logits = g.input("logits", DType::F32, {8, 32000});
+  g.output(argmax(softmax(logits, 1), 1), "token");
+  EXPECT_EQ(kernelsOf(g, true), 1u);
+  std::string cuda = cudaOf(g);
+  EXPECT_NE(cuda.find("mj_arg_update<true>("), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("mj_block_argreduce<true, "), std::string::npos) << cuda;
+  // The argmax of a size-1 axis is 0, not the value (simplify keeps it).
+  Graph h("one");
+  Tensor x = h.input("x", DType::F32, {4, 1});
+  h.output(argmax(x, 1), "a");
+  EXPECT_EQ(evalCounting(simplifyGraph(h)), (std::vector<double>{0, 0, 0, 0}));
+}

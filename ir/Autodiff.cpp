@@ -263,6 +263,10 @@ private:
       return;
     }
     case OpKind::Iota: return; // no operands
+    // The sums of g from each element to the end: total - cumsum(g) + g.
+    case OpKind::Cumsum: return giveTo(0, [&] { return reverseCumsum(g, n.axis); });
+    // sum over j >= i of g_j y_j / x_i: inf or NaN where x holds a zero.
+    case OpKind::Cumprod: return giveTo(0, [&] { return reverseCumsum(g * y, n.axis) / x(0); });
     // The indices are i32: only the table gets a gradient.
     case OpKind::Take:
     case OpKind::TakeAlongAxis: return giveTo(0, [&] { return ungather(n, g); });
@@ -368,6 +372,11 @@ private:
     if (axes.empty()) // a scalar index: one element per position
       return spread.reshape(in);
     return sum(spread, axes);
+  }
+
+  /// Element i: the sum of g's elements i.. along `axis`.
+  static Tensor reverseCumsum(const Tensor &g, int64_t axis) {
+    return sum(g, {axis}, /*keepdim=*/true) - cumsum(g, axis) + g;
   }
 
   /// A reduction's gradient `g` broadcast back over the reduced axes.

@@ -183,6 +183,20 @@ Tensor prod(const Tensor &x, const AxisList &axes, bool keepdim) {
   return reduce(OpKind::Prod, x, axes, keepdim);
 }
 
+namespace {
+Tensor scan(OpKind op, const Tensor &x, int64_t axis) {
+  Graph &g = graphOf(opName(op), {&x});
+  NodeSpec s;
+  s.op = op;
+  s.operands = {x.id()};
+  s.axis = axis;
+  return addNode(g, s);
+}
+} // namespace
+
+Tensor cumsum(const Tensor &x, int64_t axis) { return scan(OpKind::Cumsum, x, axis); }
+Tensor cumprod(const Tensor &x, int64_t axis) { return scan(OpKind::Cumprod, x, axis); }
+
 Tensor argmax(const Tensor &x, int64_t axis, bool keepdim) {
   return reduce(OpKind::Argmax, x, {axis}, keepdim);
 }

@@ -100,6 +100,8 @@ double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double>
   case OpKind::Prod:
   case OpKind::Argmax:
   case OpKind::Argmin:
+  case OpKind::Cumsum:
+  case OpKind::Cumprod:
   case OpKind::Reshape:
   case OpKind::Permute:
   case OpKind::Broadcast:
@@ -255,6 +257,7 @@ private:
     case OpClass::Iota: return iota(id);
     case OpClass::Concat: return concat(id);
     case OpClass::Gather: return gather(id);
+    case OpClass::Scan: return scan(id);
     case OpClass::Reduce: return reduce(id);
     case OpClass::View:
       if (n.op == OpKind::Slice || n.op == OpKind::Pad)
@@ -372,6 +375,32 @@ private:
         }
         out.set(i, x.get(offsetAt(xs, in)));
       });
+    });
+    return out;
+  }
+
+  /// Running sums or products along the axis, in order; i32 wraps.
+  HostTensor scan(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &in = Values[n.operands[0]];
+    int64_t size = n.shape[n.axis], inner = n.shape.strides()[n.axis];
+    int64_t outer = n.shape.numel() / (size * inner);
+    bool isInt = n.dtype == DType::I32, isSum = n.op == OpKind::Cumsum;
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        int64_t base = (r / inner) * size * inner + r % inner;
+        double acc = isSum ? 0 : 1;
+        for (int64_t k = 0; k < size; ++k) {
+          double v = in.get(base + k * inner);
+          if (isInt)
+            acc = wrap32(isSum ? static_cast<int64_t>(acc) + static_cast<int64_t>(v)
+                               : static_cast<int64_t>(acc) * static_cast<int64_t>(v));
+          else
+            acc = isSum ? acc + v : acc * v;
+          out.set(base + k * inner, acc);
+        }
+      }
     });
     return out;
   }
@@ -652,6 +681,8 @@ Tolerance toleranceFor(const Graph &g, ValueId out) {
       k = 1;
       for (int64_t a : n.axes)
         k *= g.node(n.operands[0]).shape[a];
+    } else if (n.cls() == OpClass::Scan) {
+      k = n.shape[n.axis];
     } else if (n.cls() == OpClass::Matmul) {
       const Shape &as = g.node(n.operands[0]).shape;
       k = as[as.rank() - 1];

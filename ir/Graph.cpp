@@ -321,6 +321,13 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     n.shape = Shape(llvm::ArrayRef<int64_t>(out));
     break;
   }
+  case OpClass::Scan:
+    checkArity(spec.op, spec.operands.size(), 1);
+    checkOperandType(spec.op, operand(0), spelling);
+    n.axis = normalizedAxis(op, spec.axis, operand(0).shape.rank());
+    n.dtype = operand(0).dtype;
+    n.shape = operand(0).shape;
+    break;
   case OpClass::Unary:
     checkArity(spec.op, spec.operands.size(), 1);
     checkOperandType(spec.op, operand(0), spelling);

@@ -28,6 +28,7 @@ bool isElementwise(OpKind op) {
   case OpClass::Iota:
   case OpClass::Concat:
   case OpClass::Gather:
+  case OpClass::Scan:
   case OpClass::Reduce:
   case OpClass::View:
   case OpClass::Matmul:

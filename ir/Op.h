@@ -28,7 +28,9 @@ enum class OpClass : uint8_t {
   Unary, Binary, Select, Cast,
   Concat, ///< operands side by side along an axis, element by element
   Gather, ///< take, take_along_axis: an operand read at indices from a tensor
-  Reduce, View, Matmul,
+  Reduce,
+  Scan,   ///< cumsum, cumprod: running sums or products along one axis
+  View, Matmul,
   Derivative ///< grad and vjp: expanded by ir/Autodiff.h before any other stage
 };
 
@@ -58,6 +60,8 @@ inline OpClass opClass(OpKind op) { return opInfo(op).cls; }
 bool isElementwise(OpKind op);
 /// argmax and argmin: reductions to an i32 position along one axis.
 inline bool isArgReduction(OpKind op) { return op == OpKind::Argmax || op == OpKind::Argmin; }
+/// cumsum and cumprod.
+inline bool isScan(OpKind op) { return op == OpKind::Cumsum || op == OpKind::Cumprod; }
 /// The op spelled `s` in the text format, or nullopt. "input" and "constant"
 /// are not spellable in the text format and return nullopt.
 std::optional<OpKind> parseOpName(llvm::StringRef s);

@@ -523,7 +523,8 @@ private:
       case OpClass::Cast: expected = "to"; break;
       case OpClass::Iota: expected = "shape, axis, dtype"; break;
       case OpClass::Concat:
-      case OpClass::Gather: expected = "axis"; break;
+      case OpClass::Gather:
+      case OpClass::Scan: expected = "axis"; break;
       case OpClass::Input:
       case OpClass::Constant:
       case OpClass::Unary:
@@ -559,7 +560,8 @@ private:
         error(open, e.what());
       }
     } else if (key.text == "axis" && (spec.op == OpKind::Slice || cls == OpClass::Concat ||
-                                      cls == OpClass::Iota || cls == OpClass::Gather)) {
+                                      cls == OpClass::Iota || cls == OpClass::Gather ||
+                                      cls == OpClass::Scan)) {
       spec.axis = parseInt(expect(Tok::Number, "an integer axis"), "axis");
     } else if ((key.text == "start" || key.text == "end" || key.text == "step") &&
                spec.op == OpKind::Slice) {
@@ -617,6 +619,7 @@ private:
     else if (spec.op == OpKind::Pad)
       needAll({"before", "after"});
     else if (spec.op == OpKind::Concat || opClass(spec.op) == OpClass::Gather ||
+             opClass(spec.op) == OpClass::Scan ||
              isArgReduction(spec.op))
       needAll({"axis"});
     else if (spec.op == OpKind::Iota)

@@ -93,6 +93,7 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     break;
   case OpClass::Concat:
   case OpClass::Gather:
+  case OpClass::Scan:
     os << " axis=" << n.axis;
     break;
   case OpClass::Input:

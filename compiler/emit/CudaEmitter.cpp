@@ -45,6 +45,13 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
       n += "_" + order[i];
     return n + suffix;
   }
+  if (k.kind == KernelKind::Scan) {
+    std::string n = "scan";
+    for (const KHeld &h : k.held)
+      if (opClass(h.op) == OpClass::Scan && n.find(opName(h.op)) == std::string::npos)
+        n += "_" + opName(h.op).str();
+    return n + suffix;
+  }
   std::string what;
   auto has = [&](OpKind o) { return ops.count(o) > 0; };
   if (has(OpKind::Max) && has(OpKind::Exp) && has(OpKind::Sum) && has(OpKind::Div))
@@ -74,6 +81,7 @@ std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::str
   case ScheduleKind::OuterCol: emitColumnReduction(e, s.as<ColumnSchedule>()); break;
   case ScheduleKind::MatmulSimt: emitMatmulSimt(e, s.as<MatmulSimtSchedule>()); break;
   case ScheduleKind::MatmulMma: emitMatmulMma(e, s.as<MatmulMmaSchedule>()); break;
+  case ScheduleKind::Scan: emitScan(e, s.as<ScanSchedule>()); break;
   }
   return e.W.text();
 }

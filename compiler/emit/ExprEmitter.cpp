@@ -162,6 +162,8 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Prod:
     case OpKind::Argmax:
     case OpKind::Argmin:
+    case OpKind::Cumsum:
+    case OpKind::Cumprod:
     case OpKind::Reshape:
     case OpKind::Permute:
     case OpKind::Broadcast:
@@ -196,6 +198,7 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Grad: case OpKind::Vjp:
   // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
   case OpKind::Argmax: case OpKind::Argmin: break;
+  case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp
   }
   llvm_unreachable("not a reduction");
 }
@@ -221,6 +224,7 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Grad: case OpKind::Vjp:
   // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
   case OpKind::Argmax: case OpKind::Argmin: break;
+  case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp
   }
   llvm_unreachable("not a reduction");
 }

@@ -48,6 +48,10 @@ std::string kernelSummary(const LoweredKernel &k) {
     return llvm::formatv("reduction of {0} over axes {1} ({2} row{3} of {4})", k.domain.str(),
                          Shape(k.reducedAxes).str(), k.rows, k.rows == 1 ? "" : "s", k.K)
         .str();
+  case KernelKind::Scan:
+    return llvm::formatv("scan of {0} along axis {1} ({2} row{3} of {4})", k.domain.str(),
+                         k.reducedAxes[0], k.rows, k.rows == 1 ? "" : "s", k.K)
+        .str();
   case KernelKind::Matmul: {
     bool epilogue = llvm::any_of(k.held, [](const KHeld &h) { return isElementwise(h.op); });
     return llvm::formatv("matmul, {0} x [{1}, {2}] @ [{2}, {3}]{4}", k.matmul->batch, k.matmul->M,
@@ -252,7 +256,7 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   }
   for (size_t r = 0; r < K.reductions.size(); ++r) {
     const KReduction &red = K.reductions[r];
-    if (red.pass != pass)
+    if (red.pass != pass || isScan(red.op)) // a scan combines after the element work
       continue;
     if (isArgReduction(red.op)) {
       // The position along the reduced axis is the element's k.

@@ -76,6 +76,16 @@ template <typename Op, int PARTS, typename T> __device__ __forceinline__ T mj_co
   for (int p = 1; p < PARTS; ++p) r = Op::apply(r, smem[p][threadIdx.x % 32]);
   return r;
 }
+// The inclusive scan of the 32 lanes' values: lane i gets Op over lanes 0..i.
+template <typename Op, typename T> __device__ __forceinline__ T mj_warp_scan(T v) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int o = 1; o < 32; o *= 2) {
+    const T u = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v = Op::apply(u, v);
+  }
+  return v;
+}
 // argmax (MAX) / argmin: (a, ai) becomes (v, vi) when v is better, equal at a lower
 // index, or NaN (the first NaN wins, as numpy's). Symmetric, so lanes agree.
 template <bool MAX, typename T> __device__ __forceinline__ void mj_arg_update(T &a, int &ai, T v, int vi) {

@@ -86,7 +86,8 @@ private:
     // Views (slice and pad among them) stay free; a concat and an iota are
     // kernels of their own with fusion off, as in an eager framework.
     return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul ||
-           n.cls() == OpClass::Concat || n.cls() == OpClass::Iota || n.cls() == OpClass::Gather;
+           n.cls() == OpClass::Concat || n.cls() == OpClass::Iota || n.cls() == OpClass::Gather ||
+           n.cls() == OpClass::Scan;
   }
 
   void store(ValueId v, const FusionReason &why) {
@@ -164,6 +165,18 @@ private:
   std::optional<StoreRequest> signatureOf(ValueId root, const std::vector<ValueId> &held,
                                         Signature &sig) const {
     const Node &r = G.node(root);
+    // A scan is the root of a kernel of its own: its prologue fuses, its
+    // readers load it.
+    for (ValueId v : held)
+      if (G.node(v).cls() == OpClass::Scan && v != root)
+        return request(v, FusionReasonKind::ScanOwnKernel, {v});
+    if (r.cls() == OpClass::Scan) {
+      for (ValueId v : held)
+        if (G.node(v).cls() == OpClass::Matmul)
+          return request(v, FusionReasonKind::MatmulOwnKernel, {v});
+      sig = {KernelKind::Scan, r.shape, {r.axis}};
+      return std::nullopt;
+    }
     if (llvm::any_of(held, [&](ValueId v) { return G.node(v).cls() == OpClass::Matmul; }))
       return matmulSignature(root, held, sig);
     ValueId primary = -1;
@@ -482,6 +495,9 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
                  ? " with its elementwise epilogue"
                  : "")
          << "\n";
+    else if (kg.kind == KernelKind::Scan)
+      os << "scan of " << kg.domain.str() << " along axis " << kg.reducedAxes[0] << " ("
+         << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize() << ")\n";
     else
       os << "reduction of " << kg.domain.str() << " over axes " << Shape(kg.reducedAxes).str()
          << " (" << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize()

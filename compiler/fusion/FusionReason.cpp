@@ -32,6 +32,8 @@ std::string describeReason(const Graph &g, const FusionReason &r) {
   case FusionReasonKind::MatmulShape:
     return llvm::formatv("%{0} has shape {1}, not the shape {2} of matmul %{3}", name(0), shape(0),
                          shape(1), name(1));
+  case FusionReasonKind::ScanOwnKernel:
+    return llvm::formatv("scan %{0} runs in a kernel of its own (a block per row)", name(0));
   case FusionReasonKind::MatmulOwnKernel:
     return llvm::formatv("matmul %{0} runs in a kernel of its own", name(0));
   case FusionReasonKind::MatmulMoved:

@@ -22,7 +22,7 @@
 namespace minijit {
 
 int64_t KernelGroup::rows() const {
-  if (kind != KernelKind::Reduction)
+  if (!isRowKernel(kind))
     return 1;
   int64_t r = 1;
   for (unsigned d = 0; d < domain.rank(); ++d)
@@ -32,7 +32,7 @@ int64_t KernelGroup::rows() const {
 }
 
 int64_t KernelGroup::reducedSize() const {
-  if (kind != KernelKind::Reduction)
+  if (!isRowKernel(kind))
     return 1;
   int64_t k = 1;
   for (int64_t a : reducedAxes)
@@ -187,7 +187,7 @@ private:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
     case OpKind::Concat: case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis:
-    case OpKind::Argmax: case OpKind::Argmin: break;
+    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod: break;
     }
     llvm_unreachable("not a view");
   }
@@ -256,7 +256,7 @@ private:
       v.stage = 0;
       break;
     case KValue::Kind::Load:
-      v.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(v.offset, L.k);
+      v.perRow = isRowKernel(L.kind) && !L.ctx.mentions(v.offset, L.k);
       v.stage = 0;
       for (int a : v.args) { // a gather's index values
         v.perRow = v.perRow && L.values[a].perRow;
@@ -265,7 +265,7 @@ private:
       }
       break;
     case KValue::Kind::Compute:
-      v.perRow = L.kind == KernelKind::Reduction;
+      v.perRow = isRowKernel(L.kind);
       v.stage = 0;
       for (int a : v.args) {
         v.perRow = v.perRow && L.values[a].perRow;
@@ -273,7 +273,7 @@ private:
       }
       break;
     case KValue::Kind::ReduceResult:
-      v.perRow = true;
+      v.perRow = !isScan(L.reductions[v.reduction].op); // a scan's result is per element
       v.stage = L.reductions[v.reduction].pass + 1;
       break;
     case KValue::Kind::MatmulResult:
@@ -281,12 +281,12 @@ private:
       v.stage = 0;
       break;
     case KValue::Kind::Index:
-      v.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(v.offset, L.k);
+      v.perRow = isRowKernel(L.kind) && !L.ctx.mentions(v.offset, L.k);
       v.stage = 0;
       break;
     case KValue::Kind::InRange:
       v.dtype = DType::Bool;
-      v.perRow = L.kind == KernelKind::Reduction &&
+      v.perRow = isRowKernel(L.kind) &&
                  llvm::none_of(v.tests, [&](const KValue::Test &t) { return L.ctx.mentions(t.e, L.k); });
       v.stage = 0;
       break;
@@ -358,6 +358,7 @@ private:
       }
       case OpClass::Concat: result = concatValue(id, idx); break;
       case OpClass::Gather: result = gatherValue(id, idx); break;
+      case OpClass::Scan: result = scanResult(id, idx); break;
       case OpClass::Input:
       case OpClass::Constant:
         llvm_unreachable("handled above");
@@ -462,6 +463,32 @@ private:
       return -1;
     in[n.axis] = L.ctx.clamp(L.ctx.value(index), xs[n.axis] - 1);
     return value(n.operands[0], in);
+  }
+
+  /// A scan: its kernel's own (Scan kernels hold one scan domain), read at
+  /// the element it computes.
+  int scanResult(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    if (KG.kind != KernelKind::Scan || n.shape != KG.domain || KG.reducedAxes[0] != n.axis)
+      return fail(id, FusionReasonKind::ScanOwnKernel, {id});
+    if (indexKey(id, idx) != indexKey(id, DomainIdx))
+      return fail(id, FusionReasonKind::ScanOwnKernel, {id});
+    int r = -1;
+    for (size_t i = 0; i < L.reductions.size(); ++i)
+      if (L.reductions[i].node == id)
+        r = static_cast<int>(i);
+    if (r < 0) {
+      int input = value(n.operands[0], DomainIdx);
+      if (input < 0)
+        return -1;
+      L.reductions.push_back({id, n.name, n.dtype, n.op, input, L.values[input].stage});
+      r = static_cast<int>(L.reductions.size() - 1);
+    }
+    KValue v;
+    v.kind = KValue::Kind::ReduceResult;
+    v.node = id;
+    v.reduction = r;
+    return addValue(v);
   }
 
   int reduceResult(ValueId id, const Index &idx) {
@@ -623,7 +650,7 @@ private:
       idx = DomainIdx;
     } else {
       // A row-shaped root of a reduction kernel (keepdim or not).
-      assert(KG.kind == KernelKind::Reduction && "pointwise roots have the domain's shape");
+      assert(isRowKernel(KG.kind) && "pointwise roots have the domain's shape");
       bool keepdim = n.shape.rank() == KG.domain.rank();
       for (unsigned d = 0; d < KG.domain.rank(); ++d) {
         bool reduced = llvm::is_contained(KG.reducedAxes, d);
@@ -640,7 +667,7 @@ private:
     s.param = paramFor(root, true);
     s.offset = offsetOf(n.shape, idx);
     s.value = v;
-    s.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(s.offset, L.k);
+    s.perRow = isRowKernel(L.kind) && !L.ctx.mentions(s.offset, L.k);
     L.stores.push_back(s);
     return true;
   }

@@ -52,11 +52,13 @@ struct KValue {
   int stage = 0;
 };
 
+/// A reduction, or a scan (Cumsum, Cumprod) of a Scan kernel, whose result
+/// is per element.
 struct KReduction {
   ValueId node;  ///< the reduce node
   std::string name; ///< its IR name
   DType dtype;   ///< its result's dtype
-  OpKind op;     ///< Sum, Mean, Max, Min, Prod
+  OpKind op;     ///< Sum, Mean, Max, Min, Prod, Argmax, Argmin; Cumsum, Cumprod
   int input;     ///< the element value reduced
   int pass;      ///< the pass that accumulates it (= the input's stage)
 };

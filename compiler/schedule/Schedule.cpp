@@ -89,6 +89,7 @@ Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
   case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides);
   case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides);
+  case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -170,6 +171,13 @@ std::string Schedule::describe() const {
                          : s.vecBT ? "by 16-byte cp.async along k (stored transposed)"
                                    : "by elements",
                          s.grid, s.tilesM, s.tilesN)
+        .str();
+  }
+  case ScheduleKind::Scan: {
+    const auto &s = as<ScanSchedule>();
+    return llvm::formatv("scan: a block of {0} threads per row, {1} consecutive elements per "
+                         "thread per tile, warp then block scan, grid {2}",
+                         s.block, s.items, s.grid)
         .str();
   }
   }

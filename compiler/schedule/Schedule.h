@@ -22,6 +22,7 @@ enum class ScheduleKind {
   OuterCol,  ///< reduce strided columns: 32 columns per block, the rows split over parts
   MatmulSimt, ///< f32 matmul on the CUDA cores: shared-memory tiles, a TM x TN block per thread
   MatmulMma,  ///< f16/bf16 matmul on the tensor cores: mma.sync m16n8k16, ldmatrix, cp.async
+  Scan,       ///< cumsum/cumprod along rows: a block per row, tiles scanned by warps then the block
 };
 
 /// Every template launches `grid` blocks of `block` threads.
@@ -100,9 +101,16 @@ struct MatmulMmaSchedule : MatmulTile {
 };
 
 /// One template's parameters. The alternatives are in ScheduleKind's order.
+/// A block per row; each tile of block * items elements: every thread scans
+/// its `items` consecutive elements, a warp scan (shuffles) and a block scan
+/// (shared memory, one value per warp) combine them, a carry joins the tiles.
+struct ScanSchedule : LaunchGeometry {
+  unsigned items = 1; ///< consecutive elements per thread per tile
+};
+
 struct Schedule {
   std::variant<PointwiseSchedule, RowSchedule, ColumnSchedule, MatmulSimtSchedule,
-               MatmulMmaSchedule>
+               MatmulMmaSchedule, ScanSchedule>
       params;
 
   ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }

@@ -107,7 +107,8 @@ private:
     case OpClass::Cast: k += dtypeName(s.dtype).str(); break;
     case OpClass::Iota: k += s.shape.str() + dtypeName(s.dtype).str() + "a" + std::to_string(s.axis); break;
     case OpClass::Concat:
-    case OpClass::Gather: k += "a" + std::to_string(s.axis); break;
+    case OpClass::Gather:
+    case OpClass::Scan: k += "a" + std::to_string(s.axis); break;
     case OpClass::Input:
     case OpClass::Unary:
     case OpClass::Binary:
@@ -154,7 +155,8 @@ private:
     case OpClass::Cast: return elementwise(n, s);
     case OpClass::Reduce: return reduce(n, s);
     case OpClass::Iota:
-    case OpClass::Gather: return emit(s);
+    case OpClass::Gather:
+    case OpClass::Scan: return emit(s);
     case OpClass::Concat:
       if (s.operands.size() == 1)
         return s.operands[0];
@@ -294,7 +296,7 @@ private:
     case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
     case OpKind::Slice: case OpKind::Pad: case OpKind::Concat: case OpKind::Iota:
     case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
-    case OpKind::Argmax: case OpKind::Argmin:
+    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod:
     case OpKind::Grad:
     case OpKind::Vjp: break;
     }

@@ -253,3 +253,41 @@ TEST_F(ArgReduction, SoftmaxAndArgmaxInOneKernel) {
 
 } // namespace
 } // namespace minijit
+
+namespace minijit {
+namespace {
+
+class Scan : public GpuTest {};
+
+/// Rows shorter than a warp, of one tile, and of several tiles (the carry),
+/// along the last axis and along a strided one, in every numeric dtype.
+TEST_F(Scan, CumsumAndCumprodEveryDTypeAtOddSizes) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
+    for (int64_t n : {int64_t(1), int64_t(33), int64_t(1025), int64_t(9001)}) {
+      Graph g(nameOf("scan", t, n));
+      Tensor x = g.input("x", t, {5, n});
+      g.output(cumsum(x, 1), "rows");
+      g.output(cumsum(x, 0), "cols");
+      // Products of values near 1 stay in range over long rows.
+      Tensor near1 = isFloat(t) ? 1.0 + x * 0.01 : x;
+      g.output(cumprod(n > 33 && !isFloat(t) ? slice(x, 1, 0, 20) : near1, 1), "prod");
+      expectMatches(g, n);
+    }
+}
+
+TEST_F(Scan, PrologueAndEpilogueFuse) {
+  for (DType t : {DType::F32, DType::BF16}) {
+    Graph g(std::string("scan_fused_") + dtypeName(t).str());
+    Tensor x = g.input("x", t, {67, 4099});
+    Tensor w = g.input("w", t, {4099});
+    g.output(cumsum(exp(x) * w, -1) * 0.5 + 1.0, "y");
+    expectMatches(g, 3);
+  }
+  Graph g("scan_long_rows");
+  Tensor x = g.input("x", DType::F32, {2, (1 << 20) + 7});
+  g.output(cumsum(x, 1), "y");
+  expectMatches(g, 5);
+}
+
+} // namespace
+} // namespace minijit

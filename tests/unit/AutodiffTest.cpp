@@ -548,3 +548,13 @@ TEST(Autodiff, GatherRulesSumIntoTheTable) {
   for (const GradCase &tc : cases)
     checkBoth(tc);
 }
+
+TEST(Autodiff, ScanRulesMatchFiniteDifferences) {
+  std::vector<GradCase> cases = {
+      {"cumsum_rows", {Shape{3, 7}}, [](auto &x) { return cumsum(x[0], 1); }},
+      {"cumsum_cols", {Shape{4, 3}}, [](auto &x) { return exp(cumsum(x[0], 0)); }},
+      {"cumprod", {Shape{2, 5}}, [](auto &x) { return cumprod(x[0], 1); }, awayFromZero},
+  };
+  for (const GradCase &tc : cases)
+    checkBoth(tc);
+}

@@ -537,3 +537,73 @@ TEST(ArgReduction, SoftmaxAndArgmaxAreOneKernel) {
   h.output(argmax(x, 1), "a");
   EXPECT_EQ(evalCounting(simplifyGraph(h)), (std::vector<double>{0, 0, 0, 0}));
 }
+
+// ---- cumsum and cumprod
+
+TEST(Scan, BuilderTextAndReference) {
+  Graph g("s");
+  Tensor x = g.input("x", DType::I32, {2, 3}); // 0 1 2 / 3 4 5
+  g.output(cumsum(x, 1), "rows");
+  g.output(cumprod(x + 1, 0), "cols");
+  g.output(cumsum(x, -2), "neg");
+  std::vector<HostTensor> outs = evaluate(g, {counting(DType::I32, {2, 3})});
+  EXPECT_EQ(valuesOf(outs[0]), (std::vector<double>{0, 1, 3, 3, 7, 12}));
+  EXPECT_EQ(valuesOf(outs[1]), (std::vector<double>{1, 2, 3, 4, 10, 18}));
+  EXPECT_EQ(valuesOf(outs[2]), (std::vector<double>{0, 1, 2, 3, 5, 7}));
+  EXPECT_EQ(graphErrorOf([&] { cumsum(x, 2); }),
+            "cumsum: axis 2 is out of range for rank 2 (valid: -2..1)");
+  Tensor b = g.input("b", DType::Bool, {3});
+  EXPECT_NE(graphErrorOf([&] { cumprod(b, 0); }).find("cumprod: operand %b has dtype bool"),
+            std::string::npos);
+  const char *text = R"(graph g(%x: f16[4, 6]) {
+  %a = cumsum %x axis=1 : f16[4, 6]
+  %b = cumprod %x axis=0 : f16[4, 6]
+  return %a, %b
+}
+)";
+  EXPECT_EQ(printGraph(parseGraphs(text, "t.mj")[0]), text);
+  EXPECT_EQ(parseErrorOf("graph g(%x: f32[4]) {\n  %a = cumsum %x\n  return %a\n}\n"),
+            "t.mj:2:8: error: cumsum needs the attribute axis=...");
+}
+
+TEST(Scan, ReferenceWrapsIntegersAndPropagatesNaN) {
+  Graph g("s");
+  Tensor x = g.input("x", DType::I32, {3});
+  g.output(cumprod(x, 0), "p");
+  HostTensor big(DType::I32, Shape{3});
+  big.set(0, 65536);
+  big.set(1, 65536);
+  big.set(2, 3);
+  EXPECT_EQ(valuesOf(evaluate(g, {big})[0]), (std::vector<double>{65536, 0, 0})); // 2^32 wraps
+  Graph h("n");
+  Tensor y = h.input("y", DType::F32, {4});
+  h.output(cumsum(y, 0), "s");
+  HostTensor v(DType::F32, Shape{4});
+  v.set(0, 1);
+  v.set(1, NAN);
+  v.set(2, 2);
+  v.set(3, 3);
+  std::vector<double> s = valuesOf(evaluate(h, {v})[0]);
+  EXPECT_EQ(s[0], 1);
+  EXPECT_TRUE(std::isnan(s[1]) && std::isnan(s[3]));
+}
+
+TEST(Scan, AKernelOfItsOwnWithItsPrologueAndEpilogue) {
+  Graph g("s");
+  Tensor x = g.input("x", DType::F16, {7, 3000});
+  g.output(cumsum(exp(x), 1) * 2.0, "y");
+  CompileOptions o;
+  o.stopAfter = Stage::Cuda;
+  CompiledGraph c = compileGraph(g, o);
+  ASSERT_EQ(c.numKernels(), 1u);
+  EXPECT_EQ(c.kernels[0].name, "scan_cumsum_k0");
+  EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::Scan);
+  EXPECT_NE(c.kernels[0].cuda.find("mj_warp_scan<MjSum>("), std::string::npos);
+  EXPECT_NE(c.kernels[0].cuda.find("expf("), std::string::npos); // the prologue
+  // A reduction of a scan reads it from memory.
+  Graph h("t");
+  Tensor y = h.input("y", DType::F32, {64, 100});
+  h.output(sum(cumprod(y, 0), {1}), "s");
+  EXPECT_EQ(kernelsOf(h, true), 2u);
+  EXPECT_EQ(kernelsOf(h, false), 2u);
+}

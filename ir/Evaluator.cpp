@@ -634,6 +634,34 @@ std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inpu
   return e.run(inputs);
 }
 
+std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
+                                                 llvm::ArrayRef<HostTensor> inputs) {
+  if (hasDerivatives(g))
+    return outOfRangeIndices(expandAutodiff(g), inputs);
+  std::vector<OutOfRangeIndices> found;
+  Graph probe = g; // the same values, their indices returned too
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.nodes()[i];
+    if (n.cls() != OpClass::Gather)
+      continue;
+    found.push_back({static_cast<ValueId>(i), 0, 0, g.node(n.operands[0]).shape[n.axis]});
+    probe.output(n.operands[1]);
+  }
+  if (found.empty())
+    return found;
+  std::vector<HostTensor> outs = evaluate(probe, inputs);
+  size_t first = g.outputs().size();
+  for (size_t k = 0; k < found.size(); ++k) {
+    const HostTensor &idx = outs[first + k];
+    found[k].total = idx.numel();
+    for (int64_t e = 0; e < idx.numel(); ++e) {
+      double v = idx.get(e);
+      found[k].outside += v < 0 || v >= static_cast<double>(found[k].size);
+    }
+  }
+  return found;
+}
+
 std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed) {
   std::vector<HostTensor> ins;
   for (size_t i = 0; i < g.inputs().size(); ++i) {

@@ -607,3 +607,24 @@ TEST(Scan, AKernelOfItsOwnWithItsPrologueAndEpilogue) {
   EXPECT_EQ(kernelsOf(h, true), 2u);
   EXPECT_EQ(kernelsOf(h, false), 2u);
 }
+
+TEST(Gather, OutOfRangeIndicesAreCounted) {
+  Graph g("t");
+  Tensor t = g.input("t", DType::F32, {4, 2});
+  Tensor i = g.input("i", DType::I32, {5});
+  g.output(take(t, i, 0).named("rows"), "rows");
+  g.output(exp(t), "e");
+  HostTensor ids(DType::I32, Shape{5});
+  for (int k = 0; k < 5; ++k)
+    ids.set(k, std::vector<double>{0, 3, -1, 4, 2}[k]);
+  std::vector<OutOfRangeIndices> o = outOfRangeIndices(g, {counting(DType::F32, {4, 2}), ids});
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(g.node(o[0].gather).name, "rows");
+  EXPECT_EQ(o[0].outside, 2);
+  EXPECT_EQ(o[0].total, 5);
+  EXPECT_EQ(o[0].size, 4);
+  Graph h("none");
+  Tensor x = h.input("x", DType::F32, {3});
+  h.output(exp(x), "y");
+  EXPECT_TRUE(outOfRangeIndices(h, {counting(DType::F32, {3})}).empty());
+}

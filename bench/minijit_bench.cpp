@@ -17,10 +17,14 @@
 // kind "profile" (a run per workload and mode), for scripts/plot.py's
 // roofline and timeline. --only may be given several times.
 //
+// --suite general runs the generalization suite instead (bench/GeneralSuite.h;
+// bench/torch_general.py is its PyTorch side).
+//
 //   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only]
-//                 [--sweep NAME] [--profile-runs N] [--profile-json FILE]
+//                 [--sweep NAME] [--suite lecture|general] [--profile-runs N] [--profile-json FILE]
 //   minijit_bench --dump DIR   (no GPU needed: each workload's fused text and CUDA, both modes)
 //===----------------------------------------------------------------------===//
+#include "bench/GeneralSuite.h"
 #include "runtime/Driver.h"
 #include "samples/Lecture.h"
 #include "tools/Harness.h"
@@ -108,6 +112,16 @@ std::vector<Workload> workloads() {
       {"train mlp bf16 4096x4 batch 4096",
        [] { return mlpTrain(4096, 4, 4096, TrainStep::Gradients, DType::BF16); }, false, false},
   };
+}
+
+/// The generalization suite (bench/GeneralSuite.h) as rows of this one.
+std::vector<Workload> suiteWorkloads(const std::string &suite) {
+  if (suite != "general")
+    return workloads();
+  std::vector<Workload> out;
+  for (const bench::GeneralWorkload &w : bench::generalWorkloads())
+    out.push_back({w.name, w.build, false, w.checkable, false});
+  return out;
 }
 
 struct Result {
@@ -476,7 +490,7 @@ int dumpWorkloads(const std::string &dir) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string json, sweep, profileJson;
+  std::string json, sweep, profileJson, suite = "lecture";
   std::vector<std::string> only;
   int runs = 200, profileRuns = 20;
   bool check = true, fusedOnly = false;
@@ -496,13 +510,16 @@ int main(int argc, char **argv) {
       fusedOnly = true;
     else if (a == "--sweep" && i + 1 < argc)
       sweep = argv[++i];
+    else if (a == "--suite" && i + 1 < argc && (std::strcmp(argv[i + 1], "lecture") == 0 ||
+                                                 std::strcmp(argv[i + 1], "general") == 0))
+      suite = argv[++i];
     else if (a == "--profile-runs" && i + 1 < argc)
       profileRuns = std::max(0, std::atoi(argv[++i]));
     else if (a == "--dump" && i + 1 < argc)
       return dumpWorkloads(argv[i + 1]);
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
-                      "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] "
+                      "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] [--suite lecture|general] "
                       "[--profile-runs N] [--profile-json FILE] | --dump DIR\n";
       return 2;
     }
@@ -530,7 +547,7 @@ int main(int argc, char **argv) {
                                   "%copy", "TFLOP/s", "compile(ms)", "check");
     std::vector<Result> results;
     bool allOk = true;
-    for (const Workload &w : workloads()) {
+    for (const Workload &w : suiteWorkloads(suite)) {
       if (!selected(w.name, only))
         continue;
       for (bool fused : {true, false}) {

@@ -134,8 +134,8 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
   return kOk;
 }
 
-int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emit,
-               const std::string &arch, bool timing) {
+int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate,
+               const std::string &emit, const std::string &arch, bool timing) {
   std::optional<Stage> stage = parseStage(emit);
   if (!stage) {
     llvm::errs() << "minijit: unknown --emit=" << emit << " (expected " << stageList() << ")\n";
@@ -152,6 +152,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emi
   for (size_t i = 0; i < gs.size(); ++i) {
     CompileOptions opt;
     opt.fusion = fusion;
+    opt.reassociate = reassociate;
     opt.arch = arch;
     opt.stopAfter = producingStage(*stage); // --emit=cuda does not run NVRTC
     CompiledGraph c = compileGraph(gs[i], opt);
@@ -404,6 +405,11 @@ int main(int argc, char **argv) {
                                cl::sub(compareCmd));
   cl::opt<bool> noFusion("no-fusion", cl::desc("one kernel per op, as an eager framework runs"),
                          cl::sub(compileCmd), cl::sub(runCmd));
+  cl::opt<bool> noReassociate(
+      "no-reassociate",
+      cl::desc("keep the order of roundings: no sum of a product rewritten as a product with a "
+               "summed operand, no scalar factor moved after a product"),
+      cl::sub(compileCmd));
   cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
                             cl::init("fused"), cl::sub(compileCmd));
   cl::opt<std::string> arch("arch", cl::desc("NVRTC target, e.g. sm_90"), cl::sub(compileCmd));
@@ -460,7 +466,7 @@ int main(int argc, char **argv) {
     if (evalCmd)
       return cmdEval(gs, seed, data);
     if (compileCmd)
-      return cmdCompile(gs, !noFusion, emit, arch, timing);
+      return cmdCompile(gs, !noFusion, !noReassociate, emit, arch, timing);
     if (reduceCmd)
       return cmdReduce(gs, file, until, reduceOut);
     RunFlags f;

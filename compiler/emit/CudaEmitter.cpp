@@ -81,6 +81,7 @@ std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::str
   case ScheduleKind::OuterCol: emitColumnReduction(e, s.as<ColumnSchedule>()); break;
   case ScheduleKind::MatmulSimt: emitMatmulSimt(e, s.as<MatmulSimtSchedule>()); break;
   case ScheduleKind::MatmulMma: emitMatmulMma(e, s.as<MatmulMmaSchedule>()); break;
+  case ScheduleKind::Transpose: emitTranspose(e, s.as<TransposeSchedule>()); break;
   case ScheduleKind::Scan: emitScan(e, s.as<ScanSchedule>()); break;
   }
   return e.W.text();

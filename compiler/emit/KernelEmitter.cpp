@@ -75,15 +75,18 @@ void KernelEmitter::header() {
     list += (list.empty() ? "%" : ", %") + p.irName;
   }
   W.line("// reads " + (reads.empty() ? std::string("nothing") : reads) + "; writes " + writes);
-  std::string sig = "extern \"C\" __global__ void __launch_bounds__(" +
-                    std::to_string(S.geometry().block) + ") " + Name + "(";
+  const RowSchedule *row = S.getIf<RowSchedule>();
+  std::string bounds = std::to_string(S.geometry().block);
+  if (row && row->minBlocksPerSM)
+    bounds += ", " + std::to_string(row->minBlocksPerSM);
+  std::string sig =
+      "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + Name + "(";
   for (size_t i = 0; i < K.params.size(); ++i) {
     const KParam &p = K.params[i];
     sig += i ? ", " : "";
     sig += (p.written ? "" : "const ") + storageCType(p.dtype).str() + " *__restrict__ " + p.name;
   }
-  const RowSchedule *row = S.getIf<RowSchedule>();
-  if (row && row->splits > 1)
+  if (workspaceBytes(K, S) > 0)
     sig += std::string(K.params.empty() ? "" : ", ") + "unsigned *__restrict__ mj_work";
   W.raw(sig + ") {\n");
   W.setIndent(1);
@@ -162,6 +165,17 @@ void KernelEmitter::loadInto(const std::string &dst, const KParam &p, const Lane
     W.line(dst + "[" + std::to_string(j) + "] = " + p.name + "[" + idx(a.perLane[j]) + "];");
 }
 
+IndexExpr KernelEmitter::offsetIn(const IndexExpr &offset, const LaneCtx &lc) {
+  if (!lc.xIs)
+    return offset;
+  std::string x = Ctx.str(lc.x);
+  return Ctx.substitute(offset, [&](const std::string &n) -> std::optional<IndexExpr> {
+    if (n == x)
+      return *lc.xIs;
+    return std::nullopt;
+  });
+}
+
 // Long, as one piece on purpose: the loads, the lane loop with the
 // arithmetic, accumulations and stores, and the vector stores after it are
 // the three phases of one element's work, sharing the per-lane names.
@@ -190,7 +204,11 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
       continue;
     const KParam &p = K.params[v.param];
     std::string raw = storageCType(p.dtype).str();
-    LaneAccess a = analyzeLanes(Ctx, v.offset, lc.x, lc.extent, lc.vec, lc.var);
+    if (auto from = lc.readFrom.find(i); from != lc.readFrom.end()) {
+      W.line("const " + regType(p.dtype) + " " + Names[i] + " = " + from->second + ";" + comment(i));
+      continue;
+    }
+    LaneAccess a = analyzeLanes(Ctx, offsetIn(v.offset, lc), lc.x, lc.extent, lc.vec, lc.var);
     if (isCachedLoad(i, lc)) {
       const std::string &c = CacheNames.at(i);
       if (static_cast<int>(llvm::countTrailingZeros(Use[i])) == pass)
@@ -213,7 +231,7 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   std::map<int, LaneAccess> storeAccess;
   for (int s : stores) {
     const KStore &st = K.stores[s];
-    storeAccess[s] = analyzeLanes(Ctx, st.offset, lc.x, lc.extent, lc.vec, lc.var);
+    storeAccess[s] = analyzeLanes(Ctx, offsetIn(st.offset, lc), lc.x, lc.extent, lc.vec, lc.var);
     if (vec) {
       outArray[s] = W.unique(K.params[st.param].name + "_r");
       W.line("alignas(16) " + storageCType(K.params[st.param].dtype).str() + " " + outArray[s] +
@@ -226,9 +244,14 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   }
   for (int i : values) {
     const KValue &v = K.values[i];
+    if (v.kind == KValue::Kind::MatmulResult) {
+      if (auto from = lc.readFrom.find(i); from != lc.readFrom.end())
+        W.line("const float " + Names[i] + " = " + from->second + ";" + comment(i));
+      continue;
+    }
     if (v.kind == KValue::Kind::Load && K.elementIndexed) {
       const KParam &p = K.params[v.param];
-      LaneAccess a = analyzeLanes(Ctx, v.offset, lc.x, lc.extent, 1, lc.var);
+      LaneAccess a = analyzeLanes(Ctx, offsetIn(v.offset, lc), lc.x, lc.extent, 1, lc.var);
       std::string src = p.name + "[" + idx(a.base) + "]";
       if (isCachedLoad(i, lc)) {
         const std::string &c = CacheNames.at(i);
@@ -309,6 +332,8 @@ std::string KernelEmitter::computeText(int i) const {
 std::string KernelEmitter::laneIndexText(const IndexExpr &e, const LaneCtx *lc) {
   if (!lc)
     return idx(e);
+  if (lc->xIs) // x stands for a tile's coordinates
+    return idx(offsetIn(e, *lc));
   // The element index of this lane: x = var * vec + j.
   std::string xName = Ctx.str(lc->x);
   IndexExpr lane = Ctx.var(lc->var, std::max<int64_t>(1, lc->extent / lc->vec));

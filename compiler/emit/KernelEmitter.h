@@ -12,6 +12,7 @@
 #include "compiler/schedule/Schedule.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct LaneCtx {
   int64_t extent;       ///< elements covered, a multiple of vec
   unsigned vec = 1;
   bool cached = false;  ///< loads used in several passes live in registers, indexed by `it`
+  /// When set, `x` stands for this expression (the element index built from
+  /// a tile's coordinates): offsets are rewritten in its terms.
+  std::optional<IndexExpr> xIs;
+  /// Loads read from elsewhere (a tile in shared memory): value -> the text.
+  std::map<int, std::string> readFrom;
 };
 
 /// Who combines the threads' partial results of a reduction.
@@ -49,6 +55,9 @@ public:
   /// Loads kept in registers across passes (LaneCtx::cached), each named
   /// once: their declarations, `itemsPerThread` x `vec` elements each.
   std::vector<std::string> cacheDeclarations(unsigned itemsPerThread, unsigned vec);
+
+  /// `offset` with lc.x replaced by lc.xIs, when set.
+  IndexExpr offsetIn(const IndexExpr &offset, const LaneCtx &lc);
 
   // ---- reductions
   void declareAccumulators(int pass);
@@ -115,6 +124,7 @@ void emitRowReduction(KernelEmitter &e, const RowSchedule &s);
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s);
 void emitMatmulSimt(KernelEmitter &e, const MatmulSimtSchedule &s);
 void emitMatmulMma(KernelEmitter &e, const MatmulMmaSchedule &s);
+void emitTranspose(KernelEmitter &e, const TransposeSchedule &s);
 void emitScan(KernelEmitter &e, const ScanSchedule &s);
 
 } // namespace minijit

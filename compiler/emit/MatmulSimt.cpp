@@ -27,6 +27,15 @@ public:
     fetch();
     stash();
     mainLoop();
+    if (Halves && vectorEpilogueFits())
+      vectorEpilogueLoop();
+    else
+      scalarEpilogueLoop();
+    W.raw("}\n");
+  }
+
+private:
+  void scalarEpilogueLoop() {
     W.line("// epilogue: each output element in registers, then stored");
     W.line("#pragma unroll");
     W.open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
@@ -36,10 +45,23 @@ public:
     epilogue("acc[ii][jj]");
     W.close();
     W.close();
-    W.raw("}\n");
   }
 
-private:
+  /// A thread's columns come in groups of four consecutive ones: each group
+  /// of a row is one vector of element work (float4 stores).
+  void vectorEpilogueLoop() {
+    W.line("// epilogue: each output row's four consecutive columns as one vector, then stored");
+    W.line("#pragma unroll");
+    W.open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
+    W.line("#pragma unroll");
+    W.open("for (int jg = 0; jg < " + std::to_string(S.tn / 4) + "; ++jg)");
+    W.line("const " + E.Idx + " m = m0 + " + rowOf() + ", nv = (n0 + jg * " +
+           std::to_string(S.bn / 2) + " + tx * 4) / 4; // 4 * nv .. 4 * nv + 3");
+    vectorEpilogue("acc[ii][jg * 4 + j]");
+    W.close();
+    W.close();
+  }
+
   /// Loads of one operand's tile: float4s along the unit stride, or elements.
   unsigned count(const MatmulOperand &o) const {
     return o.rows * o.cols / (o.vec || o.vecT ? 4 : 1);

@@ -66,6 +66,24 @@ template <typename Op, int THREADS, typename T> __device__ __forceinline__ T mj_
   for (int w = 1; w < THREADS / 32; ++w) r = Op::apply(r, smem[w]);
   return r;
 }
+// Blocks sharing a row wait here until `expected` arrivals are counted (all
+// of them resident: the schedule makes the grid fit). Thread 0 arrives for
+// the block after the block's writes; the others read what the row's blocks
+// wrote with __ldcg (from the L2, not a stale L1).
+__device__ __forceinline__ void mj_row_barrier(unsigned *arrived, unsigned expected) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(arrived, 1u);
+    while (*(volatile unsigned *)arrived < expected) __nanosleep(32);
+    __threadfence();
+  }
+  __syncthreads();
+}
+// Past the final barrier: whichever of the row's `blocks` leaves last resets both counters.
+__device__ __forceinline__ void mj_row_leave(unsigned *arrived, unsigned *left, unsigned blocks) {
+  if (atomicAdd(left, 1u) == blocks - 1) { *arrived = 0u; *left = 0u; }
+}
 // Combines the PARTS values of one column (threads c, c+32, c+64, ...); all get the result.
 template <typename Op, int PARTS, typename T> __device__ __forceinline__ T mj_col_reduce(T v, T (*smem)[33]) {
   __syncthreads();

@@ -165,16 +165,25 @@ private:
   std::optional<StoreRequest> signatureOf(ValueId root, const std::vector<ValueId> &held,
                                         Signature &sig) const {
     const Node &r = G.node(root);
-    // A scan is the root of a kernel of its own: its prologue fuses, its
-    // readers load it.
+    // A scan kernel: the scans of one shape and axis, their elementwise
+    // prologue, and an elementwise epilogue over the same shape; any other
+    // reader loads the scan.
+    ValueId scan = -1;
     for (ValueId v : held)
-      if (G.node(v).cls() == OpClass::Scan && v != root)
-        return request(v, FusionReasonKind::ScanOwnKernel, {v});
-    if (r.cls() == OpClass::Scan) {
-      for (ValueId v : held)
-        if (G.node(v).cls() == OpClass::Matmul)
+      if (G.node(v).cls() == OpClass::Scan)
+        scan = v; // held is sorted: the last is nearest the root
+    if (scan >= 0) {
+      const Node &sn = G.node(scan);
+      for (ValueId v : held) {
+        const Node &q = G.node(v);
+        if (q.cls() == OpClass::Scan && (q.shape != sn.shape || q.axis != sn.axis))
+          return request(v, FusionReasonKind::ScanOwnKernel, {v});
+        if (q.cls() == OpClass::Matmul)
           return request(v, FusionReasonKind::MatmulOwnKernel, {v});
-      sig = {KernelKind::Scan, r.shape, {r.axis}};
+      }
+      if (r.shape != sn.shape)
+        return request(scan, FusionReasonKind::ScanOwnKernel, {scan});
+      sig = {KernelKind::Scan, sn.shape, {sn.axis}};
       return std::nullopt;
     }
     if (llvm::any_of(held, [&](ValueId v) { return G.node(v).cls() == OpClass::Matmul; }))
@@ -390,7 +399,7 @@ private:
         continue;
       const Node &n = G.nodes()[v];
       auto id = static_cast<ValueId>(v);
-      if (n.cls() == OpClass::Reduce)
+      if (n.cls() == OpClass::Reduce || n.cls() == OpClass::Scan) // never recomputed
         return request(id, FusionReasonKind::SharedReduction, {id}, {users[v][0], users[v][1]});
       int cost = inlineCost(id);
       if (cost > kMaxRecomputeOps)

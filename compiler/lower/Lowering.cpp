@@ -481,7 +481,11 @@ private:
       int input = value(n.operands[0], DomainIdx);
       if (input < 0)
         return -1;
-      L.reductions.push_back({id, n.name, n.dtype, n.op, input, L.values[input].stage});
+      // Every scan's input is computed before the kernel's scans run: a scan
+      // of a scan reads the inner one from memory.
+      if (L.values[input].stage != 0)
+        return fail(n.operands[0], FusionReasonKind::ScanOwnKernel, {n.operands[0]});
+      L.reductions.push_back({id, n.name, n.dtype, n.op, input, 0});
       r = static_cast<int>(L.reductions.size() - 1);
     }
     KValue v;

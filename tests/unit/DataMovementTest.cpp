@@ -628,3 +628,22 @@ TEST(Gather, OutOfRangeIndicesAreCounted) {
   h.output(exp(x), "y");
   EXPECT_TRUE(outOfRangeIndices(h, {counting(DType::F32, {3})}).empty());
 }
+
+TEST(Scan, TheEpilogueFusesAndTheScanIsNotStored) {
+  Graph g("s");
+  Tensor x = g.input("x", DType::F32, {8, 500});
+  Tensor c = cumsum(exp(x), 1).named("c");
+  g.output(c * 2.0 + cumprod(x, 1), "y");
+  FusionPlan p = fuseGraph(g, true);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].kind, KernelKind::Scan);
+  EXPECT_LT(p.storedBy[c.id()], 0);
+  // A scan of a scan reads the inner one from memory; a scan along another
+  // axis is a kernel of its own.
+  Graph h("ss");
+  Tensor y = h.input("y", DType::F32, {8, 500});
+  h.output(cumsum(cumsum(y, 1), 1) + cumsum(y, 0), "z");
+  FusionPlan q = fuseGraph(h, true);
+  EXPECT_EQ(q.kernels.size(), 3u);
+  EXPECT_EQ(kernelsOf(h, true), 3u);
+}

@@ -75,10 +75,9 @@ void KernelEmitter::header() {
     list += (list.empty() ? "%" : ", %") + p.irName;
   }
   W.line("// reads " + (reads.empty() ? std::string("nothing") : reads) + "; writes " + writes);
-  const RowSchedule *row = S.getIf<RowSchedule>();
   std::string bounds = std::to_string(S.geometry().block);
-  if (row && row->minBlocksPerSM)
-    bounds += ", " + std::to_string(row->minBlocksPerSM);
+  if (S.geometry().minBlocksPerSM)
+    bounds += ", " + std::to_string(S.geometry().minBlocksPerSM);
   std::string sig =
       "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + Name + "(";
   for (size_t i = 0; i < K.params.size(); ++i) {

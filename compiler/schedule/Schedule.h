@@ -30,6 +30,7 @@ enum class ScheduleKind {
 struct LaunchGeometry {
   unsigned block = 256; ///< threads per block
   int64_t grid = 1;     ///< blocks
+  unsigned minBlocksPerSM = 0; ///< __launch_bounds__'s second argument; 0: none
 };
 
 struct PointwiseSchedule : LaunchGeometry {
@@ -73,7 +74,6 @@ struct RowSchedule : LaunchGeometry {
   unsigned splits = 1;
   int64_t chunk = 0;
   bool waits = false;
-  unsigned minBlocksPerSM = 0; ///< __launch_bounds__'s second argument; 0: none
 };
 
 /// The scratch memory a reduction split over blocks needs (RowSchedule or

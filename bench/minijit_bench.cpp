@@ -50,7 +50,21 @@ struct Workload {
   bool hostLoop = false;    ///< also report host wall time per call in a loop
   bool checkable = true;    ///< small enough for the CPU reference
   bool graphReplay = false; ///< launch through a CUDA graph
+  /// When > 0, i32 inputs (ids, labels) are indices drawn uniformly below it,
+  /// as the anchor's torch.randint draws them (the generator's are -16..16).
+  int64_t indicesBelow = 0;
 };
+
+/// An i32 tensor of indices in [0, below), from a fixed seed.
+HostTensor randomIndices(const Shape &s, int64_t below, uint64_t seed) {
+  HostTensor t(DType::I32, s);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    t.set(i, static_cast<double>((x >> 33) % static_cast<uint64_t>(below)));
+  }
+  return t;
+}
 
 /// x @ w + bias, then GeLU: the fused-epilogue row.
 Graph matmulBiasGelu(int64_t n, DType t) {
@@ -91,6 +105,12 @@ std::vector<Workload> workloads() {
       {"layernorm 8192x8192", [] { return layernorm(8192, 8192); }},
       {"rmsnorm 8192x8192", [] { return rmsnorm(8192, 8192); }},
       {"gelu bf16 n=2^26", [] { return gelu(int64_t(1) << 26, DType::BF16); }},
+      {"rope f16 8x4096x32x128", [] { return rope(8, 4096, 32, 128, DType::F16); }},
+      {"embedding+layernorm 16384x4096 of 32000",
+       [] { return embeddingLayerNorm(16384, 32000, 4096); }, false, true, false, 32000},
+      {"cross-entropy 8192x32000", [] { return crossEntropy(8192, 32000); }, false, true, false,
+       32000},
+      {"greedy decode 64x128256", [] { return greedyDecode(64, 128256); }},
       {"sum n=2^26", [] { return fullSum(int64_t(1) << 26); }},
       {"matmul f32 4096^3", [] { return plainMatmul(4096, DType::F32); }, false, false},
       {"matmul f16 4096^3", [] { return plainMatmul(4096, DType::F16); }, false, false},
@@ -240,13 +260,19 @@ Result benchOne(const Device &gpu, const Workload &w, bool fused, const BenchOpt
     for (int s = 0; s < sets; ++s) {
       for (size_t i = 0; i < g.inputs().size(); ++i) {
         const Node &in = g.node(g.inputs()[i]);
-        ins[s].push_back(s == 0 ? randomDeviceTensor(gpu, in.dtype, in.shape, 7 + i)
-                                : deviceCopy(gpu, ins[0][i]));
+        bool indices = w.indicesBelow > 0 && in.dtype == DType::I32;
+        ins[s].push_back(s > 0     ? deviceCopy(gpu, ins[0][i])
+                         : indices ? DeviceTensor::fromHost(
+                                         gpu, randomIndices(in.shape, w.indicesBelow, 7 + i))
+                                   : randomDeviceTensor(gpu, in.dtype, in.shape, 7 + i));
       }
       outs[s] = exe.allocateOutputs();
     }
   } else {
     std::vector<HostTensor> hostIn = randomInputs(g, 7);
+    for (size_t i = 0; i < hostIn.size(); ++i)
+      if (w.indicesBelow > 0 && hostIn[i].dtype() == DType::I32)
+        hostIn[i] = randomIndices(hostIn[i].shape(), w.indicesBelow, 7 + i);
     for (int s = 0; s < sets; ++s) {
       for (const HostTensor &h : hostIn)
         ins[s].push_back(DeviceTensor::fromHost(gpu, h));

@@ -138,7 +138,7 @@ void assembleProgram(CompiledGraph &c, const std::string &arch) {
         firstUse[b] = static_cast<int>(k);
       lastUse[b] = static_cast<int>(k);
     }
-    int64_t elements = lk.kind == KernelKind::Reduction ? lk.rows * lk.K : lk.numel;
+    int64_t elements = isRowKernel(lk.kind) ? lk.rows * lk.K : lk.numel;
     pk.flops = lk.flopsPerElement * elements;
   }
   // Temporaries share slots when their lifetimes (first write .. last read)

@@ -19,6 +19,8 @@ const char *templateName(ScheduleKind k) {
     return "matmul_mma";
   case ScheduleKind::Transpose:
     return "transpose";
+  case ScheduleKind::Scan:
+    return "scan";
   }
   return "";
 }

@@ -107,6 +107,13 @@ int cmdCheck(const std::vector<Graph> &gs) {
   return kOk;
 }
 
+/// For each gather, how many of its indices were out of range (and clamped).
+void printOutOfRange(const Graph &g, llvm::ArrayRef<HostTensor> ins) {
+  for (const OutOfRangeIndices &o : outOfRangeIndices(g, ins))
+    llvm::outs() << llvm::formatv("  indices of %{0}: {1} of {2} outside 0..{3}, clamped\n",
+                                  g.node(o.gather).name, o.outside, o.total, o.size - 1);
+}
+
 int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
   for (const Graph &g : gs) {
     std::vector<HostTensor> ins = inputsFor(g, seed, d);
@@ -121,6 +128,7 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
     for (size_t i = 0; i < outs.size(); ++i)
       llvm::outs() << "  out %" << g.node(g.outputs()[i]).name << ": " << summarizeTensor(outs[i])
                    << "\n";
+    printOutOfRange(g, ins);
     saveOutputs(g, outs, d, gs.size() > 1);
   }
   return kOk;
@@ -198,6 +206,8 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
       if (f.check)
         llvm::outs() << "    check: " << r.compare[i].summary << "\n";
     }
+    if (f.check)
+      printOutOfRange(g, ins);
     saveOutputs(g, r.outputs, f.data, gs.size() > 1);
     if (f.check && !r.ok) {
       llvm::outs() << "  CHECK FAILED: the GPU result differs from the CPU reference\n";

@@ -68,6 +68,8 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
     w.line("__shared__ float mj_col_f[" + parts + "][33];");
   if (e.hasReductionOf(true))
     w.line("__shared__ int mj_col_i[" + parts + "][33];");
+  if (e.hasArgReduction())
+    w.line("__shared__ int mj_col_at[" + parts + "][33]; // argmax/argmin positions");
   w.line("const int part = threadIdx.x / 32; // this thread's share of each column");
   bool split = s.splits > 1;
   std::string group = "blockIdx.x";

@@ -21,6 +21,8 @@ namespace detail {
 void badOverride(const std::string &why) { throw CompileError("schedule override: " + why); }
 
 unsigned maxVecFor(const LoweredKernel &k) {
+  if (k.elementIndexed)
+    return 1; // loads at indices read per element: one element per thread
   unsigned widest = 1;
   for (const KParam &p : k.params)
     widest = std::max(widest, dtypeSize(p.dtype));
@@ -48,6 +50,9 @@ std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverri
   int64_t v = *o.vec;
   if (!isPow2(v) || v > 16)
     badOverride("vec must be a power of two up to 16");
+  if (k.elementIndexed && v > 1)
+    badOverride("vec=" + std::to_string(v) + ": this kernel loads at indices it reads per element "
+                "(a gather), one element per thread; only vec=1");
   unsigned widest = 1;
   for (const KParam &p : k.params)
     widest = std::max(widest, dtypeSize(p.dtype));
@@ -97,6 +102,7 @@ Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
   case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides);
   case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides);
+  case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -202,6 +208,13 @@ std::string Schedule::describe() const {
                          : s.vecBT ? "by 16-byte cp.async along k (stored transposed)"
                                    : "by elements",
                          s.grid, s.tilesM, s.tilesN)
+        .str();
+  }
+  case ScheduleKind::Scan: {
+    const auto &s = as<ScanSchedule>();
+    return llvm::formatv("scan: a block of {0} threads per row, {1} consecutive elements per "
+                         "thread per tile, warp then block scan, grid {2}",
+                         s.block, s.items, s.grid)
         .str();
   }
   }

@@ -23,6 +23,7 @@ enum class ScheduleKind {
   MatmulSimt, ///< f32 matmul on the CUDA cores: shared-memory tiles, a TM x TN block per thread
   MatmulMma,  ///< f16/bf16 matmul on the tensor cores: mma.sync m16n8k16, ldmatrix, cp.async
   Transpose,  ///< pointwise with operands read across the innermost axis: tiles through shared memory
+  Scan,       ///< cumsum/cumprod along rows: a block per row, tiles scanned by warps then the block
 };
 
 /// Every template launches `grid` blocks of `block` threads.
@@ -138,9 +139,16 @@ struct MatmulMmaSchedule : MatmulTile {
 };
 
 /// One template's parameters. The alternatives are in ScheduleKind's order.
+/// A block per row; each tile of block * items elements: every thread scans
+/// its `items` consecutive elements, a warp scan (shuffles) and a block scan
+/// (shared memory, one value per warp) combine them, a carry joins the tiles.
+struct ScanSchedule : LaunchGeometry {
+  unsigned items = 1; ///< consecutive elements per thread per tile
+};
+
 struct Schedule {
   std::variant<PointwiseSchedule, RowSchedule, ColumnSchedule, MatmulSimtSchedule,
-               MatmulMmaSchedule, TransposeSchedule>
+               MatmulMmaSchedule, TransposeSchedule, ScanSchedule>
       params;
 
   ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }

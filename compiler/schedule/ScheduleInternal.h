@@ -20,6 +20,9 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                            const ScheduleOverrides &o);
 Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const ScheduleOverrides &o);
+/// cumsum/cumprod: a block per row (schedule/ScanSchedule.cpp).
+Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                      const ScheduleOverrides &o);
 
 /// Throws CompileError "schedule override: WHY".
 [[noreturn]] void badOverride(const std::string &why);

@@ -82,6 +82,8 @@ std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DevicePr
   int rank = static_cast<int>(d.rank());
   if (rank < 2 || d[rank - 1] < kTile / 2 || k.numel != d.numel())
     return std::nullopt;
+  if (k.elementIndexed) // a gather's per-element loads follow no tile
+    return std::nullopt;
   IndexContext ctx = k.ctx;
   int inner = rank - 1;
   const int most = kSamples * 3 / 4;

@@ -29,7 +29,7 @@ extern "C" __global__ void cross_entropy_by_hand(const float *logits, const int 
   const int vocab = )" + std::to_string(vocab) + R"(;
   const float *row = logits + (long long)blockIdx.x * vocab;
   __shared__ float red[256];
-  float m = -INFINITY;
+  float m = __int_as_float(0xff800000); // -inf (NVRTC has no <math.h>)
   for (int c = threadIdx.x; c < vocab; c += blockDim.x) m = fmaxf(m, row[c]);
   m = block_reduce(m, red, true);
   float s = 0.0f;

@@ -18,7 +18,7 @@ extern "C" __global__ void greedy_decode_by_hand(const float *logits, int *token
   const float *row = logits + (long long)blockIdx.x * vocab;
   __shared__ float best[256];
   __shared__ int at[256];
-  float m = -INFINITY;
+  float m = __int_as_float(0xff800000); // -inf (NVRTC has no <math.h>)
   int i = 0x7fffffff;
   for (int c = threadIdx.x; c < vocab; c += blockDim.x)
     if (row[c] > m || (row[c] == m && c < i)) { m = row[c]; i = c; }

@@ -156,7 +156,12 @@ private:
     case OpClass::Reduce: return reduce(n, s);
     case OpClass::Iota:
     case OpClass::Gather:
-    case OpClass::Scan: return emit(s);
+    case OpClass::Scan:
+      // A scan along an axis of one element is its operand (and a scan
+      // kernel would have nothing to scan: the row is one value).
+      if (out(s.operands[0]).shape[n.axis] == 1)
+        return s.operands[0];
+      return emit(s);
     case OpClass::Concat:
       if (s.operands.size() == 1)
         return s.operands[0];

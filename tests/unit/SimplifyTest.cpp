@@ -297,3 +297,14 @@ TEST(Simplify, ChangedIsTrueForEachRewrite) {
   }));
   EXPECT_FALSE(changedFor([](Graph &, Tensor x) { return sum(x, {0}); }));
 }
+
+TEST(Simplify, AScanAlongAnAxisOfOneIsItsOperand) {
+  // (the GPU's scan kernel of rows of one element stored nothing)
+  Graph g("scan1");
+  Tensor x = g.input("x", DType::F32, {5, 1});
+  g.output(cumsum(x, 1) + cumprod(x, -1), "y");
+  Graph s = simplifyGraph(g);
+  std::string text = printGraph(s);
+  EXPECT_EQ(text.find("cum"), std::string::npos) << text;
+  expectSameResults(g, s);
+}

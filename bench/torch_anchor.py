@@ -211,6 +211,11 @@ def workloads():
     ]
 
 
+def selected(name, only):
+    """--only: comma-separated substrings of workload names (empty: every workload)."""
+    return not only or any(part in name for part in only.split(","))
+
+
 def train_rows(only, runs):
     """The lecture's training step: nn.Linear + F.gelu layers, y = model(x).mean(), y.backward(),
     gradients zeroed first; eager, torch.compile and reduce-overhead (the model compiled, its
@@ -220,7 +225,7 @@ def train_rows(only, runs):
             ("train mlp 128x16 batch 128", 128, 16, 128, torch.float32),
             ("train mlp 4096x4 batch 4096", 4096, 4, 4096, torch.float32),
             ("train mlp bf16 4096x4 batch 4096", 4096, 4, 4096, torch.bfloat16)]:
-        if only and only not in name:
+        if not selected(name, only):
             continue
         torch.manual_seed(0)
         model = torch.nn.Sequential(*[m for _ in range(layers)
@@ -377,7 +382,7 @@ def run_sweep(a, sweep, props, copy, l2):
     if triton is None and sweep == "softmax":
         notes.append("triton is not installed: no hand-written Triton series")
     for group, x, name, shapes, dtype, flops in sweep_points(sweep):
-        if a.only and a.only not in name:
+        if not selected(name, a.only):
             continue
         size = torch.tensor([], dtype=dtype).element_size()
         out_elems = shapes[0][0] * shapes[-1][1]
@@ -440,7 +445,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", required=True)
     p.add_argument("--runs", type=int, default=200)
-    p.add_argument("--only", default="")
+    p.add_argument("--only", default="", help="comma-separated substrings of workload names")
     p.add_argument("--sweep", default="", help="matmul, softmax, mlp, or several, comma-separated")
     a = p.parse_args()
     sweeps = [s for s in a.sweep.split(",") if s]
@@ -466,7 +471,7 @@ def main():
         return
     rows = []
     for name, shapes, dtype, prims, library, host_loop in workloads():
-        if a.only and a.only not in name:
+        if not selected(name, a.only):
             continue
         per_set = sum(math.prod(s) for s in shapes) * torch.tensor([], dtype=dtype).element_size() * 2
         sets = max(1, min(16, -(-3 * l2 // per_set)))

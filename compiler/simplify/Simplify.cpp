@@ -155,7 +155,7 @@ private:
     case OpClass::Cast: return elementwise(n, s);
     case OpClass::Reduce: return reduce(n, s);
     case OpClass::Iota:
-    case OpClass::Gather:
+    case OpClass::Gather: return emit(s);
     case OpClass::Scan:
       // A scan along an axis of one element is its operand (and a scan
       // kernel would have nothing to scan: the row is one value).

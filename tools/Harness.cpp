@@ -1,6 +1,8 @@
 //===- tools/Harness.cpp - run a graph on the GPU and check it ------------===//
 #include "tools/Harness.h"
 
+#include "ir/ErrorBound.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -40,7 +42,9 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
     std::vector<bool> stored = storedValues(ref, r.compiled);
     EvalOptions eo;
     eo.stored = &stored;
-    r.reference = evaluate(ref, r.inputs, eo);
+    BoundedOutputs bounded = evaluateWithBounds(ref, r.inputs, eo);
+    r.reference = std::move(bounded.values);
+    r.bounds = std::move(bounded.bounds);
     // Sums whose terms cancel are compared relative to the terms' size.
     bool sums = llvm::any_of(ref.nodes(), [](const Node &n) {
       return n.op == OpKind::Sum || n.op == OpKind::Mean || n.op == OpKind::Matmul;
@@ -53,7 +57,8 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     r.compare.push_back(compareTensors(r.outputs[i], r.reference[i],
                                        toleranceFor(ref, ref.outputs()[i]),
-                                       magnitudes.empty() ? nullptr : &magnitudes[i]));
+                                       magnitudes.empty() ? nullptr : &magnitudes[i],
+                                       r.bounds.empty() ? nullptr : &r.bounds[i]));
     r.ok = r.ok && r.compare.back().ok;
   }
   return r;

@@ -13,11 +13,23 @@ namespace minijit {
 CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t seed,
                        const std::vector<HostTensor> *inputs,
                        std::optional<std::vector<HostTensor>> reference) {
-  CheckedRun r;
   CompileOptions opt;
   opt.fusion = fusion;
+  return runAndCheck(g, gpu, opt, seed, inputs, std::move(reference));
+}
+
+CheckedRun runAndCheck(const Graph &g, const Device &gpu, CompileOptions opt, uint64_t seed,
+                       const std::vector<HostTensor> *inputs,
+                       std::optional<std::vector<HostTensor>> reference) {
   opt.device = gpu.properties();
-  r.compiled = compileGraph(g, opt);
+  return checkCompiled(g, gpu, compileGraph(g, opt), seed, inputs, std::move(reference));
+}
+
+CheckedRun checkCompiled(const Graph &g, const Device &gpu, CompiledGraph compiled, uint64_t seed,
+                         const std::vector<HostTensor> *inputs,
+                         std::optional<std::vector<HostTensor>> reference) {
+  CheckedRun r;
+  r.compiled = std::move(compiled);
   r.inputs = inputs ? *inputs : randomInputs(g, seed);
   Executable &exe = r.executable.emplace(gpu, r.compiled.program);
   std::vector<DeviceTensor> din;

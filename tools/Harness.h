@@ -36,6 +36,17 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
                        const std::vector<HostTensor> *inputs = nullptr,
                        std::optional<std::vector<HostTensor>> reference = std::nullopt);
 
+/// The same with the compile options given (their device is replaced by
+/// `gpu`'s properties).
+CheckedRun runAndCheck(const Graph &g, const Device &gpu, CompileOptions opt, uint64_t seed,
+                       const std::vector<HostTensor> *inputs = nullptr,
+                       std::optional<std::vector<HostTensor>> reference = std::nullopt);
+
+/// The same for `g` compiled already (every kernel with its CUBIN).
+CheckedRun checkCompiled(const Graph &g, const Device &gpu, CompiledGraph compiled, uint64_t seed,
+                         const std::vector<HostTensor> *inputs = nullptr,
+                         std::optional<std::vector<HostTensor>> reference = std::nullopt);
+
 /// What a run does to its inputs, on the host: each output that updates an
 /// argument in place replaces that argument's tensor in `inputs`, so the CPU
 /// reference can take the same steps as the device.

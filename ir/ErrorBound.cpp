@@ -215,6 +215,20 @@ double castBound(DType from, DType to, double x, double e) {
 
 } // namespace
 
+bool certainRounding(DType t, double rounded, double pre, double bound) {
+  if (!std::isfinite(pre) || !std::isfinite(rounded) || !std::isfinite(bound))
+    return false;
+  // Half the spacing around `rounded` (a quarter at a power of two, where
+  // the spacing below is half the one above).
+  int mant = t == DType::F16 ? 10 : 7, minExp = t == DType::F16 ? -14 : -126;
+  double a = std::fabs(rounded);
+  int e = a > 0 ? std::max(std::ilogb(a), minExp) : minExp;
+  double ulp = std::ldexp(1.0, e - mant);
+  double half = (a > 0 && std::ldexp(1.0, std::ilogb(a)) == a) ? ulp / 4 : ulp / 2;
+  const double safety = Tolerance{}.safety;
+  return std::fabs(pre - rounded) + safety * bound < half;
+}
+
 double unitRoundoff(DType t) {
   switch (t) {
   case DType::F32: return 0x1p-24;
@@ -314,14 +328,18 @@ private:
   /// What holding the value in its type adds to an op's bound `b` at a
   /// value `v`: the rounding of one stored in f16/bf16 by its kernel, and no
   /// bound at all where v and b reach past the type's largest finite number
-  /// (a correct kernel may give an infinity there).
+  /// (a correct kernel may give an infinity there). Where the reference's
+  /// value before that rounding, `pre` (NaN: not known), lies so far inside
+  /// its rounding interval that a correct kernel's value (within
+  /// Tolerance::safety bounds) must round the same way, the stored value is
+  /// certain: bound 0, and the comparison then wants it exactly.
   struct Settle {
     DType held;
     bool rounds;
     double top;
-    double operator()(double b, double v) const {
+    double operator()(double b, double v, double pre = NAN) const {
       if (rounds)
-        b += roundingError(held, std::fabs(v) + b);
+        b = certainRounding(held, v, pre, b) ? 0 : b + roundingError(held, std::fabs(v) + b);
       return std::fabs(v) + b > top ? kInf : b;
     }
   };
@@ -355,9 +373,11 @@ private:
           errs[k] = bound(n.operands[k], off[k]);
         }
         double v = result.get(i);
-        out.set(i, settle(elementwiseErrorBound(n, operandType, llvm::ArrayRef<double>(args, arity),
+        llvm::ArrayRef<double> a(args, arity);
+        double pre = settle.rounds ? applyElementwise(n, operandType, a) : v;
+        out.set(i, settle(elementwiseErrorBound(n, operandType, a,
                                                 llvm::ArrayRef<double>(errs, arity), v),
-                          v));
+                          v, pre));
       });
     });
     return out;

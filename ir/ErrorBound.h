@@ -31,6 +31,11 @@ double roundingError(DType t, double magnitude);
 /// the tree that joins the threads.
 double sumRoundingError(int64_t terms, double sumAbs);
 
+/// Whether every value within Tolerance::safety * `bound` of `pre` rounds
+/// to `rounded` in `t` (f16 or bf16): then a correct kernel stores exactly
+/// the reference's value.
+bool certainRounding(DType t, double rounded, double pre, double bound);
+
 /// The bound on one elementwise op's result (unary, binary, where, cast) of
 /// node `n`: `args` are the operands as the reference holds them, `errors`
 /// their bounds, `value` the reference's result (its size sets the op's

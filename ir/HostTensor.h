@@ -87,7 +87,9 @@ struct CompareResult {
 /// EvalOptions::magnitudes: the size of the terms a sum added). With
 /// `bound` (evaluateWithBounds), an element out of rtol passes when
 /// |got - ref| <= tol.safety * bound there, and an infinity is accepted where
-/// the bound is infinite; NaN still never passes.
+/// the bound is infinite; NaN still never passes. An f16/bf16 element whose
+/// bound is 0 (a certain rounding, see certainRounding) must equal the
+/// reference exactly, whatever rtol allows.
 CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol,
                              const HostTensor *magnitude = nullptr,
                              const HostTensor *bound = nullptr);

@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
                           cl::init(4));
   cl::opt<unsigned> ops("ops", cl::desc("ops per graph"), cl::init(12));
   cl::opt<bool> compileOnly("compile-only", cl::desc("compile, even with a GPU"));
+  cl::opt<bool> stopAtFirst("stop-at-first", cl::desc("stop after the first flagged graph"));
   cl::opt<bool> verbose("verbose", cl::desc("print each flagged graph and its kernels"));
   cl::ParseCommandLineOptions(argc, argv, "minijit_random_run: the long differential run\n");
 
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
   o.threads = threads;
   o.batch = batch;
   o.verbose = verbose;
+  o.stopAtFirst = stopAtFirst;
   o.graph.ops = static_cast<int>(ops);
   std::optional<Device> gpu;
   std::string why;

@@ -1,6 +1,7 @@
 //===- tests/support/BatchCompile.cpp - many programs' kernels in one NVRTC call ===//
 #include "tests/support/BatchCompile.h"
 
+#include "compiler/Mutation.h"
 #include "compiler/emit/CudaEmitter.h"
 #include "compiler/nvrtc/Nvrtc.h"
 
@@ -32,7 +33,7 @@ std::string renameIdentifier(const std::string &text, const std::string &from,
 
 void compileTogether(const std::vector<CompiledGraph *> &programs,
                      const std::vector<std::string> &nvrtcOptions) {
-  std::string unit = cudaPreamble() + "\n";
+  std::string unit = mutatePreamble(cudaPreamble()) + "\n";
   std::string first, arch;
   for (size_t p = 0; p < programs.size(); ++p) {
     CompiledGraph &c = *programs[p];

@@ -88,6 +88,8 @@ public:
     for (uint64_t done = 0; done < O.count;) {
       if (O.budgetSeconds > 0 && secondsSince(t0) > O.budgetSeconds)
         break;
+      if (O.stopAtFirst && !S.findings.empty())
+        break;
       std::vector<Pending> graphs;
       for (; done < O.count && graphs.size() < batch; ++done)
         graphs.push_back(prepare(O.first + done * stride));

@@ -29,6 +29,7 @@ struct RandomRunOptions {
   /// product compiles.
   unsigned batch = 4;
   bool verbose = false;      ///< print each mismatch's graph and kernels
+  bool stopAtFirst = false;  ///< stop after the batch with the first finding (mutation runs)
   RandomGraphOptions graph;  ///< the generator's
 };
 

@@ -229,3 +229,35 @@ TEST(ErrorBound, ScalarRulesAtPoles) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ErrorBound, CertainRoundingNeedsRoomOnBothSides) {
+  // f16 spacing at 1.5 is 2^-10: 1.5 + 2^-12 rounds to 1.5 with room to spare,
+  // 1.5 + 0.49 * 2^-10 is too close to the midpoint for a bound of 2^-14.
+  EXPECT_TRUE(certainRounding(DType::F16, 1.5, 1.5 + 0x1p-12, 0x1p-20));
+  EXPECT_FALSE(certainRounding(DType::F16, 1.5, 1.5 + 0.49 * 0x1p-10, 0x1p-14));
+  // At a power of two the spacing below is half the one above.
+  EXPECT_FALSE(certainRounding(DType::F16, 1.0, 1.0 - 0x1p-12 - 0x1p-14, 0));
+  EXPECT_TRUE(certainRounding(DType::F16, 1.0, 1.0 + 0x1p-13, 0));
+}
+
+TEST(ErrorBound, StoredHalfValuesWhoseRoundingIsCertainMustBeExact) {
+  // x * 3 in f16, stored: the f32 product is exact, so a correct kernel
+  // stores the reference's f16 value; one f16 ulp off (what rounding toward
+  // zero gives) fails although the f16 tolerance (1e-2) would pass it.
+  Graph g("f16mul");
+  Tensor x = g.input("x", DType::F16, {2});
+  g.output(x * 3.0);
+  std::vector<HostTensor> in = {tensorOf(DType::F16, {2}, {1.25, 0.5})};
+  BoundedOutputs r = evaluateWithBounds(g, in);
+  EXPECT_EQ(r.bounds[0].get(0), 0.0);
+  HostTensor off = r.values[0];
+  off.set(0, r.values[0].get(0) - 0x1p-9); // one ulp below 3.75
+  EXPECT_TRUE(compareTensors(off, r.values[0], Tolerance{1e-2}).ok);
+  CompareResult c = compareTensors(off, r.values[0], Tolerance{1e-2}, nullptr, &r.bounds[0]);
+  EXPECT_FALSE(c.ok) << c.summary;
+  EXPECT_TRUE(compareTensors(r.values[0], r.values[0], Tolerance{1e-2}, nullptr, &r.bounds[0]).ok);
+}
+
+} // namespace

@@ -287,7 +287,8 @@ namespace {
 /// computed from them exactly).
 class BoundPass {
 public:
-  explicit BoundPass(const Graph &g) : G(g), Bounds(g.size()), LastUse(g.size(), 0) {
+  BoundPass(const Graph &g, bool certain)
+      : G(g), Certain(certain), Bounds(g.size()), LastUse(g.size(), 0) {
     for (size_t i = 0; i < g.size(); ++i)
       for (ValueId o : g.nodes()[i].operands)
         LastUse[o] = i;
@@ -374,7 +375,7 @@ private:
         }
         double v = result.get(i);
         llvm::ArrayRef<double> a(args, arity);
-        double pre = settle.rounds ? applyElementwise(n, operandType, a) : v;
+        double pre = settle.rounds && Certain ? applyElementwise(n, operandType, a) : NAN;
         out.set(i, settle(elementwiseErrorBound(n, operandType, a,
                                                 llvm::ArrayRef<double>(errs, arity), v),
                           v, pre));
@@ -514,6 +515,7 @@ private:
   }
 
   const Graph &G;
+  bool Certain; ///< stored roundings may be certain
   std::vector<HostTensor> Bounds;
   std::vector<size_t> LastUse;
 };
@@ -521,12 +523,12 @@ private:
 } // namespace
 
 BoundedOutputs evaluateWithBounds(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
-                                  const EvalOptions &options) {
+                                  const EvalOptions &options, bool certainRoundings) {
   if (hasDerivatives(g)) {
     assert(!options.stored && "`stored` flags the nodes of a graph without derivatives");
-    return evaluateWithBounds(expandAutodiff(g), inputs, options);
+    return evaluateWithBounds(expandAutodiff(g), inputs, options, certainRoundings);
   }
-  BoundPass pass(g);
+  BoundPass pass(g, certainRoundings);
   EvalOptions eo = options;
   eo.observe = [&](ValueId id, llvm::ArrayRef<HostTensor> values) {
     if (options.observe)

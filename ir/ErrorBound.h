@@ -55,7 +55,9 @@ struct BoundedOutputs {
 
 /// Evaluates `g` like evaluate() (the same options: which values are stored)
 /// and bounds each output element's error. Arguments and literals are exact.
+/// `certainRoundings` false: no stored value is taken as certain (for when
+/// the `stored` flags may not say exactly what the program stores).
 BoundedOutputs evaluateWithBounds(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
-                                  const EvalOptions &options = {});
+                                  const EvalOptions &options = {}, bool certainRoundings = true);
 
 } // namespace minijit

@@ -83,8 +83,17 @@ double unaryCallError(OpKind op, bool fast, double x, double y) {
     return fast ? std::exp2(-10.9) * std::fabs(y) + 0x1p-149 : ulpsOf(2, y);
   case OpKind::Erf: return ulpsOf(2, y);
   case OpKind::Recip: return ulpsOf(fast ? 2 : 0.5, y); // __fdividef: 2 ulp
-  default: return 0;                                      // exact: neg, abs, relu, floor, ceil
+  case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
+  case OpKind::Sigmoid: case OpKind::Relu: case OpKind::Floor: case OpKind::Ceil: case OpKind::Not:
+  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Pow:
+  case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
+  case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
+  case OpKind::Where: case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max:
+  case OpKind::Min: case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute:
+  case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+    return 0; // exact (neg, abs, relu, floor, ceil), or not a unary call
   }
+  llvm_unreachable("bad op kind");
 }
 
 double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
@@ -138,7 +147,14 @@ double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
   case OpKind::Floor: return stepSpread(std::floor, x, e);
   case OpKind::Ceil: return stepSpread(std::ceil, x, e);
   case OpKind::Not: return e > 0 ? 1 : 0;
-  default: llvm_unreachable("not a unary op");
+  case OpKind::Input: case OpKind::Constant: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
+  case OpKind::Div: case OpKind::Pow: case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq:
+  case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt: case OpKind::Ge:
+  case OpKind::And: case OpKind::Or: case OpKind::Where: case OpKind::Cast: case OpKind::Sum:
+  case OpKind::Mean: case OpKind::Max: case OpKind::Min: case OpKind::Prod: case OpKind::Reshape:
+  case OpKind::Permute: case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad:
+  case OpKind::Vjp:
+    llvm_unreachable("not a unary op");
   }
   if (isInt)
     return spread;
@@ -191,7 +207,14 @@ double binaryBound(const Node &n, bool isInt, double a, double b, double ea, dou
     return (ea > 0 && (b != 0 || eb > 0)) || (eb > 0 && (a != 0 || ea > 0)) ? 1 : 0;
   case OpKind::Or: // ... or may be false
     return (ea > 0 && (b == 0 || eb > 0)) || (eb > 0 && (a == 0 || ea > 0)) ? 1 : 0;
-  default: llvm_unreachable("not a binary op");
+  case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs: case OpKind::Exp:
+  case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
+  case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf:
+  case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::Not:
+  case OpKind::Where: case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max:
+  case OpKind::Min: case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute:
+  case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+    llvm_unreachable("not a binary op");
   }
   if (isInt || !std::isfinite(spread))
     return spread;
@@ -401,7 +424,17 @@ private:
       break;
     }
     case OpKind::Broadcast: s = broadcastStrides(inShape, n.shape); break;
-    default: llvm_unreachable("not a view");
+    case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
+    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
+    case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
+    case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+    case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
+    case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
+    case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
+    case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
+    case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+      llvm_unreachable("not a view");
     }
     HostTensor out(DType::F32, n.shape);
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
@@ -456,8 +489,19 @@ private:
       case OpKind::Prod:
         return isInt ? (sumErr > 0 ? kInf : 0)
                      : (prodWide - prodAbs) + static_cast<double>(k) * kU32 * prodWide;
-      default: llvm_unreachable("not a reduction");
+      case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
+      case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+      case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
+      case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
+      case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+      case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
+      case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
+      case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
+      case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
+      case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+        llvm_unreachable("not a reduction");
       }
+      llvm_unreachable("bad op kind");
     };
     llvm::parallelForEachN(0, static_cast<size_t>(rows), [&](size_t r) {
       forRange(kept, {keptStr}, static_cast<int64_t>(r), static_cast<int64_t>(r) + 1,

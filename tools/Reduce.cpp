@@ -131,7 +131,18 @@ std::optional<Graph> resized(const Graph &g, int64_t from, int64_t to) {
         s.shape = *t;
         break;
       }
-      default: break;
+      case OpKind::Constant: case OpKind::Neg: case OpKind::Abs: case OpKind::Exp:
+      case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+      case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
+      case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
+      case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+      case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
+      case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
+      case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
+      case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
+      case OpKind::Prod: case OpKind::Permute: case OpKind::Matmul: case OpKind::Grad:
+      case OpKind::Vjp:
+        break;
       }
       out.add(s);
     }

@@ -9,7 +9,9 @@
 # Process i tries seeds S+i, S+i+P, ... so all advance together; a process
 # stops starting batches after T seconds. The summary says how many graphs
 # were tried, names every flagged seed and where to resume (every seed below
-# it was tried). BIN (default build/bin) holds minijit_random_run;
+# it was tried). Each flagged graph is written to DIR/flagged/rg<seed>.mj:
+#   minijit run DIR/flagged/rgS.mj --check --seed S [--no-fusion]   (reproduce)
+#   minijit reduce DIR/flagged/rgS.mj --until "! minijit run {} --check --seed S" BIN (default build/bin) holds minijit_random_run;
 # MINIJIT_MUTATION passes through (scripts/mutation_run.sh). Exit status 1
 # when a graph was flagged, 0 otherwise.
 set -u
@@ -28,13 +30,13 @@ done
 bin=${BIN:-build/bin}
 [ -x "$bin/minijit_random_run" ] || { echo "random_run.sh: no $bin/minijit_random_run (set BIN)" >&2; exit 2; }
 mkdir -p "$out"
-rm -f "$out"/proc-*.log
+rm -rf "$out"/proc-*.log "$out/flagged"
 start=$(date +%s)
 for ((i = 0; i < procs; i++)); do
   n=$(( (count - i + procs - 1) / procs ))
   [ "$n" -gt 0 ] || continue
   "$bin/minijit_random_run" --first $((first + i)) --stride "$procs" --count "$n" \
-    --budget-s "$budget" --threads 1 "$@" > "$out/proc-$i.log" 2>&1 &
+    --budget-s "$budget" --threads 1 --dump "$out/flagged" "$@" > "$out/proc-$i.log" 2>&1 &
 done
 wait
 secs=$(( $(date +%s) - start ))

@@ -26,6 +26,8 @@ int main(int argc, char **argv) {
   cl::opt<unsigned> ops("ops", cl::desc("ops per graph"), cl::init(12));
   cl::opt<bool> compileOnly("compile-only", cl::desc("compile, even with a GPU"));
   cl::opt<bool> stopAtFirst("stop-at-first", cl::desc("stop after the first flagged graph"));
+  cl::opt<std::string> dump("dump", cl::desc("write each flagged graph to DIR/rg<seed>.mj"),
+                            cl::value_desc("DIR"));
   cl::opt<bool> verbose("verbose", cl::desc("print each flagged graph and its kernels"));
   cl::ParseCommandLineOptions(argc, argv, "minijit_random_run: the long differential run\n");
 
@@ -38,6 +40,7 @@ int main(int argc, char **argv) {
   o.batch = batch;
   o.verbose = verbose;
   o.stopAtFirst = stopAtFirst;
+  o.dumpDir = dump;
   o.graph.ops = static_cast<int>(ops);
   std::optional<Device> gpu;
   std::string why;

@@ -3,6 +3,7 @@
 
 #include "tests/support/BatchCompile.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -178,11 +179,28 @@ private:
           finding.what = e.what();
         }
       }
+      dump(p);
       Log << llvm::formatv("{0} seed={1} fusion={2}: {3}\n", finding.error ? "error" : "mismatch",
                            p.seed, finding.fused ? "on" : "off", finding.what);
       Log.flush();
       S.findings.push_back(std::move(finding));
     }
+  }
+
+  /// The flagged graph as text in O.dumpDir (once per seed).
+  void dump(const Pending &p) {
+    if (O.dumpDir.empty() || (!S.findings.empty() && S.findings.back().seed == p.seed))
+      return;
+    llvm::sys::fs::create_directories(O.dumpDir);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(O.dumpDir + "/rg" + std::to_string(p.seed) + ".mj", ec);
+    if (ec) {
+      Log << "cannot write to " << O.dumpDir << ": " << ec.message() << "\n";
+      return;
+    }
+    os << "# minijit_random_run seed " << p.seed << ": minijit run THIS --check --seed " << p.seed
+       << "\n"
+       << printGraph(p.graph);
   }
 
   const RandomRunOptions &O;

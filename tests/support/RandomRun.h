@@ -30,6 +30,9 @@ struct RandomRunOptions {
   unsigned batch = 4;
   bool verbose = false;      ///< print each mismatch's graph and kernels
   bool stopAtFirst = false;  ///< stop after the batch with the first finding (mutation runs)
+  /// When set, each flagged graph is written there as rg<seed>.mj, to reproduce
+  /// (`minijit run FILE --check --seed SEED`) and reduce (`minijit reduce`).
+  std::string dumpDir;
   RandomGraphOptions graph;  ///< the generator's
 };
 

@@ -12,18 +12,28 @@ namespace minijit {
 
 namespace {
 
-/// Whether every f16/bf16 value `g` computes (views aside) is found by name
-/// in the compiled graph, so the `stored` flags say exactly which of them
-/// the program rounds. Simplify may merge or rename values; then no
-/// rounding is taken as certain (ir/ErrorBound.h).
+/// Whether every f16/bf16 value an output of `g` needs (views aside) is
+/// found by name in the compiled graph, so the `stored` flags say exactly
+/// which of them the program rounds. Simplify may merge or rename values;
+/// then no rounding is taken as certain (ir/ErrorBound.h).
 bool halfValuesFound(const Graph &g, const CompiledGraph &c) {
-  return llvm::all_of(g.nodes(), [&](const Node &n) {
+  std::vector<bool> live(g.size(), false);
+  for (ValueId o : g.outputs())
+    live[o] = true;
+  for (size_t i = g.size(); i-- > 0;)
+    if (live[i])
+      for (ValueId p : g.nodes()[i].operands)
+        live[p] = true;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.nodes()[i];
     bool half = n.dtype == DType::F16 || n.dtype == DType::BF16;
-    if (!half || n.cls() == OpClass::Input || n.cls() == OpClass::Constant ||
+    if (!live[i] || !half || n.cls() == OpClass::Input || n.cls() == OpClass::Constant ||
         n.cls() == OpClass::View)
-      return true;
-    return !n.name.empty() && c.graph.lookup(n.name).has_value();
-  });
+      continue;
+    if (n.name.empty() || !c.graph.lookup(n.name))
+      return false;
+  }
+  return true;
 }
 
 } // namespace

@@ -17,10 +17,14 @@
 // kind "profile" (a run per workload and mode), for scripts/plot.py's
 // roofline and timeline. --only may be given several times.
 //
+// --suite general runs the generalization suite instead (bench/GeneralSuite.h;
+// bench/torch_general.py is its PyTorch side).
+//
 //   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only]
-//                 [--sweep NAME] [--profile-runs N] [--profile-json FILE]
+//                 [--sweep NAME] [--suite lecture|general] [--profile-runs N] [--profile-json FILE]
 //   minijit_bench --dump DIR   (no GPU needed: each workload's fused text and CUDA, both modes)
 //===----------------------------------------------------------------------===//
+#include "bench/GeneralSuite.h"
 #include "runtime/Driver.h"
 #include "samples/Lecture.h"
 #include "tools/Harness.h"
@@ -46,7 +50,21 @@ struct Workload {
   bool hostLoop = false;    ///< also report host wall time per call in a loop
   bool checkable = true;    ///< small enough for the CPU reference
   bool graphReplay = false; ///< launch through a CUDA graph
+  /// When > 0, i32 inputs (ids, labels) are indices drawn uniformly below it,
+  /// as the anchor's torch.randint draws them (the generator's are -16..16).
+  int64_t indicesBelow = 0;
 };
+
+/// An i32 tensor of indices in [0, below), from a fixed seed.
+HostTensor randomIndices(const Shape &s, int64_t below, uint64_t seed) {
+  HostTensor t(DType::I32, s);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    t.set(i, static_cast<double>((x >> 33) % static_cast<uint64_t>(below)));
+  }
+  return t;
+}
 
 /// x @ w + bias, then GeLU: the fused-epilogue row.
 Graph matmulBiasGelu(int64_t n, DType t) {
@@ -87,6 +105,12 @@ std::vector<Workload> workloads() {
       {"layernorm 8192x8192", [] { return layernorm(8192, 8192); }},
       {"rmsnorm 8192x8192", [] { return rmsnorm(8192, 8192); }},
       {"gelu bf16 n=2^26", [] { return gelu(int64_t(1) << 26, DType::BF16); }},
+      {"rope f16 8x4096x32x128", [] { return rope(8, 4096, 32, 128, DType::F16); }},
+      {"embedding+layernorm 16384x4096 of 32000",
+       [] { return embeddingLayerNorm(16384, 32000, 4096); }, false, true, false, 32000},
+      {"cross-entropy 8192x32000", [] { return crossEntropy(8192, 32000); }, false, true, false,
+       32000},
+      {"greedy decode 64x128256", [] { return greedyDecode(64, 128256); }},
       {"sum n=2^26", [] { return fullSum(int64_t(1) << 26); }},
       {"matmul f32 4096^3", [] { return plainMatmul(4096, DType::F32); }, false, false},
       {"matmul f16 4096^3", [] { return plainMatmul(4096, DType::F16); }, false, false},
@@ -103,6 +127,16 @@ std::vector<Workload> workloads() {
       {"train mlp bf16 4096x4 batch 4096",
        [] { return mlpTrain(4096, 4, 4096, TrainStep::Gradients, DType::BF16); }, false, false},
   };
+}
+
+/// The generalization suite (bench/GeneralSuite.h) as rows of this one.
+std::vector<Workload> suiteWorkloads(const std::string &suite) {
+  if (suite != "general")
+    return workloads();
+  std::vector<Workload> out;
+  for (const bench::GeneralWorkload &w : bench::generalWorkloads())
+    out.push_back({w.name, w.build, false, w.checkable, false});
+  return out;
 }
 
 struct Result {
@@ -226,13 +260,19 @@ Result benchOne(const Device &gpu, const Workload &w, bool fused, const BenchOpt
     for (int s = 0; s < sets; ++s) {
       for (size_t i = 0; i < g.inputs().size(); ++i) {
         const Node &in = g.node(g.inputs()[i]);
-        ins[s].push_back(s == 0 ? randomDeviceTensor(gpu, in.dtype, in.shape, 7 + i)
-                                : deviceCopy(gpu, ins[0][i]));
+        bool indices = w.indicesBelow > 0 && in.dtype == DType::I32;
+        ins[s].push_back(s > 0     ? deviceCopy(gpu, ins[0][i])
+                         : indices ? DeviceTensor::fromHost(
+                                         gpu, randomIndices(in.shape, w.indicesBelow, 7 + i))
+                                   : randomDeviceTensor(gpu, in.dtype, in.shape, 7 + i));
       }
       outs[s] = exe.allocateOutputs();
     }
   } else {
     std::vector<HostTensor> hostIn = randomInputs(g, 7);
+    for (size_t i = 0; i < hostIn.size(); ++i)
+      if (w.indicesBelow > 0 && hostIn[i].dtype() == DType::I32)
+        hostIn[i] = randomIndices(hostIn[i].shape(), w.indicesBelow, 7 + i);
     for (int s = 0; s < sets; ++s) {
       for (const HostTensor &h : hostIn)
         ins[s].push_back(DeviceTensor::fromHost(gpu, h));
@@ -471,7 +511,7 @@ int dumpWorkloads(const std::string &dir) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string json, sweep, profileJson;
+  std::string json, sweep, profileJson, suite = "lecture";
   std::vector<std::string> only;
   int runs = 200, profileRuns = 20;
   bool check = true, fusedOnly = false;
@@ -491,13 +531,16 @@ int main(int argc, char **argv) {
       fusedOnly = true;
     else if (a == "--sweep" && i + 1 < argc)
       sweep = argv[++i];
+    else if (a == "--suite" && i + 1 < argc && (std::strcmp(argv[i + 1], "lecture") == 0 ||
+                                                 std::strcmp(argv[i + 1], "general") == 0))
+      suite = argv[++i];
     else if (a == "--profile-runs" && i + 1 < argc)
       profileRuns = std::max(0, std::atoi(argv[++i]));
     else if (a == "--dump" && i + 1 < argc)
       return dumpWorkloads(argv[i + 1]);
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
-                      "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] "
+                      "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] [--suite lecture|general] "
                       "[--profile-runs N] [--profile-json FILE] | --dump DIR\n";
       return 2;
     }
@@ -525,7 +568,7 @@ int main(int argc, char **argv) {
                                   "%copy", "TFLOP/s", "compile(ms)", "check");
     std::vector<Result> results;
     bool allOk = true;
-    for (const Workload &w : workloads()) {
+    for (const Workload &w : suiteWorkloads(suite)) {
       if (!selected(w.name, only))
         continue;
       for (bool fused : {true, false}) {

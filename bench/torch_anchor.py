@@ -109,6 +109,53 @@ def rmsnorm_prims(x, w):
     return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-6) * w
 
 
+def rope_prims(x, cos, sin):
+    half = x.shape[-1] // 2
+    rot = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    cos, sin = cos[:, None, :], sin[:, None, :]
+    return x * cos + rot * sin
+
+
+class Indices(tuple):
+    """The shape of an i32 input of random indices below `high`."""
+
+    def __new__(cls, shape, high):
+        t = super().__new__(cls, shape)
+        t.high = high
+        return t
+
+
+def make_arg(shape, dtype):
+    if isinstance(shape, Indices):
+        return torch.randint(0, shape.high, shape, device="cuda", dtype=torch.int32)
+    return torch.randn(shape, device="cuda", dtype=dtype)
+
+
+def embedding_ln_prims(table, ids, w, b):
+    e = table[ids.long()]
+    mu = e.mean(dim=1, keepdim=True)
+    d = e - mu
+    return d * torch.rsqrt((d * d).mean(dim=1, keepdim=True) + 1e-5) * w + b
+
+
+def embedding_ln_library(table, ids, w, b):
+    return F.layer_norm(F.embedding(ids.long(), table), (table.shape[1],), w, b, 1e-5)
+
+
+def cross_entropy_prims(logits, labels):
+    m = logits.max(dim=1, keepdim=True).values
+    lse = torch.log(torch.exp(logits - m).sum(dim=1, keepdim=True)) + m
+    return (lse - logits.gather(1, labels.long()[:, None])).reshape(-1)
+
+
+def cross_entropy_library(logits, labels):
+    return F.cross_entropy(logits, labels.long(), reduction="none")
+
+
+def greedy_decode(logits):
+    return torch.argmax(torch.softmax(logits, dim=1), dim=1)
+
+
 def matmul_bias_gelu(x, w, b):
     return gelu_prims(x @ w + b)
 
@@ -145,6 +192,14 @@ def workloads():
         ("rmsnorm 8192x8192", [(8192, 8192), (8192,)], f32, rmsnorm_prims,
          lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6), False),
         ("gelu bf16 n=2^26", [(n26,)], bf16, gelu_prims, lambda x: F.gelu(x, approximate="tanh"), False),
+        ("rope f16 8x4096x32x128", [(8, 4096, 32, 128), (4096, 128), (4096, 128)], torch.float16,
+         rope_prims, rope_prims, False),
+        ("embedding+layernorm 16384x4096 of 32000",
+         [(32000, 4096), Indices((16384,), 32000), (4096,), (4096,)], f32, embedding_ln_prims,
+         embedding_ln_library, False),
+        ("cross-entropy 8192x32000", [(8192, 32000), Indices((8192,), 32000)], f32,
+         cross_entropy_prims, cross_entropy_library, False),
+        ("greedy decode 64x128256", [(64, 128256)], f32, greedy_decode, greedy_decode, False),
         ("sum n=2^26", [(n26,)], f32, torch.sum, torch.sum, False),
         ("matmul f32 4096^3", [(4096, 4096), (4096, 4096)], f32, torch.matmul, torch.matmul, False),
         ("matmul f16 4096^3", [(4096, 4096), (4096, 4096)], torch.float16, torch.matmul, torch.matmul, False),
@@ -415,7 +470,7 @@ def main():
             continue
         per_set = sum(math.prod(s) for s in shapes) * torch.tensor([], dtype=dtype).element_size() * 2
         sets = max(1, min(16, -(-3 * l2 // per_set)))
-        arg_sets = [[torch.randn(s, device="cuda", dtype=dtype) for s in shapes] for _ in range(sets)]
+        arg_sets = [[make_arg(s, dtype) for s in shapes] for _ in range(sets)]
         compiled = torch.compile(prims, dynamic=False)
         t0 = time.perf_counter()
         compiled(*arg_sets[0])

@@ -55,11 +55,23 @@ std::string CompiledGraph::graphText() const { return printGraph(graph); }
 
 std::string CompiledGraph::fusedText() const {
   std::vector<KernelNotes> notes;
-  for (const CompiledKernel &k : kernels)
-    notes.push_back({k.name, k.schedule.describe()});
+  for (const CompiledKernel &k : kernels) {
+    std::string line = k.schedule.describe();
+    // A matmul's tiles come in waves: say how full the last one is.
+    if (k.schedule.kind() == ScheduleKind::MatmulSimt ||
+        k.schedule.kind() == ScheduleKind::MatmulMma)
+      line += "; " + wavesText(k.schedule, device,
+                               k.image.resources.known ? k.image.resources.registers : 0);
+    notes.push_back({k.name, line});
+  }
   std::string s;
   llvm::raw_string_ostream os(s);
   printFusionPlan(os, graph, plan, notes);
+  if (!rewrites.empty()) {
+    os << "\nrewrites:\n";
+    for (const MatmulRewrite &r : rewrites)
+      os << "  " << r.text() << "\n";
+  }
   int64_t bytes = program.bytesMoved();
   os << llvm::formatv("\ntotal: {0} kernel{1}, {2} bytes moved through memory (each buffer read "
                       "and written once per kernel)\n",

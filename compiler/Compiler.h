@@ -12,6 +12,7 @@
 #include "compiler/fusion/Fusion.h"
 #include "compiler/lower/Lowering.h"
 #include "compiler/schedule/Schedule.h"
+#include "compiler/simplify/MatmulRewrites.h"
 #include "runtime/DeviceProperties.h"
 #include "runtime/Program.h"
 
@@ -23,6 +24,11 @@ namespace minijit {
 
 struct CompileOptions {
   bool fusion = true;
+  /// Rewrites that change the order of roundings (a sum of a product as a
+  /// product with a summed operand, a scalar factor moved after a product;
+  /// see compiler/simplify/MatmulRewrites.h). They, and the other matmul
+  /// rewrites, apply only with fusion.
+  bool reassociate = true;
   /// Schedules are sized for this device; without a GPU, an H200.
   DeviceProperties device = DeviceProperties::assumedH200();
   /// NVRTC target; empty: the device's (sm_90 for the H200).
@@ -76,6 +82,8 @@ struct KernelSummary {
 /// Everything the compiler produced for one graph.
 struct CompiledGraph {
   Graph graph{"main"};           ///< the graph after simplification
+  std::vector<MatmulRewrite> rewrites; ///< the matmul rewrites applied to it
+  DeviceProperties device;       ///< the schedules were sized for it
   FusionPlan plan;
   std::vector<CompiledKernel> kernels; ///< in launch order
   Program program;               ///< the runtime's copy; no cubin before Stage::Ptx ran

@@ -8,6 +8,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/Mutation.h"
 
+#include "compiler/simplify/MatmulRewrites.h"
 #include "compiler/simplify/Simplify.h"
 #include "ir/Autodiff.h"
 #include "ir/Error.h"
@@ -84,8 +85,9 @@ void addLaunches(CompiledGraph &c) {
     pk.block = ck.schedule.geometry().block;
     pk.grid = ck.schedule.geometry().grid;
     pk.dynamicShared = ck.schedule.dynamicSharedBytes();
-    if (const RowSchedule *row = ck.schedule.getIf<RowSchedule>(); row && row->splits > 1)
-      pk.workspaceBytes = splitWorkspace(ck.lowered, *row).bytes();
+    pk.workspaceBytes = workspaceBytes(ck.lowered, ck.schedule);
+    if (const RowSchedule *row = ck.schedule.getIf<RowSchedule>())
+      pk.coResident = row->splits > 1 && row->waits;
     c.program.kernels.push_back(std::move(pk));
   }
 }
@@ -137,7 +139,7 @@ void assembleProgram(CompiledGraph &c, const std::string &arch) {
         firstUse[b] = static_cast<int>(k);
       lastUse[b] = static_cast<int>(k);
     }
-    int64_t elements = lk.kind == KernelKind::Reduction ? lk.rows * lk.K : lk.numel;
+    int64_t elements = isRowKernel(lk.kind) ? lk.rows * lk.K : lk.numel;
     pk.flops = lk.flopsPerElement * elements;
   }
   // Temporaries share slots when their lifetimes (first write .. last read)
@@ -183,7 +185,16 @@ public:
       verifyInDebugBuilds(*expanded);
       source = &*expanded;
     }
-    timed("simplify", [&] { C.graph = simplifyGraph(*source); });
+    timed("simplify", [&] {
+      C.graph = simplifyGraph(*source);
+      if (!Opt.fusion)
+        return;
+      MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate);
+      if (r.applied.empty())
+        return;
+      C.graph = simplifyGraph(r.graph);
+      C.rewrites = std::move(r.applied);
+    });
     verifyInDebugBuilds(C.graph);
     if (done(Stage::Graph))
       return finish();
@@ -255,6 +266,7 @@ private:
       ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
+    C.device = Opt.device;
     assembleProgram(C, Opt.arch.empty() ? Opt.device.arch() : Opt.arch);
   }
 

@@ -171,7 +171,9 @@ private:
     case OpKind::Gt:
     case OpKind::Ge:
     case OpKind::And:
-    case OpKind::Or: return;
+    case OpKind::Or:
+    case OpKind::Argmax: // i32 positions
+    case OpKind::Argmin: return;
     case OpKind::Neg: return giveTo(0, [&] { return -g; });
     // abs'(0) = 0, as PyTorch's sign(0) = 0.
     case OpKind::Abs:
@@ -241,6 +243,33 @@ private:
     }
     case OpKind::Broadcast:
       return giveTo(0, [&] { return g; }); // give() sums over the stretched axes
+    case OpKind::Slice: return giveTo(0, [&] { return unslice(n, g, x(0).shape()); });
+    // The pad's border is a literal: the gradient is the slice that drops it.
+    case OpKind::Pad:
+      return giveTo(0, [&] {
+        Tensor r = g;
+        for (unsigned d = 0; d < n.before.size(); ++d)
+          if (n.before[d] != 0 || n.after[d] != 0)
+            r = slice(r, d, n.before[d], n.before[d] + x(0).shape()[d]);
+        return r;
+      });
+    case OpKind::Concat: {
+      int64_t at = 0;
+      for (unsigned i = 0; i < n.operands.size(); ++i) {
+        int64_t size = x(i).shape()[n.axis];
+        giveTo(i, [&] { return slice(g, n.axis, at, at + size); });
+        at += size;
+      }
+      return;
+    }
+    case OpKind::Iota: return; // no operands
+    // The sums of g from each element to the end: total - cumsum(g) + g.
+    case OpKind::Cumsum: return giveTo(0, [&] { return reverseCumsum(g, n.axis); });
+    // sum over j >= i of g_j y_j / x_i: inf or NaN where x holds a zero.
+    case OpKind::Cumprod: return giveTo(0, [&] { return reverseCumsum(g * y, n.axis) / x(0); });
+    // The indices are i32: only the table gets a gradient.
+    case OpKind::Take:
+    case OpKind::TakeAlongAxis: return giveTo(0, [&] { return ungather(n, g); });
     case OpKind::Matmul: return matmulRule(n, g);
     case OpKind::Grad:
     case OpKind::Vjp: llvm_unreachable("derivatives are expanded before a sweep reaches them");
@@ -274,6 +303,80 @@ private:
       give(bSource, matmul(transposed(g), a));
     else if (Active[b.id()])
       give(b.id(), matmul(transposed(a), g));
+  }
+
+  /// The gradient of a slice: `g` placed back at the elements the slice
+  /// read, zeros elsewhere, with views only. A step k spreads each element
+  /// over k (pad a new axis of 1 to k, then merge it), and a pad restores
+  /// the elements before and after.
+  Tensor unslice(const Node &n, Tensor g, Shape in) {
+    int64_t a = n.axis, count = g.shape()[a], size = in[a];
+    int64_t span = count;
+    if (n.step > 1) {
+      DimVector split(g.shape().dims().begin(), g.shape().dims().end());
+      split.insert(split.begin() + a + 1, 1);
+      DimVector before(split.size(), 0), after(split.size(), 0);
+      after[a + 1] = n.step - 1;
+      g = pad(g.reshape(Shape(llvm::ArrayRef<int64_t>(split))), before, after);
+      DimVector merged(g.shape().dims().begin(), g.shape().dims().end());
+      merged[a] *= n.step;
+      merged.erase(merged.begin() + a + 1);
+      g = g.reshape(Shape(llvm::ArrayRef<int64_t>(merged)));
+      span = std::min(count * n.step, size - n.start);
+      if (span != count * n.step)
+        g = slice(g, a, 0, span);
+    }
+    DimVector before(in.rank(), 0), after(in.rank(), 0);
+    before[a] = n.start;
+    after[a] = size - n.start - span;
+    return pad(g, before, after);
+  }
+
+  /// The gradient of a gather without a scatter: each table element sums the
+  /// elements of g whose (clamped) index names it, a reduction over the
+  /// indices' axes of where(index == position, g, 0). Fused, the one-hot
+  /// is never stored; the work is (indices) x (table's axis) x (the rest).
+  Tensor ungather(const Node &n, const Tensor &g) {
+    Tensor idx(&G, n.operands[1]);
+    Shape in = G.node(n.operands[0]).shape, is = idx.shape(), out = g.shape();
+    int64_t a = n.axis, size = in[a];
+    Tensor ci = minimum(maximum(idx, 0), static_cast<double>(size - 1));
+    // Dims of g before the new position axis, and after it.
+    unsigned lead = n.op == OpKind::Take ? a + is.rank() : a + 1;
+    unsigned trail = out.rank() - lead;
+    auto withOne = [](const Shape &s, unsigned at) {
+      DimVector d(s.dims().begin(), s.dims().end());
+      d.insert(d.begin() + at, 1);
+      return Shape(llvm::ArrayRef<int64_t>(d));
+    };
+    Tensor gx = g.reshape(withOne(out, lead));
+    // The indices aligned with g's dims before the new axis (broadcasting adds
+    // the leading ones), then 1 for the new axis and the trailing dims.
+    DimVector ciDims(is.dims().begin(), is.dims().end());
+    if (n.op == OpKind::TakeAlongAxis)
+      ciDims.resize(a + 1); // idx's dims after the axis are g's trailing dims
+    ciDims.push_back(1);
+    for (unsigned d = 0; d < trail; ++d)
+      ciDims.push_back(n.op == OpKind::TakeAlongAxis ? is[a + 1 + d] : 1);
+    DimVector posDims{size};
+    posDims.append(trail, 1);
+    Tensor pos = iota(G, Shape(llvm::ArrayRef<int64_t>(posDims)), 0, DType::I32);
+    Tensor hit = eq(ci.reshape(Shape(llvm::ArrayRef<int64_t>(ciDims))), pos);
+    Tensor spread = where(hit, gx, 0.0);
+    DimVector axes;
+    if (n.op == OpKind::Take)
+      for (unsigned d = 0; d < is.rank(); ++d)
+        axes.push_back(a + d);
+    else
+      axes.push_back(a);
+    if (axes.empty()) // a scalar index: one element per position
+      return spread.reshape(in);
+    return sum(spread, axes);
+  }
+
+  /// Element i: the sum of g's elements i.. along `axis`.
+  static Tensor reverseCumsum(const Tensor &g, int64_t axis) {
+    return sum(g, {axis}, /*keepdim=*/true) - cumsum(g, axis) + g;
   }
 
   /// A reduction's gradient `g` broadcast back over the reduced axes.

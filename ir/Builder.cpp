@@ -183,6 +183,27 @@ Tensor prod(const Tensor &x, const AxisList &axes, bool keepdim) {
   return reduce(OpKind::Prod, x, axes, keepdim);
 }
 
+namespace {
+Tensor scan(OpKind op, const Tensor &x, int64_t axis) {
+  Graph &g = graphOf(opName(op), {&x});
+  NodeSpec s;
+  s.op = op;
+  s.operands = {x.id()};
+  s.axis = axis;
+  return addNode(g, s);
+}
+} // namespace
+
+Tensor cumsum(const Tensor &x, int64_t axis) { return scan(OpKind::Cumsum, x, axis); }
+Tensor cumprod(const Tensor &x, int64_t axis) { return scan(OpKind::Cumprod, x, axis); }
+
+Tensor argmax(const Tensor &x, int64_t axis, bool keepdim) {
+  return reduce(OpKind::Argmax, x, {axis}, keepdim);
+}
+Tensor argmin(const Tensor &x, int64_t axis, bool keepdim) {
+  return reduce(OpKind::Argmin, x, {axis}, keepdim);
+}
+
 Tensor reshape(const Tensor &x, const Shape &shape) { return view(OpKind::Reshape, x, shape); }
 Tensor broadcast(const Tensor &x, const Shape &shape) { return view(OpKind::Broadcast, x, shape); }
 
@@ -231,6 +252,74 @@ Tensor transpose(const Tensor &x) {
 }
 
 Tensor matmul(const Tensor &a, const Tensor &b) { return binary(OpKind::Matmul, a, b); }
+
+Tensor slice(const Tensor &x, int64_t axis, int64_t start, int64_t end, int64_t step) {
+  Graph &g = graphOf("slice", {&x});
+  NodeSpec s;
+  s.op = OpKind::Slice;
+  s.operands = {x.id()};
+  s.axis = axis;
+  s.start = start;
+  s.end = end;
+  s.step = step;
+  return addNode(g, s);
+}
+
+Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, double value) {
+  Graph &g = graphOf("pad", {&x});
+  NodeSpec s;
+  s.op = OpKind::Pad;
+  s.operands = {x.id()};
+  s.before.assign(before.begin(), before.end());
+  s.after.assign(after.begin(), after.end());
+  s.value = value;
+  return addNode(g, s);
+}
+
+Tensor concat(llvm::ArrayRef<Tensor> xs, int64_t axis) {
+  if (xs.empty())
+    throw GraphError("concat: expects at least one tensor, got none");
+  NodeSpec s;
+  s.op = OpKind::Concat;
+  s.axis = axis;
+  for (const Tensor &x : xs) {
+    graphOf("concat", {&xs[0], &x});
+    s.operands.push_back(x.id());
+  }
+  return addNode(xs[0].graph(), s);
+}
+
+Tensor concat(std::initializer_list<Tensor> xs, int64_t axis) {
+  return concat(llvm::ArrayRef<Tensor>(xs.begin(), xs.end()), axis);
+}
+
+namespace {
+Tensor gather(OpKind op, const Tensor &x, const Tensor &indices, int64_t axis) {
+  Graph &g = graphOf(opName(op), {&x, &indices});
+  NodeSpec s;
+  s.op = op;
+  s.operands = {x.id(), indices.id()};
+  s.axis = axis;
+  return addNode(g, s);
+}
+} // namespace
+
+Tensor take(const Tensor &table, const Tensor &indices, int64_t axis) {
+  return gather(OpKind::Take, table, indices, axis);
+}
+
+Tensor takeAlongAxis(const Tensor &x, const Tensor &indices, int64_t axis) {
+  return gather(OpKind::TakeAlongAxis, x, indices, axis);
+}
+
+Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype) {
+  NodeSpec s;
+  s.op = OpKind::Iota;
+  s.shape = shape;
+  s.axis = axis;
+  s.dtype = dtype;
+  return addNode(g, s);
+}
 
 Tensor softmax(const Tensor &x, int64_t axis) {
   Tensor e = exp(x - max(x, {axis}, /*keepdim=*/true));

@@ -92,6 +92,14 @@ Tensor mean(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 Tensor max(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 Tensor min(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 Tensor prod(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
+/// Running sums (products) along `axis`: element i is the sum (product) of
+/// elements 0..i (numpy's cumsum, cumprod).
+Tensor cumsum(const Tensor &x, int64_t axis);
+Tensor cumprod(const Tensor &x, int64_t axis);
+/// The i32 position of the largest (smallest) element along `axis`: ties to
+/// the lowest position, a NaN wins (numpy's argmax, argmin).
+Tensor argmax(const Tensor &x, int64_t axis, bool keepdim = false);
+Tensor argmin(const Tensor &x, int64_t axis, bool keepdim = false);
 
 /// Views and the cast; each is also a member of Tensor (x.reshape(...)).
 /// reshape keeps the row-major order and the element count.
@@ -108,6 +116,29 @@ Tensor transpose(const Tensor &x, int64_t a, int64_t b);
 Tensor transpose(const Tensor &x);
 
 Tensor matmul(const Tensor &a, const Tensor &b);
+
+/// Data movement (docs/FORMAT.md has each op's rules).
+/// Elements start, start+step, ... below end along `axis` (numpy's
+/// x[start:end:step]), a view; negative axis, start and end count from the
+/// end. Throws GraphError for an empty or out-of-range slice or step < 1.
+Tensor slice(const Tensor &x, int64_t axis, int64_t start, int64_t end, int64_t step = 1);
+/// `before[d]` and `after[d]` elements of `value` around each axis d (one
+/// entry per axis, each >= 0), a view: numpy's pad(x, ..., constant_values=v).
+Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, double value = 0);
+/// The tensors side by side along `axis`: one dtype and rank, equal sizes on
+/// every other axis (numpy's concatenate). At least one tensor.
+Tensor concat(llvm::ArrayRef<Tensor> xs, int64_t axis);
+Tensor concat(std::initializer_list<Tensor> xs, int64_t axis);
+/// numpy's take: `table` read at `indices` (i32) along `axis`; the result
+/// has table's dims before the axis, the indices' dims, then table's dims
+/// after it. An index out of range is clamped into it (see Ops.def).
+Tensor take(const Tensor &table, const Tensor &indices, int64_t axis = 0);
+/// numpy's take_along_axis (torch.gather): indices of x's rank pick along
+/// `axis`; the other dims broadcast. Out-of-range indices are clamped.
+Tensor takeAlongAxis(const Tensor &x, const Tensor &indices, int64_t axis);
+/// The index along `axis` of each element of a `shape` tensor, as `dtype`
+/// (numeric): iota(g, {4, 8}, 1) is each row 0..7. No operand, no memory read.
+Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype = DType::I32);
 
 // ---- composites: the nodes a user would write, built for them (none is an
 // op of its own; the compiler sees exactly the ops spelled out below).

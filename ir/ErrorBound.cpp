@@ -91,6 +91,8 @@ double unaryCallError(OpKind op, bool fast, double x, double y) {
   case OpKind::Where: case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max:
   case OpKind::Min: case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+  case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
+  case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
     return 0; // exact (neg, abs, relu, floor, ceil), or not a unary call
   }
   llvm_unreachable("bad op kind");
@@ -154,6 +156,8 @@ double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
   case OpKind::Mean: case OpKind::Max: case OpKind::Min: case OpKind::Prod: case OpKind::Reshape:
   case OpKind::Permute: case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad:
   case OpKind::Vjp:
+  case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
+  case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
     llvm_unreachable("not a unary op");
   }
   if (isInt)
@@ -214,6 +218,8 @@ double binaryBound(const Node &n, bool isInt, double a, double b, double ea, dou
   case OpKind::Where: case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max:
   case OpKind::Min: case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+  case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
+  case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
     llvm_unreachable("not a binary op");
   }
   if (isInt || !std::isfinite(spread))
@@ -295,7 +301,11 @@ double elementwiseErrorBound(const Node &n, DType operandType, llvm::ArrayRef<do
   case OpClass::Cast: return castBound(operandType, n.dtype, args[0], errors[0]);
   case OpClass::Input:
   case OpClass::Constant:
+  case OpClass::Iota:
+  case OpClass::Concat:
+  case OpClass::Gather:
   case OpClass::Reduce:
+  case OpClass::Scan:
   case OpClass::View:
   case OpClass::Matmul:
   case OpClass::Derivative: break;
@@ -328,7 +338,13 @@ public:
     case OpClass::Binary:
     case OpClass::Select:
     case OpClass::Cast: Bounds[id] = elementwise(id, values); break;
-    case OpClass::Reduce: Bounds[id] = reduce(id, values); break;
+    case OpClass::Iota: break; // exact
+    case OpClass::Concat: Bounds[id] = uniform(id, maxOver(n.operands)); break;
+    case OpClass::Gather: Bounds[id] = gather(id); break;
+    case OpClass::Scan: Bounds[id] = scan(id, values); break;
+    case OpClass::Reduce:
+      Bounds[id] = isArgReduction(n.op) ? argReduce(id, values) : reduce(id, values);
+      break;
     case OpClass::View: Bounds[id] = view(id); break;
     case OpClass::Matmul: Bounds[id] = matmul(id, values); break;
     case OpClass::Derivative: llvm_unreachable("grad and vjp are expanded first");
@@ -407,11 +423,108 @@ private:
     return out;
   }
 
+  /// The largest bound of the values `ids` (0 when all are exact).
+  double maxOver(llvm::ArrayRef<ValueId> ids) const {
+    double m = 0;
+    for (ValueId v : ids)
+      for (int64_t i = 0; !exact(v) && i < Bounds[v].numel(); ++i)
+        m = std::max(m, Bounds[v].get(i));
+    return m;
+  }
+
+  /// One bound `b` for every element of `id` (exact when 0).
+  HostTensor uniform(ValueId id, double b) const {
+    if (b == 0)
+      return HostTensor();
+    HostTensor out(DType::F32, G.node(id).shape);
+    for (int64_t i = 0; i < out.numel(); ++i)
+      out.set(i, b);
+    return out;
+  }
+
+  /// take, take_along_axis: an element of the table, at indices that must
+  /// be exact (an index that may be off could read any element).
+  HostTensor gather(ValueId id) const {
+    const Node &n = G.node(id);
+    if (maxOver({n.operands[1]}) > 0)
+      return uniform(id, kInf);
+    return uniform(id, maxOver({n.operands[0]}));
+  }
+
+  /// cumsum, cumprod: each prefix as a sum or product of its own.
+  HostTensor scan(ValueId id, llvm::ArrayRef<HostTensor> values) {
+    const Node &n = G.node(id);
+    ValueId src = n.operands[0];
+    bool isInt = !isFloat(n.dtype), isSum = n.op == OpKind::Cumsum, exactIn = exact(src);
+    if (isInt && exactIn)
+      return HostTensor();
+    const HostTensor &in = values[src];
+    int64_t size = n.shape[n.axis], inner = n.shape.strides()[n.axis];
+    int64_t outer = n.shape.numel() / (size * inner);
+    HostTensor out(DType::F32, n.shape);
+    Settle settle = settleFor(id, values[id]);
+    parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        int64_t base = (r / inner) * size * inner + r % inner;
+        double sumAbs = 0, sumErr = 0, prodAbs = 1, prodWide = 1;
+        for (int64_t k = 0; k < size; ++k) {
+          int64_t at = base + k * inner;
+          double x = std::fabs(in.get(at)), err = exactIn ? 0 : Bounds[src].get(at);
+          sumAbs += x;
+          sumErr += err;
+          prodAbs *= x;
+          prodWide *= x + err;
+          double bound = isSum ? (isInt ? sumErr : sumErr + sumRoundingError(k + 1, sumAbs))
+                               : (isInt ? (sumErr > 0 ? kInf : 0)
+                                        : (prodWide - prodAbs) +
+                                              static_cast<double>(k + 1) * kU32 * prodWide);
+          out.set(at, settle(bound, values[id].get(at)));
+        }
+      }
+    });
+    return out;
+  }
+
+  /// argmax, argmin: exact where no other element may overtake the extreme
+  /// within the bounds; otherwise the position may be any (no bound).
+  HostTensor argReduce(ValueId id, llvm::ArrayRef<HostTensor> values) {
+    const Node &n = G.node(id);
+    ValueId src = n.operands[0];
+    if (exact(src))
+      return HostTensor();
+    const HostTensor &in = values[src];
+    const Shape &xs = G.node(src).shape;
+    int64_t a = n.axes[0], size = xs[a], stride = xs.strides()[a];
+    int64_t inner = stride, outer = xs.numel() / (size * inner);
+    bool isMax = n.op == OpKind::Argmax;
+    HostTensor out(DType::F32, n.shape);
+    parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        int64_t base = (r / inner) * size * inner + r % inner;
+        int64_t at = static_cast<int64_t>(values[id].get(r));
+        double best = in.get(base + at * stride), bestErr = Bounds[src].get(base + at * stride);
+        bool sure = std::isfinite(best);
+        for (int64_t k = 0; k < size && sure; ++k) {
+          if (k == at)
+            continue;
+          double v = in.get(base + k * stride), err = Bounds[src].get(base + k * stride);
+          sure = isMax ? v + err < best - bestErr : v - err > best + bestErr;
+        }
+        out.set(r, sure ? 0 : kInf);
+      }
+    });
+    return out;
+  }
+
   HostTensor view(ValueId id) {
     const Node &n = G.node(id);
     ValueId src = n.operands[0];
     if (exact(src))
       return HostTensor();
+    // A slice picks elements, a pad adds exact ones: the largest bound covers
+    // every element.
+    if (n.op == OpKind::Slice || n.op == OpKind::Pad)
+      return uniform(id, maxOver({src}));
     const HostTensor &in = Bounds[src];
     const Shape &inShape = G.node(src).shape;
     Strides s;
@@ -434,6 +547,8 @@ private:
     case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+    case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
+    case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
       llvm_unreachable("not a view");
     }
     HostTensor out(DType::F32, n.shape);
@@ -499,6 +614,8 @@ private:
       case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
       case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
       case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+      case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
+      case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
         llvm_unreachable("not a reduction");
       }
       llvm_unreachable("bad op kind");

@@ -99,9 +99,19 @@ double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double>
   case OpKind::Max:
   case OpKind::Min:
   case OpKind::Prod:
+  case OpKind::Argmax:
+  case OpKind::Argmin:
+  case OpKind::Cumsum:
+  case OpKind::Cumprod:
   case OpKind::Reshape:
   case OpKind::Permute:
   case OpKind::Broadcast:
+  case OpKind::Slice:
+  case OpKind::Pad:
+  case OpKind::Concat:
+  case OpKind::Iota:
+  case OpKind::Take:
+  case OpKind::TakeAlongAxis:
   case OpKind::Matmul:
   case OpKind::Grad:
   case OpKind::Vjp:
@@ -194,8 +204,15 @@ private:
     case OpClass::Binary:
     case OpClass::Select:
     case OpClass::Cast: return elementwise(id);
+    case OpClass::Iota: return iota(id);
+    case OpClass::Concat: return concat(id);
+    case OpClass::Gather: return gather(id);
+    case OpClass::Scan: return scan(id);
     case OpClass::Reduce: return reduce(id);
-    case OpClass::View: return view(id);
+    case OpClass::View:
+      if (n.op == OpKind::Slice || n.op == OpKind::Pad)
+        return sliceOrPad(id);
+      return view(id);
     case OpClass::Matmul: return matmul(id);
     case OpClass::Derivative: llvm_unreachable("evaluate() expands grad and vjp first");
     }
@@ -218,6 +235,148 @@ private:
         for (size_t k = 0; k < ins.size(); ++k)
           args[k] = ins[k]->get(off[k]);
         out.set(i, applyElementwise(n, operandType, llvm::ArrayRef<double>(args, ins.size())));
+      });
+    });
+    return out;
+  }
+
+  /// Calls f(i, idx) for each element i of `shape` in [b, e) with its
+  /// multi-index.
+  template <typename F>
+  static void forIndices(const Shape &shape, int64_t b, int64_t e, F f) {
+    DimVector idx(shape.rank(), 0);
+    for (int64_t i = b; i < e; ++i) {
+      int64_t rest = i;
+      for (unsigned d = shape.rank(); d-- > 0;) {
+        idx[d] = rest % shape[d];
+        rest /= shape[d];
+      }
+      f(i, llvm::ArrayRef<int64_t>(idx));
+    }
+  }
+
+  static int64_t offsetAt(const Shape &s, llvm::ArrayRef<int64_t> idx) {
+    int64_t off = 0;
+    for (unsigned d = 0; d < s.rank(); ++d)
+      off = off * s[d] + idx[d];
+    return off;
+  }
+
+  HostTensor iota(ValueId id) {
+    const Node &n = G.node(id);
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
+        out.set(i, roundToDType(static_cast<double>(idx[n.axis]), n.dtype));
+      });
+    });
+    return out;
+  }
+
+  /// Each element from the operand whose stretch of the axis holds it.
+  HostTensor concat(ValueId id) {
+    const Node &n = G.node(id);
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      DimVector in;
+      forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
+        in.assign(idx.begin(), idx.end());
+        for (ValueId o : n.operands) {
+          const Shape &s = G.node(o).shape;
+          if (in[n.axis] < s[n.axis]) {
+            out.set(i, Values[o].get(offsetAt(s, in)));
+            return;
+          }
+          in[n.axis] -= s[n.axis];
+        }
+        llvm_unreachable("the index is inside the concat's shape");
+      });
+    });
+    return out;
+  }
+
+  /// take and take_along_axis, with indices clamped into 0..n-1.
+  HostTensor gather(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &x = Values[n.operands[0]], &ix = Values[n.operands[1]];
+    const Shape &xs = G.node(n.operands[0]).shape, &is = G.node(n.operands[1]).shape;
+    int64_t size = xs[n.axis];
+    auto clamped = [&](double v) {
+      return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(v), 0), size - 1);
+    };
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      DimVector in, at;
+      forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
+        in.clear();
+        at.clear();
+        if (n.op == OpKind::Take) {
+          unsigned r = is.rank();
+          at.assign(idx.begin() + n.axis, idx.begin() + n.axis + r);
+          in.assign(idx.begin(), idx.begin() + n.axis);
+          in.push_back(clamped(ix.get(offsetAt(is, at))));
+          in.append(idx.begin() + n.axis + r, idx.end());
+        } else {
+          for (unsigned d = 0; d < xs.rank(); ++d)
+            at.push_back(is[d] == 1 ? 0 : idx[d]);
+          for (unsigned d = 0; d < xs.rank(); ++d)
+            in.push_back(d == n.axis ? clamped(ix.get(offsetAt(is, at)))
+                                     : (xs[d] == 1 ? 0 : idx[d]));
+        }
+        out.set(i, x.get(offsetAt(xs, in)));
+      });
+    });
+    return out;
+  }
+
+  /// Running sums or products along the axis, in order; i32 wraps.
+  HostTensor scan(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &in = Values[n.operands[0]];
+    int64_t size = n.shape[n.axis], inner = n.shape.strides()[n.axis];
+    int64_t outer = n.shape.numel() / (size * inner);
+    bool isInt = n.dtype == DType::I32, isSum = n.op == OpKind::Cumsum;
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        int64_t base = (r / inner) * size * inner + r % inner;
+        double acc = isSum ? 0 : 1;
+        for (int64_t k = 0; k < size; ++k) {
+          double v = in.get(base + k * inner);
+          if (isInt)
+            acc = wrap32(isSum ? static_cast<int64_t>(acc) + static_cast<int64_t>(v)
+                               : static_cast<int64_t>(acc) * static_cast<int64_t>(v));
+          else
+            acc = isSum ? acc + v : acc * v;
+          out.set(base + k * inner, acc);
+        }
+      }
+    });
+    return out;
+  }
+
+  HostTensor sliceOrPad(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &x = Values[n.operands[0]];
+    const Shape &xs = G.node(n.operands[0]).shape;
+    HostTensor out(x.dtype(), n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      DimVector in;
+      forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
+        in.assign(idx.begin(), idx.end());
+        if (n.op == OpKind::Slice) {
+          in[n.axis] = n.start + n.step * idx[n.axis];
+          out.set(i, x.get(offsetAt(xs, in)));
+          return;
+        }
+        for (unsigned d = 0; d < xs.rank(); ++d) {
+          in[d] -= n.before[d];
+          if (in[d] < 0 || in[d] >= xs[d]) {
+            out.set(i, n.value);
+            return;
+          }
+        }
+        out.set(i, x.get(offsetAt(xs, in)));
       });
     });
     return out;
@@ -247,8 +406,38 @@ private:
     return out;
   }
 
+  /// argmax, argmin: the first position of the extreme along the one axis; a
+  /// NaN is the extreme (the first NaN).
+  HostTensor argReduce(ValueId id) {
+    const Node &n = G.node(id);
+    const HostTensor &in = Values[n.operands[0]];
+    const Shape &xs = G.node(n.operands[0]).shape;
+    int64_t a = n.axes[0], size = xs[a], stride = xs.strides()[a];
+    int64_t inner = stride, outer = xs.numel() / (size * inner);
+    bool isMax = n.op == OpKind::Argmax;
+    HostTensor out(heldType(id), n.shape);
+    parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        int64_t base = (r / inner) * size * inner + r % inner;
+        double best = in.get(base);
+        int64_t at = 0;
+        for (int64_t k = 1; k < size && !std::isnan(best); ++k) {
+          double v = in.get(base + k * stride);
+          if (std::isnan(v) || (isMax ? v > best : v < best)) {
+            best = v;
+            at = k;
+          }
+        }
+        out.set(r, static_cast<double>(at));
+      }
+    });
+    return out;
+  }
+
   HostTensor reduce(ValueId id) {
     const Node &n = G.node(id);
+    if (isArgReduction(n.op))
+      return argReduce(id);
     const HostTensor &in = Values[n.operands[0]];
     const Shape &xs = G.node(n.operands[0]).shape;
     auto xstr = xs.strides();
@@ -395,6 +584,34 @@ std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inpu
   return e.run(inputs);
 }
 
+std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
+                                                 llvm::ArrayRef<HostTensor> inputs) {
+  if (hasDerivatives(g))
+    return outOfRangeIndices(expandAutodiff(g), inputs);
+  std::vector<OutOfRangeIndices> found;
+  Graph probe = g; // the same values, their indices returned too
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.nodes()[i];
+    if (n.cls() != OpClass::Gather)
+      continue;
+    found.push_back({static_cast<ValueId>(i), 0, 0, g.node(n.operands[0]).shape[n.axis]});
+    probe.output(n.operands[1]);
+  }
+  if (found.empty())
+    return found;
+  std::vector<HostTensor> outs = evaluate(probe, inputs);
+  size_t first = g.outputs().size();
+  for (size_t k = 0; k < found.size(); ++k) {
+    const HostTensor &idx = outs[first + k];
+    found[k].total = idx.numel();
+    for (int64_t e = 0; e < idx.numel(); ++e) {
+      double v = idx.get(e);
+      found[k].outside += v < 0 || v >= static_cast<double>(found[k].size);
+    }
+  }
+  return found;
+}
+
 std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed) {
   std::vector<HostTensor> ins;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
@@ -442,6 +659,8 @@ Tolerance toleranceFor(const Graph &g, ValueId out) {
       k = 1;
       for (int64_t a : n.axes)
         k *= g.node(n.operands[0]).shape[a];
+    } else if (n.cls() == OpClass::Scan) {
+      k = n.shape[n.axis];
     } else if (n.cls() == OpClass::Matmul) {
       const Shape &as = g.node(n.operands[0]).shape;
       k = as[as.rank() - 1];

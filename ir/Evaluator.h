@@ -43,6 +43,19 @@ std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inpu
 /// rounded to n.dtype, except for cast. Constant folding uses it too.
 double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double> args);
 
+/// How many of a gather's indices fall outside its operand's axis (they are
+/// clamped when read; see Ops.def).
+struct OutOfRangeIndices {
+  ValueId gather;      ///< the take or take_along_axis node
+  int64_t outside = 0; ///< indices < 0 or >= size
+  int64_t total = 0;   ///< indices read
+  int64_t size = 0;    ///< the operand's size along the axis
+};
+/// One entry per take / take_along_axis of `g`, in graph order, with its
+/// indices evaluated on `inputs` by the CPU reference (empty without gathers;
+/// a graph with derivatives is judged as expanded).
+std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g, llvm::ArrayRef<HostTensor> inputs);
+
 /// One seeded random tensor per graph input (see HostTensor::random); input i
 /// uses a seed derived from `seed` and i.
 std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed);

@@ -91,6 +91,32 @@ void checkArity(OpKind op, size_t got, size_t want) {
              .str());
 }
 
+/// `axis` of an op over a rank-`rank` operand, negatives counted from the end.
+int64_t normalizedAxis(llvm::StringRef op, int64_t axis, unsigned rank) {
+  auto r = static_cast<int64_t>(rank);
+  if (rank == 0)
+    fail(llvm::formatv("{0}: the operand is a scalar (rank 0), which has no axis {1}", op, axis)
+             .str());
+  if (axis < -r || axis >= r)
+    fail(llvm::formatv("{0}: axis {1} is out of range for rank {2} (valid: {3}..{4})", op, axis, r,
+                       -r, r - 1)
+             .str());
+  return axis < 0 ? axis + r : axis;
+}
+
+/// Checks a pad value against the dtype it takes (exact for i32 and bool).
+void checkPadValue(double v, DType t) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  if (t == DType::I32 &&
+      (!std::isfinite(v) || v != std::trunc(v) || v < -2147483648.0 || v > 2147483647.0))
+    fail(llvm::formatv("pad: value={0} is not an i32 value", text).str());
+  if (t == DType::Bool && v != 0 && v != 1)
+    fail(llvm::formatv("pad: value={0} is not a bool value (use 0 or 1)", text).str());
+  if (isFloat(t) && std::isfinite(v) && std::isinf(static_cast<float>(v)))
+    fail(llvm::formatv("pad: value={0} overflows f32", text).str());
+}
+
 } // namespace
 
 NodeSpec specOf(const Node &n) {
@@ -104,6 +130,12 @@ NodeSpec specOf(const Node &n) {
   s.shape = n.shape;
   s.dtype = n.dtype;
   s.value = n.value;
+  s.axis = n.axis;
+  s.start = n.start;
+  s.end = n.end;
+  s.step = n.step;
+  s.before = n.before;
+  s.after = n.after;
   s.name = n.name;
   return s;
 }
@@ -199,6 +231,103 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     n.value = isFloat(spec.dtype) ? static_cast<double>(static_cast<float>(v)) : v;
     break;
   }
+  case OpClass::Iota: {
+    checkArity(spec.op, spec.operands.size(), 0);
+    checkShape(spec.shape, op);
+    if (spec.dtype == DType::Bool)
+      fail("iota: dtype bool cannot hold an index; use i32, f32, f16 or bf16");
+    n.axis = normalizedAxis(op, spec.axis, spec.shape.rank());
+    n.dtype = spec.dtype;
+    n.shape = spec.shape;
+    break;
+  }
+  case OpClass::Concat: {
+    if (spec.operands.empty())
+      fail("concat: expects at least one operand, got 0");
+    if (spec.operands.size() > kMaxConcatOperands)
+      fail(llvm::formatv("concat: {0} operands; at most {1} are allowed (concat groups of them, "
+                         "then the groups)",
+                         spec.operands.size(), kMaxConcatOperands)
+               .str());
+    const Node &first = operand(0);
+    n.axis = normalizedAxis(op, spec.axis, first.shape.rank());
+    DimVector out(first.shape.dims().begin(), first.shape.dims().end());
+    out[n.axis] = 0;
+    for (unsigned i = 0; i < spec.operands.size(); ++i) {
+      const Node &x = operand(i);
+      checkSameDType(spec.op, first, x, spelling);
+      if (x.shape.rank() != first.shape.rank())
+        fail(llvm::formatv("concat: operand {0} ({1}) has rank {2} but operand 0 ({3}) has rank "
+                           "{4}; all operands need one rank",
+                           i, refOf(x), x.shape.rank(), refOf(first), first.shape.rank())
+                 .str());
+      for (unsigned d = 0; d < x.shape.rank(); ++d)
+        if (d != n.axis && x.shape[d] != first.shape[d])
+          fail(llvm::formatv("concat: shapes {0} and {1} differ in dim {2} ({3} vs {4}); only "
+                             "the concatenated axis {5} may differ",
+                             first.shape.str(), x.shape.str(), d, first.shape[d], x.shape[d],
+                             n.axis)
+                   .str());
+      out[n.axis] += x.shape[n.axis];
+    }
+    n.dtype = first.dtype;
+    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    break;
+  }
+  case OpClass::Gather: {
+    checkArity(spec.op, spec.operands.size(), 2);
+    const Node &x = operand(0), &idx = operand(1);
+    if (idx.dtype != DType::I32)
+      fail(llvm::formatv("{0}: the indices {1} have dtype {2} but must be i32; cast them first "
+                         "(e.g. {3})",
+                         op, refOf(idx), dtypeName(idx.dtype), castHint(idx.name, DType::I32, spelling))
+               .str());
+    n.axis = normalizedAxis(op, spec.axis, x.shape.rank());
+    DimVector out;
+    if (spec.op == OpKind::Take) {
+      for (unsigned d = 0; d < n.axis; ++d)
+        out.push_back(x.shape[d]);
+      for (int64_t s : idx.shape.dims())
+        out.push_back(s);
+      for (unsigned d = n.axis + 1; d < x.shape.rank(); ++d)
+        out.push_back(x.shape[d]);
+      if (out.size() > kMaxRank)
+        fail(llvm::formatv("take: the result would have rank {0} ({1} before the axis, {2} of the "
+                           "indices, {3} after); at most {4}",
+                           out.size(), n.axis, idx.shape.rank(), x.shape.rank() - n.axis - 1,
+                           kMaxRank)
+                 .str());
+    } else {
+      if (idx.shape.rank() != x.shape.rank())
+        fail(llvm::formatv("take_along_axis: the indices {0} have rank {1} but {2} has rank {3}; "
+                           "they need one rank (reshape the indices, e.g. to [N, 1])",
+                           refOf(idx), idx.shape.rank(), refOf(x), x.shape.rank())
+                 .str());
+      for (unsigned d = 0; d < x.shape.rank(); ++d) {
+        int64_t a = x.shape[d], b = idx.shape[d];
+        if (d == n.axis) {
+          out.push_back(b);
+          continue;
+        }
+        if (a != b && a != 1 && b != 1)
+          fail(llvm::formatv("take_along_axis: {0} and the indices {1} do not broadcast (dim {2}: "
+                             "{3} vs {4}); only the axis {5} may differ",
+                             x.shape.str(), idx.shape.str(), d, a, b, n.axis)
+                   .str());
+        out.push_back(std::max(a, b));
+      }
+    }
+    n.dtype = x.dtype;
+    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    break;
+  }
+  case OpClass::Scan:
+    checkArity(spec.op, spec.operands.size(), 1);
+    checkOperandType(spec.op, operand(0), spelling);
+    n.axis = normalizedAxis(op, spec.axis, operand(0).shape.rank());
+    n.dtype = operand(0).dtype;
+    n.shape = operand(0).shape;
+    break;
   case OpClass::Unary:
     checkArity(spec.op, spec.operands.size(), 1);
     checkOperandType(spec.op, operand(0), spelling);
@@ -267,9 +396,13 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       else if (spec.keepdim)
         out.push_back(1);
     }
+    if (isArgReduction(spec.op) && axes.size() != 1)
+      fail(llvm::formatv("{0}: takes one axis, got {1}", op,
+                         spec.axes ? "axes=" + dimsStr(*spec.axes) : std::string("none"))
+               .str());
     n.axes = axes;
     n.keepdim = spec.keepdim;
-    n.dtype = x.dtype;
+    n.dtype = isArgReduction(spec.op) ? DType::I32 : x.dtype;
     n.shape = Shape(llvm::ArrayRef<int64_t>(out));
     break;
   }
@@ -296,6 +429,60 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       for (int64_t p : spec.perm)
         out.push_back(x.shape[p]);
       n.perm = spec.perm;
+      n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+      break;
+    }
+    if (spec.op == OpKind::Slice) {
+      unsigned rank = x.shape.rank();
+      n.axis = normalizedAxis(op, spec.axis, rank);
+      int64_t size = x.shape[n.axis];
+      int64_t start = spec.start < 0 ? spec.start + size : spec.start;
+      int64_t end = spec.end < 0 ? spec.end + size : spec.end;
+      if (spec.step < 1)
+        fail(llvm::formatv("slice: step={0} must be at least 1", spec.step).str());
+      if (start < 0 || start >= size)
+        fail(llvm::formatv("slice: start={0} is out of range for axis {1} of size {2} (valid: "
+                           "{3}..{4})",
+                           spec.start, n.axis, size, -size, size - 1)
+                 .str());
+      if (end < 0 || end > size)
+        fail(llvm::formatv("slice: end={0} is out of range for axis {1} of size {2} (valid: "
+                           "{3}..{2})",
+                           spec.end, n.axis, size, -size)
+                 .str());
+      if (end <= start)
+        fail(llvm::formatv("slice: start={0} end={1} selects no element of axis {2} (size {3}); "
+                           "end must be past start",
+                           spec.start, spec.end, n.axis, size)
+                 .str());
+      n.start = start;
+      n.end = end;
+      n.step = spec.step;
+      DimVector out(x.shape.dims().begin(), x.shape.dims().end());
+      out[n.axis] = (end - start + spec.step - 1) / spec.step;
+      n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+      break;
+    }
+    if (spec.op == OpKind::Pad) {
+      unsigned rank = x.shape.rank();
+      if (spec.before.size() != rank || spec.after.size() != rank)
+        fail(llvm::formatv("pad: before={0} and after={1} need one entry per axis of {2} (rank "
+                           "{3})",
+                           dimsStr(spec.before), dimsStr(spec.after), x.shape.str(), rank)
+                 .str());
+      DimVector out;
+      for (unsigned d = 0; d < rank; ++d) {
+        if (spec.before[d] < 0 || spec.after[d] < 0)
+          fail(llvm::formatv("pad: before={0} after={1} has a negative count at axis {2}; pads "
+                             "add elements (drop them with slice)",
+                             dimsStr(spec.before), dimsStr(spec.after), d)
+                   .str());
+        out.push_back(spec.before[d] + x.shape[d] + spec.after[d]);
+      }
+      checkPadValue(spec.value, x.dtype);
+      n.before = spec.before;
+      n.after = spec.after;
+      n.value = isFloat(x.dtype) ? static_cast<double>(static_cast<float>(spec.value)) : spec.value;
       n.shape = Shape(llvm::ArrayRef<int64_t>(out));
       break;
     }

@@ -40,7 +40,12 @@ struct Node {
   DimVector axes;    ///< Reduce: the reduced axes, sorted and distinct
   bool keepdim = false; ///< Reduce: keep reduced axes as size 1
   DimVector perm;    ///< Permute: output dim i is input dim perm[i]
-  double value = 0;  ///< Constant: the value, already rounded to dtype
+  double value = 0;  ///< Constant: the value, already rounded to dtype; Pad: the pad value
+  int64_t axis = 0;  ///< Slice, Concat, Iota: the axis (0..rank-1)
+  /// Slice: the first element, the bound (both 0..size, start < end) and the
+  /// step (>= 1), as given with negative bounds resolved.
+  int64_t start = 0, end = 0, step = 1;
+  DimVector before, after; ///< Pad: elements added ahead of and behind each axis
 
   bool is(OpKind k) const { return op == k; }
   OpClass cls() const { return opClass(op); }
@@ -53,9 +58,12 @@ struct NodeSpec {
   std::optional<DimVector> axes; ///< Reduce: nullopt reduces every axis; negatives count from the end
   bool keepdim = false;
   DimVector perm;
-  Shape shape;               ///< Input, Reshape, Broadcast
-  DType dtype = DType::F32;  ///< Input, Constant, Cast
-  double value = 0;          ///< Constant
+  Shape shape;               ///< Input, Reshape, Broadcast, Iota
+  DType dtype = DType::F32;  ///< Input, Constant, Cast, Iota
+  double value = 0;          ///< Constant; Pad: the pad value
+  int64_t axis = 0;          ///< Slice, Concat, Iota; negative counts from the end
+  int64_t start = 0, end = 0, step = 1; ///< Slice; negative start/end count from the end
+  DimVector before, after;   ///< Pad
   std::string name;          ///< empty: a fresh name is chosen (none for constants)
 };
 

@@ -42,4 +42,8 @@ constexpr unsigned kMaxDepth = 1024;
 /// megabyte.
 constexpr unsigned kMaxViewChain = 12;
 
+/// The most operands one concat takes: each is a select in every element's
+/// arithmetic.
+constexpr size_t kMaxConcatOperands = 64;
+
 } // namespace minijit

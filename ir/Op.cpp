@@ -25,6 +25,10 @@ bool isElementwise(OpKind op) {
     return true;
   case OpClass::Input:
   case OpClass::Constant:
+  case OpClass::Iota:
+  case OpClass::Concat:
+  case OpClass::Gather:
+  case OpClass::Scan:
   case OpClass::Reduce:
   case OpClass::View:
   case OpClass::Matmul:

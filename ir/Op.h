@@ -23,7 +23,14 @@ constexpr unsigned kNumOps = 0
     ;
 
 enum class OpClass : uint8_t {
-  Input, Constant, Unary, Binary, Select, Cast, Reduce, View, Matmul,
+  Input, Constant,
+  Iota,   ///< the index along an axis: no operands, no memory traffic
+  Unary, Binary, Select, Cast,
+  Concat, ///< operands side by side along an axis, element by element
+  Gather, ///< take, take_along_axis: an operand read at indices from a tensor
+  Reduce,
+  Scan,   ///< cumsum, cumprod: running sums or products along one axis
+  View, Matmul,
   Derivative ///< grad and vjp: expanded by ir/Autodiff.h before any other stage
 };
 
@@ -51,6 +58,10 @@ inline llvm::StringRef opName(OpKind op) { return opInfo(op).spelling; }
 inline OpClass opClass(OpKind op) { return opInfo(op).cls; }
 /// Unary, binary, where and cast: ops computed element by element.
 bool isElementwise(OpKind op);
+/// argmax and argmin: reductions to an i32 position along one axis.
+inline bool isArgReduction(OpKind op) { return op == OpKind::Argmax || op == OpKind::Argmin; }
+/// cumsum and cumprod.
+inline bool isScan(OpKind op) { return op == OpKind::Cumsum || op == OpKind::Cumprod; }
 /// The op spelled `s` in the text format, or nullopt. "input" and "constant"
 /// are not spellable in the text format and return nullopt.
 std::optional<OpKind> parseOpName(llvm::StringRef s);

@@ -446,14 +446,19 @@ private:
     if (!op)
       error(opTok, unknownOpMessage(opTok.text));
     llvm::SmallVector<Operand, 3> operands;
-    operands.push_back(parseOperand());
-    while (Cur.kind == Tok::Comma) {
+    // iota has no operands; concat takes any number of them.
+    size_t maxOperands = *op == OpKind::Concat ? kMaxConcatOperands : 3;
+    if (*op != OpKind::Iota)
+      operands.push_back(parseOperand());
+    while (*op != OpKind::Iota && Cur.kind == Tok::Comma) {
       consume();
       Token at = Cur;
       operands.push_back(parseOperand());
-      if (operands.size() > 3)
+      if (operands.size() > maxOperands)
         error(at, llvm::formatv("{0}: too many operands", opName(*op)).str());
     }
+    if (*op == OpKind::Iota && (Cur.kind == Tok::Value || Cur.kind == Tok::Number))
+      error(Cur, "iota: takes no operands, only shape=[...] axis=A dtype=D");
     // `add %x %h`: an operand without the comma before it (a value not
     // followed by '=' does not start the next statement).
     if (Cur.kind == Tok::Number || (Cur.kind == Tok::Value && peek().kind != Tok::Equals))
@@ -464,6 +469,8 @@ private:
     NodeSpec spec;
     spec.op = *op;
     spec.name = nameTok.text.str();
+    if (spec.op == OpKind::Iota)
+      spec.dtype = DType::I32; // the default of dtype=
     llvm::StringMap<bool> seenAttr;
     while (Cur.kind == Tok::Ident && Cur.text != "return") {
       Token key = Cur;
@@ -506,9 +513,18 @@ private:
     auto unknown = [&]() {
       const char *expected = "none";
       switch (cls) {
-      case OpClass::Reduce: expected = "axes, keepdim"; break;
-      case OpClass::View: expected = spec.op == OpKind::Permute ? "perm" : "shape"; break;
+      case OpClass::Reduce: expected = isArgReduction(spec.op) ? "axis, keepdim" : "axes, keepdim"; break;
+      case OpClass::View:
+        expected = spec.op == OpKind::Permute ? "perm"
+                   : spec.op == OpKind::Slice ? "axis, start, end, step"
+                   : spec.op == OpKind::Pad   ? "before, after, value"
+                                              : "shape";
+        break;
       case OpClass::Cast: expected = "to"; break;
+      case OpClass::Iota: expected = "shape, axis, dtype"; break;
+      case OpClass::Concat:
+      case OpClass::Gather:
+      case OpClass::Scan: expected = "axis"; break;
       case OpClass::Input:
       case OpClass::Constant:
       case OpClass::Unary:
@@ -522,7 +538,9 @@ private:
                                opName(spec.op), expected)
                      .str());
     };
-    if (key.text == "axes" && cls == OpClass::Reduce) {
+    if (key.text == "axis" && isArgReduction(spec.op)) {
+      spec.axes = DimVector{parseInt(expect(Tok::Number, "an integer axis"), "axis")};
+    } else if (key.text == "axes" && cls == OpClass::Reduce && !isArgReduction(spec.op)) {
       spec.axes = parseIntList("axis");
     } else if (key.text == "keepdim" && cls == OpClass::Reduce) {
       Token v = expect(Tok::Ident, "true or false");
@@ -541,6 +559,40 @@ private:
       } catch (const GraphError &e) {
         error(open, e.what());
       }
+    } else if (key.text == "axis" && (spec.op == OpKind::Slice || cls == OpClass::Concat ||
+                                      cls == OpClass::Iota || cls == OpClass::Gather ||
+                                      cls == OpClass::Scan)) {
+      spec.axis = parseInt(expect(Tok::Number, "an integer axis"), "axis");
+    } else if ((key.text == "start" || key.text == "end" || key.text == "step") &&
+               spec.op == OpKind::Slice) {
+      int64_t v = parseInt(expect(Tok::Number, "an integer " + key.text.str()), key.text);
+      (key.text == "start" ? spec.start : key.text == "end" ? spec.end : spec.step) = v;
+    } else if ((key.text == "before" || key.text == "after") && spec.op == OpKind::Pad) {
+      (key.text == "before" ? spec.before : spec.after) = parseIntList("count");
+    } else if (key.text == "value" && spec.op == OpKind::Pad) {
+      Token at = Cur;
+      Operand v = parseOperand();
+      auto *lit = std::get_if<Literal>(&v);
+      if (!lit)
+        error(at, "pad: value= is a number literal, not a value");
+      spec.value = lit->value;
+    } else if (key.text == "shape" && cls == OpClass::Iota) {
+      Token open = Cur;
+      DimVector dims = parseIntList("dimension");
+      spec.shape = Shape(llvm::ArrayRef<int64_t>(dims));
+      try {
+        checkShape(spec.shape, opName(spec.op));
+      } catch (const GraphError &e) {
+        error(open, e.what());
+      }
+    } else if (key.text == "dtype" && cls == OpClass::Iota) {
+      Token v = expect(Tok::Ident, "a dtype");
+      std::optional<DType> d = parseDType(v.text);
+      if (!d)
+        error(v, llvm::formatv("unknown dtype '{0}' (expected f32, f16, bf16 or i32)",
+                               shown(v.text))
+                     .str());
+      spec.dtype = *d;
     } else if (key.text == "to" && cls == OpClass::Cast) {
       Token v = expect(Tok::Ident, "a dtype");
       std::optional<DType> d = parseDType(v.text);
@@ -557,7 +609,22 @@ private:
   void checkRequiredAttributes(const NodeSpec &spec, const Token &opTok,
                                const llvm::StringMap<bool> &seen) {
     const char *need = nullptr;
-    if (spec.op == OpKind::Permute)
+    auto needAll = [&](std::initializer_list<const char *> keys) {
+      for (const char *k : keys)
+        if (!seen.count(k) && !need)
+          need = k;
+    };
+    if (spec.op == OpKind::Slice)
+      needAll({"axis", "start", "end"});
+    else if (spec.op == OpKind::Pad)
+      needAll({"before", "after"});
+    else if (spec.op == OpKind::Concat || opClass(spec.op) == OpClass::Gather ||
+             opClass(spec.op) == OpClass::Scan ||
+             isArgReduction(spec.op))
+      needAll({"axis"});
+    else if (spec.op == OpKind::Iota)
+      needAll({"shape", "axis"});
+    else if (spec.op == OpKind::Permute)
       need = "perm";
     else if (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)
       need = "shape";

@@ -55,7 +55,9 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     os << (i ? ", " : " ") << operandText(g, n.operands[i]);
   switch (n.cls()) {
   case OpClass::Reduce:
-    if (!n.axes.empty()) { // a reduction of a scalar has no axes to name
+    if (isArgReduction(n.op)) {
+      os << " axis=" << n.axes[0];
+    } else if (!n.axes.empty()) { // a reduction of a scalar has no axes to name
       os << " axes=";
       printDims(os, n.axes);
     }
@@ -66,6 +68,16 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     if (n.op == OpKind::Permute) {
       os << " perm=";
       printDims(os, n.perm);
+    } else if (n.op == OpKind::Slice) {
+      os << " axis=" << n.axis << " start=" << n.start << " end=" << n.end;
+      if (n.step != 1)
+        os << " step=" << n.step;
+    } else if (n.op == OpKind::Pad) {
+      os << " before=";
+      printDims(os, n.before);
+      os << " after=";
+      printDims(os, n.after);
+      os << " value=" << literalText(n.value, n.dtype);
     } else {
       os << " shape=";
       printDims(os, n.shape.dims());
@@ -73,6 +85,16 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     break;
   case OpClass::Cast:
     os << " to=" << dtypeName(n.dtype);
+    break;
+  case OpClass::Iota:
+    os << " shape=";
+    printDims(os, n.shape.dims());
+    os << " axis=" << n.axis << " dtype=" << dtypeName(n.dtype);
+    break;
+  case OpClass::Concat:
+  case OpClass::Gather:
+  case OpClass::Scan:
+    os << " axis=" << n.axis;
     break;
   case OpClass::Input:
   case OpClass::Constant:

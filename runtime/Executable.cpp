@@ -48,6 +48,19 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
                             .str());
     }
   }
+  for (size_t k = 0; k < Prog.kernels.size(); ++k) {
+    const ProgramKernel &pk = Prog.kernels[k];
+    if (!pk.coResident)
+      continue;
+    int64_t resident = int64_t(residentBlocks(k)) * Dev.properties().smCount;
+    if (pk.grid > resident)
+      throw CudaError(llvm::formatv("cannot run kernel {0}: its {1} blocks wait for each other, but "
+                                    "{2} holds only {3} of them at once ({4} per SM); compile for "
+                                    "this device",
+                                    pk.name, pk.grid, Dev.properties().name, resident,
+                                    residentBlocks(k))
+                          .str());
+  }
   for (int64_t bytes : Prog.slotBytes)
     Slots.emplace_back(Dev, DType::Bool, Shape{std::max<int64_t>(bytes, 1)});
   Address.assign(Prog.buffers.size(), 0);

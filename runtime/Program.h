@@ -51,6 +51,10 @@ struct ProgramKernel {
   /// kernel leaves zeroed again (the partial results and counters of a
   /// reduction split across blocks).
   int64_t workspaceBytes = 0;
+  /// The blocks wait for each other (a row split over blocks that meet
+  /// after each pass): the whole grid must be resident at once, which the
+  /// executable checks when it loads the kernel.
+  bool coResident = false;
   std::vector<int> args; ///< buffer ids, in parameter order
   int64_t bytesRead = 0;    ///< each buffer read once
   int64_t bytesWritten = 0; ///< each buffer written once

@@ -49,6 +49,45 @@ Graph rmsnorm(int64_t rows, int64_t cols, DType dtype) {
   return g;
 }
 
+Graph rope(int64_t b, int64_t s, int64_t h, int64_t d, DType dtype) {
+  Graph g("rope");
+  Tensor x = g.input("x", dtype, {b, s, h, d});
+  // [s, 1, d]: one angle per position and feature, broadcast over b and h.
+  Tensor c = g.input("cos", dtype, {s, d}).reshape({s, 1, d});
+  Tensor sn = g.input("sin", dtype, {s, d}).reshape({s, 1, d});
+  Tensor rot = concat({-slice(x, 3, d / 2, d), slice(x, 3, 0, d / 2)}, 3).named("rot");
+  g.output(x * c + rot * sn, "y");
+  return g;
+}
+
+Graph embeddingLayerNorm(int64_t tokens, int64_t vocab, int64_t dim, DType dtype) {
+  Graph g("embedding_ln");
+  Tensor table = g.input("table", dtype, {vocab, dim});
+  Tensor ids = g.input("ids", DType::I32, {tokens});
+  Tensor w = g.input("w", dtype, {dim});
+  Tensor b = g.input("b", dtype, {dim});
+  g.output(layerNorm(take(table, ids, 0).named("e"), w, b), "y");
+  return g;
+}
+
+Graph crossEntropy(int64_t rows, int64_t vocab, DType dtype) {
+  Graph g("cross_entropy");
+  Tensor logits = g.input("logits", dtype, {rows, vocab});
+  Tensor labels = g.input("labels", DType::I32, {rows});
+  Tensor m = max(logits, {1}, true).named("m");
+  Tensor lse = (log(sum(exp(logits - m), {1}, true)) + m).named("lse");
+  Tensor picked = takeAlongAxis(logits, labels.reshape({rows, 1}), 1).named("picked");
+  g.output((lse - picked).reshape({rows}), "loss");
+  return g;
+}
+
+Graph greedyDecode(int64_t rows, int64_t vocab, DType dtype) {
+  Graph g("greedy_decode");
+  Tensor logits = g.input("logits", dtype, {rows, vocab});
+  g.output(argmax(softmax(logits, 1).named("p"), 1), "token");
+  return g;
+}
+
 Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype) {
   Graph g("mlp");
   Tensor x = g.input("x", dtype, {batch, dim});

@@ -17,6 +17,19 @@ Graph softmax(int64_t rows, int64_t cols, DType dtype = DType::F32);
 Graph layernorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
 /// RMS normalization over the last axis of [rows, cols], with a weight.
 Graph rmsnorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
+/// Rotary position embedding of x: [b, s, h, d] with cos and sin tables
+/// [s, d] (each angle twice, as in Llama): y = x * cos + rotate_half(x) * sin,
+/// rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]). One kernel fused.
+Graph rope(int64_t b, int64_t s, int64_t h, int64_t d, DType dtype = DType::F32);
+/// An embedding lookup and its layer norm: table [vocab, dim], ids [tokens]
+/// (i32, clamped into the table), weight and bias [dim]. One kernel fused.
+Graph embeddingLayerNorm(int64_t tokens, int64_t vocab, int64_t dim, DType dtype = DType::F32);
+/// Cross-entropy forward per row: logsumexp(logits[n]) - logits[n, labels[n]],
+/// logits [rows, vocab], labels [rows] (i32). One kernel fused.
+Graph crossEntropy(int64_t rows, int64_t vocab, DType dtype = DType::F32);
+/// A greedy decoding step: the i32 token argmax(softmax(logits)) per row of
+/// [rows, vocab]. One kernel fused.
+Graph greedyDecode(int64_t rows, int64_t vocab, DType dtype = DType::F32);
 /// The lecture's MLP forward: `layers` times (x @ W_i, then GeLU), x: [batch, dim].
 Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype = DType::F32);
 

@@ -2,14 +2,18 @@
 # Runs on the GPU machine, from the repository root, with the executables built
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
-#   scripts/gpu_session.sh [tests] [bench] [anchors] [samples] [train] [tune] [sanitize] [random]
-#                          [mutation] [dlpack] [pictures]
+#   scripts/gpu_session.sh [tests] [bench] [anchors] [general] [samples] [train] [tune] [sanitize]
+#                          [random] [mutation] [dlpack] [pictures]
+# general: the generalization suite (minijit_bench --suite general, fused) and
+# its PyTorch anchors (bench/torch_general.py) in the same call, joined into
+# general_table.md.
 # pictures: scripts/pictures.sh (the lecture's rooflines, timelines and size
 # sweeps, about 4 minutes) in a scratch folder, then one tarball of its data and
 # pictures in $OUT (pictures.tar.gz) with its log (pictures.log): run it alone,
 # so that what comes back stays within a few files.
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
-# compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list: lines
+# compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list (TUNE_SUITE=general
+# takes its rows from the generalization suite): lines
 # of "workload-substring [MINIJIT_SCHEDULE overrides]", '|' for spaces in the
 # first field.
 set -u
@@ -45,6 +49,13 @@ fi
 if want anchors; then
   timeout 500 python3 bench/torch_anchor.py --json "$out/anchors.json" 2>&1 | tee "$out/anchors.log"
   [ -f "$out/minijit.json" ] && python3 bench/join.py "$out/minijit.json" "$out/anchors.json" | tee "$out/table.md"
+fi
+if want general; then
+  timeout 300 $bin/minijit_bench --suite general --fused-only --no-check --runs 100 \
+    --json "$out/general.json" ${GENERAL_ONLY:+--only "$GENERAL_ONLY"} 2>&1 | tee "$out/general.log"
+  timeout 400 python3 bench/torch_general.py --json "$out/torch_general.json" \
+    ${GENERAL_ONLY:+--only "$GENERAL_ONLY"} 2>&1 | tee "$out/torch_general.log"
+  python3 bench/join_general.py "$out/general.json" "$out/torch_general.json" | tee "$out/general_table.md"
 fi
 if want sanitize; then
   # memcheck: out-of-bounds and misaligned accesses; racecheck: shared-memory
@@ -115,6 +126,7 @@ if want tune; then
     [ -z "$only" ] && continue
     printf '%-22s %-24s ' "$only" "${sched:-default}"
     MINIJIT_SCHEDULE="$sched" timeout 60 $bin/minijit_bench --only "${only//|/ }" --fused-only --no-check \
+      ${TUNE_SUITE:+--suite $TUNE_SUITE} \
       | grep -E " fused " | awk '{print $(NF-5), "us", $(NF-4), "GB/s", $(NF-2), "TFLOP/s"}'
   done < "${TUNE_FILE:-scripts/tune.txt}" | tee "$out/tune.log"
 fi

@@ -17,6 +17,10 @@ const char *templateName(ScheduleKind k) {
     return "matmul_simt";
   case ScheduleKind::MatmulMma:
     return "matmul_mma";
+  case ScheduleKind::Transpose:
+    return "transpose";
+  case ScheduleKind::Scan:
+    return "scan";
   }
   return "";
 }

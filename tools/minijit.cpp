@@ -107,6 +107,13 @@ int cmdCheck(const std::vector<Graph> &gs) {
   return kOk;
 }
 
+/// For each gather, how many of its indices were out of range (and clamped).
+void printOutOfRange(const Graph &g, llvm::ArrayRef<HostTensor> ins) {
+  for (const OutOfRangeIndices &o : outOfRangeIndices(g, ins))
+    llvm::outs() << llvm::formatv("  indices of %{0}: {1} of {2} outside 0..{3}, clamped\n",
+                                  g.node(o.gather).name, o.outside, o.total, o.size - 1);
+}
+
 int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
   for (const Graph &g : gs) {
     std::vector<HostTensor> ins = inputsFor(g, seed, d);
@@ -121,13 +128,14 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
     for (size_t i = 0; i < outs.size(); ++i)
       llvm::outs() << "  out %" << g.node(g.outputs()[i]).name << ": " << summarizeTensor(outs[i])
                    << "\n";
+    printOutOfRange(g, ins);
     saveOutputs(g, outs, d, gs.size() > 1);
   }
   return kOk;
 }
 
-int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emit,
-               const std::string &arch, bool timing) {
+int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate,
+               const std::string &emit, const std::string &arch, bool timing) {
   std::optional<Stage> stage = parseStage(emit);
   if (!stage) {
     llvm::errs() << "minijit: unknown --emit=" << emit << " (expected " << stageList() << ")\n";
@@ -144,6 +152,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, const std::string &emi
   for (size_t i = 0; i < gs.size(); ++i) {
     CompileOptions opt;
     opt.fusion = fusion;
+    opt.reassociate = reassociate;
     opt.arch = arch;
     opt.stopAfter = producingStage(*stage); // --emit=cuda does not run NVRTC
     CompiledGraph c = compileGraph(gs[i], opt);
@@ -197,6 +206,8 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
       if (f.check)
         llvm::outs() << "    check: " << r.compare[i].summary << "\n";
     }
+    if (f.check)
+      printOutOfRange(g, ins);
     saveOutputs(g, r.outputs, f.data, gs.size() > 1);
     if (f.check && !r.ok) {
       llvm::outs() << "  CHECK FAILED: the GPU result differs from the CPU reference\n";
@@ -394,6 +405,11 @@ int main(int argc, char **argv) {
                                cl::sub(compareCmd));
   cl::opt<bool> noFusion("no-fusion", cl::desc("one kernel per op, as an eager framework runs"),
                          cl::sub(compileCmd), cl::sub(runCmd));
+  cl::opt<bool> noReassociate(
+      "no-reassociate",
+      cl::desc("keep the order of roundings: no sum of a product rewritten as a product with a "
+               "summed operand, no scalar factor moved after a product"),
+      cl::sub(compileCmd));
   cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
                             cl::init("fused"), cl::sub(compileCmd));
   cl::opt<std::string> arch("arch", cl::desc("NVRTC target, e.g. sm_90"), cl::sub(compileCmd));
@@ -450,7 +466,7 @@ int main(int argc, char **argv) {
     if (evalCmd)
       return cmdEval(gs, seed, data);
     if (compileCmd)
-      return cmdCompile(gs, !noFusion, emit, arch, timing);
+      return cmdCompile(gs, !noFusion, !noReassociate, emit, arch, timing);
     if (reduceCmd)
       return cmdReduce(gs, file, until, reduceOut);
     RunFlags f;

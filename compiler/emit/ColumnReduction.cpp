@@ -1,11 +1,63 @@
 //===- compiler/emit/ColumnReduction.cpp - reductions over strided columns ===//
 // A block reduces 32 neighbouring columns (one per lane, so the loads of a
 // warp are contiguous); `parts` warps split the rows of each column and meet
-// in shared memory.
+// in shared memory. Few, long columns are split across blocks too, and the
+// last block of a group of columns to finish combines the partial results.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/KernelEmitter.h"
 
+#include "compiler/emit/ExprEmitter.h"
+
 namespace minijit {
+
+/// Columns split over blocks: each block leaves its partial results in
+/// mj_work (laid out as SplitWorkspace says) and counts itself done; the
+/// last block of the group reads the partials back, combines them in block
+/// order (the same result every run) and resets the counter for the next
+/// launch.
+static void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool partial) {
+  CodeWriter &w = e.W;
+  const LoweredKernel &k = e.K;
+  SplitWorkspace ws = splitWorkspace(k, s);
+  std::string splits = std::to_string(ws.splits);
+  auto at = [&](const std::string &part, size_t r) {
+    std::string i = "row * " + splits + " + " + part;
+    return ws.reductions == 1 ? i
+                              : "(" + i + ") * " + std::to_string(ws.reductions) + " + " +
+                                    std::to_string(r);
+  };
+  w.line("// the columns' partial results meet in mj_work: a counter per group, then the partials");
+  w.line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
+         std::to_string(ws.counters()) + ";");
+  w.open(partial ? "if (part == 0 && rowValid)" : "if (part == 0)");
+  for (size_t r = 0; r < k.reductions.size(); ++r) {
+    std::string acc = e.accName(static_cast<int>(r));
+    w.line("mj_partial[" + at("split", r) + "] = " +
+           (e.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
+           ";");
+  }
+  w.close();
+  w.line("__threadfence(); // the partials are visible before the count says so");
+  w.line("__syncthreads();");
+  w.line("if (threadIdx.x == 0) mj_last = atomicAdd(&mj_count[group], 1u) == " +
+         std::to_string(s.splits - 1) + "u;");
+  w.line("__syncthreads();");
+  w.line("if (!mj_last) return;");
+  w.line("__threadfence();");
+  for (size_t r = 0; r < k.reductions.size(); ++r) {
+    const KReduction &red = k.reductions[r];
+    bool isInt = e.accIsInt(static_cast<int>(r));
+    std::string acc = e.accName(static_cast<int>(r));
+    std::string raw = "__ldcg(&mj_partial[" + at("p", r) + "])";
+    w.line(acc + " = " + reduceText(red.op, isInt).identity + ";");
+    w.open("for (int p = part; p < " + splits + "; p += " + std::to_string(s.parts) + ")");
+    w.line(acc + " = " + reduceText(red.op, isInt).functor + "::apply(" + acc + ", " +
+           (isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")") + ");");
+    w.close();
+  }
+  e.finishReductions(0, ReduceScope::Column, s.parts, false);
+  w.line("if (threadIdx.x == 0) mj_count[group] = 0u; // ready for the next launch");
+}
 
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
   CodeWriter &w = e.W;
@@ -16,9 +68,21 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
     w.line("__shared__ float mj_col_f[" + parts + "][33];");
   if (e.hasReductionOf(true))
     w.line("__shared__ int mj_col_i[" + parts + "][33];");
+  if (e.hasArgReduction())
+    w.line("__shared__ int mj_col_at[" + parts + "][33]; // argmax/argmin positions");
   w.line("const int part = threadIdx.x / 32; // this thread's share of each column");
+  bool split = s.splits > 1;
+  std::string group = "blockIdx.x";
+  if (split) {
+    w.line("__shared__ bool mj_last; // this block is the last of its columns to finish");
+    w.line("const " + Idx + " group = blockIdx.x / " + std::to_string(s.splits) +
+           "; // the block's 32 columns");
+    w.line("const " + Idx + " split = blockIdx.x % " + std::to_string(s.splits) +
+           "; // the block's share of their positions");
+    group = "group";
+  }
   bool partial = k.rows % 32 != 0;
-  std::string raw = "(" + Idx + ")blockIdx.x * 32 + threadIdx.x % 32";
+  std::string raw = "(" + Idx + ")" + group + " * 32 + threadIdx.x % 32";
   if (partial) {
     w.line("const " + Idx + " rowRaw = " + raw + ";");
     w.line("const bool rowValid = rowRaw < " + std::to_string(k.rows) + ";");
@@ -36,10 +100,22 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
   for (int p = 0; p < k.passes; ++p) {
     w.line(e.passTitle(p));
     e.declareAccumulators(p);
-    w.open("for (" + Idx + " k = part; k < " + std::to_string(k.K) + "; k += " + parts + ")");
+    if (split) {
+      std::string chunk = std::to_string(s.chunk);
+      w.line("const " + Idx + " first = split * " + chunk + ", end = min(first + " + chunk +
+             ", (" + Idx + ")" + std::to_string(k.K) + ");");
+      w.line("#pragma unroll 4");
+      w.open("for (" + Idx + " k = first + part; k < end; k += " + parts + ")");
+    } else {
+      w.open("for (" + Idx + " k = part; k < " + std::to_string(k.K) + "; k += " + parts + ")");
+    }
     e.elementWork(p, lc, storeGuard);
     w.close();
-    e.finishReductions(p, ReduceScope::Column, s.parts);
+    e.finishReductions(p, ReduceScope::Column, s.parts, !split);
+    if (split) {
+      combineColumnSplits(e, s, partial);
+      e.defineReductions(p);
+    }
     e.rowValues(p + 1);
   }
   e.rowStores(partial ? "part == 0 && rowValid" : "part == 0");

@@ -19,7 +19,9 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
   int reductions = 0, sums = 0;
   for (const KHeld &h : k.held) {
     bool reduce = opClass(h.op) == OpClass::Reduce;
-    if (!isElementwise(h.op) && !reduce)
+    bool computes = opClass(h.op) == OpClass::Concat || opClass(h.op) == OpClass::Iota ||
+                    opClass(h.op) == OpClass::Gather;
+    if (!isElementwise(h.op) && !reduce && !computes)
       continue;
     if (reduce) {
       ++reductions;
@@ -41,6 +43,13 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
     std::string n = "poi";
     for (size_t i = 0; i < order.size() && i < 4; ++i)
       n += "_" + order[i];
+    return n + suffix;
+  }
+  if (k.kind == KernelKind::Scan) {
+    std::string n = "scan";
+    for (const KHeld &h : k.held)
+      if (opClass(h.op) == OpClass::Scan && n.find(opName(h.op)) == std::string::npos)
+        n += "_" + opName(h.op).str();
     return n + suffix;
   }
   std::string what;
@@ -72,6 +81,8 @@ std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::str
   case ScheduleKind::OuterCol: emitColumnReduction(e, s.as<ColumnSchedule>()); break;
   case ScheduleKind::MatmulSimt: emitMatmulSimt(e, s.as<MatmulSimtSchedule>()); break;
   case ScheduleKind::MatmulMma: emitMatmulMma(e, s.as<MatmulMmaSchedule>()); break;
+  case ScheduleKind::Transpose: emitTranspose(e, s.as<TransposeSchedule>()); break;
+  case ScheduleKind::Scan: emitScan(e, s.as<ScanSchedule>()); break;
   }
   return e.W.text();
 }

@@ -147,7 +147,12 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::And: return a + " && " + b;
     case OpKind::Or: return a + " || " + b;
     case OpKind::Where: return a + " ? " + b + " : " + args[2];
+    // A pad or concat element: its predicate, the operand's value, the other.
+    case OpKind::Pad:
+    case OpKind::Concat: return a + " ? " + b + " : " + args[2];
     case OpKind::Cast: return castText(argTypes[0], result, a);
+    // The index (an int) as the iota's dtype, rounded as a cast would.
+    case OpKind::Iota: return castText(DType::I32, result, a);
     case OpKind::Input:
     case OpKind::Constant:
     case OpKind::Sum:
@@ -155,9 +160,16 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Max:
     case OpKind::Min:
     case OpKind::Prod:
+    case OpKind::Argmax:
+    case OpKind::Argmin:
+    case OpKind::Cumsum:
+    case OpKind::Cumprod:
     case OpKind::Reshape:
     case OpKind::Permute:
     case OpKind::Broadcast:
+    case OpKind::Slice:
+    case OpKind::Take:
+    case OpKind::TakeAlongAxis:
     case OpKind::Matmul:
     case OpKind::Grad:
     case OpKind::Vjp: break;
@@ -181,7 +193,12 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
-  case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
+  case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
+  case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
+  case OpKind::Grad: case OpKind::Vjp:
+  // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
+  case OpKind::Argmax: case OpKind::Argmin: break;
+  case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp
   }
   llvm_unreachable("not a reduction");
 }
@@ -202,7 +219,12 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
-  case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
+  case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
+  case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
+  case OpKind::Grad: case OpKind::Vjp:
+  // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
+  case OpKind::Argmax: case OpKind::Argmin: break;
+  case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp
   }
   llvm_unreachable("not a reduction");
 }

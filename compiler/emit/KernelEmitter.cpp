@@ -20,6 +20,9 @@ KernelEmitter::KernelEmitter(const LoweredKernel &k, const Schedule &s, const st
       Idx(k.index64 ? "long long" : "int") {
   for (const KParam &p : K.params)
     W.reserve(p.name);
+  // A gather's index in an offset is the local holding it (widened with
+  // 64-bit indices, so the product with a stride does not overflow).
+  Ctx.setValueNamer([this](int v) { return K.index64 ? "(long long)" + ref(v) : ref(v); });
   Names.resize(K.values.size());
   for (size_t i = 0; i < K.values.size(); ++i) {
     const KValue &v = K.values[i];
@@ -28,7 +31,9 @@ KernelEmitter::KernelEmitter(const LoweredKernel &k, const Schedule &s, const st
     case KValue::Kind::Load: Names[i] = W.unique(K.params[v.param].name + "_v"); break;
     case KValue::Kind::Compute:
     case KValue::Kind::ReduceResult:
-    case KValue::Kind::MatmulResult: Names[i] = W.unique(cudaIdentifier(v.name)); break;
+    case KValue::Kind::MatmulResult:
+    case KValue::Kind::Index: Names[i] = W.unique(cudaIdentifier(v.name)); break;
+    case KValue::Kind::InRange: Names[i] = W.unique(cudaIdentifier(v.name) + "_in"); break;
     }
   }
 }
@@ -42,6 +47,10 @@ std::string kernelSummary(const LoweredKernel &k) {
   case KernelKind::Reduction:
     return llvm::formatv("reduction of {0} over axes {1} ({2} row{3} of {4})", k.domain.str(),
                          Shape(k.reducedAxes).str(), k.rows, k.rows == 1 ? "" : "s", k.K)
+        .str();
+  case KernelKind::Scan:
+    return llvm::formatv("scan of {0} along axis {1} ({2} row{3} of {4})", k.domain.str(),
+                         k.reducedAxes[0], k.rows, k.rows == 1 ? "" : "s", k.K)
         .str();
   case KernelKind::Matmul: {
     bool epilogue = llvm::any_of(k.held, [](const KHeld &h) { return isElementwise(h.op); });
@@ -66,15 +75,17 @@ void KernelEmitter::header() {
     list += (list.empty() ? "%" : ", %") + p.irName;
   }
   W.line("// reads " + (reads.empty() ? std::string("nothing") : reads) + "; writes " + writes);
-  std::string sig = "extern \"C\" __global__ void __launch_bounds__(" +
-                    std::to_string(S.geometry().block) + ") " + Name + "(";
+  std::string bounds = std::to_string(S.geometry().block);
+  if (S.geometry().minBlocksPerSM)
+    bounds += ", " + std::to_string(S.geometry().minBlocksPerSM);
+  std::string sig =
+      "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + Name + "(";
   for (size_t i = 0; i < K.params.size(); ++i) {
     const KParam &p = K.params[i];
     sig += i ? ", " : "";
     sig += (p.written ? "" : "const ") + storageCType(p.dtype).str() + " *__restrict__ " + p.name;
   }
-  const RowSchedule *row = S.getIf<RowSchedule>();
-  if (row && row->splits > 1)
+  if (workspaceBytes(K, S) > 0)
     sig += std::string(K.params.empty() ? "" : ", ") + "unsigned *__restrict__ mj_work";
   W.raw(sig + ") {\n");
   W.setIndent(1);
@@ -123,6 +134,10 @@ std::vector<std::string> KernelEmitter::cacheDeclarations(unsigned itemsPerThrea
 
 bool KernelEmitter::elementWorkUsesIndex(int pass, const LaneCtx &lc) const {
   for (size_t i = 0; i < K.values.size(); ++i) {
+    const KValue &v = K.values[i];
+    if (Need[i] && (Use[i] >> pass & 1u) &&
+        (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange))
+      return true;
     if (!Need[i] || !(Use[i] >> pass & 1u) || K.values[i].kind != KValue::Kind::Load)
       continue;
     bool loadedEarlier = isCachedLoad(static_cast<int>(i), lc) &&
@@ -149,6 +164,17 @@ void KernelEmitter::loadInto(const std::string &dst, const KParam &p, const Lane
     W.line(dst + "[" + std::to_string(j) + "] = " + p.name + "[" + idx(a.perLane[j]) + "];");
 }
 
+IndexExpr KernelEmitter::offsetIn(const IndexExpr &offset, const LaneCtx &lc) {
+  if (!lc.elemIs)
+    return offset;
+  std::string x = Ctx.str(lc.elem);
+  return Ctx.substitute(offset, [&](const std::string &n) -> std::optional<IndexExpr> {
+    if (n == x)
+      return *lc.elemIs;
+    return std::nullopt;
+  });
+}
+
 // Long, as one piece on purpose: the loads, the lane loop with the
 // arithmetic, accumulations and stores, and the vector stores after it are
 // the three phases of one element's work, sharing the per-lane names.
@@ -167,15 +193,25 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
       stores.push_back(static_cast<int>(s));
   }
   bool vec = lc.vec > 1;
+  assert(!(vec && K.elementIndexed) && "a gather's per-element loads run one element per thread");
   std::map<int, std::string> laneExpr; // value -> its per-lane expression
-  // Loads.
+  // Loads: all first, or in value order among the arithmetic when an offset
+  // reads a value computed per element (a gather's index).
   for (int i : values) {
     const KValue &v = K.values[i];
-    if (v.kind != KValue::Kind::Load)
+    if (v.kind != KValue::Kind::Load || K.elementIndexed)
       continue;
     const KParam &p = K.params[v.param];
     std::string raw = storageCType(p.dtype).str();
-    LaneAccess a = analyzeLanes(Ctx, v.offset, lc.x, lc.extent, lc.vec, lc.var);
+    if (auto from = lc.readFrom.find(i); from != lc.readFrom.end()) {
+      if (vec)
+        laneExpr[i] = from->second; // per lane, inside the lane loop
+      else
+        W.line("const " + regType(p.dtype) + " " + Names[i] + " = " + from->second + ";" +
+               comment(i));
+      continue;
+    }
+    LaneAccess a = analyzeLanes(Ctx, offsetIn(v.offset, lc), lc.x, lc.extent, lc.vec, lc.var);
     if (isCachedLoad(i, lc)) {
       const std::string &c = CacheNames.at(i);
       if (static_cast<int>(llvm::countTrailingZeros(Use[i])) == pass)
@@ -198,7 +234,7 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   std::map<int, LaneAccess> storeAccess;
   for (int s : stores) {
     const KStore &st = K.stores[s];
-    storeAccess[s] = analyzeLanes(Ctx, st.offset, lc.x, lc.extent, lc.vec, lc.var);
+    storeAccess[s] = analyzeLanes(Ctx, offsetIn(st.offset, lc), lc.x, lc.extent, lc.vec, lc.var);
     if (vec) {
       outArray[s] = W.unique(K.params[st.param].name + "_r");
       W.line("alignas(16) " + storageCType(K.params[st.param].dtype).str() + " " + outArray[s] +
@@ -211,6 +247,25 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   }
   for (int i : values) {
     const KValue &v = K.values[i];
+    if (v.kind == KValue::Kind::MatmulResult) {
+      if (auto from = lc.readFrom.find(i); from != lc.readFrom.end())
+        W.line("const float " + Names[i] + " = " + from->second + ";" + comment(i));
+      continue;
+    }
+    if (v.kind == KValue::Kind::Load && K.elementIndexed) {
+      const KParam &p = K.params[v.param];
+      LaneAccess a = analyzeLanes(Ctx, offsetIn(v.offset, lc), lc.x, lc.extent, 1, lc.var);
+      std::string src = p.name + "[" + idx(a.base) + "]";
+      if (isCachedLoad(i, lc)) {
+        const std::string &c = CacheNames.at(i);
+        if (static_cast<int>(llvm::countTrailingZeros(Use[i])) == pass)
+          W.line(c + "[it][0] = " + src + ";");
+        src = c + "[it][0]";
+      }
+      W.line("const " + regType(p.dtype) + " " + Names[i] + " = " + loadConv(p.dtype, src) + ";" +
+             comment(i));
+      continue;
+    }
     if (v.kind == KValue::Kind::Load) {
       auto it = laneExpr.find(i);
       if (it != laneExpr.end())
@@ -221,12 +276,23 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     if (v.kind == KValue::Kind::Compute)
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + computeText(i) + ";" +
              comment(i));
+    if (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange)
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + indexValueText(i, &lc) + ";" +
+             comment(i));
   }
   for (size_t r = 0; r < K.reductions.size(); ++r) {
     const KReduction &red = K.reductions[r];
-    if (red.pass == pass)
-      W.line(accumulateText(red.op, accIsInt(static_cast<int>(r)), accName(static_cast<int>(r)),
-                            ref(red.input)));
+    if (red.pass != pass || isScan(red.op)) // a scan combines after the element work
+      continue;
+    if (isArgReduction(red.op)) {
+      // The position along the reduced axis is the element's k.
+      W.line(std::string("mj_arg_update<") + (red.op == OpKind::Argmax ? "true" : "false") +
+             ">(" + accName(static_cast<int>(r)) + ", " + accIndexName(static_cast<int>(r)) +
+             ", " + ref(red.input) + ", (int)(" + laneIndexText(K.k, &lc) + "));");
+      continue;
+    }
+    W.line(accumulateText(red.op, accIsInt(static_cast<int>(r)), accName(static_cast<int>(r)),
+                          ref(red.input)));
   }
   for (int s : stores) {
     const KStore &st = K.stores[s];
@@ -266,6 +332,40 @@ std::string KernelEmitter::computeText(int i) const {
   return elementwiseExpr(v.op, v.dtype, args, types);
 }
 
+std::string KernelEmitter::laneIndexText(const IndexExpr &e, const LaneCtx *lc) {
+  if (!lc)
+    return idx(e);
+  if (lc->xIs) // x stands for a tile's coordinates
+    return idx(offsetIn(e, *lc));
+  // The element index of this lane: x = var * vec + j.
+  std::string xName = Ctx.str(lc->x);
+  IndexExpr lane = Ctx.var(lc->var, std::max<int64_t>(1, lc->extent / lc->vec));
+  if (lc->vec > 1)
+    lane = Ctx.add(Ctx.mul(lane, lc->vec), Ctx.var("j", lc->vec));
+  return idx(Ctx.substitute(e, [&](const std::string &n) -> std::optional<IndexExpr> {
+    if (n == xName)
+      return lane;
+    return std::nullopt;
+  }));
+}
+
+std::string KernelEmitter::indexValueText(int i, const LaneCtx *lc) {
+  const KValue &v = K.values[i];
+  auto text = [&](const IndexExpr &e) { return laneIndexText(e, lc); };
+  if (v.kind == KValue::Kind::Index)
+    return elementwiseExpr(OpKind::Iota, v.dtype, {text(v.offset)}, {DType::I32});
+  std::string all;
+  for (const KValue::Test &t : v.tests) {
+    auto [lo, hi] = Ctx.range(t.e);
+    std::string e = text(t.e);
+    if (lo < t.lo)
+      all += (all.empty() ? "" : " && ") + e + " >= " + std::to_string(t.lo);
+    if (hi > t.hi)
+      all += (all.empty() ? "" : " && ") + e + " <= " + std::to_string(t.hi);
+  }
+  return all;
+}
+
 // ---- reductions
 
 std::string KernelEmitter::accName(int r) {
@@ -274,6 +374,26 @@ std::string KernelEmitter::accName(int r) {
     return it->second;
   std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + "_acc");
   AccNames[r] = n;
+  return n;
+}
+
+bool KernelEmitter::accIsInt(int r) const {
+  const KReduction &red = K.reductions[r];
+  if (isArgReduction(red.op))
+    return K.values[red.input].dtype == DType::I32;
+  return red.dtype == DType::I32;
+}
+
+bool KernelEmitter::hasArgReduction() const {
+  return llvm::any_of(K.reductions, [](const KReduction &r) { return isArgReduction(r.op); });
+}
+
+std::string KernelEmitter::accIndexName(int r) {
+  auto it = AccIndexNames.find(r);
+  if (it != AccIndexNames.end())
+    return it->second;
+  std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + "_at");
+  AccIndexNames[r] = n;
   return n;
 }
 
@@ -290,6 +410,13 @@ void KernelEmitter::declareAccumulators(int pass) {
     if (red.pass != pass)
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
+    if (isArgReduction(red.op)) {
+      OpKind extreme = red.op == OpKind::Argmax ? OpKind::Max : OpKind::Min;
+      W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
+             reduceText(extreme, isInt).identity + ";");
+      W.line("int " + accIndexName(static_cast<int>(r)) + " = 2147483647; // its position");
+      continue;
+    }
     W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
            reduceText(red.op, isInt).identity + ";");
   }
@@ -303,6 +430,22 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
     std::string acc = accName(static_cast<int>(r));
+    if (isArgReduction(red.op)) {
+      std::string args = std::string("<") + (red.op == OpKind::Argmax ? "true" : "false") + ", " +
+                         n + ">(" + acc + ", " + accIndexName(static_cast<int>(r));
+      switch (scope) {
+      case ReduceScope::Warp: W.line("mj_warp_argreduce" + args + ");"); break;
+      case ReduceScope::Block:
+        W.line("mj_block_argreduce" + args + ", " + (isInt ? "mj_smem_i" : "mj_smem_f") +
+               ", mj_smem_at);");
+        break;
+      case ReduceScope::Column:
+        W.line("mj_col_argreduce" + args + ", " + (isInt ? "mj_col_i" : "mj_col_f") +
+               ", mj_col_at);");
+        break;
+      }
+      continue;
+    }
     std::string functor = reduceText(red.op, isInt).functor;
     switch (scope) {
     case ReduceScope::Warp:
@@ -332,7 +475,8 @@ void KernelEmitter::defineReductions(int pass) {
   for (size_t i = 0; i < K.values.size(); ++i) {
     const KValue &v = K.values[i];
     if (v.kind == KValue::Kind::ReduceResult && Need[i] && K.reductions[v.reduction].pass == pass)
-      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + accName(v.reduction) + ";" +
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " +
+             (isArgReduction(v.op) ? accIndexName(v.reduction) : accName(v.reduction)) + ";" +
              comment(static_cast<int>(i)));
   }
 }
@@ -350,6 +494,9 @@ void KernelEmitter::rowValues(int stage) {
     } else if (v.kind == KValue::Kind::Compute) {
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " +
              computeText(static_cast<int>(i)) + ";" + comment(static_cast<int>(i)));
+    } else if (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange) {
+      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " +
+             indexValueText(static_cast<int>(i), nullptr) + ";" + comment(static_cast<int>(i)));
     }
   }
 }

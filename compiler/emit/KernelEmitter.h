@@ -12,6 +12,7 @@
 #include "compiler/schedule/Schedule.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,14 @@ struct LaneCtx {
   int64_t extent;       ///< elements covered, a multiple of vec
   unsigned vec = 1;
   bool cached = false;  ///< loads used in several passes live in registers, indexed by `it`
+  /// When set, offsets are rewritten with the element index (`elem`, the
+  /// kernel's) replaced by this expression of a tile's coordinates; `x` is
+  /// then one of those coordinates.
+  std::optional<IndexExpr> elemIs;
+  IndexExpr elem;
+  /// Values read from elsewhere (a tile in shared memory, a matmul's
+  /// accumulators): value -> the text, which may name the lane `j`.
+  std::map<int, std::string> readFrom;
 };
 
 /// Who combines the threads' partial results of a reduction.
@@ -50,6 +59,9 @@ public:
   /// once: their declarations, `itemsPerThread` x `vec` elements each.
   std::vector<std::string> cacheDeclarations(unsigned itemsPerThread, unsigned vec);
 
+  /// `offset` with lc.elem replaced by lc.elemIs, when set.
+  IndexExpr offsetIn(const IndexExpr &offset, const LaneCtx &lc);
+
   // ---- reductions
   void declareAccumulators(int pass);
   /// Combines the threads' partial results of this pass's reductions over
@@ -69,7 +81,15 @@ public:
   /// Whether the kernel has float and int reductions (their shared memory).
   bool hasReductionOf(bool isInt) const;
   std::string accName(int r);
-  bool accIsInt(int r) const { return K.reductions[r].dtype == DType::I32; }
+  /// The accumulated value is an int (an argmax's over i32 values too).
+  bool accIsInt(int r) const;
+  /// Some reduction is an argmax or argmin: it also needs int scratch for the index.
+  bool hasArgReduction() const;
+  /// An argmax's or argmin's index accumulator (beside accName's value).
+  std::string accIndexName(int r);
+  /// `e` with lc's element index for this lane (in the lane loop `j`), or as
+  /// lowered without `lc`.
+  std::string laneIndexText(const IndexExpr &e, const LaneCtx *lc);
 
   // ---- text
   std::string ref(int i) const;
@@ -79,6 +99,9 @@ public:
   std::string comment(int i) const;
   /// The expression of Compute value `i`.
   std::string computeText(int i) const;
+  /// The expression of Index or InRange value `i`, with `lc`'s element
+  /// index per lane (in the lane loop `j`), or as lowered without `lc`.
+  std::string indexValueText(int i, const LaneCtx *lc);
 
   CodeWriter W;
   const LoweredKernel &K;
@@ -94,15 +117,17 @@ private:
   void loadInto(const std::string &dst, const KParam &p, const LaneAccess &a, unsigned vec);
   bool isCachedLoad(int i, const LaneCtx &lc) const;
 
-  std::map<int, std::string> CacheNames, AccNames;
+  std::map<int, std::string> CacheNames, AccNames, AccIndexNames;
 };
 
 // One function per template (emit/Pointwise.cpp, RowReduction.cpp,
-// ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp), each writing the body.
+// ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, Scan.cpp), each writing the body.
 void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s);
 void emitRowReduction(KernelEmitter &e, const RowSchedule &s);
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s);
 void emitMatmulSimt(KernelEmitter &e, const MatmulSimtSchedule &s);
 void emitMatmulMma(KernelEmitter &e, const MatmulMmaSchedule &s);
+void emitTranspose(KernelEmitter &e, const TransposeSchedule &s);
+void emitScan(KernelEmitter &e, const ScanSchedule &s);
 
 } // namespace minijit

@@ -96,4 +96,30 @@ void MatmulEmitter::epilogue(const std::string &accExpr) {
   W.close();
 }
 
+bool MatmulEmitter::vectorEpilogueFits() const {
+  const KMatmul &mm = *K.matmul;
+  if (mm.N % 4 != 0)
+    return false;
+  IndexContext ctx = K.ctx;
+  for (const KStore &st : K.stores)
+    if (analyzeLanes(ctx, st.offset, K.n, mm.N, 4, "nv").kind != LaneAccess::Kind::Contiguous)
+      return false;
+  return true;
+}
+
+void MatmulEmitter::vectorEpilogue(const std::string &accExpr) {
+  const KMatmul &mm = *K.matmul;
+  W.open("if (m < " + std::to_string(mm.M) + " && nv < " + std::to_string(mm.N / 4) + ")");
+  LaneCtx lc;
+  lc.vec = 4;
+  lc.x = K.n;
+  lc.extent = mm.N;
+  lc.var = "nv";
+  for (size_t i = 0; i < K.values.size(); ++i)
+    if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
+      lc.readFrom[static_cast<int>(i)] = accExpr;
+  E.elementWork(0, lc, "");
+  W.close();
+}
+
 } // namespace minijit

@@ -45,6 +45,13 @@ public:
   /// The epilogue of one output element (m, n): its matmul value
   /// `accExpr`, the elementwise ops after it, the stores.
   void epilogue(const std::string &accExpr);
+  /// Whether every store of the kernel is contiguous over four consecutive
+  /// output columns (then vectorEpilogue applies).
+  bool vectorEpilogueFits() const;
+  /// The epilogue of four consecutive output columns (m, 4 * nv .. 4 * nv +
+  /// 3), lane j's matmul value `accExpr` (which names j), as one vector of
+  /// element work: 16-byte loads and stores where they are contiguous.
+  void vectorEpilogue(const std::string &accExpr);
 
   KernelEmitter &E;
   CodeWriter &W;

@@ -27,6 +27,8 @@ __device__ __forceinline__ int mj_isub(int a, int b) { return (int)((unsigned)a 
 __device__ __forceinline__ int mj_imul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
 __device__ __forceinline__ int mj_idiv(int a, int b) { return b == 0 ? 0 : (b == -1 ? (int)(0u - (unsigned)a) : a / b); }
 __device__ __forceinline__ int mj_ineg(int a) { return (int)(0u - (unsigned)a); }
+// An index clamped into [0, hi]: where a pad or concat reads outside its operand.
+template <typename I, typename B> __device__ __forceinline__ I mj_clamp(I a, B hi) { return a < (I)0 ? (I)0 : (a > (I)hi ? (I)hi : a); }
 
 template <int BYTES> struct MjRaw;
 template <> struct MjRaw<16> { typedef uint4 T; };
@@ -64,6 +66,24 @@ template <typename Op, int THREADS, typename T> __device__ __forceinline__ T mj_
   for (int w = 1; w < THREADS / 32; ++w) r = Op::apply(r, smem[w]);
   return r;
 }
+// Blocks sharing a row wait here until `expected` arrivals are counted (all
+// of them resident: the schedule makes the grid fit). Thread 0 arrives for
+// the block after the block's writes; the others read what the row's blocks
+// wrote with __ldcg (from the L2, not a stale L1).
+__device__ __forceinline__ void mj_row_barrier(unsigned *arrived, unsigned expected) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(arrived, 1u);
+    while (*(volatile unsigned *)arrived < expected) __nanosleep(32);
+    __threadfence();
+  }
+  __syncthreads();
+}
+// Past the final barrier: whichever of the row's `blocks` leaves last resets both counters.
+__device__ __forceinline__ void mj_row_leave(unsigned *arrived, unsigned *left, unsigned blocks) {
+  if (atomicAdd(left, 1u) == blocks - 1) { *arrived = 0u; *left = 0u; }
+}
 // Combines the PARTS values of one column (threads c, c+32, c+64, ...); all get the result.
 template <typename Op, int PARTS, typename T> __device__ __forceinline__ T mj_col_reduce(T v, T (*smem)[33]) {
   __syncthreads();
@@ -73,6 +93,50 @@ template <typename Op, int PARTS, typename T> __device__ __forceinline__ T mj_co
 #pragma unroll
   for (int p = 1; p < PARTS; ++p) r = Op::apply(r, smem[p][threadIdx.x % 32]);
   return r;
+}
+// The inclusive scan of the 32 lanes' values: lane i gets Op over lanes 0..i.
+template <typename Op, typename T> __device__ __forceinline__ T mj_warp_scan(T v) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int o = 1; o < 32; o *= 2) {
+    const T u = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v = Op::apply(u, v);
+  }
+  return v;
+}
+// argmax (MAX) / argmin: (a, ai) becomes (v, vi) when v is better, equal at a lower
+// index, or NaN (the first NaN wins, as numpy's). Symmetric, so lanes agree.
+template <bool MAX, typename T> __device__ __forceinline__ void mj_arg_update(T &a, int &ai, T v, int vi) {
+  const bool better = MAX ? v > a : v < a;
+  if (better || (v == a && vi < ai) || (v != v && (a == a || vi < ai))) { a = v; ai = vi; }
+}
+template <bool MAX, int WIDTH, typename T> __device__ __forceinline__ void mj_warp_argreduce(T &a, int &ai) {
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o /= 2) {
+    const T v = __shfl_xor_sync(0xffffffffu, a, o);
+    const int vi = __shfl_xor_sync(0xffffffffu, ai, o);
+    mj_arg_update<MAX>(a, ai, v, vi);
+  }
+}
+template <bool MAX, int THREADS, typename T> __device__ __forceinline__ void mj_block_argreduce(T &a, int &ai, T *smem, int *smemi) {
+  mj_warp_argreduce<MAX, 32>(a, ai);
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) { smem[threadIdx.x / 32] = a; smemi[threadIdx.x / 32] = ai; }
+  __syncthreads();
+  a = smem[0];
+  ai = smemi[0];
+#pragma unroll
+  for (int w = 1; w < THREADS / 32; ++w) mj_arg_update<MAX>(a, ai, smem[w], smemi[w]);
+}
+template <bool MAX, int PARTS, typename T> __device__ __forceinline__ void mj_col_argreduce(T &a, int &ai, T (*smem)[33], int (*smemi)[33]) {
+  __syncthreads();
+  smem[threadIdx.x / 32][threadIdx.x % 32] = a;
+  smemi[threadIdx.x / 32][threadIdx.x % 32] = ai;
+  __syncthreads();
+  a = smem[0][threadIdx.x % 32];
+  ai = smemi[0][threadIdx.x % 32];
+#pragma unroll
+  for (int p = 1; p < PARTS; ++p) mj_arg_update<MAX>(a, ai, smem[p][threadIdx.x % 32], smemi[p][threadIdx.x % 32]);
 }
 )";
 

@@ -1,8 +1,10 @@
 //===- compiler/emit/RowReduction.cpp - reductions over contiguous rows ---===//
 // T threads reduce one row (a sub-warp, a warp, or the block), one pass per
 // chain of dependent reductions; with `cached` the row's loads stay in
-// registers between passes. Few long rows are split across blocks, and the
-// last block of a row to finish combines the partial results.
+// registers between passes. Few long rows are split across blocks: with one
+// pass the last block of a row to finish combines the partial results; with
+// several the row's blocks meet at a barrier after each pass and each
+// combines them.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/KernelEmitter.h"
 
@@ -35,7 +37,13 @@ public:
       W.line(E.passTitle(p));
       E.declareAccumulators(p);
       rowLoop(p, lc);
-      if (S.splits > 1) {
+      if (S.splits > 1 && S.waits) {
+        if (reducesIn(p)) {
+          E.finishReductions(p, ReduceScope::Block, S.block, false);
+          exchangePartials(p, barriers++);
+          E.defineReductions(p);
+        }
+      } else if (S.splits > 1) {
         E.finishReductions(p, ReduceScope::Block, S.block, false);
         combineSplits(p);
         E.defineReductions(p);
@@ -46,7 +54,7 @@ public:
       }
       E.rowValues(p + 1);
     }
-    E.rowStores(Partial ? "lane == 0 && rowValid" : "lane == 0");
+    E.rowStores(Partial ? "lane == 0 && rowValid" : S.waits ? "lane == 0 && part == 0" : "lane == 0");
     W.raw("}\n");
   }
 
@@ -58,8 +66,11 @@ private:
       W.line("__shared__ float mj_smem_f[32];");
     if (Block && E.hasReductionOf(true))
       W.line("__shared__ int mj_smem_i[32];");
+    if (Block && E.hasArgReduction())
+      W.line("__shared__ int mj_smem_at[32]; // argmax/argmin positions");
     if (S.splits > 1) {
-      W.line("__shared__ bool mj_last; // this block is the last of its row to finish");
+      if (!S.waits)
+        W.line("__shared__ bool mj_last; // this block is the last of its row to finish");
       W.line("const int lane = threadIdx.x;");
       W.line("const " + Idx + " row = blockIdx.x / " + std::to_string(S.splits) + ";");
       W.line("const " + Idx + " part = blockIdx.x % " + std::to_string(S.splits) +
@@ -90,14 +101,23 @@ private:
     int64_t kv = K.K / S.vec;
     std::string storeGuard = Partial ? "if (rowValid) " : "";
     if (S.cached) {
-      bool exact = int64_t(S.itemsPerThread) * t == kv;
+      bool split = S.splits > 1;
+      int64_t span = split ? S.chunk : kv; // the vectors this block covers
+      bool exact = int64_t(S.itemsPerThread) * t == span && (!split || kv % S.chunk == 0);
+      if (split && p == 0)
+        W.line("const " + Idx + " first = part * " + std::to_string(S.chunk) + ";");
       W.line("#pragma unroll");
       W.open("for (int it = 0; it < " + std::to_string(S.itemsPerThread) + "; ++it)");
       // A pass that reads only cached values needs no index when no lane is idle.
       if (!exact || E.elementWorkUsesIndex(p, lc))
-        W.line("const " + Idx + " " + lc.var + " = it * " + std::to_string(t) + " + lane;");
+        W.line("const " + Idx + " " + lc.var + " = " + (split ? "first + " : "") + "it * " +
+               std::to_string(t) + " + lane;");
       if (!exact)
-        W.open("if (" + lc.var + " < " + std::to_string(kv) + ")");
+        W.open("if (" + lc.var + " < " +
+               (split ? "min(first + " + std::to_string(S.chunk) + ", (" + Idx + ")" +
+                            std::to_string(kv) + ")"
+                      : std::to_string(kv)) +
+               ")");
       E.elementWork(p, lc, storeGuard);
       if (!exact)
         W.close();
@@ -106,8 +126,9 @@ private:
     }
     if (S.splits > 1) {
       std::string chunk = std::to_string(S.chunk);
-      W.line("const " + Idx + " first = part * " + chunk + ", end = min(first + " + chunk + ", (" +
-             Idx + ")" + std::to_string(kv) + ");");
+      if (p == 0)
+        W.line("const " + Idx + " first = part * " + chunk + ", end = min(first + " + chunk +
+               ", (" + Idx + ")" + std::to_string(kv) + ");");
       W.line("#pragma unroll 4");
       W.open("for (" + Idx + " " + lc.var + " = first + lane; " + lc.var + " < end; " + lc.var +
              " += " + std::to_string(t) + ")");
@@ -167,6 +188,78 @@ private:
     W.line("if (lane == 0) mj_count[row] = 0u; // ready for the next launch");
   }
 
+  bool reducesIn(int pass) const {
+    for (const KReduction &r : K.reductions)
+      if (r.pass == pass)
+        return true;
+    return false;
+  }
+
+  /// Where mj_partial holds reduction r of block `part` of this row.
+  std::string partialAt(const SplitWorkspace &ws, const std::string &part, int r) const {
+    std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
+    return ws.reductions == 1
+               ? i
+               : "(" + i + ") * " + std::to_string(ws.reductions) + " + " + std::to_string(r);
+  }
+
+  /// A row split over blocks that meet after pass `pass` (barrier number
+  /// `barrier`): each block leaves its partials of the pass in mj_work and
+  /// arrives; once all blocks of the row have, every block reads the
+  /// partials back and combines them in block order, so all get the same
+  /// value (the same every run). The last barrier counts the blocks past it
+  /// too, and the last of them resets both counters for the next launch.
+  void exchangePartials(int pass, int barrier) {
+    SplitWorkspace ws = splitWorkspace(K, S);
+    std::string splits = std::to_string(ws.splits);
+    if (barrier == 0) {
+      W.line("// the row's blocks meet in mj_work: arrivals and departures per row, then the "
+             "partials");
+      W.line("unsigned *const mj_arrived = mj_work, *const mj_left = mj_work + " +
+             std::to_string(K.rows) + ", *const mj_partial = mj_work + " +
+             std::to_string(ws.counters()) + ";");
+    }
+    W.open("if (lane == 0)");
+    for (size_t r = 0; r < K.reductions.size(); ++r) {
+      if (K.reductions[r].pass != pass)
+        continue;
+      std::string acc = E.accName(static_cast<int>(r));
+      W.line("mj_partial[" + partialAt(ws, "part", static_cast<int>(r)) + "] = " +
+             (E.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
+             ";");
+    }
+    W.close();
+    W.line("mj_row_barrier(&mj_arrived[row], " + std::to_string(int64_t(S.splits) * (barrier + 1)) +
+           "u); // all " + splits + " blocks of the row have left their partials");
+    for (size_t r = 0; r < K.reductions.size(); ++r) {
+      const KReduction &red = K.reductions[r];
+      if (red.pass != pass)
+        continue;
+      bool isInt = E.accIsInt(static_cast<int>(r));
+      std::string acc = E.accName(static_cast<int>(r));
+      std::string raw = "__ldcg(&mj_partial[" + partialAt(ws, "lane", static_cast<int>(r)) + "])";
+      std::string v = isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")";
+      W.line(acc + " = " +
+             (S.splits == S.block
+                  ? v
+                  : "lane < " + splits + " ? " + v + " : " + reduceText(red.op, isInt).identity) +
+             ";");
+    }
+    E.finishReductions(pass, ReduceScope::Block, S.block, false);
+    if (!reducesAfter(pass))
+      W.line("if (lane == 0) mj_row_leave(&mj_arrived[row], &mj_left[row], " + splits +
+             "u); // the last block out resets the counters");
+  }
+
+  bool reducesAfter(int pass) const {
+    for (const KReduction &r : K.reductions)
+      if (r.pass > pass)
+        return true;
+    return false;
+  }
+
+  int barriers = 0; ///< barriers emitted so far
+
   KernelEmitter &E;
   CodeWriter &W;
   const LoweredKernel &K;
@@ -179,7 +272,8 @@ private:
 } // namespace
 
 void emitRowReduction(KernelEmitter &e, const RowSchedule &s) {
-  assert((s.splits == 1 || e.K.passes == 1) && "only one-pass reductions are split");
+  assert((s.splits == 1 || s.waits || e.K.passes == 1) &&
+         "a split reduction of several passes needs its blocks to meet");
   RowEmitter(e, s).run();
 }
 

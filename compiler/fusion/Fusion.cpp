@@ -83,7 +83,11 @@ public:
 
 private:
   static bool isCompute(const Node &n) {
-    return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul;
+    // Views (slice and pad among them) stay free; a concat and an iota are
+    // kernels of their own with fusion off, as in an eager framework.
+    return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul ||
+           n.cls() == OpClass::Concat || n.cls() == OpClass::Iota || n.cls() == OpClass::Gather ||
+           n.cls() == OpClass::Scan;
   }
 
   void store(ValueId v, const FusionReason &why) {
@@ -161,6 +165,27 @@ private:
   std::optional<StoreRequest> signatureOf(ValueId root, const std::vector<ValueId> &held,
                                         Signature &sig) const {
     const Node &r = G.node(root);
+    // A scan kernel: the scans of one shape and axis, their elementwise
+    // prologue, and an elementwise epilogue over the same shape; any other
+    // reader loads the scan.
+    ValueId scan = -1;
+    for (ValueId v : held)
+      if (G.node(v).cls() == OpClass::Scan)
+        scan = v; // held is sorted: the last is nearest the root
+    if (scan >= 0) {
+      const Node &sn = G.node(scan);
+      for (ValueId v : held) {
+        const Node &q = G.node(v);
+        if (q.cls() == OpClass::Scan && (q.shape != sn.shape || q.axis != sn.axis))
+          return request(v, FusionReasonKind::ScanOwnKernel, {v});
+        if (q.cls() == OpClass::Matmul)
+          return request(v, FusionReasonKind::MatmulOwnKernel, {v});
+      }
+      if (r.shape != sn.shape)
+        return request(scan, FusionReasonKind::ScanOwnKernel, {scan});
+      sig = {KernelKind::Scan, sn.shape, {sn.axis}};
+      return std::nullopt;
+    }
     if (llvm::any_of(held, [&](ValueId v) { return G.node(v).cls() == OpClass::Matmul; }))
       return matmulSignature(root, held, sig);
     ValueId primary = -1;
@@ -374,7 +399,7 @@ private:
         continue;
       const Node &n = G.nodes()[v];
       auto id = static_cast<ValueId>(v);
-      if (n.cls() == OpClass::Reduce)
+      if (n.cls() == OpClass::Reduce || n.cls() == OpClass::Scan) // never recomputed
         return request(id, FusionReasonKind::SharedReduction, {id}, {users[v][0], users[v][1]});
       int cost = inlineCost(id);
       if (cost > kMaxRecomputeOps)
@@ -479,6 +504,9 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
                  ? " with its elementwise epilogue"
                  : "")
          << "\n";
+    else if (kg.kind == KernelKind::Scan)
+      os << "scan of " << kg.domain.str() << " along axis " << kg.reducedAxes[0] << " ("
+         << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize() << ")\n";
     else
       os << "reduction of " << kg.domain.str() << " over axes " << Shape(kg.reducedAxes).str()
          << " (" << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize()

@@ -33,6 +33,7 @@ enum class FusionReasonKind {
   TooManyPasses,       ///< reduction; numbers: the pass it would be, the most passes
   SharedReduction,     ///< reduction; numbers: two kernels that need it
   CostlyRecompute,     ///< value; numbers: its cost in ops, two kernels that need it
+  ScanOwnKernel,       ///< value: a scan (or a scan's input) stored for the scan kernel
 };
 
 struct FusionReason {

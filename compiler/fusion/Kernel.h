@@ -17,7 +17,11 @@ enum class KernelKind {
   Pointwise, ///< one element per thread (or vector lane) over the domain
   Reduction, ///< rows of the domain reduced over `reducedAxes`, with prologue and epilogue
   Matmul,    ///< one matmul over the domain (its result's shape), with an elementwise epilogue
+  Scan,      ///< rows of the domain scanned along `reducedAxes` (one axis), with a prologue
 };
+
+/// Reduction and scan kernels work row by row: `row` and `k` index them.
+inline bool isRowKernel(KernelKind k) { return k == KernelKind::Reduction || k == KernelKind::Scan; }
 
 /// One kernel of the plan.
 struct KernelGroup {

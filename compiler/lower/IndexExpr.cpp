@@ -26,6 +26,8 @@ std::string IndexContext::atomKey(const Atom &a) const {
   case AtomKind::Var: return "v:" + a.name + ":" + std::to_string(a.d);
   case AtomKind::Div: return "div(" + a.arg.key() + "," + std::to_string(a.d) + ")";
   case AtomKind::Mod: return "mod(" + a.arg.key() + "," + std::to_string(a.d) + ")";
+  case AtomKind::Clamp: return "clamp(" + a.arg.key() + "," + std::to_string(a.d) + ")";
+  case AtomKind::Value: return "value:" + std::to_string(a.d);
   }
   return "";
 }
@@ -266,6 +268,47 @@ IndexExpr IndexContext::mod(const IndexExpr &a, int64_t d) {
   return atomExpr(intern(std::move(at)));
 }
 
+IndexExpr IndexContext::clamp(const IndexExpr &a, int64_t hi) {
+  assert(hi >= 0 && "a clamp into a non-empty range");
+  auto [lo, up] = range(a);
+  if (lo >= 0 && up <= hi)
+    return a;
+  if (up <= 0)
+    return IndexExpr::constant(0);
+  if (lo >= hi)
+    return IndexExpr::constant(hi);
+  Atom at;
+  at.kind = AtomKind::Clamp;
+  at.arg = a;
+  at.d = hi;
+  at.lo = std::max<int64_t>(0, lo);
+  at.hi = std::min(hi, up);
+  return atomExpr(intern(std::move(at)));
+}
+
+IndexExpr IndexContext::value(int value) {
+  Atom at;
+  at.kind = AtomKind::Value;
+  at.d = value;
+  at.lo = -2147483648LL;
+  at.hi = 2147483647LL;
+  return atomExpr(intern(std::move(at)));
+}
+
+std::vector<int> IndexContext::valuesIn(const IndexExpr &e) const {
+  std::vector<int> out;
+  for (auto [a, k] : e.Terms) {
+    const Atom &at = Atoms[a];
+    if (at.kind == AtomKind::Value && !llvm::is_contained(out, at.d))
+      out.push_back(static_cast<int>(at.d));
+    if (at.kind != AtomKind::Var && at.kind != AtomKind::Value)
+      for (int v : valuesIn(at.arg))
+        if (!llvm::is_contained(out, v))
+          out.push_back(v);
+  }
+  return out;
+}
+
 bool IndexContext::isAffine(const IndexExpr &e) const {
   return llvm::all_of(e.Terms, [&](auto t) { return Atoms[t.first].kind == AtomKind::Var; });
 }
@@ -305,6 +348,8 @@ IndexExpr IndexContext::substitute(
     }
     case AtomKind::Div: t = div(substitute(at.arg, f), at.d); break;
     case AtomKind::Mod: t = mod(substitute(at.arg, f), at.d); break;
+    case AtomKind::Clamp: t = clamp(substitute(at.arg, f), at.d); break;
+    case AtomKind::Value: t = atomExpr(a); break;
     }
     out = add(out, mul(t, k));
   }
@@ -321,6 +366,9 @@ std::string IndexContext::atomStr(int id) const {
   case AtomKind::Var: return a.name;
   case AtomKind::Div: return arg + " / " + std::to_string(a.d);
   case AtomKind::Mod: return arg + " % " + std::to_string(a.d);
+  case AtomKind::Clamp: return "mj_clamp(" + str(a.arg) + ", " + std::to_string(a.d) + ")";
+  case AtomKind::Value:
+    return ValueNamer ? ValueNamer(static_cast<int>(a.d)) : "v" + std::to_string(a.d);
   }
   return "";
 }
@@ -329,15 +377,21 @@ std::string IndexContext::str(const IndexExpr &e) const {
   std::string s;
   for (auto [a, k] : e.Terms) {
     std::string at = atomStr(a);
-    if (Atoms[a].kind != AtomKind::Var && (k != 1 || e.Terms.size() > 1 || e.C != 0))
+    bool call = Atoms[a].kind == AtomKind::Var || Atoms[a].kind == AtomKind::Clamp ||
+                Atoms[a].kind == AtomKind::Value;
+    if (!call && (k != 1 || e.Terms.size() > 1 || e.C != 0))
       at = "(" + at + ")";
     std::string term = k == 1 ? at : at + " * " + std::to_string(k);
     if (k < 0)
       term = at + " * (" + std::to_string(k) + ")";
     s += s.empty() ? term : " + " + term;
   }
-  if (e.C != 0 || s.empty())
-    s += s.empty() ? std::to_string(e.C) : " + " + std::to_string(e.C);
+  if (s.empty())
+    return std::to_string(e.C);
+  if (e.C < 0)
+    s += " - " + std::to_string(-e.C);
+  else if (e.C > 0)
+    s += " + " + std::to_string(e.C);
   return s;
 }
 

@@ -2,9 +2,11 @@
 // Element offsets as expressions over a kernel's loop variables, simplified
 // with their ranges so views fold away: reshape [A,B]->[A*B]->[A,B] gives back
 // (i0, i1), and the emitted CUDA shows the index a person would write.
-// An expression is  c + sum(coef * atom),  an atom is a loop variable or the
-// floor division / remainder of an expression by a positive constant. All
-// values are non-negative, so floor division is C division.
+// An expression is  c + sum(coef * atom),  an atom is a loop variable, the
+// floor division / remainder of an expression by a positive constant, or an
+// expression clamped into [0, hi], or a value the kernel reads (a gather's
+// index, only ever inside a clamp). All values are non-negative (a clamp's
+// argument may not be), so floor division is C division.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -53,6 +55,17 @@ public:
   IndexExpr mul(const IndexExpr &a, int64_t k);
   IndexExpr div(const IndexExpr &a, int64_t d);
   IndexExpr mod(const IndexExpr &a, int64_t d);
+  /// `a` clamped into [0, hi]: the index a pad or concat reads where its
+  /// predicate holds, kept in bounds where it does not (`a` may be negative
+  /// there). Printed as `mj_clamp(a, hi)`.
+  IndexExpr clamp(const IndexExpr &a, int64_t hi);
+  /// The i32 value `value` of the kernel (a gather's index, read from memory),
+  /// any 32-bit integer. Printed by the namer (setValueNamer), else `vN`.
+  IndexExpr value(int value);
+  /// The kernel values (value()) that `e` reads, in order of first use.
+  std::vector<int> valuesIn(const IndexExpr &e) const;
+  /// How value() atoms are printed: the emitter names its locals.
+  void setValueNamer(std::function<std::string(int)> namer) { ValueNamer = std::move(namer); }
 
   /// Inclusive range of the expression's values.
   std::pair<int64_t, int64_t> range(const IndexExpr &e) const;
@@ -76,12 +89,12 @@ public:
   std::string str(const IndexExpr &e) const;
 
 private:
-  enum class AtomKind { Var, Div, Mod };
+  enum class AtomKind { Var, Div, Mod, Clamp, Value };
   struct Atom {
     AtomKind kind;
     std::string name; // Var
     IndexExpr arg;    // Div, Mod
-    int64_t d = 1;    // divisor (Div, Mod) or size (Var)
+    int64_t d = 1;    // divisor (Div, Mod), size (Var), upper bound (Clamp) or value (Value)
     int64_t lo = 0, hi = 0;
     int64_t mult = 1; // every value of the atom is a multiple of this
   };
@@ -96,6 +109,7 @@ private:
 
   std::vector<Atom> Atoms;
   llvm::StringMap<int> AtomIds;
+  std::function<std::string(int)> ValueNamer;
 };
 
 } // namespace minijit

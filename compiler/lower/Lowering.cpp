@@ -23,7 +23,7 @@
 namespace minijit {
 
 int64_t KernelGroup::rows() const {
-  if (kind != KernelKind::Reduction)
+  if (!isRowKernel(kind))
     return 1;
   int64_t r = 1;
   for (unsigned d = 0; d < domain.rank(); ++d)
@@ -33,7 +33,7 @@ int64_t KernelGroup::rows() const {
 }
 
 int64_t KernelGroup::reducedSize() const {
-  if (kind != KernelKind::Reduction)
+  if (!isRowKernel(kind))
     return 1;
   int64_t k = 1;
   for (int64_t a : reducedAxes)
@@ -157,6 +157,18 @@ private:
         out[n.perm[i]] = idx[i];
       return out;
     }
+    case OpKind::Slice: {
+      Index out = idx;
+      out[n.axis] = L.ctx.add(L.ctx.mul(idx[n.axis], n.step), IndexExpr::constant(n.start));
+      return out;
+    }
+    case OpKind::Pad: {
+      // Where the predicate (padTests) fails, any index in bounds will do.
+      Index out;
+      for (unsigned d = 0; d < in.rank(); ++d)
+        out.push_back(L.ctx.clamp(L.ctx.add(idx[d], IndexExpr::constant(-n.before[d])), in[d] - 1));
+      return out;
+    }
     case OpKind::Reshape: {
       IndexExpr lin = offsetOf(n.shape, idx);
       auto inStrides = in.strides();
@@ -175,7 +187,9 @@ private:
     case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
     case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
-    case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: break;
+    case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+    case OpKind::Concat: case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis:
+    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod: break;
     }
     llvm_unreachable("not a view");
   }
@@ -244,11 +258,16 @@ private:
       v.stage = 0;
       break;
     case KValue::Kind::Load:
-      v.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(v.offset, L.k);
+      v.perRow = isRowKernel(L.kind) && !L.ctx.mentions(v.offset, L.k);
       v.stage = 0;
+      for (int a : v.args) { // a gather's index values
+        v.perRow = v.perRow && L.values[a].perRow;
+        v.stage = std::max(v.stage, L.values[a].stage);
+        L.elementIndexed = L.elementIndexed || !L.values[a].perRow;
+      }
       break;
     case KValue::Kind::Compute:
-      v.perRow = L.kind == KernelKind::Reduction;
+      v.perRow = isRowKernel(L.kind);
       v.stage = 0;
       for (int a : v.args) {
         v.perRow = v.perRow && L.values[a].perRow;
@@ -256,11 +275,21 @@ private:
       }
       break;
     case KValue::Kind::ReduceResult:
-      v.perRow = true;
+      v.perRow = !isScan(L.reductions[v.reduction].op); // a scan's result is per element
       v.stage = L.reductions[v.reduction].pass + 1;
       break;
     case KValue::Kind::MatmulResult:
       v.perRow = false;
+      v.stage = 0;
+      break;
+    case KValue::Kind::Index:
+      v.perRow = isRowKernel(L.kind) && !L.ctx.mentions(v.offset, L.k);
+      v.stage = 0;
+      break;
+    case KValue::Kind::InRange:
+      v.dtype = DType::Bool;
+      v.perRow = isRowKernel(L.kind) &&
+                 llvm::none_of(v.tests, [&](const KValue::Test &t) { return L.ctx.mentions(t.e, L.k); });
       v.stage = 0;
       break;
     }
@@ -294,10 +323,15 @@ private:
       v.node = id;
       v.param = paramFor(id, false);
       v.offset = offsetOf(n.shape, idx);
+      for (int a : L.ctx.valuesIn(v.offset))
+        v.args.push_back(a);
       result = addValue(v);
     } else {
       switch (n.cls()) {
-      case OpClass::View: result = value(n.operands[0], viewOperandIndex(n, idx)); break;
+      case OpClass::View:
+        result = n.op == OpKind::Pad ? padValue(id, idx)
+                                     : value(n.operands[0], viewOperandIndex(n, idx));
+        break;
       case OpClass::Unary:
       case OpClass::Binary:
       case OpClass::Select:
@@ -316,6 +350,17 @@ private:
       }
       case OpClass::Reduce: result = reduceResult(id, idx); break;
       case OpClass::Matmul: result = matmulResult(id, idx); break;
+      case OpClass::Iota: {
+        KValue v;
+        v.kind = KValue::Kind::Index;
+        v.node = id;
+        v.offset = idx[n.axis];
+        result = addValue(v);
+        break;
+      }
+      case OpClass::Concat: result = concatValue(id, idx); break;
+      case OpClass::Gather: result = gatherValue(id, idx); break;
+      case OpClass::Scan: result = scanResult(id, idx); break;
       case OpClass::Input:
       case OpClass::Constant:
         llvm_unreachable("handled above");
@@ -325,6 +370,131 @@ private:
     if (result >= 0)
       Memo[key] = result;
     return result;
+  }
+
+  /// The predicate that `tests` all hold, or -1 when they always do.
+  int inRange(ValueId id, std::vector<KValue::Test> tests) {
+    llvm::erase_if(tests, [&](const KValue::Test &t) {
+      auto [lo, hi] = L.ctx.range(t.e);
+      return lo >= t.lo && hi <= t.hi;
+    });
+    if (tests.empty())
+      return -1;
+    KValue v;
+    v.kind = KValue::Kind::InRange;
+    v.node = id;
+    v.tests = std::move(tests);
+    return addValue(v);
+  }
+
+  /// `cond ? a : b` for the pad or concat `id`.
+  int select(ValueId id, int cond, int a, int b) {
+    KValue v;
+    v.kind = KValue::Kind::Compute;
+    v.node = id;
+    v.args = {cond, a, b};
+    return addValue(v);
+  }
+
+  /// A pad: its operand's element where the index falls inside the operand,
+  /// the pad value elsewhere.
+  int padValue(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    const Shape &in = G.node(n.operands[0]).shape;
+    std::vector<KValue::Test> tests;
+    for (unsigned d = 0; d < in.rank(); ++d)
+      tests.push_back({idx[d], n.before[d], n.before[d] + in[d] - 1});
+    int x = value(n.operands[0], viewOperandIndex(n, idx));
+    if (x < 0)
+      return -1;
+    int cond = inRange(id, std::move(tests));
+    if (cond < 0)
+      return x;
+    KValue fill;
+    fill.kind = KValue::Kind::Literal;
+    fill.node = id; // the literal is the pad's value, in its dtype
+    return select(id, cond, x, addValue(fill));
+  }
+
+  /// A concat: each operand's value at the index within it (clamped into
+  /// it), the one that holds the element chosen by the index along the axis.
+  int concatValue(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    IndexExpr a = idx[n.axis];
+    llvm::SmallVector<int, 4> vals;
+    llvm::SmallVector<int64_t, 4> ends;
+    int64_t at = 0;
+    for (ValueId o : n.operands) {
+      int64_t size = G.node(o).shape[n.axis];
+      Index in = idx;
+      in[n.axis] = L.ctx.clamp(L.ctx.add(a, IndexExpr::constant(-at)), size - 1);
+      int v = value(o, in);
+      if (v < 0)
+        return -1;
+      vals.push_back(v);
+      at += size;
+      ends.push_back(at);
+    }
+    int result = vals.back();
+    for (size_t j = vals.size() - 1; j-- > 0;) {
+      int cond = inRange(id, {{a, 0, ends[j] - 1}});
+      result = cond < 0 ? vals[j] : select(id, cond, vals[j], result);
+    }
+    return result;
+  }
+
+  /// take and take_along_axis: the index read first, then the operand at
+  /// the index clamped into its axis.
+  int gatherValue(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    const Shape &xs = G.node(n.operands[0]).shape, &is = G.node(n.operands[1]).shape;
+    Index at, in;
+    if (n.op == OpKind::Take) {
+      at.assign(idx.begin() + n.axis, idx.begin() + n.axis + is.rank());
+      in.assign(idx.begin(), idx.begin() + n.axis);
+      in.push_back(IndexExpr::constant(0));
+      in.insert(in.end(), idx.begin() + n.axis + is.rank(), idx.end());
+    } else {
+      for (unsigned d = 0; d < xs.rank(); ++d) {
+        at.push_back(is[d] == 1 ? IndexExpr::constant(0) : idx[d]);
+        in.push_back(xs[d] == 1 ? IndexExpr::constant(0) : idx[d]);
+      }
+    }
+    int index = value(n.operands[1], at);
+    if (index < 0)
+      return -1;
+    in[n.axis] = L.ctx.clamp(L.ctx.value(index), xs[n.axis] - 1);
+    return value(n.operands[0], in);
+  }
+
+  /// A scan: its kernel's own (Scan kernels hold one scan domain), read at
+  /// the element it computes.
+  int scanResult(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    if (KG.kind != KernelKind::Scan || n.shape != KG.domain || KG.reducedAxes[0] != n.axis)
+      return fail(id, FusionReasonKind::ScanOwnKernel, {id});
+    if (indexKey(id, idx) != indexKey(id, DomainIdx))
+      return fail(id, FusionReasonKind::ScanOwnKernel, {id});
+    int r = -1;
+    for (size_t i = 0; i < L.reductions.size(); ++i)
+      if (L.reductions[i].node == id)
+        r = static_cast<int>(i);
+    if (r < 0) {
+      int input = value(n.operands[0], DomainIdx);
+      if (input < 0)
+        return -1;
+      // Every scan's input is computed before the kernel's scans run: a scan
+      // of a scan reads the inner one from memory.
+      if (L.values[input].stage != 0)
+        return fail(n.operands[0], FusionReasonKind::ScanOwnKernel, {n.operands[0]});
+      L.reductions.push_back({id, n.name, n.dtype, n.op, input, 0});
+      r = static_cast<int>(L.reductions.size() - 1);
+    }
+    KValue v;
+    v.kind = KValue::Kind::ReduceResult;
+    v.node = id;
+    v.reduction = r;
+    return addValue(v);
   }
 
   int reduceResult(ValueId id, const Index &idx) {
@@ -392,7 +562,7 @@ private:
   /// Follows views held by the kernel down to a value read from memory; -1
   /// when the operand is computed here.
   std::pair<ValueId, Index> throughViews(ValueId id, Index idx, ValueId matmul) {
-    while (G.node(id).cls() == OpClass::View && InKernel[id]) {
+    while (G.node(id).cls() == OpClass::View && G.node(id).op != OpKind::Pad && InKernel[id]) {
       idx = viewOperandIndex(G.node(id), idx);
       id = G.node(id).operands[0];
     }
@@ -486,7 +656,7 @@ private:
       idx = DomainIdx;
     } else {
       // A row-shaped root of a reduction kernel (keepdim or not).
-      assert(KG.kind == KernelKind::Reduction && "pointwise roots have the domain's shape");
+      assert(isRowKernel(KG.kind) && "pointwise roots have the domain's shape");
       bool keepdim = n.shape.rank() == KG.domain.rank();
       for (unsigned d = 0; d < KG.domain.rank(); ++d) {
         bool reduced = llvm::is_contained(KG.reducedAxes, d);
@@ -503,7 +673,7 @@ private:
     s.param = paramFor(root, true);
     s.offset = offsetOf(n.shape, idx);
     s.value = v;
-    s.perRow = L.kind == KernelKind::Reduction && !L.ctx.mentions(s.offset, L.k);
+    s.perRow = isRowKernel(L.kind) && !L.ctx.mentions(s.offset, L.k);
     L.stores.push_back(s);
     return true;
   }

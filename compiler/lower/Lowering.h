@@ -20,7 +20,11 @@ namespace minijit {
 
 /// A value of the kernel.
 struct KValue {
-  enum class Kind { Load, Literal, Compute, ReduceResult, MatmulResult };
+  /// Index: `offset` as a value (an iota). InRange: true where every one of
+  /// `tests` holds (a pad's or concat's predicate). Compute of a pad or a
+  /// concat: args are the predicate, the operand's value and the value
+  /// elsewhere.
+  enum class Kind { Load, Literal, Compute, ReduceResult, MatmulResult, Index, InRange };
   Kind kind = Kind::Literal;
   ValueId node = -1;  ///< the graph value it is (Load: the value loaded)
   OpKind op = OpKind::Constant; ///< the node's op
@@ -29,8 +33,16 @@ struct KValue {
   std::string text;   ///< the node printed as IR (Compute, results), for comments
   double literal = 0; ///< Literal: the constant's value
   int param = -1;     ///< Load: the kernel parameter read
-  IndexExpr offset;   ///< Load: element offset into the parameter
-  llvm::SmallVector<int, 3> args; ///< Compute: operand values
+  IndexExpr offset;   ///< Load: element offset into the parameter; Index: the value
+  /// InRange: lo <= e <= hi for each (e, lo, hi).
+  struct Test {
+    IndexExpr e;
+    int64_t lo, hi;
+  };
+  std::vector<Test> tests;
+  /// Compute: operand values. Load: the index values (a gather's) its
+  /// offset reads, which must be known before it.
+  llvm::SmallVector<int, 3> args;
   int reduction = -1; ///< ReduceResult: index into LoweredKernel::reductions
   /// Reduction kernels: the value depends on the row only, not on the
   /// reduced index, so it is computed once per row.
@@ -40,11 +52,13 @@ struct KValue {
   int stage = 0;
 };
 
+/// A reduction, or a scan (Cumsum, Cumprod) of a Scan kernel, whose result
+/// is per element.
 struct KReduction {
   ValueId node;  ///< the reduce node
   std::string name; ///< its IR name
   DType dtype;   ///< its result's dtype
-  OpKind op;     ///< Sum, Mean, Max, Min, Prod
+  OpKind op;     ///< Sum, Mean, Max, Min, Prod, Argmax, Argmin; Cumsum, Cumprod
   int input;     ///< the element value reduced
   int pass;      ///< the pass that accumulates it (= the input's stage)
 };
@@ -107,6 +121,10 @@ struct LoweredKernel {
   std::vector<KStore> stores;
   int passes = 1; ///< Reduction: passes over the row; the last one stores
   bool index64 = false; ///< some offset or extent needs 64-bit arithmetic
+  /// Some load's offset reads a value computed per element (a gather's index
+  /// that is not per row): element work runs one element per thread in value
+  /// order, loads among the arithmetic.
+  bool elementIndexed = false;
   int64_t flopsPerElement = 0; ///< arithmetic ops per domain element
 };
 

@@ -129,6 +129,10 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
     s.tm = pick.tm;
     s.tn = pick.tn;
     s.block = (s.bm / s.tm) * (s.bn / s.tn);
+    // Two blocks of 256 threads per SM: at most 128 registers a thread
+    // (64 accumulators, the fragments and the vector epilogue fit).
+    if (s.block == 256)
+      s.minBlocksPerSM = 2;
     tileGeometry(k, false, s);
     return Schedule{s};
   }

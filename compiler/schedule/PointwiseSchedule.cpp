@@ -10,6 +10,11 @@ namespace minijit::detail {
 
 Schedule pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                            const ScheduleOverrides &o) {
+  // Operands read across the innermost axis go through shared-memory tiles,
+  // unless the vector width or items are set by hand (or transpose=0).
+  if (!o.vec && !o.items && o.transpose.value_or(1) != 0)
+    if (std::optional<Schedule> t = transposeSchedule(k, dev, o))
+      return *t;
   PointwiseSchedule s;
   IndexContext ctx = k.ctx;
   for (unsigned vec = maxVecFor(k); vec >= 2; vec /= 2) {

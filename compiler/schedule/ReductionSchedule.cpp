@@ -14,7 +14,8 @@ namespace minijit::detail {
 
 namespace {
 
-/// Registers (in elements) one thread may spend on cached row values.
+/// Registers (in elements) one thread may spend on cached row values; half
+/// of it when two blocks of 512 threads must fit an SM (64 registers each).
 constexpr int64_t kCacheBudget = 64;
 
 unsigned pow2Ceil(int64_t x) {
@@ -41,32 +42,48 @@ int primaryLoad(const LoweredKernel &k) {
 
 /// Loads needed in more than one pass are kept in registers (a fully
 /// unrolled loop over the row's items); they must fit the budget.
-bool fitsInRegisters(const LoweredKernel &k, const RowSchedule &s) {
+bool fitsInRegisters(const LoweredKernel &k, const RowSchedule &s, int64_t budget = kCacheBudget) {
   std::vector<uint32_t> use = passesUsing(k);
   int cachedLoads = 0;
   for (size_t i = 0; i < k.values.size(); ++i)
     if (k.values[i].kind == KValue::Kind::Load && llvm::countPopulation(use[i]) > 1)
       ++cachedLoads;
   int64_t perThread = int64_t(s.itemsPerThread) * s.vec;
-  return perThread * std::max(1, cachedLoads) <= kCacheBudget;
+  return perThread * std::max(1, cachedLoads) <= budget;
 }
 
-/// Few long rows leave most SMs idle with a block per row: a one-pass
-/// reduction splits each row over several blocks, about four blocks per SM
-/// in all, each with at least four vectors per thread.
+/// Blocks per SM a split row with several passes asks to have resident (its
+/// launch bounds): its blocks wait for each other, so the grid is at most
+/// this many per SM.
+constexpr unsigned kWaitingBlocksPerSM = 2;
+
+/// Few long rows leave most SMs idle with a block per row: the row is split
+/// over several blocks, each with at least four vectors per thread. A
+/// one-pass reduction takes about four blocks per SM in all, and the last
+/// block of a row combines; a reduction of several passes takes at most
+/// kWaitingBlocksPerSM per SM, all resident, meeting after each pass.
 void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, RowSchedule &s) {
   int64_t kv = k.K / s.vec;
-  if (s.threadsPerRow <= 32 || k.passes != 1 || k.rows >= dev.smCount)
+  if (s.threadsPerRow <= 32 || k.rows >= dev.smCount)
     return;
-  int64_t wanted = (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
+  // argmax/argmin partials are (value, index) pairs the workspace does not hold.
+  if (llvm::any_of(k.reductions, [](const KReduction &r) { return isArgReduction(r.op); }))
+    return;
+  bool waits = k.passes > 1;
+  int64_t wanted = waits ? int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows
+                         : (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
   int64_t most = kv / (4 * int64_t(s.threadsPerRow));
   int64_t splits = std::min<int64_t>({wanted, most, s.threadsPerRow});
   if (splits < 2)
     return;
   s.chunk = (kv + splits - 1) / splits;
   s.splits = static_cast<unsigned>((kv + s.chunk - 1) / s.chunk);
-  s.cached = false;
   s.itemsPerThread = static_cast<unsigned>((s.chunk + s.threadsPerRow - 1) / s.threadsPerRow);
+  s.waits = waits;
+  s.minBlocksPerSM = waits ? kWaitingBlocksPerSM : 0;
+  // 64 registers a thread: at most 32 cached elements in at most 8 vectors
+  // (each vector's address takes registers of its own; 32 scalars spill).
+  s.cached = waits && s.itemsPerThread <= 8 && fitsInRegisters(k, s, kCacheBudget / 2);
   s.grid = k.rows * s.splits;
 }
 
@@ -139,34 +156,88 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
   splitLongRows(k, dev, s);
   if (o.cached)
-    s.cached = *o.cached && s.splits == 1;
+    s.cached = *o.cached && (s.splits == 1 || s.waits);
   return Schedule{s};
 }
 
 } // namespace
 
+/// `off` at row `r` and position `kk` of the row, when those fix it.
+std::optional<int64_t> offsetAt(IndexContext &ctx, const IndexExpr &off, const LoweredKernel &k,
+                                int64_t r, int64_t kk) {
+  return valueAt(ctx, off, {{ctx.str(k.row), r}, {ctx.str(k.k), kk}});
+}
+
+/// Whether the load at `off` reads columns: neighbouring rows are
+/// neighbours in memory and neighbouring positions of a row are not (a sum
+/// over the leading axis, or over a middle one, whose rows are the other
+/// axes). Sampled at 16 places, so that a row index split over several
+/// axes (`row % 1024 + row / 1024 * 524288`) counts, and so do odd sizes
+/// whose rows step over a gap now and then. The places are spread by a
+/// multiplicative hash, not evenly, so that they do not fall in step with
+/// the gaps.
+bool readsColumns(const LoweredKernel &k, const IndexExpr &off) {
+  if (k.rows < 32 || k.K < 2)
+    return false;
+  IndexContext ctx = k.ctx;
+  constexpr int kSamples = 16;
+  int columnLike = 0;
+  for (uint64_t i = 0; i < kSamples; ++i) {
+    int64_t r = static_cast<int64_t>((i * 2654435761u) % uint64_t(k.rows - 1));
+    int64_t kk = static_cast<int64_t>((i * 40503u) % uint64_t(k.K - 1));
+    std::optional<int64_t> here = offsetAt(ctx, off, k, r, kk),
+                           nextRow = offsetAt(ctx, off, k, r + 1, kk),
+                           nextK = offsetAt(ctx, off, k, r, kk + 1);
+    if (!here || !nextRow || !nextK)
+      return false;
+    if (*nextRow - *here == 1 && *nextK - *here != 1)
+      ++columnLike;
+  }
+  return columnLike >= kSamples * 3 / 4;
+}
+
 Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                            const ScheduleOverrides &o) {
-  IndexContext ctx = k.ctx;
   int primary = primaryLoad(k);
-  bool columns = false;
-  if (primary >= 0) {
-    const IndexExpr &off = k.values[primary].offset;
-    columns = ctx.isAffine(off) && ctx.coefficient(off, k.row) == 1 &&
-              ctx.coefficient(off, k.k) != 1 && k.rows >= 32;
-  }
+  bool columns = primary >= 0 && readsColumns(k, k.values[primary].offset);
   if (!columns)
     return rowSchedule(k, dev, o, primary);
   vecOverride(k, o); // checked, though columns are read one element at a time
   ColumnSchedule s;
+  int64_t groups = (k.rows + 31) / 32;
+  // A reduction of several passes is not split over blocks: when its groups
+  // of columns do not fill the SMs' threads, more warps share each column
+  // (up to 32: a block of 1024 threads).
   s.parts = 8;
+  if (k.passes > 1)
+    while (s.parts < 32 && groups * 32 * s.parts < int64_t(dev.smCount) * dev.maxThreadsPerSM &&
+           k.K / (2 * s.parts) >= 32)
+      s.parts *= 2;
   if (o.parts) {
     if (*o.parts < 1 || *o.parts > 32)
       badOverride("parts must be 1..32");
     s.parts = static_cast<unsigned>(*o.parts);
   }
   s.block = 32 * s.parts;
-  s.grid = (k.rows + 31) / 32;
+  s.grid = groups;
+  // Few, long columns leave SMs idle: with one pass, split the columns'
+  // positions over blocks, about eight blocks per SM in all, each thread
+  // with at least 32 positions.
+  int64_t wanted = (8 * int64_t(dev.smCount) + groups - 1) / groups;
+  int64_t most = k.K / (32 * int64_t(s.parts));
+  int64_t splits = std::min<int64_t>({wanted, most, 1024});
+  if (o.splits) {
+    if (*o.splits < 1 || *o.splits > k.K)
+      badOverride("splits must be 1.." + std::to_string(k.K));
+    splits = *o.splits;
+  }
+  // argmax/argmin partials are (value, index) pairs the workspace does not hold.
+  bool arg = llvm::any_of(k.reductions, [](const KReduction &r) { return isArgReduction(r.op); });
+  if (k.passes == 1 && splits >= 2 && !arg) {
+    s.chunk = (k.K + splits - 1) / splits;
+    s.splits = static_cast<unsigned>((k.K + s.chunk - 1) / s.chunk);
+    s.grid = groups * s.splits;
+  }
   return Schedule{s};
 }
 

@@ -21,6 +21,8 @@ namespace detail {
 void badOverride(const std::string &why) { throw CompileError("schedule override: " + why); }
 
 unsigned maxVecFor(const LoweredKernel &k) {
+  if (k.elementIndexed)
+    return 1; // loads at indices read per element: one element per thread
   unsigned widest = 1;
   for (const KParam &p : k.params)
     widest = std::max(widest, dtypeSize(p.dtype));
@@ -29,12 +31,28 @@ unsigned maxVecFor(const LoweredKernel &k) {
 
 bool isPow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
+std::optional<int64_t> valueAt(IndexContext &ctx, const IndexExpr &e,
+                               const std::vector<std::pair<std::string, int64_t>> &vars) {
+  IndexExpr v = ctx.substitute(e, [&](const std::string &n) -> std::optional<IndexExpr> {
+    for (const auto &[name, value] : vars)
+      if (n == name)
+        return IndexExpr::constant(value);
+    return IndexExpr::constant(0);
+  });
+  if (!v.isConstant())
+    return std::nullopt;
+  return v.constantTerm();
+}
+
 std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverrides &o) {
   if (!o.vec)
     return std::nullopt;
   int64_t v = *o.vec;
   if (!isPow2(v) || v > 16)
     badOverride("vec must be a power of two up to 16");
+  if (k.elementIndexed && v > 1)
+    badOverride("vec=" + std::to_string(v) + ": this kernel loads at indices it reads per element "
+                "(a gather), one element per thread; only vec=1");
   unsigned widest = 1;
   for (const KParam &p : k.params)
     widest = std::max(widest, dtypeSize(p.dtype));
@@ -84,6 +102,7 @@ Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
   case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides);
   case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides);
+  case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -106,10 +125,19 @@ std::string describeRow(const RowSchedule &s) {
                     : t == 32 ? std::string("a warp")
                               : llvm::formatv("a block of {0}", t).str();
   std::string how =
-      s.splits > 1 ? llvm::formatv("split over {0} blocks per row ({1} vectors each), the last to "
-                                   "finish combines them",
-                                   s.splits, s.chunk)
-                         .str()
+      s.splits > 1 && s.waits
+          ? llvm::formatv("split over {0} blocks per row ({1} vectors each, {2}), meeting after "
+                          "each pass to combine the partials",
+                          s.splits, s.chunk,
+                          s.cached ? llvm::formatv("{0} per thread held in registers",
+                                                   s.itemsPerThread)
+                                         .str()
+                                   : std::string("read again in each pass"))
+                .str()
+      : s.splits > 1 ? llvm::formatv("split over {0} blocks per row ({1} vectors each), the last to "
+                                     "finish combines them",
+                                     s.splits, s.chunk)
+                           .str()
       : s.cached   ? llvm::formatv("{0} per thread held in registers", s.itemsPerThread).str()
                    : std::string("looped over the row (read again in each pass)");
   return llvm::formatv("inner row: {0} per row, {1} row{2} per block ({3} threads), {4}-wide "
@@ -131,10 +159,25 @@ std::string Schedule::describe() const {
         .str();
   }
   case ScheduleKind::InnerRow: return describeRow(as<RowSchedule>());
+  case ScheduleKind::Transpose: {
+    const auto &s = as<TransposeSchedule>();
+    return llvm::formatv("transpose: {0}x{0} tiles over axis {1} ({2}) and the innermost axis "
+                         "({3}), {4} operand{5} staged through shared memory, {6} threads per "
+                         "block, grid {7}",
+                         s.tile, s.axis, s.a, s.c, s.tiled.size(), s.tiled.size() == 1 ? "" : "s",
+                         s.block, s.grid)
+        .str();
+  }
   case ScheduleKind::OuterCol: {
     const auto &s = as<ColumnSchedule>();
-    return llvm::formatv("outer column: 32 columns x {0} parts per block ({1} threads), grid {2}",
-                         s.parts, s.block, s.grid)
+    std::string split =
+        s.splits > 1 ? llvm::formatv(", split over {0} blocks per 32 columns ({1} positions each), "
+                                     "the last to finish combines them",
+                                     s.splits, s.chunk)
+                           .str()
+                     : std::string();
+    return llvm::formatv("outer column: 32 columns x {0} parts per block ({1} threads){2}, grid {3}",
+                         s.parts, s.block, split, s.grid)
         .str();
   }
   case ScheduleKind::MatmulSimt: {
@@ -167,12 +210,75 @@ std::string Schedule::describe() const {
                          s.grid, s.tilesM, s.tilesN)
         .str();
   }
+  case ScheduleKind::Scan: {
+    const auto &s = as<ScanSchedule>();
+    return llvm::formatv("scan: a block of {0} threads per row, {1} consecutive elements per "
+                         "thread per tile, warp then block scan, grid {2}",
+                         s.block, s.items, s.grid)
+        .str();
+  }
   }
   llvm_unreachable("bad schedule kind");
 }
 
+namespace {
+
+/// Registers per thread a template needs, before ptxas says.
+unsigned estimatedRegisters(const Schedule &s) {
+  if (const MatmulSimtSchedule *m = s.getIf<MatmulSimtSchedule>())
+    return m->tm * m->tn + 2 * (m->tm + m->tn) + 32; // accumulators, fragments, addresses
+  if (const MatmulMmaSchedule *m = s.getIf<MatmulMmaSchedule>()) {
+    unsigned wtm = m->bm / m->warpsM, wtn = m->bn / m->warpsN;
+    unsigned acc = (wtm / 16) * (wtn / 8) * 4;
+    unsigned frags = m->fragBuffers * ((wtm / 16) * 4 + (wtn / 8) * 2);
+    return acc + frags + 40;
+  }
+  return 32;
+}
+
+} // namespace
+
+int blocksPerSM(const Schedule &s, const DeviceProperties &dev, unsigned registers) {
+  const LaunchGeometry &g = s.geometry();
+  unsigned regs = registers ? registers : estimatedRegisters(s);
+  // registers are allocated per warp in units of 256
+  int64_t perWarp = ((int64_t(regs) * 32 + 255) / 256) * 256;
+  int64_t warps = (g.block + 31) / 32;
+  int64_t byRegs = dev.regsPerSM / std::max<int64_t>(1, perWarp * warps);
+  int64_t byThreads = dev.maxThreadsPerSM / std::max<unsigned>(1, g.block);
+  int64_t shared = s.dynamicSharedBytes() + 1024; // the driver reserves 1 KiB per block
+  int64_t byShared = dev.sharedPerSM / shared;
+  return static_cast<int>(
+      std::max<int64_t>(0, std::min<int64_t>({byRegs, byThreads, byShared, dev.maxBlocksPerSM})));
+}
+
+std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned registers) {
+  int perSM = std::max(1, blocksPerSM(s, dev, registers));
+  int64_t capacity = int64_t(perSM) * dev.smCount, grid = s.geometry().grid;
+  int64_t rest = grid % capacity;
+  double fill = rest == 0 ? 1.0 : double(rest) / double(capacity);
+  return llvm::formatv("{0:f2} waves of {1} blocks ({2} per SM{3}), the last {4:f0} % full",
+                       double(grid) / double(capacity), capacity, perSM,
+                       registers ? "" : ", registers estimated", 100 * fill)
+      .str();
+}
+
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
-  return SplitWorkspace{k.rows, s.splits, static_cast<int>(k.reductions.size())};
+  return SplitWorkspace{k.rows, s.splits, static_cast<int>(k.reductions.size()),
+                        s.waits ? 2 * k.rows : k.rows};
+}
+
+SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s) {
+  return SplitWorkspace{k.rows, s.splits, static_cast<int>(k.reductions.size()),
+                        (k.rows + 31) / 32};
+}
+
+int64_t workspaceBytes(const LoweredKernel &k, const Schedule &s) {
+  if (const RowSchedule *row = s.getIf<RowSchedule>(); row && row->splits > 1)
+    return splitWorkspace(k, *row).bytes();
+  if (const ColumnSchedule *col = s.getIf<ColumnSchedule>(); col && col->splits > 1)
+    return splitWorkspace(k, *col).bytes();
+  return 0;
 }
 
 } // namespace minijit

@@ -22,12 +22,15 @@ enum class ScheduleKind {
   OuterCol,  ///< reduce strided columns: 32 columns per block, the rows split over parts
   MatmulSimt, ///< f32 matmul on the CUDA cores: shared-memory tiles, a TM x TN block per thread
   MatmulMma,  ///< f16/bf16 matmul on the tensor cores: mma.sync m16n8k16, ldmatrix, cp.async
+  Transpose,  ///< pointwise with operands read across the innermost axis: tiles through shared memory
+  Scan,       ///< cumsum/cumprod along rows: a block per row, tiles scanned by warps then the block
 };
 
 /// Every template launches `grid` blocks of `block` threads.
 struct LaunchGeometry {
   unsigned block = 256; ///< threads per block
   int64_t grid = 1;     ///< blocks
+  unsigned minBlocksPerSM = 0; ///< __launch_bounds__'s second argument; 0: none
 };
 
 struct PointwiseSchedule : LaunchGeometry {
@@ -37,6 +40,26 @@ struct PointwiseSchedule : LaunchGeometry {
   bool tail = false;  ///< numel % vec elements left for a scalar loop
 };
 
+/// A pointwise kernel some of whose loads are contiguous along another axis
+/// of the domain than its innermost one (a permute that moves the innermost
+/// axis): the domain is cut into 32 x 32 tiles over that axis (`axis`, a
+/// positions) and the innermost one (c positions). The block first reads
+/// the transposed operands' tiles along `axis` (coalesced) into shared memory,
+/// then does the element work along the innermost axis (coalesced stores),
+/// reading those operands from the tiles. `outer` counts the tiles' other
+/// coordinates (the domain's other axes, flattened).
+struct TransposeSchedule : LaunchGeometry {
+  int axis = 0;                  ///< the domain axis the transposed loads are contiguous along
+  int64_t a = 1, c = 1, outer = 1; ///< extents: that axis, the innermost axis, the others
+  unsigned tile = 32;            ///< tile edge
+  unsigned rowsPerPass = 8;      ///< elements: block = tile x rowsPerPass threads
+  /// 16-byte vectors: the tiled operands read `vec` positions along `axis`
+  /// at a time, the element work `vec` along the innermost axis (1: elements)
+  unsigned vec = 1;
+  std::vector<int> tiled;        ///< the loads (LoweredKernel::values) staged in shared memory
+  int64_t tilesA = 1, tilesC = 1;
+};
+
 struct RowSchedule : LaunchGeometry {
   unsigned vec = 1;
   unsigned threadsPerRow = 32;
@@ -44,27 +67,43 @@ struct RowSchedule : LaunchGeometry {
   unsigned itemsPerThread = 1; ///< vectors per thread per row, when cached
   bool cached = true;          ///< the row's loads are kept in registers across passes
   /// Blocks sharing one row (few, long rows): each reduces a chunk of
-  /// `chunk` vectors, and the last block of the row to finish combines the
-  /// partial results (in a fixed order) and runs what follows the reduction.
+  /// `chunk` vectors. With one pass the last block of the row to finish
+  /// combines the partial results (in a fixed order) and runs what follows
+  /// the reduction. With several (`waits`), the row's blocks meet at a
+  /// barrier after each pass, every one combines the partials in the same
+  /// order and goes on with its chunk: all of the grid must be resident at
+  /// once, so the kernel asks for `minBlocksPerSM` in its launch bounds and
+  /// the grid is at most that many blocks per SM.
   unsigned splits = 1;
   int64_t chunk = 0;
+  bool waits = false;
 };
 
-/// The scratch memory a row split over blocks needs (RowSchedule::splits >
-/// 1): a counter per row, then the partial results, the one of reduction r
-/// from block `part` of row `row` at (row * splits + part) * reductions + r.
-/// The emitter addresses it; the compiler allocates bytes() for the launch.
+/// The scratch memory a reduction split over blocks needs (RowSchedule or
+/// ColumnSchedule splits > 1): counters (a row's blocks done, or at a
+/// barrier; with barriers a second one per row, blocks past the last; for
+/// columns one per block of 32 columns), then the partial results, the one
+/// of reduction r from block `part` of row (or column) `row` at
+/// (row * splits + part) * reductions + r. The emitter addresses it; the
+/// compiler allocates bytes() for the launch, zeroed, and the kernel leaves
+/// it zeroed.
 struct SplitWorkspace {
   int64_t rows;
   unsigned splits;
   int reductions;
-  int64_t counters() const { return rows; } ///< words before the partials
+  int64_t counterWords;
+  int64_t counters() const { return counterWords; } ///< words before the partials
   int64_t partials() const { return rows * splits * reductions; }
   int64_t bytes() const { return (counters() + partials()) * 4; }
 };
 
 struct ColumnSchedule : LaunchGeometry {
   unsigned parts = 8; ///< threads sharing one column
+  /// Blocks sharing one group of 32 columns (few, long columns, one pass):
+  /// each reduces `chunk` positions of the columns, and the last block of
+  /// the group to finish combines the partial results in a fixed order.
+  unsigned splits = 1;
+  int64_t chunk = 0;
 };
 
 /// The block tile and the layout of its loads, shared by both matmul templates.
@@ -100,9 +139,16 @@ struct MatmulMmaSchedule : MatmulTile {
 };
 
 /// One template's parameters. The alternatives are in ScheduleKind's order.
+/// A block per row; each tile of block * items elements: every thread scans
+/// its `items` consecutive elements, a warp scan (shuffles) and a block scan
+/// (shared memory, one value per warp) combine them, a carry joins the tiles.
+struct ScanSchedule : LaunchGeometry {
+  unsigned items = 1; ///< consecutive elements per thread per tile
+};
+
 struct Schedule {
   std::variant<PointwiseSchedule, RowSchedule, ColumnSchedule, MatmulSimtSchedule,
-               MatmulMmaSchedule>
+               MatmulMmaSchedule, TransposeSchedule, ScanSchedule>
       params;
 
   ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }
@@ -123,8 +169,25 @@ struct Schedule {
 Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const ScheduleOverrides &overrides = {});
 
+/// Resident blocks per SM of a launch of `s` whose threads use `registers`
+/// each (0: unknown, estimated from the template: a matmul's accumulators
+/// and fragments; others assume 32), bounded by threads, registers, shared
+/// memory and blocks per SM.
+int blocksPerSM(const Schedule &s, const DeviceProperties &dev, unsigned registers);
+/// "2.08 waves of 264 blocks (2 per SM), the last 8 % full": the wave
+/// quantization of the grid, as the profiler reports it.
+std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned registers);
+
+/// The element index of a transpose kernel's domain in the tile's
+/// coordinates, variables of `ctx` named `ca` (along s.axis), `cc` (the
+/// innermost axis) and `outer` (the other axes, flattened row-major).
+IndexExpr transposeElement(IndexContext &ctx, const LoweredKernel &k, const TransposeSchedule &s);
+
 /// The workspace of `k` scheduled as `s`, whether split or not.
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s);
+SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s);
+/// Bytes of workspace the schedule's launch needs; 0 when it is not split.
+int64_t workspaceBytes(const LoweredKernel &k, const Schedule &s);
 
 /// How an access behaves across the `vec` lanes of a vector, when the
 /// element index `x` (LoweredKernel::elem or LoweredKernel::k) is split as

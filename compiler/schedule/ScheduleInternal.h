@@ -8,6 +8,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace minijit::detail {
 
@@ -18,6 +20,9 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                            const ScheduleOverrides &o);
 Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const ScheduleOverrides &o);
+/// cumsum/cumprod: a block per row (schedule/ScanSchedule.cpp).
+Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                      const ScheduleOverrides &o);
 
 /// Throws CompileError "schedule override: WHY".
 [[noreturn]] void badOverride(const std::string &why);
@@ -30,5 +35,15 @@ unsigned maxVecFor(const LoweredKernel &k);
 std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverrides &o);
 
 bool isPow2(int64_t v);
+
+/// The value of `e` with the named variables set (the others 0); nullopt
+/// when that does not fix it.
+std::optional<int64_t> valueAt(IndexContext &ctx, const IndexExpr &e,
+                               const std::vector<std::pair<std::string, int64_t>> &vars);
+
+/// Pointwise kernels whose loads cross the innermost axis: the tiled
+/// template, or nullopt when no load does (or the tiles would be mostly empty).
+std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                         const ScheduleOverrides &o);
 
 } // namespace minijit::detail

@@ -20,6 +20,8 @@ struct ScheduleOverrides {
   std::optional<int64_t> tpr;   ///< inner rows: threads per row
   std::optional<bool> cached;   ///< inner rows: keep the row in registers
   std::optional<int64_t> parts; ///< outer columns: threads per column
+  std::optional<int64_t> splits; ///< outer columns: blocks sharing a group of columns
+  std::optional<int64_t> transpose; ///< pointwise: 0 keeps permuted operands out of tiles
   std::optional<int64_t> tile;  ///< matmul: the block tile's height, one of the template's
   std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn; ///< tensor-core matmul
 

@@ -97,8 +97,18 @@ private:
       k += "axes" + (s.axes ? Shape(*s.axes).str() : std::string("all")) +
            (s.keepdim ? "k" : "");
       break;
-    case OpClass::View: k += s.shape.str() + Shape(s.perm).str(); break;
+    case OpClass::View:
+      k += s.shape.str() + Shape(s.perm).str();
+      if (s.op == OpKind::Slice)
+        k += llvm::formatv("a{0}s{1}e{2}k{3}", s.axis, s.start, s.end, s.step).str();
+      if (s.op == OpKind::Pad)
+        k += Shape(s.before).str() + Shape(s.after).str() + "=" + literalText(s.value, DType::F32);
+      break;
     case OpClass::Cast: k += dtypeName(s.dtype).str(); break;
+    case OpClass::Iota: k += s.shape.str() + dtypeName(s.dtype).str() + "a" + std::to_string(s.axis); break;
+    case OpClass::Concat:
+    case OpClass::Gather:
+    case OpClass::Scan: k += "a" + std::to_string(s.axis); break;
     case OpClass::Input:
     case OpClass::Unary:
     case OpClass::Binary:
@@ -144,7 +154,18 @@ private:
     case OpClass::Select:
     case OpClass::Cast: return elementwise(n, s);
     case OpClass::Reduce: return reduce(n, s);
+    case OpClass::Iota:
+    case OpClass::Gather:
+    case OpClass::Scan: return emit(s);
+    case OpClass::Concat:
+      if (s.operands.size() == 1)
+        return s.operands[0];
+      return emit(s);
     case OpClass::View:
+      if (n.op == OpKind::Slice)
+        return sliceOf(s);
+      if (n.op == OpKind::Pad)
+        return padOf(s);
       if (n.op == OpKind::Reshape)
         return reshapeTo(s.operands[0], n.shape, n.name);
       if (out(s.operands[0]).shape == n.shape &&
@@ -167,6 +188,52 @@ private:
     case OpClass::Derivative: llvm_unreachable("autodiff runs before simplify");
     }
     llvm_unreachable("bad op class");
+  }
+
+  /// A slice of the whole axis is its operand; a slice of a slice is one
+  /// slice; a slice within one operand of a concat slices that operand.
+  ValueId sliceOf(NodeSpec s) {
+    const Node &x = out(s.operands[0]);
+    if (s.start == 0 && s.step == 1 && s.end == x.shape[s.axis])
+      return s.operands[0];
+    if (x.op == OpKind::Slice && x.axis == s.axis) {
+      s.operands[0] = x.operands[0];
+      s.end = x.start + x.step * (s.start + (s.end - s.start - 1) / s.step * s.step) + 1;
+      s.start = x.start + x.step * s.start;
+      s.step *= x.step;
+      return sliceOf(s);
+    }
+    if (x.op == OpKind::Concat && x.axis == s.axis) {
+      int64_t at = 0;
+      for (ValueId o : x.operands) {
+        int64_t size = out(o).shape[s.axis];
+        if (s.start >= at && s.end <= at + size) {
+          s.operands[0] = o;
+          s.start -= at;
+          s.end -= at;
+          return sliceOf(s);
+        }
+        at += size;
+      }
+    }
+    return emit(s);
+  }
+
+  /// A pad of nothing is its operand; a pad of a pad with the same value is
+  /// one pad.
+  ValueId padOf(NodeSpec s) {
+    auto zero = [](int64_t c) { return c == 0; };
+    if (llvm::all_of(s.before, zero) && llvm::all_of(s.after, zero))
+      return s.operands[0];
+    const Node &x = out(s.operands[0]);
+    if (x.op == OpKind::Pad && x.value == s.value && std::signbit(x.value) == std::signbit(s.value)) {
+      s.operands[0] = x.operands[0];
+      for (size_t d = 0; d < s.before.size(); ++d) {
+        s.before[d] += x.before[d];
+        s.after[d] += x.after[d];
+      }
+    }
+    return emit(s);
   }
 
   static bool isIdentityPerm(llvm::ArrayRef<int64_t> p) {
@@ -227,7 +294,9 @@ private:
     case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
     case OpKind::Where: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
-    case OpKind::Matmul:
+    case OpKind::Slice: case OpKind::Pad: case OpKind::Concat: case OpKind::Iota:
+    case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
+    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod:
     case OpKind::Grad:
     case OpKind::Vjp: break;
     }
@@ -239,8 +308,8 @@ private:
     int64_t count = 1;
     for (int64_t a : n.axes)
       count *= x.shape[a];
-    // Reducing only size-1 axes changes no value.
-    if (count == 1)
+    // Reducing only size-1 axes changes no value (argmax's is the position 0).
+    if (count == 1 && !isArgReduction(n.op))
       return reshapeTo(s.operands[0], n.shape, n.name);
     return emit(s);
   }

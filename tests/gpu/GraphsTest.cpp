@@ -8,7 +8,8 @@ namespace {
 class Graphs : public GpuTest {};
 
 TEST_F(Graphs, EverySampleFusedAndUnfused) {
-  for (const char *s : {"gelu.mj", "softmax.mj", "layernorm.mj", "rmsnorm.mj", "mlp.mj"})
+  for (const char *s : {"gelu.mj", "softmax.mj", "layernorm.mj", "rmsnorm.mj", "rope.mj",
+                        "embedding_ln.mj", "cross_entropy.mj", "greedy_decode.mj", "mlp.mj"})
     for (const Graph &g : parseFile(samplePath(s)))
       for (uint64_t seed : {1, 2})
         expectMatches(g, seed);

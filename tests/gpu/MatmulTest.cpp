@@ -151,5 +151,76 @@ TEST_F(Matmul, TheLecturesMlpLayer) {
     expectMatches(g, 9);
 }
 
+TEST_F(Matmul, NarrowProductsRunAsReductions) {
+  // One output column (a matrix-vector product) or one output row: an
+  // elementwise product and a sum over k, with the epilogue in the same
+  // kernel; long k split over blocks, odd sizes, batches, transposed
+  // operands, every dtype.
+  struct Case {
+    Shape a, b;
+    bool transposeB;
+  };
+  const Case cases[] = {{{2049, 3001}, {3001, 1}, false},   {{7, 100003}, {100003, 1}, false},
+                        {{1, 4099}, {4099, 3001}, false},   {{1, 77}, {77, 1}, false},
+                        {{1, 262147}, {262147, 33}, false}, {{3, 129, 517}, {517, 1}, false},
+                        {{2, 1, 300}, {2, 300, 257}, false}, {{1, 513}, {1000, 513}, true},
+                        {{1000, 1}, {1, 1}, false}};
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (const Case &c : cases) {
+      Graph g(std::string("narrow_") + dtypeName(t).str());
+      Tensor a = g.input("a", t, c.a);
+      Tensor b = g.input("b", t, c.b);
+      Tensor y = matmul(a, c.transposeB ? transpose(b) : b);
+      g.output(relu(y * 0.5 + 0.25), "y");
+      SCOPED_TRACE(dtypeName(t).str() + c.a.str() + " @ " + c.b.str());
+      CompileOptions opt;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      ASSERT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+      EXPECT_EQ(cg.rewrites.size(), 1u) << cg.fusedText();
+      EXPECT_EQ(cg.program.kernels[0].name.find("mm_"), std::string::npos) << cg.fusedText();
+      expectMatches(g, static_cast<uint64_t>(c.a.numel() % 97));
+    }
+}
+
+TEST_F(Matmul, SumsOfProductsSumTheOperandFirst) {
+  // sum(A @ B, -1) = A @ sum(B, -1) and sum(A @ B, -2) = sum(A, -2) @ B
+  // (mean likewise, keepdim both ways), nn.Linear's layout, a batch, f16.
+  for (DType t : {DType::F32, DType::F16})
+    for (int axis : {-1, -2})
+      for (bool keepdim : {false, true})
+        for (OpKind op : {OpKind::Sum, OpKind::Mean}) {
+          Graph g("sum_of_product");
+          Tensor x = g.input("x", t, {3, 257, 129});
+          Tensor w = g.input("w", t, {1001, 129}); // [out, in]
+          Tensor y = reduce(op, matmul(x, transpose(w)), {axis}, keepdim);
+          g.output(t == DType::F32 ? y : y.cast(DType::F32), "y");
+          SCOPED_TRACE(std::string(opName(op)) + " axis " + std::to_string(axis) +
+                       (keepdim ? " keepdim " : " ") + dtypeName(t).str());
+          CompileOptions opt;
+          opt.compileKernels = false;
+          CompiledGraph cg = compileGraph(g, opt);
+          ASSERT_FALSE(cg.rewrites.empty()) << cg.fusedText();
+          EXPECT_EQ(cg.rewrites[0].kind, MatmulRewriteKind::SumOfProduct);
+          for (const KernelSummary &k : cg.kernelSummaries())
+            EXPECT_EQ(k.name.find("mm_"), std::string::npos) << cg.fusedText();
+          expectMatches(g, static_cast<uint64_t>(axis + 5), /*fusedOnly=*/true);
+        }
+}
+
+TEST_F(Matmul, ScalarFactorsMoveIntoTheEpilogue) {
+  for (DType t : {DType::F32, DType::BF16}) {
+    Graph g("scaled_product");
+    Tensor x = g.input("x", t, {130, 200});
+    Tensor w = g.input("w", t, {200, 66});
+    g.output(matmul(x * 0.125, 3.0 * w), "y");
+    CompileOptions opt;
+    opt.compileKernels = false;
+    CompiledGraph cg = compileGraph(g, opt);
+    EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+    expectMatches(g, 4, /*fusedOnly=*/true);
+  }
+}
+
 } // namespace
 } // namespace minijit

@@ -97,5 +97,50 @@ TEST_F(Ops, HalfChainsComputeInF32) {
   }
 }
 
+TEST_F(Ops, PermutedOperandsGoThroughSharedTiles) {
+  // Permutes that move the innermost axis, of every rank, at sizes that
+  // leave partial tiles, with a second operand contiguous, broadcast or
+  // transposed too, in every dtype: the tiled template, against the
+  // reference; and a permute that keeps the innermost axis stays plain.
+  struct Case {
+    Shape in;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {{{64, 96}, {1, 0}},          {{1000, 999}, {1, 0}},
+                        {{17, 33}, {1, 0}},          {{3, 70, 45}, {0, 2, 1}},
+                        {{70, 3, 45}, {2, 1, 0}},    {{2, 100, 6, 66}, {0, 2, 3, 1}},
+                        {{5, 40, 17, 36}, {0, 3, 1, 2}}, {{20, 33, 3, 65}, {3, 1, 2, 0}}};
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
+    for (const Case &c : cases) {
+      Graph g(std::string("tiled_") + dtypeName(t).str());
+      Tensor x = g.input("x", t, c.in);
+      Tensor p = permute(x, c.perm);
+      Shape out = g.node(p.id()).shape;
+      Tensor y = g.input("y", t, out);
+      Tensor row = g.input("row", t, {out[out.rank() - 1]});
+      // a second transposed read of the same tensor, of another input
+      Tensor z = g.input("z", t, c.in);
+      g.output(p * y + row - permute(z, c.perm), "w");
+      SCOPED_TRACE(dtypeName(t).str() + c.in.str());
+      CompileOptions opt;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      ASSERT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+      const TransposeSchedule *ts = cg.kernels[0].schedule.getIf<TransposeSchedule>();
+      EXPECT_NE(ts, nullptr) << cg.fusedText();
+      if (ts) {
+        EXPECT_EQ(ts->tiled.size(), 2u) << cg.fusedText();
+      }
+      expectMatches(g, static_cast<uint64_t>(c.in.numel() % 31));
+    }
+  Graph g("heads");
+  Tensor x = g.input("x", DType::F16, {2, 40, 4, 64});
+  g.output(permute(x, {0, 2, 1, 3}) * 0.125, "y");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  EXPECT_EQ(compileGraph(g, opt).kernels[0].schedule.kind(), ScheduleKind::Pointwise);
+  expectMatches(g, 3);
+}
+
 } // namespace
 } // namespace minijit

@@ -4,7 +4,38 @@
 namespace minijit {
 namespace {
 
-class Reductions : public GpuTest {};
+class Reductions : public GpuTest {
+protected:
+  /// Runs a graph whose one kernel splits its rows across blocks four times
+  /// on one executable, twice under graph replay: the row counters must reset
+  /// themselves for the next launch.
+  void expectSplitRunsRepeat(const Graph &g, bool waits) {
+    if (!Gpu)
+      return;
+    CompileOptions opt;
+    opt.device = gpu().properties();
+    CompiledGraph cg = compileGraph(g, opt);
+    ASSERT_EQ(cg.program.kernels.size(), 1u) << cg.fusedText();
+    EXPECT_GT(cg.program.kernels[0].workspaceBytes, 0) << cg.fusedText();
+    EXPECT_EQ(cg.program.kernels[0].coResident, waits) << cg.fusedText();
+    EXPECT_EQ(cg.program.kernels[0].resources.spillStores, 0u) << cg.fusedText();
+    std::vector<HostTensor> in = randomInputs(g, 12);
+    std::vector<HostTensor> ref = evaluate(g, in);
+    Executable exe(gpu(), cg.program);
+    std::vector<DeviceTensor> din{DeviceTensor::fromHost(gpu(), in[0])};
+    for (int run = 0; run < 4; ++run) {
+      exe.setGraphReplay(run >= 2);
+      std::vector<DeviceTensor> dout = exe.allocateOutputs();
+      poisonTensors(dout);
+      exe.enqueue(din, dout);
+      exe.synchronize();
+      for (size_t i = 0; i < dout.size(); ++i) {
+        CompareResult cr = compareTensors(dout[i].download(), ref[i], toleranceFor(g, g.outputs()[i]));
+        EXPECT_TRUE(cr.ok) << "run " << run << " output " << i << ": " << cr.summary;
+      }
+    }
+  }
+};
 
 const std::vector<std::vector<int64_t>> kAxisSets = {{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
 
@@ -123,28 +154,42 @@ TEST_F(Reductions, FewLongRowsSplitAcrossBlocks) {
       g.output(sum(x, {last}), "s");
     }
     expectMatches(g, 11, /*fusedOnly=*/true);
-    if (!Gpu)
-      continue;
-    CompileOptions opt;
-    opt.device = gpu().properties();
-    CompiledGraph cg = compileGraph(g, opt);
-    ASSERT_EQ(cg.program.kernels.size(), 1u);
-    EXPECT_GT(cg.program.kernels[0].workspaceBytes, 0) << cg.fusedText();
-    std::vector<HostTensor> in = randomInputs(g, 12);
-    std::vector<HostTensor> ref = evaluate(g, in);
-    Executable exe(gpu(), cg.program);
-    std::vector<DeviceTensor> din{DeviceTensor::fromHost(gpu(), in[0])};
-    for (int run = 0; run < 4; ++run) {
-      exe.setGraphReplay(run >= 2);
-      std::vector<DeviceTensor> dout = exe.allocateOutputs();
-      poisonTensors(dout);
-      exe.enqueue(din, dout);
-      exe.synchronize();
-      for (size_t i = 0; i < dout.size(); ++i) {
-        CompareResult cr = compareTensors(dout[i].download(), ref[i], toleranceFor(g, g.outputs()[i]));
-        EXPECT_TRUE(cr.ok) << "run " << run << " output " << i << ": " << cr.summary;
-      }
+    expectSplitRunsRepeat(g, /*waits=*/false);
+  }
+}
+
+TEST_F(Reductions, FewLongRowsOfSeveralPassesMeetAcrossBlocks) {
+  // Softmax, a layer norm and a whole-tensor sum that divides: passes that
+  // need the previous pass's result over the whole row, split over blocks
+  // that meet after each pass. Odd lengths leave the last chunk short; the
+  // f16 softmax and the short sum keep their chunk in registers.
+  struct Case {
+    DType t;
+    Shape s;
+    const char *what;
+  };
+  for (const Case &c : {Case{DType::F32, {1, (int64_t(1) << 22) + 5}, "softmax"},
+                        Case{DType::F16, {3, 1000003}, "softmax"},
+                        Case{DType::F32, {16, (int64_t(1) << 20) + 3}, "layernorm"},
+                        Case{DType::BF16, {7, 262147}, "layernorm"},
+                        Case{DType::F32, {1000, 999}, "sumdiv"},
+                        Case{DType::F32, {4097, 4099}, "sumdiv"}}) {
+    Graph g(c.what);
+    Tensor x = g.input("x", c.t, c.s);
+    Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
+    std::string name = c.what;
+    if (name == "softmax") {
+      g.output(softmax(xf, 1).cast(c.t), "y");
+    } else if (name == "layernorm") {
+      Tensor d = xf - mean(xf, {1}, true);
+      g.output((d * rsqrt(mean(d * d, {1}, true) + 1e-5)).cast(c.t), "y");
+    } else {
+      g.output(xf / sum(xf, {0, 1}, true), "y");
+      g.output(max(xf, {0, 1}), "mx");
     }
+    SCOPED_TRACE(name + " " + dtypeName(c.t).str() + c.s.str());
+    expectMatches(g, 17, /*fusedOnly=*/true);
+    expectSplitRunsRepeat(g, /*waits=*/true);
   }
 }
 

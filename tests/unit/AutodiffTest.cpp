@@ -502,3 +502,59 @@ TEST(Autodiff, ParserReportsBadUpdates) {
 }
 
 } // namespace
+
+TEST(Autodiff, DataMovementRulesMatchFiniteDifferences) {
+  std::vector<GradCase> cases = {
+      {"slice", {Shape{3, 10}}, [](auto &x) { return exp(slice(x[0], 1, -7, 9)); }},
+      {"slice_step", {Shape{3, 10}}, [](auto &x) { return slice(x[0], 1, 1, 10, 3) * 2.0; }},
+      {"slice_step_to_end", {Shape{4, 9}}, [](auto &x) { return sin(slice(x[0], 0, 0, 4, 2)); }},
+      {"pad", {Shape{3, 4}}, [](auto &x) { return exp(pad(x[0], {1, 0}, {2, 3}, 0.5)); }},
+      {"concat",
+       {Shape{3, 2}, Shape{3, 4}},
+       [](auto &x) { return concat({x[0], x[1] * x[1], x[0]}, 1); }},
+      {"concat_rows", {Shape{1, 4}, Shape{2, 4}}, [](auto &x) { return tanh(concat({x[1], x[0]}, 0)); }},
+      {"iota_scaled",
+       {Shape{2, 5}},
+       [](auto &x) { return x[0] * iota(x[0].graph(), {2, 5}, 1, x[0].dtype()); }},
+  };
+  for (const GradCase &tc : cases)
+    checkBoth(tc);
+}
+
+TEST(Autodiff, GatherRulesSumIntoTheTable) {
+  // The indices are fixed inputs: repeated and out-of-range ones included.
+  auto indexed = [](const Tensor &t, const Shape &shape, std::vector<int> values) {
+    Graph &g = t.graph();
+    Tensor pos = iota(g, shape, -1, DType::I32);
+    Tensor idx = pos * 0;
+    for (size_t k = 0; k < values.size(); ++k)
+      idx = where(eq(pos, static_cast<double>(k)), scalarLike(pos, values[k]).broadcast(shape), idx);
+    return idx;
+  };
+  std::vector<GradCase> cases = {
+      {"take_rows",
+       {Shape{4, 3}},
+       [&](auto &x) { return exp(take(x[0], indexed(x[0], {5}, {0, 3, 3, -2, 9}), 0)); }},
+      {"take_cols",
+       {Shape{2, 5}},
+       [&](auto &x) { return take(x[0], indexed(x[0], {2, 3}, {4, 0, 4}), 1) * 3.0; }},
+      {"take_along_rows",
+       {Shape{3, 6}},
+       [&](auto &x) { return sin(takeAlongAxis(x[0], indexed(x[0], {3, 2}, {5, 1}), 1)); }},
+      {"take_along_broadcast",
+       {Shape{4, 1}},
+       [&](auto &x) { return takeAlongAxis(x[0], indexed(x[0], {2, 3}, {3, 0, 7}), 0); }},
+  };
+  for (const GradCase &tc : cases)
+    checkBoth(tc);
+}
+
+TEST(Autodiff, ScanRulesMatchFiniteDifferences) {
+  std::vector<GradCase> cases = {
+      {"cumsum_rows", {Shape{3, 7}}, [](auto &x) { return cumsum(x[0], 1); }},
+      {"cumsum_cols", {Shape{4, 3}}, [](auto &x) { return exp(cumsum(x[0], 0)); }},
+      {"cumprod", {Shape{2, 5}}, [](auto &x) { return cumprod(x[0], 1); }, awayFromZero},
+  };
+  for (const GradCase &tc : cases)
+    checkBoth(tc);
+}

@@ -166,7 +166,8 @@ TEST(Schedule, GatheredLoadsAreNotVectorized) {
   Graph g("t");
   Tensor x = g.input("x", DType::F32, {64, 32});
   g.output(exp(x.permute({1, 0})), "y");
-  CompiledGraph c = lower(g);
+  // (without transpose=0 the permuted operand would go through shared tiles)
+  CompiledGraph c = lower(g, true, "transpose=0");
   EXPECT_EQ(c.kernels[0].schedule.as<PointwiseSchedule>().vec, 4u); // the store is contiguous
   EXPECT_FALSE(contains(c.kernels[0].cuda, "mj_load(")) << c.kernels[0].cuda;
   EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_store(")) << c.kernels[0].cuda;
@@ -249,13 +250,37 @@ TEST(Schedule, FewLongRowsAreSplitAcrossBlocks) {
   EXPECT_TRUE(contains(c.kernels[0].cuda, "atomicAdd(&mj_count[row], 1u)")) << c.kernels[0].cuda;
 }
 
-TEST(Schedule, ManyRowsShortRowsAndMultiPassRowsAreNotSplit) {
-  for (const CompiledGraph &c :
-       {lower(rowSum(132, 1 << 20)), lower(rowSum(3, 2048)), lower(softmax(1, 1 << 22))}) {
+TEST(Schedule, ManyRowsAndShortRowsAreNotSplit) {
+  for (const CompiledGraph &c : {lower(rowSum(132, 1 << 20)), lower(rowSum(3, 2048))}) {
     EXPECT_EQ(c.kernels[0].schedule.as<RowSchedule>().splits, 1u) << c.fusedText();
     EXPECT_EQ(c.program.kernels[0].workspaceBytes, 0);
     EXPECT_FALSE(contains(c.kernels[0].cuda, "mj_work")) << c.kernels[0].cuda;
   }
+}
+
+TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
+  // softmax: max, then sum, then the stores; 5 rows fill 264 blocks at most
+  // (two per SM, all resident), so 52 blocks per row.
+  CompiledGraph c = lower(softmax(5, 1 << 22));
+  const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+  EXPECT_TRUE(s.waits);
+  EXPECT_EQ(s.splits, 52u);
+  EXPECT_EQ(s.grid, 5 * 52);
+  EXPECT_LE(s.grid, 2 * 132);
+  EXPECT_EQ(s.minBlocksPerSM, 2u);
+  EXPECT_TRUE(c.program.kernels[0].coResident);
+  // two counters per row, then a partial per block and reduction
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 * 5 + 5 * 52 * 2) * 4);
+  const std::string &cuda = c.kernels[0].cuda;
+  EXPECT_TRUE(contains(cuda, "__launch_bounds__(512, 2)")) << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 52u);")) << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 104u);")) << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_row_leave(&mj_arrived[row], &mj_left[row], 52u);")) << cuda;
+  // a one-pass split does not wait: the last block combines
+  CompiledGraph one = lower(rowSum(3, 1 << 22));
+  EXPECT_FALSE(one.kernels[0].schedule.as<RowSchedule>().waits);
+  EXPECT_FALSE(one.program.kernels[0].coResident);
+  EXPECT_FALSE(contains(one.kernels[0].cuda, "mj_row_barrier(")) << one.kernels[0].cuda;
 }
 
 TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
@@ -424,7 +449,8 @@ TEST(Schedule, DescribeNamesTheTemplate) {
   EXPECT_EQ(lower(unaryGraph(DType::F32, {1027})).kernels[0].schedule.describe(),
             "pointwise: 256 threads per block, 4-wide vectors, 1 per thread, grid 1, scalar tail");
   EXPECT_EQ(lower(rowSum(4096, 1024, 0)).kernels[0].schedule.describe(),
-            "outer column: 32 columns x 8 parts per block (256 threads), grid 32");
+            "outer column: 32 columns x 8 parts per block (256 threads), split over 16 blocks per "
+            "32 columns (256 positions each), the last to finish combines them, grid 512");
   EXPECT_EQ(
       lower(softmax(4096, 1024)).kernels[0].schedule.describe().rfind("inner row: a warp per row, ", 0),
       0u);

@@ -1,0 +1,114 @@
+//===- compiler/emit/Scan.cpp - cumsum/cumprod, a block per row -----------===//
+// The row in tiles of block * items elements. Each thread computes its
+// `items` consecutive inputs (the prologue, by element work), scans them in
+// registers, then a warp scan of the threads' totals (shuffles) and a block
+// scan of the warps' totals (shared memory) give each thread the prefix
+// before its elements; a carry holds the tiles before. Sums and products
+// accumulate in f32 (f16/bf16 too) or int.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/ExprEmitter.h"
+#include "compiler/emit/KernelEmitter.h"
+
+#include "ir/Printer.h"
+
+namespace minijit {
+
+void emitScan(KernelEmitter &e, const ScanSchedule &s) {
+  CodeWriter &w = e.W;
+  const LoweredKernel &k = e.K;
+  const std::string &Idx = e.Idx;
+  std::string items = std::to_string(s.items), tile = std::to_string(int64_t(s.block) * s.items);
+  std::string K = std::to_string(k.K), warps = std::to_string(s.block / 32);
+  struct One {
+    int r;
+    std::string type, functor, identity, v, carry, smem;
+  };
+  std::vector<One> scans;
+  for (size_t r = 0; r < k.reductions.size(); ++r) {
+    const KReduction &red = k.reductions[r];
+    bool isInt = e.accIsInt(static_cast<int>(r));
+    ReduceText rt = reduceText(red.op == OpKind::Cumsum ? OpKind::Sum : OpKind::Prod, isInt);
+    std::string base = e.accName(static_cast<int>(r));
+    scans.push_back({static_cast<int>(r), isInt ? "int" : "float", rt.functor, rt.identity,
+                     w.unique(base + "_v"), w.unique(base + "_carry"), w.unique(base + "_warps")});
+  }
+  for (const One &o : scans)
+    w.line("__shared__ " + o.type + " " + o.smem + "[32]; // each warp's total, then their scan");
+  w.line("const " + Idx + " row = blockIdx.x;");
+  w.line("const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;");
+  e.rowValues(0);
+  for (const One &o : scans)
+    w.line(o.type + " " + o.carry + " = " + o.identity + "; // the tiles before");
+  w.open("for (" + Idx + " first = 0; first < " + K + "; first += " + tile + ")");
+  LaneCtx lc;
+  lc.vec = 1;
+  lc.x = k.k;
+  lc.extent = k.K;
+  lc.var = "k";
+  for (const One &o : scans)
+    w.line(o.type + " " + o.v + "[" + items + "];");
+  w.line("#pragma unroll");
+  w.open("for (int it = 0; it < " + items + "; ++it)");
+  w.line("const " + Idx + " k = first + threadIdx.x * " + items + " + it;");
+  w.open("if (k < " + K + ")");
+  e.elementWork(0, lc, "");
+  for (const One &o : scans)
+    w.line(o.v + "[it] = " + e.ref(k.reductions[o.r].input) + ";");
+  w.close();
+  w.open("else");
+  for (const One &o : scans)
+    w.line(o.v + "[it] = " + o.identity + ";");
+  w.close();
+  w.close();
+  for (const One &o : scans) {
+    w.line("// %" + k.reductions[o.r].name + " = " + opName(k.reductions[o.r].op).str() +
+           ": the tile's scan");
+    w.line("#pragma unroll");
+    w.line("for (int it = 1; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +
+           "::apply(" + o.v + "[it - 1], " + o.v + "[it]);");
+    std::string incl = w.unique(o.v + "_incl"), before = w.unique(o.v + "_before");
+    w.line("const " + o.type + " " + incl + " = mj_warp_scan<" + o.functor + ">(" + o.v + "[" +
+           std::to_string(s.items - 1) + "]);");
+    w.line("if (lane == 31) " + o.smem + "[warp] = " + incl + ";");
+    w.line("__syncthreads();");
+    w.open("if (warp == 0)");
+    std::string t = w.unique("scanned"), lanes = w.unique("lanesBefore");
+    w.line("const " + o.type + " " + t + " = mj_warp_scan<" + o.functor + ">(lane < " + warps +
+           " ? " + o.smem + "[lane] : " + o.identity + ");");
+    w.line(o.smem + "[lane] = " + t + ";");
+    w.close();
+    w.line("__syncthreads();");
+    // The prefix before this thread's elements: the tiles before, the warps
+    // before, the lanes before.
+    w.line("const " + o.type + " " + lanes + " = __shfl_up_sync(0xffffffffu, " + incl + ", 1);");
+    w.line("const " + o.type + " " + before + " = " + o.functor + "::apply(" + o.carry + ", " +
+           o.functor + "::apply(warp == 0 ? " + o.identity + " : " + o.smem + "[warp - 1], lane == 0 ? " +
+           o.identity + " : " + lanes + "));");
+    w.line(o.carry + " = " + o.functor + "::apply(" + o.carry + ", " + o.smem + "[" + warps +
+           " - 1]);");
+    w.line("__syncthreads(); // the next tile writes " + o.smem);
+    w.line("#pragma unroll");
+    w.line("for (int it = 0; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +
+           "::apply(" + before + ", " + o.v + "[it]);");
+  }
+  // The results, element by element.
+  w.line("#pragma unroll");
+  w.open("for (int it = 0; it < " + items + "; ++it)");
+  w.line("const " + Idx + " k = first + threadIdx.x * " + items + " + it;");
+  w.open("if (k < " + K + ")");
+  for (const One &o : scans)
+    for (size_t i = 0; i < k.values.size(); ++i) {
+      const KValue &v = k.values[i];
+      if (v.kind == KValue::Kind::ReduceResult && v.reduction == o.r && e.Need[i])
+        w.line("const " + regType(v.dtype) + " " + e.Names[i] + " = " + o.v + "[it];" +
+               e.comment(static_cast<int>(i)));
+    }
+  // The scans' results, what is computed from them (an epilogue) and the stores.
+  e.elementWork(1, lc, "");
+  w.close();
+  w.close();
+  w.close();
+  w.raw("}\n");
+}
+
+} // namespace minijit

@@ -1,0 +1,235 @@
+//===- compiler/simplify/MatmulRewrites.cpp - products in a cheaper form --------===//
+// One walk in graph order copies the graph, replacing the products the
+// rewrites apply to. A value that is rewritten keeps its name (on the last
+// node of its new form), so outputs and --emit texts still name it.
+//===----------------------------------------------------------------------===//
+#include "compiler/simplify/MatmulRewrites.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+namespace minijit {
+
+std::string MatmulRewrite::text() const {
+  switch (kind) {
+  case MatmulRewriteKind::NarrowProduct:
+    return "%" + value + ": a product of one output row or column, as an elementwise product "
+                         "and a sum over k (the matrix read once)";
+  case MatmulRewriteKind::SumOfProduct:
+    return "%" + value + ": a sum over a product's columns (rows), as the product with the "
+                         "operand summed first (reassociates)";
+  case MatmulRewriteKind::ScalarFactor:
+    return "%" + value + ": a scalar factor of an operand moved after the product, into its "
+                         "epilogue (reassociates)";
+  }
+  llvm_unreachable("bad rewrite kind");
+}
+
+namespace {
+
+class Rewriter {
+public:
+  Rewriter(const Graph &g, bool reassociate)
+      : G(g), Reassociate(reassociate), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0) {
+    for (const Node &n : g.nodes())
+      for (ValueId o : n.operands)
+        ++Uses[o];
+    for (ValueId o : g.outputs())
+      ++Uses[o];
+  }
+
+  MatmulRewriteResult run() {
+    for (size_t i = 0; i < G.size(); ++i)
+      Map[i] = copy(G.nodes()[i]);
+    for (size_t i = 0; i < G.outputs().size(); ++i) {
+      ValueId v = Map[G.outputs()[i]], in = G.updates()[i];
+      if (in >= 0)
+        Out.update(Map[in], v);
+      else
+        Out.output(v);
+    }
+    return {std::move(Out), std::move(Applied)};
+  }
+
+private:
+  const Node &out(ValueId v) const { return Out.node(v); }
+
+  /// Adds `s`; a name already taken (by a fresh name of a node this pass
+  /// made) is left for the graph to choose.
+  ValueId add(NodeSpec s) {
+    if (!s.name.empty() && Out.lookup(s.name))
+      s.name.clear();
+    return Out.add(s);
+  }
+  ValueId cast(ValueId v, DType t) {
+    if (out(v).dtype == t)
+      return v;
+    NodeSpec s;
+    s.op = OpKind::Cast;
+    s.operands = {v};
+    s.dtype = t;
+    return add(s);
+  }
+  ValueId reshape(ValueId v, const Shape &shape, const std::string &name = "") {
+    if (out(v).shape == shape && name.empty())
+      return v;
+    NodeSpec s;
+    s.op = OpKind::Reshape;
+    s.operands = {v};
+    s.shape = shape;
+    s.name = name;
+    return add(s);
+  }
+  ValueId binary(OpKind op, ValueId a, ValueId b, const std::string &name = "") {
+    NodeSpec s;
+    s.op = op;
+    s.operands = {a, b};
+    s.name = name;
+    return add(s);
+  }
+  ValueId reduce(OpKind op, ValueId v, int64_t axis, bool keepdim, const std::string &name = "") {
+    NodeSpec s;
+    s.op = op;
+    s.operands = {v};
+    s.axes = DimVector{axis};
+    s.keepdim = keepdim;
+    s.name = name;
+    return add(s);
+  }
+  /// `v` as `t`, named `name` (a cast to the same type would be dropped, so
+  /// a name that must stay is put on a reshape that changes nothing).
+  ValueId finish(ValueId v, DType t, const Shape &shape, const std::string &name) {
+    if (out(v).name == name)
+      return v;
+    if (out(v).dtype == t)
+      return reshape(v, shape, name);
+    v = reshape(v, shape);
+    NodeSpec s;
+    s.op = OpKind::Cast;
+    s.operands = {v};
+    s.dtype = t;
+    s.name = name;
+    return add(s);
+  }
+
+  static Shape withLast2(const Shape &s, int64_t a, int64_t b) {
+    DimVector d(s.dims().begin(), s.dims().end());
+    d[d.size() - 2] = a;
+    d[d.size() - 1] = b;
+    return Shape(llvm::ArrayRef<int64_t>(d));
+  }
+
+  ValueId copy(const Node &n) {
+    NodeSpec s = specOf(n);
+    for (ValueId &o : s.operands)
+      o = Map[o];
+    if (n.op == OpKind::Input)
+      return Out.input(n.name, n.dtype, n.shape).id();
+    if (n.op == OpKind::Matmul) {
+      if (std::optional<ValueId> v = narrowProduct(n, s.operands[0], s.operands[1]))
+        return *v;
+      if (Reassociate)
+        if (std::optional<ValueId> v = scalarFactor(n, s.operands[0], s.operands[1]))
+          return *v;
+    }
+    if (Reassociate && (n.op == OpKind::Sum || n.op == OpKind::Mean))
+      if (std::optional<ValueId> v = sumOfProduct(n, s.operands[0]))
+        return *v;
+    return add(s);
+  }
+
+  /// The product of f32 operands [.., M, K] @ [.., K, 1] (or [.., 1, K] @
+  /// [.., K, N]) as an elementwise product and a sum over k, with keepdim.
+  /// The sum is named `name` (empty: a fresh name).
+  ValueId sumOverK(ValueId fa, ValueId fb, const std::string &name) {
+    const Shape &sa = out(fa).shape, &sb = out(fb).shape;
+    int64_t K = sa[sa.rank() - 1], N = sb[sb.rank() - 1];
+    if (N == 1) {
+      ValueId row = reshape(fb, withLast2(sb, 1, K)); // B's column as a row
+      return reduce(OpKind::Sum, binary(OpKind::Mul, fa, row), -1, true, name);
+    }
+    ValueId col = reshape(fa, withLast2(sa, K, 1)); // A's row as a column
+    return reduce(OpKind::Sum, binary(OpKind::Mul, col, fb), -2, true, name);
+  }
+
+  /// [.., M, K] @ [.., K, 1] or [.., 1, K] @ [.., K, N]: an elementwise
+  /// product in f32 and a sum over k.
+  std::optional<ValueId> narrowProduct(const Node &n, ValueId a, ValueId b) {
+    const Shape &sa = out(a).shape, &sb = out(b).shape;
+    if (sb[sb.rank() - 1] != 1 && sa[sa.rank() - 2] != 1)
+      return std::nullopt;
+    // The sum has the product's shape (keepdim); an f32 one is the value.
+    ValueId sum = sumOverK(cast(a, DType::F32), cast(b, DType::F32),
+                           n.dtype == DType::F32 ? n.name : "");
+    Applied.push_back({MatmulRewriteKind::NarrowProduct, n.name});
+    return finish(sum, n.dtype, n.shape, n.name);
+  }
+
+  /// sum(A @ B, -1) = A @ sum(B, -1) and sum(A @ B, -2) = sum(A, -2) @ B
+  /// (mean likewise), when the product has no other use. The operand is
+  /// summed in f32, and the narrow product that results is formed as
+  /// narrowProduct does.
+  std::optional<ValueId> sumOfProduct(const Node &n, ValueId p) {
+    const Node &prod = out(p);
+    if (prod.op != OpKind::Matmul || n.axes.size() != 1 || Uses[n.operands[0]] != 1)
+      return std::nullopt;
+    int64_t rank = static_cast<int64_t>(prod.shape.rank());
+    int64_t axis = n.axes[0];
+    if (axis != rank - 1 && axis != rank - 2)
+      return std::nullopt;
+    ValueId fa = cast(prod.operands[0], DType::F32), fb = cast(prod.operands[1], DType::F32);
+    if (axis == rank - 1)
+      fb = reduce(n.op, fb, -1, true);
+    else
+      fa = reduce(n.op, fa, -2, true);
+    ValueId sum = sumOverK(fa, fb, n.dtype == DType::F32 && n.keepdim ? n.name : "");
+    Applied.push_back({MatmulRewriteKind::SumOfProduct, n.name});
+    return finish(sum, n.dtype, n.shape, n.name);
+  }
+
+  /// The literal a scalar product `v` (c * x or x * c, one use) scales by,
+  /// and its other operand.
+  std::optional<std::pair<ValueId, ValueId>> scalarProduct(ValueId v, ValueId original) const {
+    const Node &m = out(v);
+    if (m.op != OpKind::Mul || Uses[original] != 1)
+      return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      const Node &c = out(m.operands[side]);
+      if (c.op == OpKind::Constant && out(m.operands[1 - side]).shape == m.shape)
+        return std::make_pair(m.operands[side], m.operands[1 - side]);
+    }
+    return std::nullopt;
+  }
+
+  /// (c * A) @ B = c * (A @ B) and A @ (c * B) likewise.
+  std::optional<ValueId> scalarFactor(const Node &n, ValueId a, ValueId b) {
+    std::optional<std::pair<ValueId, ValueId>> fa = scalarProduct(a, n.operands[0]),
+                                              fb = scalarProduct(b, n.operands[1]);
+    if (!fa && !fb)
+      return std::nullopt;
+    NodeSpec s;
+    s.op = OpKind::Matmul;
+    s.operands = {fa ? fa->second : a, fb ? fb->second : b};
+    ValueId p = add(s);
+    if (fa)
+      p = binary(OpKind::Mul, p, fa->first, fb ? "" : n.name);
+    if (fb)
+      p = binary(OpKind::Mul, p, fb->first, n.name);
+    Applied.push_back({MatmulRewriteKind::ScalarFactor, n.name});
+    return p;
+  }
+
+  const Graph &G;
+  bool Reassociate;
+  Graph Out;
+  std::vector<ValueId> Map;
+  std::vector<int> Uses; ///< of each value of G, outputs counted
+  std::vector<MatmulRewrite> Applied;
+};
+
+} // namespace
+
+MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate) {
+  return Rewriter(g, reassociate).run();
+}
+
+} // namespace minijit

@@ -1,0 +1,50 @@
+//===- compiler/simplify/MatmulRewrites.h - products in a cheaper form -*- C++ -*-===//
+// Rewrites around matmul, after simplification and before fusion:
+//   - a product with one output column (a matrix-vector product) or one
+//     output row becomes an elementwise product and a sum over k, which the
+//     reduction templates run at the copy-bandwidth limit, split over blocks
+//     when few rows would leave SMs idle (a tile of a matmul template would
+//     be 1/16 full and the grid a fraction of a wave); f16/bf16 operands are
+//     multiplied and summed in f32, as the matmul templates do;
+//   - reassociating ones, which change the order of roundings and can be
+//     switched off (CompileOptions::reassociate, --no-reassociate):
+//     * a sum (or mean) of a product over its output columns is the product
+//       with the summed right operand: sum(A @ B, -1) = A @ sum(B, -1), a
+//       matrix-vector product; over its rows, sum(A @ B, -2) = sum(A, -2) @ B;
+//     * a scalar factor of an operand moves after the product, into its
+//       epilogue: (c * A) @ B = c * (A @ B).
+// The CPU reference evaluates the graph as written; the checks compare with
+// that.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace minijit {
+
+enum class MatmulRewriteKind {
+  NarrowProduct, ///< one output row or column: a product and a sum over k
+  SumOfProduct,  ///< sum over the product's columns or rows: the operand summed first
+  ScalarFactor,  ///< a scalar factor moved after the product
+};
+
+/// One rewrite applied, for --emit=fused.
+struct MatmulRewrite {
+  MatmulRewriteKind kind;
+  std::string value; ///< the IR name of the value rewritten
+  std::string text() const;
+};
+
+struct MatmulRewriteResult {
+  Graph graph;
+  std::vector<MatmulRewrite> applied;
+};
+
+/// Applies the rewrites to `g` (the reassociating ones only with
+/// `reassociate`); the values keep their names.
+MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate);
+
+} // namespace minijit

@@ -1,0 +1,293 @@
+//===- tests/gpu/DataMovementTest.cpp - slice, pad, concat, iota on the GPU ---===//
+// Every dtype at odd sizes, alone (a view stored as an output) and fused into
+// elementwise work and reductions, fused and unfused, against the CPU
+// reference with poisoned outputs (GpuTest::expectMatches).
+//===----------------------------------------------------------------------===//
+#include "tests/gpu/GpuTest.h"
+
+#include <cmath>
+
+namespace minijit {
+namespace {
+
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool};
+
+/// An elementwise op of any dtype, so the view is read by a computing kernel.
+Tensor touch(const Tensor &x) {
+  if (x.dtype() == DType::Bool)
+    return logicalNot(x);
+  if (x.dtype() == DType::I32)
+    return x * 3 + 1;
+  return x * 2.0 + 1.0;
+}
+
+/// A pad value each dtype holds exactly.
+double padValue(DType t) { return t == DType::Bool ? 1 : -3; }
+
+std::string nameOf(const char *what, DType t, int64_t n) {
+  return std::string(what) + "_" + dtypeName(t).str() + "_" + std::to_string(n);
+}
+
+class DataMovement : public GpuTest {};
+
+TEST_F(DataMovement, SliceEveryDTypeAtOddSizes) {
+  for (DType t : kTypes)
+    for (int64_t n : {int64_t(3), int64_t(1025), int64_t(1 << 20) + 7}) {
+      Graph g(nameOf("slice", t, n));
+      Tensor x = g.input("x", t, {n});
+      g.output(slice(x, 0, 1, n), "tail");             // a view stored as it is
+      g.output(touch(slice(x, 0, -n, n, 2)), "even");  // fused into its reader
+      g.output(slice(x, 0, n - 1, n), "last");
+      expectMatches(g, n);
+    }
+  for (DType t : kTypes) {
+    Graph g(nameOf("slice2d", t, 37));
+    Tensor x = g.input("x", t, {37, 131});
+    g.output(touch(slice(x, 0, -5, 37)), "rows");
+    g.output(touch(slice(x, 1, 3, -2, 3)), "cols");
+    g.output(slice(slice(x, 1, 1, 130), 0, 2, 37, 5), "both");
+    expectMatches(g, 37);
+  }
+}
+
+TEST_F(DataMovement, PadEveryDTypeAtOddSizes) {
+  for (DType t : kTypes)
+    for (int64_t n : {int64_t(1), int64_t(1023), int64_t(1 << 20) + 7}) {
+      Graph g(nameOf("pad", t, n));
+      Tensor x = g.input("x", t, {n});
+      g.output(pad(x, {3}, {2}, padValue(t)), "p");
+      g.output(touch(pad(x, {0}, {5}, padValue(t))), "after");
+      g.output(touch(pad(x, {0}, {0})), "none");
+      expectMatches(g, n);
+    }
+  for (DType t : kTypes) {
+    Graph g(nameOf("pad2d", t, 33));
+    Tensor x = g.input("x", t, {33, 65});
+    g.output(touch(pad(x, {1, 0}, {2, 3}, padValue(t))), "p");
+    g.output(pad(pad(x, {0, 4}, {0, 0}, 0), {2, 0}, {0, 1}, padValue(t)), "twice");
+    expectMatches(g, 33);
+  }
+}
+
+TEST_F(DataMovement, ConcatEveryDTypeAtOddSizes) {
+  for (DType t : kTypes)
+    for (int64_t n : {int64_t(1), int64_t(1025), int64_t(1 << 20) + 7}) {
+      Graph g(nameOf("concat", t, n));
+      Tensor a = g.input("a", t, {n});
+      Tensor b = g.input("b", t, {3});
+      g.output(concat({a, b, a}, 0), "abc");
+      g.output(touch(concat({b, touch(a)}, 0)), "fused");
+      expectMatches(g, n);
+    }
+  for (DType t : kTypes) {
+    Graph g(nameOf("concat2d", t, 17));
+    Tensor a = g.input("a", t, {17, 5});
+    Tensor b = g.input("b", t, {17, 131});
+    Tensor c = g.input("c", t, {3, 136});
+    Tensor ab = concat({a, b}, 1);
+    g.output(touch(ab), "cols");
+    g.output(concat({ab, c}, 0), "rows");
+    expectMatches(g, 17);
+  }
+}
+
+TEST_F(DataMovement, IotaEveryDTypeAlongEachAxis) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32}) {
+    Graph g(nameOf("iota", t, 1025));
+    Tensor x = g.input("x", t, {1025, 3});
+    g.output(iota(g, {1025, 3}, 0, t), "rows"); // f16/bf16 round the large indices
+    g.output(iota(g, {1025, 3}, 1, t), "cols");
+    g.output(touch(x) + iota(g, {1025, 3}, -2, t), "fused");
+    expectMatches(g, 1025);
+  }
+  Graph g("iota_long");
+  Tensor x = g.input("x", DType::F32, {(1 << 20) + 7});
+  g.output(x * iota(g, {(1 << 20) + 7}, 0, DType::F32), "y");
+  expectMatches(g, 7);
+}
+
+TEST_F(DataMovement, CausalMaskFromIotaInASoftmax) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    Graph g(std::string("causal_softmax_") + dtypeName(t).str());
+    Tensor s = g.input("s", t, {4, 129, 129});
+    Tensor q = iota(g, {129, 129}, 0), k = iota(g, {129, 129}, 1);
+    g.output(softmax(where(le(k, q), s, -INFINITY), -1), "p");
+    expectMatches(g, 3);
+  }
+}
+
+TEST_F(DataMovement, PadsAndConcatsInsideReductions) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32}) {
+    Graph g(std::string("reduce_views_") + dtypeName(t).str());
+    Tensor x = g.input("x", t, {67, 1000});
+    Tensor y = g.input("y", t, {67, 37});
+    Tensor row = concat({pad(x, {0, 2}, {0, 5}, 1), slice(y, 1, 1, 37, 2)}, 1);
+    g.output(sum(row, {1}, true), "s");
+    g.output(max(row, {1}), "m");
+    g.output(sum(concat({x, slice(x, 0, 60, 67)}, 0), {0}), "cols");
+    expectMatches(g, 5);
+  }
+  Graph g("padded_softmax");
+  Tensor x = g.input("x", DType::F32, {1025, 1000});
+  g.output(softmax(pad(x, {0, 0}, {0, 24}, -INFINITY), 1), "y");
+  expectMatches(g, 9);
+}
+
+TEST_F(DataMovement, RotaryHalvesInOneKernel) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    Graph g(std::string("rotate_half_") + dtypeName(t).str());
+    Tensor x = g.input("x", t, {3, 33, 5, 64});
+    Tensor cs = g.input("cos", t, {33, 1, 64});
+    Tensor sn = g.input("sin", t, {33, 1, 64});
+    Tensor rot = concat({-slice(x, 3, 32, 64), slice(x, 3, 0, 32)}, 3);
+    g.output(x * cs + rot * sn, "y");
+    expectMatches(g, 4);
+  }
+}
+
+} // namespace
+} // namespace minijit
+
+namespace minijit {
+namespace {
+
+class Gather : public GpuTest {};
+
+/// The random i32 inputs are -16..16; spread over -1547..1557 they reach past
+/// both ends of the tables below, so clamping is exercised at both.
+Tensor spread(const Tensor &ids) { return ids * 97 + 5; }
+TEST_F(Gather, TakeEveryDTypeAtOddSizes) {
+  for (DType t : kTypes)
+    for (int64_t n : {int64_t(1), int64_t(3), int64_t(1025)}) {
+      Graph g(nameOf("take", t, n));
+      Tensor table = g.input("table", t, {n, 7});
+      Tensor ids = g.input("ids", DType::I32, {33});
+      g.output(take(table, spread(ids), 0), "rows");
+      g.output(touch(take(table, ids, 1)), "cols");
+      Tensor s = g.input("s", DType::I32, Shape{});
+      g.output(take(table, s, 0), "one");
+      expectMatches(g, n);
+    }
+  Graph g("take_long");
+  Tensor table = g.input("table", DType::F16, {50000, 64});
+  Tensor ids = g.input("ids", DType::I32, {(1 << 14) + 7});
+  g.output(take(table, ids * 3001 + 20000, 0), "e"); // rows 0..49997 and clamped ones
+  expectMatches(g, 3);
+}
+
+TEST_F(Gather, TakeAlongAxisEveryDType) {
+  for (DType t : kTypes) {
+    Graph g(nameOf("take_along", t, 1025));
+    Tensor x = g.input("x", t, {37, 1025});
+    Tensor rows = g.input("rows", DType::I32, {37, 3});
+    Tensor cols = g.input("cols", DType::I32, {5, 1025});
+    g.output(takeAlongAxis(x, spread(rows), 1), "byRow");
+    g.output(touch(takeAlongAxis(x, cols, 0)), "byCol");
+    expectMatches(g, 5);
+  }
+}
+
+TEST_F(Gather, EmbeddingLayerNormAndCrossEntropy) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    Graph g(std::string("embedding_ln_") + dtypeName(t).str());
+    Tensor table = g.input("table", t, {1000, 384});
+    Tensor ids = g.input("ids", DType::I32, {129});
+    g.output(layerNorm(take(table, spread(ids), 0)), "y");
+    expectMatches(g, 2);
+  }
+  for (DType t : {DType::F32, DType::BF16}) {
+    Graph g(std::string("cross_entropy_") + dtypeName(t).str());
+    Tensor logits = g.input("logits", t, {67, 3001});
+    Tensor labels = g.input("labels", DType::I32, {67});
+    Tensor m = max(logits, {1}, true);
+    Tensor lse = log(sum(exp(logits - m), {1}, true)) + m;
+    g.output(lse - takeAlongAxis(logits, spread(labels).reshape({67, 1}), 1), "loss");
+    expectMatches(g, 2);
+  }
+}
+
+} // namespace
+} // namespace minijit
+
+namespace minijit {
+namespace {
+
+class ArgReduction : public GpuTest {};
+
+/// Rows of every length class (sub-warp, warp, block) in every numeric
+/// dtype: f16, bf16 and i32 values repeat often, so ties are exercised.
+TEST_F(ArgReduction, EveryDTypeAlongRowsAndColumns) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
+    for (int64_t n : {int64_t(3), int64_t(1025), int64_t(40000)}) {
+      Graph g(nameOf("arg", t, n));
+      Tensor x = g.input("x", t, {33, n});
+      g.output(argmax(x, 1), "max");
+      g.output(argmin(x, 1, true), "min");
+      g.output(argmax(x, 0), "cols");
+      g.output(argmin(neg(x), 0, true), "negcols");
+      expectMatches(g, n);
+    }
+}
+
+TEST_F(ArgReduction, NaNsAndInfinitiesInRows) {
+  // log of normal values: NaN where x < 0, -inf at 0 (none), so about half NaN.
+  Graph g("arg_nan");
+  Tensor x = g.input("x", DType::F32, {129, 1000});
+  Tensor partlyNaN = where(lt(x, -1.5), log(x), x); // a few NaNs per row
+  g.output(argmax(partlyNaN, 1), "max");
+  g.output(argmin(partlyNaN, 1), "min");
+  g.output(argmax(where(gt(x, 2.5), INFINITY, x), 1), "inf");
+  expectMatches(g, 4);
+}
+
+TEST_F(ArgReduction, SoftmaxAndArgmaxInOneKernel) {
+  for (DType t : {DType::F32, DType::BF16}) {
+    Graph g(std::string("decode_") + dtypeName(t).str());
+    Tensor logits = g.input("logits", t, {17, 32000});
+    Tensor p = softmax(logits, 1);
+    g.output(p, "p");
+    g.output(argmax(logits, 1), "token"); // the argmax of p, up to rounding ties
+    expectMatches(g, 6);
+  }
+}
+
+} // namespace
+} // namespace minijit
+
+namespace minijit {
+namespace {
+
+class Scan : public GpuTest {};
+
+/// Rows shorter than a warp, of one tile, and of several tiles (the carry),
+/// along the last axis and along a strided one, in every numeric dtype.
+TEST_F(Scan, CumsumAndCumprodEveryDTypeAtOddSizes) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
+    for (int64_t n : {int64_t(1), int64_t(33), int64_t(1025), int64_t(9001)}) {
+      Graph g(nameOf("scan", t, n));
+      Tensor x = g.input("x", t, {5, n});
+      g.output(cumsum(x, 1), "rows");
+      g.output(cumsum(x, 0), "cols");
+      // Products of values near 1 stay in range over long rows.
+      Tensor near1 = isFloat(t) ? 1.0 + x * 0.01 : x;
+      g.output(cumprod(n > 33 && !isFloat(t) ? slice(x, 1, 0, 20) : near1, 1), "prod");
+      expectMatches(g, n);
+    }
+}
+
+TEST_F(Scan, PrologueAndEpilogueFuse) {
+  for (DType t : {DType::F32, DType::BF16}) {
+    Graph g(std::string("scan_fused_") + dtypeName(t).str());
+    Tensor x = g.input("x", t, {67, 4099});
+    Tensor w = g.input("w", t, {4099});
+    g.output(cumsum(exp(x) * w, -1) * 0.5 + 1.0, "y");
+    expectMatches(g, 3);
+  }
+  Graph g("scan_long_rows");
+  Tensor x = g.input("x", DType::F32, {2, (1 << 20) + 7});
+  g.output(cumsum(x, 1), "y");
+  expectMatches(g, 5);
+}
+
+} // namespace
+} // namespace minijit

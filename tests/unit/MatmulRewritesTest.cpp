@@ -1,0 +1,172 @@
+// compiler/simplify/MatmulRewrites: narrow products, sums of products, scalar
+// factors; each graph before and after, what --no-reassociate keeps, and that
+// the CPU reference of the rewritten graph computes what the original does.
+#include "compiler/Compiler.h"
+#include "compiler/simplify/MatmulRewrites.h"
+#include "compiler/simplify/Simplify.h"
+#include "ir/Builder.h"
+#include "ir/Evaluator.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+#include <gtest/gtest.h>
+
+using namespace minijit;
+
+namespace {
+
+std::string body(const Graph &g) {
+  std::string s = printGraph(g);
+  size_t open = s.find("{\n");
+  return s.substr(open + 2, s.rfind("}") - open - 2);
+}
+
+/// The rewritten graph verifies and computes what the original does.
+/// (f16 results round the product once less than the graph as written.)
+MatmulRewriteResult rewriteChecked(const Graph &g, bool reassociate = true, double tol = 1e-5) {
+  MatmulRewriteResult r = rewriteMatmuls(g, reassociate);
+  Graph clean = simplifyGraph(r.graph);
+  EXPECT_NO_THROW(verifyGraph(clean));
+  std::vector<HostTensor> in = randomInputs(g, 3);
+  std::vector<HostTensor> a = evaluate(g, in), b = evaluate(clean, in);
+  EXPECT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    CompareResult c = compareTensors(b[i], a[i], Tolerance{tol});
+    EXPECT_TRUE(c.ok) << "output " << i << ": " << c.summary;
+  }
+  r.graph = std::move(clean);
+  return r;
+}
+
+TEST(MatmulRewrites, AMatrixVectorProductIsAProductAndARowSum) {
+  Graph g("gemv");
+  Tensor a = g.input("a", DType::F32, {64, 300});
+  Tensor x = g.input("x", DType::F32, {300, 1});
+  g.output(matmul(a, x), "y");
+  MatmulRewriteResult r = rewriteChecked(g);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::NarrowProduct);
+  EXPECT_EQ(body(r.graph), "  %t0 = reshape %x shape=[1, 300] : f32[1, 300]\n"
+                           "  %t1 = mul %a, %t0 : f32[64, 300]\n"
+                           "  %y = sum %t1 axes=[1] keepdim=true : f32[64, 1]\n"
+                           "  return %y\n")
+      << printGraph(r.graph);
+}
+
+TEST(MatmulRewrites, ARowTimesAMatrixIsAProductAndAColumnSumInF32) {
+  Graph g("gevm");
+  Tensor a = g.input("a", DType::BF16, {1, 40});
+  Tensor w = g.input("w", DType::BF16, {40, 24});
+  g.output(matmul(a, w), "y");
+  MatmulRewriteResult r = rewriteChecked(g);
+  ASSERT_EQ(r.applied.size(), 1u);
+  std::string text = body(r.graph);
+  EXPECT_NE(text.find("cast %a to=f32"), std::string::npos) << text;
+  EXPECT_NE(text.find("cast %w to=f32"), std::string::npos) << text;
+  EXPECT_NE(text.find("axes=[0] keepdim=true : f32[1, 24]"), std::string::npos) << text;
+  EXPECT_NE(text.find("%y = cast"), std::string::npos) << text;
+  EXPECT_EQ(text.find("matmul"), std::string::npos) << text;
+}
+
+TEST(MatmulRewrites, WideProductsStay) {
+  Graph g("mm");
+  Tensor a = g.input("a", DType::F32, {64, 32});
+  Tensor b = g.input("b", DType::F32, {32, 2});
+  g.output(matmul(a, b), "y");
+  MatmulRewriteResult r = rewriteChecked(g);
+  EXPECT_TRUE(r.applied.empty());
+  EXPECT_EQ(printGraph(r.graph), printGraph(g));
+}
+
+TEST(MatmulRewrites, ASumOverTheColumnsOfAProductSumsTheWeightFirst) {
+  Graph g("sum_of_linear");
+  Tensor x = g.input("x", DType::F32, {16, 40});
+  Tensor w = g.input("w", DType::F32, {50, 40}); // nn.Linear's [out, in]
+  g.output(sum(matmul(x, transpose(w)), {1}), "y");
+  MatmulRewriteResult r = rewriteChecked(g);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::SumOfProduct);
+  // (%t1 was the product, left dead)
+  EXPECT_EQ(body(r.graph), "  %t0 = permute %w perm=[1, 0] : f32[40, 50]\n"
+                           "  %t2 = sum %t0 axes=[1] keepdim=true : f32[40, 1]\n"
+                           "  %t3 = reshape %t2 shape=[1, 40] : f32[1, 40]\n"
+                           "  %t4 = mul %x, %t3 : f32[16, 40]\n"
+                           "  %t5 = sum %t4 axes=[1] keepdim=true : f32[16, 1]\n"
+                           "  %y = reshape %t5 shape=[16] : f32[16]\n"
+                           "  return %y\n")
+      << printGraph(r.graph);
+  // switched off, the graph is unchanged
+  MatmulRewriteResult off = rewriteChecked(g, /*reassociate=*/false);
+  EXPECT_TRUE(off.applied.empty());
+  EXPECT_EQ(printGraph(off.graph), printGraph(simplifyGraph(g)));
+}
+
+TEST(MatmulRewrites, AMeanOverTheRowsOfAProductAveragesTheLeftOperand) {
+  Graph g("mean_rows");
+  Tensor x = g.input("x", DType::F32, {2, 30, 20});
+  Tensor w = g.input("w", DType::F32, {20, 10});
+  g.output(mean(matmul(x, w), {1}, true), "y");
+  MatmulRewriteResult r = rewriteChecked(g);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_NE(body(r.graph).find("mean %x axes=[1] keepdim=true : f32[2, 1, 20]"), std::string::npos)
+      << printGraph(r.graph);
+}
+
+TEST(MatmulRewrites, AHalfSumWithoutKeepdimKeepsItsShapeAndDType) {
+  Graph g("half_sum");
+  Tensor x = g.input("x", DType::F16, {3, 20, 12});
+  Tensor w = g.input("w", DType::F16, {30, 12});
+  g.output(sum(matmul(x, transpose(w)), {-1}), "y");
+  MatmulRewriteResult r = rewriteChecked(g, true, 4e-3);
+  ASSERT_EQ(r.applied.size(), 1u);
+  const Node &y = r.graph.node(r.graph.outputs()[0]);
+  EXPECT_EQ(y.shape, (Shape{3, 20}));
+  EXPECT_EQ(y.dtype, DType::F16);
+  EXPECT_EQ(y.name, "y");
+}
+
+TEST(MatmulRewrites, AProductWithAnotherUseIsNotSummedFirst) {
+  Graph g("two_uses");
+  Tensor x = g.input("x", DType::F32, {16, 40});
+  Tensor w = g.input("w", DType::F32, {40, 50});
+  Tensor y = matmul(x, w);
+  g.output(sum(y, {1}), "s");
+  g.output(y, "y");
+  MatmulRewriteResult r = rewriteChecked(g);
+  EXPECT_TRUE(r.applied.empty());
+}
+
+TEST(MatmulRewrites, AScalarFactorMovesAfterTheProduct) {
+  Graph g("scaled");
+  Tensor x = g.input("x", DType::F32, {16, 40});
+  Tensor w = g.input("w", DType::F32, {40, 50});
+  g.output(matmul(x * 0.5, w), "y");
+  MatmulRewriteResult r = rewriteChecked(g);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::ScalarFactor);
+  EXPECT_EQ(body(r.graph), "  %t1 = matmul %x, %w : f32[16, 50]\n"
+                           "  %y = mul %t1, 0.5 : f32[16, 50]\n"
+                           "  return %y\n")
+      << printGraph(r.graph);
+  EXPECT_TRUE(rewriteChecked(g, /*reassociate=*/false).applied.empty());
+}
+
+TEST(MatmulRewrites, TheCompilerNamesThemAndOnlyWithFusion) {
+  Graph g("gemv");
+  Tensor a = g.input("a", DType::F32, {64, 300});
+  Tensor x = g.input("x", DType::F32, {300, 1});
+  g.output(matmul(a, x) + 1.0, "y");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  CompiledGraph c = compileGraph(g, opt);
+  EXPECT_EQ(c.numKernels(), 1u);
+  EXPECT_NE(c.fusedText().find("rewrites:\n  %t0: a product of one output row or column"),
+            std::string::npos)
+      << c.fusedText();
+  opt.fusion = false;
+  CompiledGraph eager = compileGraph(g, opt);
+  EXPECT_TRUE(eager.rewrites.empty());
+  EXPECT_EQ(eager.fusedText().find("rewrites:"), std::string::npos);
+}
+
+} // namespace

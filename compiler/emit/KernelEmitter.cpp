@@ -335,14 +335,14 @@ std::string KernelEmitter::computeText(int i) const {
 std::string KernelEmitter::laneIndexText(const IndexExpr &e, const LaneCtx *lc) {
   if (!lc)
     return idx(e);
-  if (lc->xIs) // x stands for a tile's coordinates
-    return idx(offsetIn(e, *lc));
+  // In a tiled kernel the element index stands for the tile's coordinates.
+  IndexExpr in = offsetIn(e, *lc);
   // The element index of this lane: x = var * vec + j.
   std::string xName = Ctx.str(lc->x);
   IndexExpr lane = Ctx.var(lc->var, std::max<int64_t>(1, lc->extent / lc->vec));
   if (lc->vec > 1)
     lane = Ctx.add(Ctx.mul(lane, lc->vec), Ctx.var("j", lc->vec));
-  return idx(Ctx.substitute(e, [&](const std::string &n) -> std::optional<IndexExpr> {
+  return idx(Ctx.substitute(in, [&](const std::string &n) -> std::optional<IndexExpr> {
     if (n == xName)
       return lane;
     return std::nullopt;

@@ -123,6 +123,7 @@ std::optional<Graph> resized(const Graph &g, int64_t from, int64_t to) {
       NodeSpec s = specOf(g.node(static_cast<ValueId>(i)));
       switch (s.op) {
       case OpKind::Input:
+      case OpKind::Iota:
       case OpKind::Broadcast: s.shape = substituted(s.shape, from, to); break;
       case OpKind::Reshape: {
         std::optional<Shape> t = reshapedTo(s.shape, out.node(s.operands[0]).shape, from, to);
@@ -142,6 +143,9 @@ std::optional<Graph> resized(const Graph &g, int64_t from, int64_t to) {
       case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
       case OpKind::Prod: case OpKind::Permute: case OpKind::Matmul: case OpKind::Grad:
       case OpKind::Vjp:
+      case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
+      case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice:
+      case OpKind::Pad:
         break;
       }
       out.add(s);

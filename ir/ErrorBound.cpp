@@ -378,6 +378,8 @@ private:
     bool rounds;
     double top;
     double operator()(double b, double v, double pre = NAN) const {
+      if (std::isnan(b)) // an infinite bound times an exact 0, say
+        return kInf;
       if (rounds)
         b = certainRounding(held, v, pre, b) ? 0 : b + roundingError(held, std::fabs(v) + b);
       return std::fabs(v) + b > top ? kInf : b;

@@ -25,6 +25,8 @@ int main(int argc, char **argv) {
                           cl::init(4));
   cl::opt<unsigned> ops("ops", cl::desc("ops per graph"), cl::init(12));
   cl::opt<bool> compileOnly("compile-only", cl::desc("compile, even with a GPU"));
+  cl::opt<bool> movement("movement", cl::desc("graphs with the data-movement ops too "
+                                              "(RandomGraphOptions::dataMovement)"));
   cl::opt<bool> stopAtFirst("stop-at-first", cl::desc("stop after the first flagged graph"));
   cl::opt<std::string> dump("dump", cl::desc("write each flagged graph to DIR/rg<seed>.mj"),
                             cl::value_desc("DIR"));
@@ -42,6 +44,7 @@ int main(int argc, char **argv) {
   o.stopAtFirst = stopAtFirst;
   o.dumpDir = dump;
   o.graph.ops = static_cast<int>(ops);
+  o.graph.dataMovement = movement;
   std::optional<Device> gpu;
   std::string why;
   if (!compileOnly && Device::available(&why))

@@ -4,7 +4,7 @@
 // the base shape in the graph's float type feed most steps; others (kept
 // reductions, permuted values) may become outputs.
 //
-// To add an op (slice, concat, pad, take, iota, argmax, cumsum, ...): write
+// To add an op: write
 // a step that reads values with full() or any(), pushes what it makes with
 // push(), and list it in Generator::steps() with a weight. A step that
 // cannot apply to the current graph (a rank it needs, a shape) returns
@@ -72,7 +72,7 @@ private:
         {&Generator::permuteStep, 2},   {&Generator::reshapeStep, 2},
         {&Generator::broadcastStep, 1}, {&Generator::matmulStep, 1},
         {&Generator::castStep, 1},      {&Generator::integerStep, 1},
-        {&Generator::affineStep, 1},
+        {&Generator::affineStep, 1},    {&Generator::movementStep, 3},
     };
     return table;
   }
@@ -290,6 +290,58 @@ private:
   }
 
   void affineStep() { push(full() * 1.25 + 0.5); }
+
+  /// The data-movement ops along a random axis, each ending in the base
+  /// shape: a slice padded back, two slices concatenated, a take of the
+  /// reversed positions, a gather of each row's argmax, running sums and
+  /// products, an argmax as a value, an iota.
+  void movementStep() {
+    if (!Opt.dataMovement)
+      return;
+    int64_t d = static_cast<int64_t>(pick(Base.size()));
+    int64_t size = Base[d];
+    Tensor a = full();
+    auto onAxis = [&](int64_t before, int64_t after) {
+      DimVector b(Base.size(), 0), e(Base.size(), 0);
+      b[d] = before;
+      e[d] = after;
+      return std::make_pair(b, e);
+    };
+    switch (pick(8)) {
+    case 0: { // drop the first element, pad it back with 0.5
+      if (size < 2)
+        return;
+      auto [b, e] = onAxis(1, 0);
+      push(pad(tanh(slice(a, d, 1, size)), b, e, 0.5));
+      return;
+    }
+    case 1: { // two halves, different ops, side by side again
+      if (size < 2)
+        return;
+      int64_t h = 1 + static_cast<int64_t>(pick(static_cast<size_t>(size - 1)));
+      push(concat({sin(slice(a, d, 0, h)), slice(a, d, h, size) * 0.5}, d));
+      return;
+    }
+    case 2: { // the axis reversed through take
+      Tensor idx = (size - 1) - iota(G, Shape{size}, 0);
+      push(take(a, idx, d) - a);
+      return;
+    }
+    case 3: { // each row's largest element, gathered at its argmax
+      Tensor t = tanh(a);
+      push(takeAlongAxis(t, argmax(t, d, true), d) - t);
+      return;
+    }
+    case 4: push(cumsum(tanh(a), d) * (1.0 / static_cast<double>(size))); return;
+    case 5:
+      if (size > 64)
+        return;
+      push(cumprod(tanh(a) * 0.1 + 1.0, d));
+      return;
+    case 6: push(cast(argmin(a, d, true), T) * 0.25 + a); return;
+    default: push(iota(G, base(), d, T) * 0.125 - a); return;
+    }
+  }
 
   /// The last value and up to three more (not arguments), each once.
   void chooseOutputs() {

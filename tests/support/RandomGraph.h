@@ -21,6 +21,11 @@ struct RandomGraphOptions {
   /// A quarter of the graphs in f16 or bf16 (the error bounds of
   /// ir/ErrorBound.h judge their cancellations; the old tolerance could not).
   bool allowHalf = true;
+  /// Steps with slice, pad, concat, take, take_along_axis, argmax/argmin,
+  /// cumsum/cumprod and iota. Off by default while the compiler bugs they
+  /// found (tests/lit/known_bug_*.mj) stand: on, the CPU tests that compile
+  /// random graphs would fail on them. minijit_random_run --movement.
+  bool dataMovement = false;
   int64_t maxElements = 1 << 16;
 };
 

@@ -130,15 +130,17 @@ TEST(RandomGraph, SimplifiedGraphsComputeTheSameValues) {
 }
 
 TEST(RandomGraph, CoversTheWideGenerator) {
-  // Over 300 seeds: every op the steps use, every dtype, permutes of rank 2
-  // to 5, reductions with keepdim both ways, reshapes that split and merge,
-  // several outputs.
+  // Over 300 seeds (data movement on): every op the steps use, every dtype,
+  // permutes of rank 2 to 5, reductions with keepdim both ways, reshapes
+  // that split and merge, several outputs.
   std::set<OpKind> ops;
   std::set<DType> types;
   std::set<unsigned> permuteRanks;
   bool keep = false, drop = false, split = false, merge = false, manyOutputs = false;
+  RandomGraphOptions opt;
+  opt.dataMovement = true;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
-    Graph g = randomGraph(seed);
+    Graph g = randomGraph(seed, opt);
     manyOutputs |= g.outputs().size() >= 3;
     for (const Node &n : g.nodes()) {
       ops.insert(n.op);
@@ -158,7 +160,9 @@ TEST(RandomGraph, CoversTheWideGenerator) {
                     OpKind::Exp, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Div, OpKind::Maximum,
                     OpKind::Where, OpKind::And, OpKind::Floor, OpKind::Cast, OpKind::Sum,
                     OpKind::Max, OpKind::Min, OpKind::Mean, OpKind::Prod, OpKind::Permute,
-                    OpKind::Reshape, OpKind::Broadcast, OpKind::Matmul})
+                    OpKind::Reshape, OpKind::Broadcast, OpKind::Matmul, OpKind::Slice,
+                    OpKind::Pad, OpKind::Concat, OpKind::Take, OpKind::TakeAlongAxis,
+                    OpKind::Argmax, OpKind::Argmin, OpKind::Cumsum, OpKind::Cumprod, OpKind::Iota})
     EXPECT_TRUE(ops.count(op)) << opName(op).str();
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool})
     EXPECT_TRUE(types.count(t)) << dtypeName(t).str();

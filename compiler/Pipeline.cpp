@@ -6,6 +6,7 @@
 // PTX (3); MINIJIT_DUMP prints or writes the named stages' text.
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
+#include "compiler/Mutation.h"
 
 #include "compiler/simplify/MatmulRewrites.h"
 #include "compiler/simplify/Simplify.h"
@@ -272,8 +273,8 @@ private:
   void emit() {
     for (size_t k = 0; k < C.kernels.size(); ++k) {
       CompiledKernel &ck = C.kernels[k];
-      ck.cuda = emitKernel(ck.lowered, ck.schedule, ck.name);
-      C.program.kernels[k].source = cudaPreamble() + "\n" + ck.cuda;
+      ck.cuda = mutateKernel(emitKernel(ck.lowered, ck.schedule, ck.name));
+      C.program.kernels[k].source = mutatePreamble(cudaPreamble()) + "\n" + ck.cuda;
     }
   }
 

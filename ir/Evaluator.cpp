@@ -6,6 +6,7 @@
 
 #include "ir/Autodiff.h"
 #include "ir/Error.h"
+#include "ir/EvaluatorInternal.h"
 #include "ir/Printer.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -121,64 +122,11 @@ double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double>
 
 namespace {
 
-using Strides = llvm::SmallVector<int64_t, kMaxRank>;
-
-/// Element strides that read `from` (row-major) at the multi-index of an
-/// element of shape `to` it broadcasts to: 0 along stretched dims.
-Strides broadcastStrides(const Shape &from, const Shape &to) {
-  Strides s(to.rank(), 0);
-  auto fs = from.strides();
-  unsigned off = to.rank() - from.rank();
-  for (unsigned i = 0; i < from.rank(); ++i)
-    s[off + i] = from[i] == 1 ? 0 : fs[i];
-  return s;
-}
-
-/// Calls fn(i, offsets...) for output elements [begin, end) of `shape`, with
-/// the matching offset into each operand given its strides.
-template <typename Fn>
-void forRange(const Shape &shape, llvm::ArrayRef<Strides> strides, int64_t begin, int64_t end,
-              Fn &&fn) {
-  unsigned rank = shape.rank();
-  llvm::SmallVector<int64_t, kMaxRank> idx(rank, 0);
-  int64_t rem = begin;
-  for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
-    idx[d] = rem % shape[d];
-    rem /= shape[d];
-  }
-  llvm::SmallVector<int64_t, 4> off(strides.size(), 0);
-  for (size_t k = 0; k < strides.size(); ++k)
-    for (unsigned d = 0; d < rank; ++d)
-      off[k] += idx[d] * strides[k][d];
-  for (int64_t i = begin; i < end; ++i) {
-    fn(i, llvm::ArrayRef<int64_t>(off));
-    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
-      ++idx[d];
-      for (size_t k = 0; k < strides.size(); ++k)
-        off[k] += strides[k][d];
-      if (idx[d] < shape[d])
-        break;
-      for (size_t k = 0; k < strides.size(); ++k)
-        off[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
-  }
-}
-
-constexpr int64_t kChunk = 1 << 15;
-
-/// Runs fn(begin, end) over [0, n) in parallel chunks.
-template <typename Fn> void parallelChunks(int64_t n, Fn &&fn) {
-  int64_t chunks = (n + kChunk - 1) / kChunk;
-  if (chunks <= 1) {
-    fn(int64_t(0), n);
-    return;
-  }
-  llvm::parallelForEachN(0, static_cast<size_t>(chunks), [&](size_t c) {
-    int64_t b = static_cast<int64_t>(c) * kChunk;
-    fn(b, std::min(n, b + kChunk));
-  });
-}
+using detail::broadcastStrides;
+using detail::forRange;
+using detail::kChunk;
+using detail::parallelChunks;
+using detail::Strides;
 
 class Evaluator {
 public:
@@ -209,6 +157,8 @@ public:
       const Node &n = G.nodes()[i];
       if (n.op != OpKind::Input)
         Values[i] = compute(static_cast<ValueId>(i));
+      if (Opt.observe)
+        Opt.observe(static_cast<ValueId>(i), Values);
       for (ValueId o : n.operands)
         if (lastUse[o] == i)
           Values[o] = HostTensor();

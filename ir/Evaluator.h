@@ -7,6 +7,7 @@
 #include "ir/Graph.h"
 #include "ir/HostTensor.h"
 
+#include <functional>
 #include <vector>
 
 namespace minijit {
@@ -21,6 +22,11 @@ struct EvalOptions {
   /// size of the terms its reductions added, which bounds their rounding
   /// error where the terms cancel (the `scale` of compareTensors).
   bool magnitudes = false;
+  /// Called after each value is computed (arguments included), with the
+  /// values held so far: the new one and every operand it read are still
+  /// there. The error bounds (ir/ErrorBound.h) are computed this way, in the
+  /// same walk as the values.
+  std::function<void(ValueId, llvm::ArrayRef<HostTensor>)> observe;
 };
 
 /// Evaluates `g` on `inputs` (one per graph input, in order) and returns one

@@ -174,7 +174,7 @@ std::string indexText(const Shape &s, int64_t i) {
 } // namespace
 
 CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol,
-                             const HostTensor *magnitude) {
+                             const HostTensor *magnitude, const HostTensor *bound) {
   CompareResult r;
   if (got.dtype() != ref.dtype() || got.shape() != ref.shape()) {
     r.ok = false;
@@ -203,7 +203,7 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
     } else if (std::isnan(e) || std::isnan(g)) {
       bad = std::isnan(e) != std::isnan(g);
     } else if (std::isinf(e) || std::isinf(g)) {
-      bad = g != e;
+      bad = g != e && !(bound && std::isinf(bound->get(i)));
     } else {
       // Errors are relative to the value, the output's RMS and, when given,
       // the size of the terms reduced into it (sums that cancel).
@@ -213,6 +213,20 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
       double err = std::fabs(g - e) / (std::fabs(e) + s + 1e-300);
       r.maxRelError = std::max(r.maxRelError, err);
       bad = tol.rtol == 0 ? g != e : std::fabs(g - e) > tol.rtol * (std::fabs(e) + s);
+      // A 16-bit value whose rounding is certain (bound 0) must be exact: the
+      // f16 tolerance alone would let a wrongly rounded store through.
+      bool half = got.dtype() == DType::F16 || got.dtype() == DType::BF16;
+      if (bound && half && !bad && g != e && bound->get(i) == 0) {
+        bad = true;
+        r.maxBounds = INFINITY;
+      } else if (bad && bound) {
+        double b = bound->get(i), d = std::fabs(g - e);
+        bad = !(d <= tol.safety * b);
+        if (bad)
+          r.maxBounds = std::max(r.maxBounds, b > 0 ? d / b : INFINITY);
+        else
+          ++r.savedByBound;
+      }
     }
     if (!bad)
       continue;
@@ -226,6 +240,8 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
   r.ok = r.mismatches == 0;
   if (r.ok) {
     r.summary = llvm::formatv("ok (max rel error {0:e2})", r.maxRelError).str();
+    if (r.savedByBound)
+      r.summary += llvm::formatv(" ({0} within the error bound)", r.savedByBound).str();
     return r;
   }
   char values[96];
@@ -237,6 +253,10 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
                             r.mismatches, n, r.unwritten, indexText(ref.shape(), r.firstBad),
                             first, r.maxRelError, tol.rtol)
                   .str();
+  if (bound && r.firstBad >= 0 && !got.isPoisoned(r.firstBad))
+    r.summary += llvm::formatv("; error bound there {0:e2}, worst miss {1:f1} bounds (pass: {2})",
+                               bound->get(r.firstBad), r.maxBounds, tol.safety)
+                     .str();
   return r;
 }
 

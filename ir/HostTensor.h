@@ -56,6 +56,11 @@ private:
 /// large values are judged against the tensor's size). rtol 0 means exact.
 struct Tolerance {
   double rtol = 1e-5;
+  /// With an error bound (ir/ErrorBound.h), an element that misses rtol
+  /// still passes when |got - ref| <= safety * bound. Two of the four are
+  /// the reference's own error (it is an f32 evaluation too), the rest slack
+  /// for what the model leaves out.
+  double safety = 4;
 };
 
 struct CompareResult {
@@ -65,6 +70,11 @@ struct CompareResult {
   int64_t firstBad = -1;  ///< index of the first bad element
   double gotAtFirstBad = 0, refAtFirstBad = 0;
   double maxRelError = 0; ///< max |got-ref| / (|ref| + scale) over finite elements
+  /// With an error bound: max |got-ref| / bound over the elements out of
+  /// rtol (how many bounds the worst missed by; infinite for a bound of 0).
+  double maxBounds = 0;
+  /// With an error bound: elements within it that rtol alone would fail.
+  int64_t savedByBound = 0;
   /// "ok (max rel error 3.1e-07)" or "3 of 4096 elements differ; first at [2, 17]: got 1.5, expected 1.25 ...".
   std::string summary;
 };
@@ -74,8 +84,14 @@ struct CompareResult {
 /// a poisoned element always fails. An element passes when
 /// |got - ref| <= rtol * (|ref| + scale), scale being the output's RMS or,
 /// when larger, |magnitude| there (an evaluation with
-/// EvalOptions::magnitudes: the size of the terms a sum added).
+/// EvalOptions::magnitudes: the size of the terms a sum added). With
+/// `bound` (evaluateWithBounds), an element out of rtol passes when
+/// |got - ref| <= tol.safety * bound there, and an infinity is accepted where
+/// the bound is infinite; NaN still never passes. An f16/bf16 element whose
+/// bound is 0 (a certain rounding, see certainRounding) must equal the
+/// reference exactly, whatever rtol allows.
 CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol,
-                             const HostTensor *magnitude = nullptr);
+                             const HostTensor *magnitude = nullptr,
+                             const HostTensor *bound = nullptr);
 
 } // namespace minijit

@@ -3,7 +3,7 @@
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [bench] [anchors] [general] [samples] [train] [tune] [sanitize]
-#                          [random] [dlpack] [pictures]
+#                          [random] [mutation] [dlpack] [pictures]
 # general: the generalization suite (minijit_bench --suite general, fused) and
 # its PyTorch anchors (bench/torch_general.py) in the same call, joined into
 # general_table.md.
@@ -75,19 +75,20 @@ if want sanitize; then
   done
 fi
 if want random; then
-  # A long differential run: RANDOM_PROCS processes of RANDOM_EACH random
-  # graphs each (fused and unfused, against the CPU reference), seeds after
-  # the 200 the test suite runs.
-  procs=${RANDOM_PROCS:-8} each=${RANDOM_EACH:-250}
-  for p in $(seq 0 $((procs - 1))); do
-    MINIJIT_RANDOM_FIRST=$((1001 + p * each)) MINIJIT_RANDOM_GRAPHS=$each timeout 400 \
-      $bin/minijit_gpu_tests --gtest_filter=Graphs.RandomGraphsFusedAndUnfused \
-      > "$out/random_$p.log" 2>&1 &
-  done
-  wait
-  fails=$(grep -l "FAILED" "$out"/random_*.log | wc -l)
-  echo "random graphs: $procs x $each from seed 1001, fused and unfused; processes with failures: $fails"
-  grep -h -A12 "Failure" "$out"/random_*.log | head -60
+  # The long differential run (scripts/random_run.sh): RANDOM_COUNT graphs from
+  # seed RANDOM_FIRST, each fused and unfused against the CPU reference with
+  # its error bounds, in RANDOM_PROCS processes, stopping after RANDOM_BUDGET
+  # seconds; every mismatch is counted with its seed and the run goes on.
+  BIN=$bin scripts/random_run.sh --first "${RANDOM_FIRST:-1}" --count "${RANDOM_COUNT:-100000}" \
+    --procs "${RANDOM_PROCS:-$(nproc)}" --budget-s "${RANDOM_BUDGET:-540}" --out "$out/random" \
+    2>&1 | tee "$out/random.txt"
+  grep -h "^mismatch\|^error" "$out"/random/proc-*.log | head -40
+fi
+if want mutation; then
+  # Mutation testing (scripts/mutation_run.sh): the random run once per known
+  # miscompile, each stopping at its first flagged graph, and the kill rate.
+  BIN=$bin scripts/mutation_run.sh --count "${MUTATION_COUNT:-300}" \
+    --procs "${RANDOM_PROCS:-$(nproc)}" --out "$out/mutation" 2>&1 | tee "$out/mutation.txt"
 fi
 if want dlpack; then
   timeout 120 python3 tests/gpu/dlpack_torch.py $bin/libminijit_dlpack_shim.so 2>&1 | tee "$out/dlpack.log"

@@ -1,6 +1,8 @@
 //===- tools/Harness.cpp - run a graph on the GPU and check it ------------===//
 #include "tools/Harness.h"
 
+#include "ir/ErrorBound.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -8,14 +10,54 @@
 
 namespace minijit {
 
+namespace {
+
+/// Whether every f16/bf16 value an output of `g` needs (views aside) is
+/// found by name in the compiled graph, so the `stored` flags say exactly
+/// which of them the program rounds. Simplify may merge or rename values;
+/// then no rounding is taken as certain (ir/ErrorBound.h).
+bool halfValuesFound(const Graph &g, const CompiledGraph &c) {
+  std::vector<bool> live(g.size(), false);
+  for (ValueId o : g.outputs())
+    live[o] = true;
+  for (size_t i = g.size(); i-- > 0;)
+    if (live[i])
+      for (ValueId p : g.nodes()[i].operands)
+        live[p] = true;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.nodes()[i];
+    bool half = n.dtype == DType::F16 || n.dtype == DType::BF16;
+    if (!live[i] || !half || n.cls() == OpClass::Input || n.cls() == OpClass::Constant ||
+        n.cls() == OpClass::View)
+      continue;
+    if (n.name.empty() || !c.graph.lookup(n.name))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
 CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t seed,
                        const std::vector<HostTensor> *inputs,
                        std::optional<std::vector<HostTensor>> reference) {
-  CheckedRun r;
   CompileOptions opt;
   opt.fusion = fusion;
+  return runAndCheck(g, gpu, opt, seed, inputs, std::move(reference));
+}
+
+CheckedRun runAndCheck(const Graph &g, const Device &gpu, CompileOptions opt, uint64_t seed,
+                       const std::vector<HostTensor> *inputs,
+                       std::optional<std::vector<HostTensor>> reference) {
   opt.device = gpu.properties();
-  r.compiled = compileGraph(g, opt);
+  return checkCompiled(g, gpu, compileGraph(g, opt), seed, inputs, std::move(reference));
+}
+
+CheckedRun checkCompiled(const Graph &g, const Device &gpu, CompiledGraph compiled, uint64_t seed,
+                         const std::vector<HostTensor> *inputs,
+                         std::optional<std::vector<HostTensor>> reference) {
+  CheckedRun r;
+  r.compiled = std::move(compiled);
   r.inputs = inputs ? *inputs : randomInputs(g, seed);
   Executable &exe = r.executable.emplace(gpu, r.compiled.program);
   std::vector<DeviceTensor> din;
@@ -40,7 +82,9 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
     std::vector<bool> stored = storedValues(ref, r.compiled);
     EvalOptions eo;
     eo.stored = &stored;
-    r.reference = evaluate(ref, r.inputs, eo);
+    BoundedOutputs bounded = evaluateWithBounds(ref, r.inputs, eo, halfValuesFound(ref, r.compiled));
+    r.reference = std::move(bounded.values);
+    r.bounds = std::move(bounded.bounds);
     // Sums whose terms cancel are compared relative to the terms' size.
     bool sums = llvm::any_of(ref.nodes(), [](const Node &n) {
       return n.op == OpKind::Sum || n.op == OpKind::Mean || n.op == OpKind::Matmul;
@@ -53,7 +97,8 @@ CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t 
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     r.compare.push_back(compareTensors(r.outputs[i], r.reference[i],
                                        toleranceFor(ref, ref.outputs()[i]),
-                                       magnitudes.empty() ? nullptr : &magnitudes[i]));
+                                       magnitudes.empty() ? nullptr : &magnitudes[i],
+                                       r.bounds.empty() ? nullptr : &r.bounds[i]));
     r.ok = r.ok && r.compare.back().ok;
   }
   return r;

@@ -19,6 +19,7 @@ struct CheckedRun {
   std::vector<HostTensor> inputs;     ///< as generated (or given)
   std::vector<HostTensor> outputs;    ///< from the GPU
   std::vector<HostTensor> reference;  ///< from the CPU reference
+  std::vector<HostTensor> bounds;     ///< per output, each element's error bound (ir/ErrorBound.h); empty with a given reference
   std::vector<CompareResult> compare; ///< one per output
   bool ok = true;                     ///< every comparison passed
   std::optional<Executable> executable; ///< the program as loaded, to run it again
@@ -27,11 +28,24 @@ struct CheckedRun {
 /// Compiles `g` (fusion on or off) for `gpu`, runs it once on `inputs` (or
 /// seeded random inputs) with NaN-poisoned outputs, and compares every
 /// output with the reference. The reference rounds to f16/bf16 exactly the
-/// values the program stores (see storedValues); `reference`, when given,
-/// replaces it. Throws what compile and run throw.
+/// values the program stores (see storedValues); an element passes within
+/// the tolerance or within Tolerance::safety times its error bound
+/// (evaluateWithBounds). `reference`, when given, replaces the reference
+/// (and there are no bounds). Throws what compile and run throw.
 CheckedRun runAndCheck(const Graph &g, const Device &gpu, bool fusion, uint64_t seed,
                        const std::vector<HostTensor> *inputs = nullptr,
                        std::optional<std::vector<HostTensor>> reference = std::nullopt);
+
+/// The same with the compile options given (their device is replaced by
+/// `gpu`'s properties).
+CheckedRun runAndCheck(const Graph &g, const Device &gpu, CompileOptions opt, uint64_t seed,
+                       const std::vector<HostTensor> *inputs = nullptr,
+                       std::optional<std::vector<HostTensor>> reference = std::nullopt);
+
+/// The same for `g` compiled already (every kernel with its CUBIN).
+CheckedRun checkCompiled(const Graph &g, const Device &gpu, CompiledGraph compiled, uint64_t seed,
+                         const std::vector<HostTensor> *inputs = nullptr,
+                         std::optional<std::vector<HostTensor>> reference = std::nullopt);
 
 /// What a run does to its inputs, on the host: each output that updates an
 /// argument in place replaces that argument's tensor in `inputs`, so the CPU

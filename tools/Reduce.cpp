@@ -1,6 +1,9 @@
 //===- tools/Reduce.cpp - shrink a graph while a condition holds ----------===//
 #include "tools/Reduce.h"
 
+#include "ir/Error.h"
+
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -13,6 +16,7 @@ struct Edit {
   std::vector<bool> keepOutput;   ///< per output of the source graph
   std::vector<ValueId> outputAs;  ///< per output: the value returned in its place
   std::vector<ValueId> replaced;  ///< per value: the value that stands for it
+  std::vector<OpKind> opAs;       ///< per value: the op it is rebuilt with
 };
 
 /// The edit that changes nothing.
@@ -20,8 +24,10 @@ Edit unchanged(const Graph &g) {
   Edit e;
   e.keepOutput.assign(g.outputs().size(), true);
   e.outputAs.assign(g.outputs().begin(), g.outputs().end());
-  for (size_t i = 0; i < g.size(); ++i)
+  for (size_t i = 0; i < g.size(); ++i) {
     e.replaced.push_back(static_cast<ValueId>(i));
+    e.opAs.push_back(g.node(static_cast<ValueId>(i)).op);
+  }
   return e;
 }
 
@@ -50,6 +56,7 @@ Graph rebuild(const Graph &g, const Edit &edit) {
     if (!live[i])
       continue;
     NodeSpec s = specOf(g.node(static_cast<ValueId>(i)));
+    s.op = edit.opAs[i];
     for (ValueId &o : s.operands)
       o = map[resolve(o)];
     map[i] = out.add(s);
@@ -65,6 +72,103 @@ Graph rebuild(const Graph &g, const Edit &edit) {
       out.output(v);
   }
   return out;
+}
+
+bool isComparison(OpKind op) {
+  return op == OpKind::Eq || op == OpKind::Ne || op == OpKind::Lt || op == OpKind::Le ||
+         op == OpKind::Gt || op == OpKind::Ge || op == OpKind::And || op == OpKind::Or;
+}
+
+/// `shape` with every dimension of size `from` made `to`.
+Shape substituted(const Shape &shape, int64_t from, int64_t to) {
+  DimVector dims(shape.dims().begin(), shape.dims().end());
+  for (int64_t &d : dims)
+    if (d == from)
+      d = to;
+  return Shape(llvm::ArrayRef<int64_t>(dims));
+}
+
+/// A reshape's target after its operand became `in`: the sizes substituted,
+/// then one dimension (a merged one, the largest first) absorbing the
+/// change in the element count; nullopt when none can.
+std::optional<Shape> reshapedTo(const Shape &target, const Shape &in, int64_t from, int64_t to) {
+  Shape t = substituted(target, from, to);
+  if (t.numel() == in.numel())
+    return t;
+  DimVector dims(t.dims().begin(), t.dims().end());
+  std::vector<size_t> order(dims.size());
+  for (size_t j = 0; j < order.size(); ++j)
+    order[j] = j;
+  llvm::sort(order, [&](size_t a, size_t b) { return dims[a] > dims[b]; });
+  for (size_t j : order) {
+    int64_t others = 1;
+    for (size_t k = 0; k < dims.size(); ++k)
+      if (k != j)
+        others *= dims[k];
+    if (others > 0 && in.numel() % others == 0 && in.numel() / others >= 1) {
+      dims[j] = in.numel() / others;
+      return Shape(llvm::ArrayRef<int64_t>(dims));
+    }
+  }
+  return std::nullopt;
+}
+
+/// `g` with the size `from` made `to` in its arguments and in the shapes its
+/// reshapes and broadcasts name; nullopt when the result is not a valid graph
+/// (a candidate the reducer skips).
+std::optional<Graph> resized(const Graph &g, int64_t from, int64_t to) {
+  Graph out(g.name());
+  try { // Graph::add checks each node; a failed check only rules the candidate out
+    for (size_t i = 0; i < g.size(); ++i) {
+      NodeSpec s = specOf(g.node(static_cast<ValueId>(i)));
+      switch (s.op) {
+      case OpKind::Input:
+      case OpKind::Iota:
+      case OpKind::Broadcast: s.shape = substituted(s.shape, from, to); break;
+      case OpKind::Reshape: {
+        std::optional<Shape> t = reshapedTo(s.shape, out.node(s.operands[0]).shape, from, to);
+        if (!t)
+          return std::nullopt;
+        s.shape = *t;
+        break;
+      }
+      case OpKind::Constant: case OpKind::Neg: case OpKind::Abs: case OpKind::Exp:
+      case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+      case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
+      case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
+      case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+      case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
+      case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
+      case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
+      case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
+      case OpKind::Prod: case OpKind::Permute: case OpKind::Matmul: case OpKind::Grad:
+      case OpKind::Vjp:
+      case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
+      case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice:
+      case OpKind::Pad:
+        break;
+      }
+      out.add(s);
+    }
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      if (g.updates()[i] >= 0)
+        out.update(g.updates()[i], g.outputs()[i]);
+      else
+        out.output(g.outputs()[i]);
+    }
+  } catch (const GraphError &) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+/// The elements of all values of `g`: a resize must lower it (a size that
+/// only a reshape's result has comes back when the reshape absorbs it).
+int64_t elements(const Graph &g) {
+  int64_t n = 0;
+  for (const Node &v : g.nodes())
+    n += v.shape.numel();
+  return n;
 }
 
 class Reducer {
@@ -87,6 +191,16 @@ public:
       }
       if (std::optional<Graph> smaller = returnAnOperand(g)) {
         g = std::move(*smaller);
+        changed = true;
+        continue;
+      }
+      if (std::optional<Graph> smaller = shrinkASize(g)) {
+        g = std::move(*smaller);
+        changed = true;
+        continue;
+      }
+      if (std::optional<Graph> simpler = simplifyAnOp(g)) {
+        g = std::move(*simpler);
         changed = true;
       }
     }
@@ -116,14 +230,21 @@ private:
     return std::nullopt;
   }
 
-  /// The last op first: a use of it replaced by one of its operands of the
-  /// same dtype and shape (which removes the op and maybe more).
+  /// The last op first: a use of it replaced by one of its operands (or
+  /// what views above one read) of the same dtype and shape (which removes
+  /// the op and maybe more).
   std::optional<Graph> bypassAnOp(const Graph &g) {
     for (size_t i = g.size(); i-- > 0;) {
       const Node &n = g.node(static_cast<ValueId>(i));
       if (n.op == OpKind::Input || n.op == OpKind::Constant)
         continue;
-      for (ValueId o : n.operands) {
+      // Its operands, and what a chain of views above an operand reads (a
+      // reshape and its inverse go together this way).
+      llvm::SmallVector<ValueId, 8> sources(n.operands.begin(), n.operands.end());
+      for (size_t k = 0; k < sources.size() && sources.size() < 8; ++k)
+        if (g.node(sources[k]).cls() == OpClass::View)
+          sources.push_back(g.node(sources[k]).operands[0]);
+      for (ValueId o : sources) {
         const Node &on = g.node(o);
         if (on.op == OpKind::Constant || on.dtype != n.dtype || on.shape != n.shape)
           continue;
@@ -150,6 +271,47 @@ private:
         if (std::optional<Graph> r = accept(rebuild(g, e)))
           return r;
       }
+    }
+    return std::nullopt;
+  }
+
+  /// One size made smaller everywhere it occurs (the largest size first;
+  /// 1, 2, half, one less).
+  std::optional<Graph> shrinkASize(const Graph &g) {
+    std::vector<int64_t> sizes;
+    for (const Node &n : g.nodes())
+      for (int64_t d : n.shape.dims())
+        if (d > 1 && !llvm::is_contained(sizes, d))
+          sizes.push_back(d);
+    llvm::sort(sizes, std::greater<int64_t>());
+    for (int64_t from : sizes) {
+      std::vector<int64_t> tos;
+      for (int64_t to : {int64_t(1), int64_t(2), from / 2, from - 1})
+        if (to >= 1 && to < from && !llvm::is_contained(tos, to))
+          tos.push_back(to);
+      for (int64_t to : tos)
+        if (std::optional<Graph> c = resized(g, from, to); c && elements(*c) < elements(g))
+          if (std::optional<Graph> r = accept(*c))
+            return r;
+    }
+    return std::nullopt;
+  }
+
+  /// An op replaced by a plainer one of its kind: a float unary op by neg, a
+  /// float binary op by add (the last op first).
+  std::optional<Graph> simplifyAnOp(const Graph &g) {
+    for (size_t i = g.size(); i-- > 0;) {
+      const Node &n = g.node(static_cast<ValueId>(i));
+      if (!isFloat(n.dtype))
+        continue;
+      OpKind plain = n.cls() == OpClass::Unary ? OpKind::Neg : OpKind::Add;
+      if ((n.cls() != OpClass::Unary && n.cls() != OpClass::Binary) || n.op == plain ||
+          isComparison(n.op))
+        continue;
+      Edit e = unchanged(g);
+      e.opAs[i] = plain;
+      if (std::optional<Graph> r = accept(rebuild(g, e)))
+        return r;
     }
     return std::nullopt;
   }

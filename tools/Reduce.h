@@ -3,7 +3,10 @@
 // mismatch, an error) and a test that says whether a candidate still shows
 // it, greedily removes outputs, bypasses ops (a use of an op is replaced by
 // one of its operands of the same type), returns an output's operand in its
-// place, and drops what no output needs, until no step keeps the condition. What remains is a small regression test.
+// place, makes a size smaller wherever it occurs (reshapes follow), replaces
+// an op by a plainer one (a float unary op by neg, a binary one by add), and
+// drops what no output needs, until no step keeps the condition. What
+// remains is a small regression test.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -21,7 +24,8 @@ struct ReduceStats {
 /// The smallest graph the greedy steps reach from `g` for which `interesting`
 /// stays true; `g` itself must be interesting (the caller checks). Every
 /// candidate is a valid graph: a bypassed op is replaced by an operand of its
-/// own dtype and shape. Names of the values that remain are kept.
+/// own dtype and shape, and a resize that would not verify is not tried.
+/// Names of the values that remain are kept.
 Graph reduceGraph(const Graph &g, const std::function<bool(const Graph &)> &interesting,
                   ReduceStats *stats = nullptr);
 

@@ -9,6 +9,7 @@
 #include "compiler/lower/Lowering.h"
 
 #include "compiler/lower/CudaNames.h"
+#include "compiler/Mutation.h"
 
 #include "ir/Error.h"
 #include "ir/Printer.h"
@@ -142,6 +143,7 @@ private:
     unsigned off = to.rank() - from.rank();
     for (unsigned i = 0; i < from.rank(); ++i)
       out.push_back(from[i] == 1 ? IndexExpr::constant(0) : idx[off + i]);
+    mutateBroadcastIndex(L.ctx, out, from, to); // a test hook (compiler/Mutation.h)
     return out;
   }
 

@@ -1,6 +1,6 @@
 //===- tests/gpu/GraphsTest.cpp - whole graphs on the GPU ------------------===//
 #include "tests/gpu/GpuTest.h"
-#include "tests/support/RandomGraph.h"
+#include "tests/support/RandomRun.h"
 
 namespace minijit {
 namespace {
@@ -62,20 +62,22 @@ TEST_F(Graphs, ReductionReadAtAnotherRowIsStored) {
 
 TEST_F(Graphs, RandomGraphsFusedAndUnfused) {
   // MINIJIT_RANDOM_GRAPHS and MINIJIT_RANDOM_FIRST (the first seed) make
-  // longer differential runs, split over processes (scripts/gpu_session.sh).
-  int graphs = 200;
-  uint64_t first = 1;
+  // longer runs; scripts/random_run.sh runs minijit_random_run in processes.
+  // Every flagged graph is reported and the run goes on.
+  RandomRunOptions o;
+  o.count = 200;
   if (const char *n = std::getenv("MINIJIT_RANDOM_GRAPHS"))
-    graphs = std::atoi(n);
+    o.count = std::strtoull(n, nullptr, 10);
   if (const char *f = std::getenv("MINIJIT_RANDOM_FIRST"))
-    first = std::strtoull(f, nullptr, 10);
-  for (uint64_t seed = first; seed < first + static_cast<uint64_t>(graphs); ++seed) {
-    Graph g = randomGraph(seed);
-    SCOPED_TRACE("random graph seed " + std::to_string(seed) + ":\n" + printGraph(g));
-    expectMatches(g, seed);
-    if (HasFailure())
-      break;
-  }
+    o.first = std::strtoull(f, nullptr, 10);
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  RandomRunSummary s = runRandomGraphs(o, Gpu ? &*Gpu : nullptr, os);
+  EXPECT_EQ(s.graphs, o.count);
+  EXPECT_TRUE(s.findings.empty()) << s.findings.size() << " programs flagged, seeds "
+                                  << s.line(o.first) << "\n"
+                                  << os.str();
+  MJ_REQUIRE_GPU();
 }
 
 } // namespace

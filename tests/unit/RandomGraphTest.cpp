@@ -2,6 +2,7 @@
 #include "tests/support/RandomGraph.h"
 #include "compiler/Compiler.h"
 #include "compiler/simplify/Simplify.h"
+#include "ir/ErrorBound.h"
 #include "ir/Evaluator.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -55,8 +56,9 @@ TEST(RandomGraph, OptionsAreHonoured) {
     }
   }
   EXPECT_TRUE(sawHalf);
+  opt.allowHalf = false;
   for (uint64_t seed = 1; seed <= 100; ++seed) {
-    Graph g = randomGraph(seed); // allowHalf is off by default
+    Graph g = randomGraph(seed, opt);
     for (const Node &n : g.nodes())
       ASSERT_FALSE(n.dtype == DType::F16 || n.dtype == DType::BF16) << "seed " << seed;
   }
@@ -116,11 +118,55 @@ TEST(RandomGraph, SimplifiedGraphsComputeTheSameValues) {
     Graph g = randomGraph(seed);
     Graph s = simplifyGraph(g);
     std::vector<HostTensor> in = randomInputs(g, seed);
-    std::vector<HostTensor> want = evaluate(g, in), got = evaluate(s, in);
-    ASSERT_EQ(want.size(), got.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-      CompareResult r = compareTensors(got[i], want[i], toleranceFor(g, g.outputs()[i]));
+    BoundedOutputs want = evaluateWithBounds(g, in);
+    std::vector<HostTensor> got = evaluate(s, in);
+    ASSERT_EQ(want.values.size(), got.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CompareResult r = compareTensors(got[i], want.values[i], toleranceFor(g, g.outputs()[i]),
+                                       nullptr, &want.bounds[i]);
       EXPECT_TRUE(r.ok) << "seed " << seed << " output " << i << ": " << r.summary;
     }
   }
+}
+
+TEST(RandomGraph, CoversTheWideGenerator) {
+  // Over 300 seeds (data movement on): every op the steps use, every dtype,
+  // permutes of rank 2 to 5, reductions with keepdim both ways, reshapes
+  // that split and merge, several outputs.
+  std::set<OpKind> ops;
+  std::set<DType> types;
+  std::set<unsigned> permuteRanks;
+  bool keep = false, drop = false, split = false, merge = false, manyOutputs = false;
+  RandomGraphOptions opt;
+  opt.dataMovement = true;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    Graph g = randomGraph(seed, opt);
+    manyOutputs |= g.outputs().size() >= 3;
+    for (const Node &n : g.nodes()) {
+      ops.insert(n.op);
+      types.insert(n.dtype);
+      if (n.op == OpKind::Permute)
+        permuteRanks.insert(n.shape.rank());
+      if (n.cls() == OpClass::Reduce)
+        (n.keepdim ? keep : drop) = true;
+      if (n.op == OpKind::Reshape) {
+        unsigned from = g.node(n.operands[0]).shape.rank();
+        split |= n.shape.rank() > from;
+        merge |= n.shape.rank() < from;
+      }
+    }
+  }
+  for (OpKind op : {OpKind::Tanh, OpKind::Sigmoid, OpKind::Sin, OpKind::Cos, OpKind::Erf,
+                    OpKind::Exp, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Div, OpKind::Maximum,
+                    OpKind::Where, OpKind::And, OpKind::Floor, OpKind::Cast, OpKind::Sum,
+                    OpKind::Max, OpKind::Min, OpKind::Mean, OpKind::Prod, OpKind::Permute,
+                    OpKind::Reshape, OpKind::Broadcast, OpKind::Matmul, OpKind::Slice,
+                    OpKind::Pad, OpKind::Concat, OpKind::Take, OpKind::TakeAlongAxis,
+                    OpKind::Argmax, OpKind::Argmin, OpKind::Cumsum, OpKind::Cumprod, OpKind::Iota})
+    EXPECT_TRUE(ops.count(op)) << opName(op).str();
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool})
+    EXPECT_TRUE(types.count(t)) << dtypeName(t).str();
+  for (unsigned r = 2; r <= 5; ++r)
+    EXPECT_TRUE(permuteRanks.count(r)) << "permute of rank " << r;
+  EXPECT_TRUE(keep && drop && split && merge && manyOutputs);
 }

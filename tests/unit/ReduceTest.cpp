@@ -36,6 +36,49 @@ TEST(Reduce, ShrinksAPlantedFailureToAFewNodes) {
   EXPECT_GT(tries, 0u);
 }
 
+TEST(Reduce, ShrinksSizesAndPlainsOps) {
+  // The planted failure needs a sum over a row of at least 3 of a computed
+  // value (not a view): the reducer leaves one plain op feeding the sum,
+  // over one row of 3.
+  Graph g("sizes");
+  Tensor x = g.input("x", DType::F32, {33, 17});
+  Tensor b = g.input("b", DType::F32, {17});
+  Tensor r = (x + b).reshape({561}).reshape({33, 17});
+  Tensor t = tanh(r * 1.5);
+  g.output(sum(t, {1}, true) - x, "out");
+  auto interesting = [](const Graph &c) {
+    verifyGraph(c);
+    return llvm::any_of(c.nodes(), [&](const Node &n) {
+      const Node &in = c.node(n.operands.empty() ? 0 : n.operands[0]);
+      return n.op == OpKind::Sum && in.cls() != OpClass::Input && in.cls() != OpClass::View &&
+             in.shape.dims().back() >= 3;
+    });
+  };
+  Graph red = reduceGraph(g, interesting);
+  ASSERT_TRUE(interesting(red));
+  EXPECT_LE(countOps(red), 2u) << printGraph(red);
+  for (const Node &n : red.nodes())
+    EXPECT_LE(n.shape.numel(), 3) << printGraph(red);
+  // tanh and mul became plain ops (neg, add) or went away.
+  EXPECT_FALSE(hasOp(red, OpKind::Tanh) || hasOp(red, OpKind::Mul)) << printGraph(red);
+  EXPECT_TRUE(hasOp(red, OpKind::Neg) || hasOp(red, OpKind::Add)) << printGraph(red);
+}
+
+TEST(Reduce, ReshapesFollowAShrunkSize) {
+  // A reshape that splits an axis keeps its shape consistent as sizes shrink.
+  Graph g("split");
+  Tensor x = g.input("x", DType::F32, {6, 35});
+  Tensor r = x.reshape({6, 5, 7});
+  g.output(sum(exp(r), {2}), "y");
+  auto interesting = [](const Graph &c) {
+    verifyGraph(c);
+    return hasOp(c, OpKind::Reshape) && hasOp(c, OpKind::Sum);
+  };
+  Graph red = reduceGraph(g, interesting);
+  ASSERT_TRUE(interesting(red));
+  EXPECT_LT(red.node(red.inputs()[0]).shape.numel(), 6 * 35) << printGraph(red);
+}
+
 TEST(Reduce, KeepsWhatTheConditionNeeds) {
   Graph g("two");
   Tensor x = g.input("x", DType::F32, {4, 5});

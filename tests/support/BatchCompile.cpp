@@ -1,0 +1,63 @@
+//===- tests/support/BatchCompile.cpp - many programs' kernels in one NVRTC call ===//
+#include "tests/support/BatchCompile.h"
+
+#include "compiler/Mutation.h"
+#include "compiler/emit/CudaEmitter.h"
+#include "compiler/nvrtc/Nvrtc.h"
+
+#include <cassert>
+#include <cctype>
+
+namespace minijit {
+
+namespace {
+bool identifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+} // namespace
+
+std::string renameIdentifier(const std::string &text, const std::string &from,
+                             const std::string &to) {
+  std::string out;
+  size_t at = 0;
+  for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + from.size())) {
+    bool starts = p == 0 || !identifierChar(text[p - 1]);
+    bool ends = p + from.size() == text.size() || !identifierChar(text[p + from.size()]);
+    if (!starts || !ends)
+      continue;
+    out.append(text, at, p - at);
+    out += to;
+    at = p + from.size();
+  }
+  out.append(text, at, std::string::npos);
+  return out;
+}
+
+void compileTogether(const std::vector<CompiledGraph *> &programs,
+                     const std::vector<std::string> &nvrtcOptions) {
+  std::string unit = mutatePreamble(cudaPreamble()) + "\n";
+  std::string first, arch;
+  for (size_t p = 0; p < programs.size(); ++p) {
+    CompiledGraph &c = *programs[p];
+    assert((arch.empty() || arch == c.program.arch) && "one arch for the batch");
+    arch = c.program.arch;
+    for (size_t k = 0; k < c.kernels.size(); ++k) {
+      std::string name = c.kernels[k].name + "_p" + std::to_string(p);
+      unit += renameIdentifier(c.kernels[k].cuda, c.kernels[k].name, name) + "\n";
+      c.kernels[k].name = name;
+      c.program.kernels[k].name = name;
+      if (first.empty())
+        first = name;
+    }
+  }
+  if (first.empty())
+    return;
+  NvrtcOutput out = compileWithNvrtc(unit, first, arch, nvrtcOptions);
+  for (CompiledGraph *c : programs)
+    for (size_t k = 0; k < c->kernels.size(); ++k) {
+      c->kernels[k].origin = CachedKernel::From::Compiled;
+      c->program.kernels[k].cubin = out.cubin;
+      c->program.kernels[k].ptx = out.ptx;
+      c->program.kernels[k].resources = out.resources;
+    }
+}
+
+} // namespace minijit

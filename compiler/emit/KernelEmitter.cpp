@@ -133,6 +133,10 @@ std::vector<std::string> KernelEmitter::cacheDeclarations(unsigned itemsPerThrea
 }
 
 bool KernelEmitter::elementWorkUsesIndex(int pass, const LaneCtx &lc) const {
+  // argmax and argmin remember the position of the value they keep
+  for (const KReduction &r : K.reductions)
+    if (r.pass == pass && isArgReduction(r.op))
+      return true;
   for (size_t i = 0; i < K.values.size(); ++i) {
     const KValue &v = K.values[i];
     if (Need[i] && (Use[i] >> pass & 1u) &&

@@ -178,8 +178,17 @@ private:
         const Node &q = G.node(v);
         if (q.cls() == OpClass::Scan && (q.shape != sn.shape || q.axis != sn.axis))
           return request(v, FusionReasonKind::ScanOwnKernel, {v});
+        // A matmul before the scan is stored for it; a scan that feeds a
+        // matmul (held sorts it first) is stored for the matmul to read.
         if (q.cls() == OpClass::Matmul)
-          return request(v, FusionReasonKind::MatmulOwnKernel, {v});
+          return v < scan ? request(v, FusionReasonKind::MatmulOwnKernel, {v})
+                          : request(scan, FusionReasonKind::ScanOwnKernel, {scan});
+        // Likewise a reduction: one before the scan is stored for it (it
+        // reduces another domain than the scan's), a scan it reduces is
+        // stored for the reduction's kernel.
+        if (q.cls() == OpClass::Reduce)
+          return v < scan ? request(v, FusionReasonKind::ReductionOtherDomain, {v})
+                          : request(scan, FusionReasonKind::ScanOwnKernel, {scan});
       }
       if (r.shape != sn.shape)
         return request(scan, FusionReasonKind::ScanOwnKernel, {scan});

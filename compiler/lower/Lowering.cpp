@@ -283,14 +283,22 @@ private:
       v.stage = 0;
       break;
     case KValue::Kind::Index:
-      v.perRow = isRowKernel(L.kind) && !L.ctx.mentions(v.offset, L.k);
+      v.perRow = isRowKernel(L.kind) && !L.ctx.mentions(v.offset, L.k) &&
+                 llvm::all_of(v.args, [&](int a) { return L.values[a].perRow; });
       v.stage = 0;
+      for (int a : v.args)
+        v.stage = std::max(v.stage, L.values[a].stage);
       break;
     case KValue::Kind::InRange:
+      // per row when neither the tests nor the index values they read
+      // depend on the reduced position
       v.dtype = DType::Bool;
       v.perRow = isRowKernel(L.kind) &&
-                 llvm::none_of(v.tests, [&](const KValue::Test &t) { return L.ctx.mentions(t.e, L.k); });
+                 llvm::none_of(v.tests, [&](const KValue::Test &t) { return L.ctx.mentions(t.e, L.k); }) &&
+                 llvm::all_of(v.args, [&](int a) { return L.values[a].perRow; });
       v.stage = 0;
+      for (int a : v.args)
+        v.stage = std::max(v.stage, L.values[a].stage);
       break;
     }
     L.values.push_back(std::move(v));
@@ -355,6 +363,8 @@ private:
         v.kind = KValue::Kind::Index;
         v.node = id;
         v.offset = idx[n.axis];
+        for (int a : L.ctx.valuesIn(v.offset)) // a gather's index values it reads
+          v.args.push_back(a);
         result = addValue(v);
         break;
       }
@@ -383,6 +393,11 @@ private:
     KValue v;
     v.kind = KValue::Kind::InRange;
     v.node = id;
+    // the index values (a gather's) the tests read come first
+    for (const KValue::Test &t : tests)
+      for (int a : L.ctx.valuesIn(t.e))
+        if (!llvm::is_contained(v.args, a))
+          v.args.push_back(a);
     v.tests = std::move(tests);
     return addValue(v);
   }

@@ -255,7 +255,13 @@ bool certainRounding(DType t, double rounded, double pre, double bound) {
   double ulp = std::ldexp(1.0, e - mant);
   double half = (a > 0 && std::ldexp(1.0, std::ilogb(a)) == a) ? ulp / 4 : ulp / 2;
   const double safety = Tolerance{}.safety;
-  return std::fabs(pre - rounded) + safety * bound < half;
+  // A margin of an eighth of the spacing (a quarter of `half`) besides the
+  // bound: on the H200 the random run flagged 12 of 3480 graphs (and the GPU
+  // tests some 16-bit narrow products) whose stored value a correct kernel
+  // rounded the other way, one unit off, where the bound alone had called
+  // the rounding certain; errors the bound does not model (an intrinsic's,
+  // an order of sums) stay well inside the margin.
+  return std::fabs(pre - rounded) + safety * bound + half / 4 < half;
 }
 
 double unitRoundoff(DType t) {

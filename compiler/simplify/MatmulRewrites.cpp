@@ -98,8 +98,8 @@ private:
   /// `v` as `t`, named `name` (a cast to the same type would be dropped, so
   /// a name that must stay is put on a reshape that changes nothing).
   ValueId finish(ValueId v, DType t, const Shape &shape, const std::string &name) {
-    if (out(v).name == name)
-      return v;
+    if (out(v).dtype == t && out(v).shape == shape && out(v).name == name)
+      return v; // the sum was given the value's name
     if (out(v).dtype == t)
       return reshape(v, shape, name);
     v = reshape(v, shape);

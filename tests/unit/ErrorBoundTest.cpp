@@ -240,6 +240,10 @@ TEST(ErrorBound, CertainRoundingNeedsRoomOnBothSides) {
   // At a power of two the spacing below is half the one above.
   EXPECT_FALSE(certainRounding(DType::F16, 1.0, 1.0 - 0x1p-12 - 0x1p-14, 0));
   EXPECT_TRUE(certainRounding(DType::F16, 1.0, 1.0 + 0x1p-13, 0));
+  // An eighth of the spacing is kept free of the bound: 1.5 + 0.4 * 2^-10
+  // is within half a spacing but not certain, even with no bound.
+  EXPECT_FALSE(certainRounding(DType::F16, 1.5, 1.5 + 0.4 * 0x1p-10, 0));
+  EXPECT_TRUE(certainRounding(DType::F16, 1.5, 1.5 + 0.3 * 0x1p-10, 0));
 }
 
 TEST(ErrorBound, StoredHalfValuesWhoseRoundingIsCertainMustBeExact) {

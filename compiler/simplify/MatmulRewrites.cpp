@@ -29,17 +29,20 @@ namespace {
 class Rewriter {
 public:
   Rewriter(const Graph &g, bool reassociate)
-      : G(g), Reassociate(reassociate), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0) {
+      : G(g), Reassociate(reassociate), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0),
+        OutputUses(g.size(), 0) {
     for (const Node &n : g.nodes())
       for (ValueId o : n.operands)
         ++Uses[o];
-    for (ValueId o : g.outputs())
+    for (ValueId o : g.outputs()) {
       ++Uses[o];
+      ++OutputUses[o];
+    }
   }
 
   MatmulRewriteResult run() {
     for (size_t i = 0; i < G.size(); ++i)
-      Map[i] = copy(G.nodes()[i]);
+      Map[i] = copy(static_cast<ValueId>(i));
     for (size_t i = 0; i < G.outputs().size(); ++i) {
       ValueId v = Map[G.outputs()[i]], in = G.updates()[i];
       if (in >= 0)
@@ -118,14 +121,15 @@ private:
     return Shape(llvm::ArrayRef<int64_t>(d));
   }
 
-  ValueId copy(const Node &n) {
+  ValueId copy(ValueId id) {
+    const Node &n = G.node(id);
     NodeSpec s = specOf(n);
     for (ValueId &o : s.operands)
       o = Map[o];
     if (n.op == OpKind::Input)
       return Out.input(n.name, n.dtype, n.shape).id();
     if (n.op == OpKind::Matmul) {
-      if (std::optional<ValueId> v = narrowProduct(n, s.operands[0], s.operands[1]))
+      if (std::optional<ValueId> v = narrowProduct(id, s.operands[0], s.operands[1]))
         return *v;
       if (Reassociate)
         if (std::optional<ValueId> v = scalarFactor(n, s.operands[0], s.operands[1]))
@@ -153,9 +157,16 @@ private:
 
   /// [.., M, K] @ [.., K, 1] or [.., 1, K] @ [.., K, N]: an elementwise
   /// product in f32 and a sum over k.
-  std::optional<ValueId> narrowProduct(const Node &n, ValueId a, ValueId b) {
+  std::optional<ValueId> narrowProduct(ValueId id, ValueId a, ValueId b) {
+    const Node &n = G.node(id);
     const Shape &sa = out(a).shape, &sb = out(b).shape;
     if (sb[sb.rank() - 1] != 1 && sa[sa.rank() - 2] != 1)
+      return std::nullopt;
+    // A 16-bit product is rounded where it is stored; fused with what reads
+    // it, it stays in f32. As a sum it ends in a cast that rounds, so it is
+    // formed only when nothing but the graph's outputs reads it (found on the
+    // H200: an epilogue after the cast rounded twice, one unit off).
+    if (n.dtype != DType::F32 && Uses[id] != OutputUses[id])
       return std::nullopt;
     // The sum has the product's shape (keepdim); an f32 one is the value.
     ValueId sum = sumOverK(cast(a, DType::F32), cast(b, DType::F32),
@@ -223,6 +234,7 @@ private:
   Graph Out;
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted
+  std::vector<int> OutputUses; ///< of each value of G, as a graph output
   std::vector<MatmulRewrite> Applied;
 };
 

@@ -68,6 +68,21 @@ TEST(MatmulRewrites, ARowTimesAMatrixIsAProductAndAColumnSumInF32) {
   EXPECT_EQ(text.find("matmul"), std::string::npos) << text;
 }
 
+TEST(MatmulRewrites, AHalfProductReadByAnEpilogueStaysAMatmul) {
+  // Its sum would end in a cast that rounds to f16 before the epilogue; the
+  // fused matmul's epilogue reads the f32 accumulator.
+  Graph g("gemv_half");
+  Tensor a = g.input("a", DType::F16, {64, 300});
+  Tensor x = g.input("x", DType::F16, {300, 1});
+  g.output(relu(matmul(a, x) * 0.5), "y");
+  EXPECT_TRUE(rewriteMatmuls(g, true).applied.empty());
+  Graph out("gemv_half_out");
+  Tensor a2 = out.input("a", DType::F16, {64, 300});
+  Tensor x2 = out.input("x", DType::F16, {300, 1});
+  out.output(matmul(a2, x2), "y");
+  EXPECT_EQ(rewriteMatmuls(out, true).applied.size(), 1u);
+}
+
 TEST(MatmulRewrites, WideProductsStay) {
   Graph g("mm");
   Tensor a = g.input("a", DType::F32, {64, 32});

@@ -187,7 +187,9 @@ private:
     int64_t axis = n.axes[0];
     if (axis != rank - 1 && axis != rank - 2)
       return std::nullopt;
-    ValueId fa = cast(prod.operands[0], DType::F32), fb = cast(prod.operands[1], DType::F32);
+    // (ids, not the node: adding nodes moves the graph's storage)
+    ValueId a = prod.operands[0], b = prod.operands[1];
+    ValueId fa = cast(a, DType::F32), fb = cast(b, DType::F32);
     if (axis == rank - 1)
       fb = reduce(n.op, fb, -1, true);
     else

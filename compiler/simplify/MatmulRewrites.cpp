@@ -207,10 +207,19 @@ private:
       return std::nullopt;
     for (int side = 0; side < 2; ++side) {
       const Node &c = out(m.operands[side]);
-      if (c.op == OpKind::Constant && out(m.operands[1 - side]).shape == m.shape)
-        return std::make_pair(m.operands[side], m.operands[1 - side]);
+      ValueId rest = m.operands[1 - side];
+      // The operand left must be memory the matmul can read: not a view of
+      // a literal (autodiff's broadcast ones), which no kernel stores.
+      if (c.op == OpKind::Constant && out(rest).shape == m.shape && !viewOfLiteral(rest))
+        return std::make_pair(m.operands[side], rest);
     }
     return std::nullopt;
+  }
+
+  bool viewOfLiteral(ValueId v) const {
+    while (out(v).cls() == OpClass::View)
+      v = out(v).operands[0];
+    return out(v).op == OpKind::Constant;
   }
 
   /// (c * A) @ B = c * (A @ B) and A @ (c * B) likewise.

@@ -185,3 +185,26 @@ TEST(MatmulRewrites, TheCompilerNamesThemAndOnlyWithFusion) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(MatmulRewrites, AScalarFactorStaysWhenTheRestIsAViewOfALiteral) {
+  // A mean's gradient is a broadcast literal times 1/n: moved out, the
+  // matmul would read the broadcast literal, which no kernel stores (the
+  // fuzzer's seed corpus crashed the program's assembly on it).
+  Graph g("mean_grad");
+  Tensor x = g.input("x", DType::F32, {4, 3});
+  Tensor w = g.input("w", DType::F32, {3, 2});
+  Tensor dw = grad(mean(matmul(x, w)), w);
+  g.output(dw, "dw");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  CompiledGraph c = compileGraph(g, opt);
+  for (const MatmulRewrite &r : c.rewrites)
+    EXPECT_NE(r.kind, MatmulRewriteKind::ScalarFactor) << c.fusedText();
+  for (const ProgramKernel &k : c.program.kernels)
+    for (int b : k.args)
+      EXPECT_GE(b, 0) << c.fusedText();
+}
+
+} // namespace

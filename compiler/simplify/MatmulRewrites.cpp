@@ -63,13 +63,14 @@ private:
       s.name.clear();
     return Out.add(s);
   }
-  ValueId cast(ValueId v, DType t) {
+  ValueId cast(ValueId v, DType t, const std::string &name = "") {
     if (out(v).dtype == t)
       return v;
     NodeSpec s;
     s.op = OpKind::Cast;
     s.operands = {v};
     s.dtype = t;
+    s.name = name;
     return add(s);
   }
   ValueId reshape(ValueId v, const Shape &shape, const std::string &name = "") {
@@ -105,13 +106,7 @@ private:
       return v; // the sum was given the value's name
     if (out(v).dtype == t)
       return reshape(v, shape, name);
-    v = reshape(v, shape);
-    NodeSpec s;
-    s.op = OpKind::Cast;
-    s.operands = {v};
-    s.dtype = t;
-    s.name = name;
-    return add(s);
+    return cast(reshape(v, shape), t, name);
   }
 
   static Shape withLast2(const Shape &s, int64_t a, int64_t b) {

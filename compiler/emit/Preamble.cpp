@@ -44,6 +44,21 @@ template <typename T, int N> __device__ __forceinline__ void mj_store(T *dst, co
   typedef typename MjRaw<sizeof(T) * N>::T R;
   *reinterpret_cast<R *>(dst) = *reinterpret_cast<const R *>(src);
 }
+// The vector at `p` (aligned) holds positions k0 .. k0+N-1 of a row of n
+// elements that starts mid-vector: whole, it is one access; at the row's ends
+// each lane reads its position clamped into the row (the lanes outside it
+// are masked by the caller) and writes only inside it.
+template <typename T, int N, typename I> __device__ __forceinline__ void mj_load_row(T (&dst)[N], const T *p, I k0, I n) {
+  if (k0 >= 0 && k0 + N <= n) { mj_load(dst, p); return; }
+#pragma unroll
+  for (int j = 0; j < N; ++j) dst[j] = p[mj_clamp(k0 + j, n - 1) - k0];
+}
+template <typename T, int N, typename I> __device__ __forceinline__ void mj_store_row(T *p, const T (&src)[N], I k0, I n) {
+  if (k0 >= 0 && k0 + N <= n) { mj_store(p, src); return; }
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    if (k0 + j >= 0 && k0 + j < n) p[j] = src[j];
+}
 
 struct MjSum { __device__ static float apply(float a, float b) { return a + b; } __device__ static int apply(int a, int b) { return mj_iadd(a, b); } };
 struct MjProd { __device__ static float apply(float a, float b) { return a * b; } __device__ static int apply(int a, int b) { return mj_imul(a, b); } };

@@ -93,6 +93,31 @@ TEST_F(Reductions, RowLengthsAcrossSchedules) {
     }
 }
 
+TEST_F(Reductions, RowsThatStartMidVector) {
+  // Row lengths no vector width divides: vectors aligned to memory, a row's
+  // first and last partly its neighbours', their lanes masked. A layer norm
+  // reads its weight lane by lane; a slice starts each row one element in
+  // (and stores its output, laid out otherwise, lane by lane); argmax and an
+  // iota need each lane's true position.
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t n : {int64_t(999), int64_t(3001), int64_t(50257)}) {
+      int64_t rows = n > 10000 ? 19 : 37;
+      Graph g("mid_vector_rows");
+      Tensor x = g.input("x", t, {rows, n});
+      Tensor w = g.input("w", t, {n});
+      Tensor xf = t == DType::F32 ? x : x.cast(DType::F32);
+      Tensor wf = t == DType::F32 ? w : w.cast(DType::F32);
+      Tensor d = xf - mean(xf, {1}, true);
+      g.output((d * rsqrt(mean(d * d, {1}, true) + 1e-5) * wf).cast(t), "ln");
+      g.output(argmax(x, 1), "at");
+      g.output(sum(xf * iota(g, {rows, n}, 1, DType::F32), {1}), "weighted");
+      Tensor inner = slice(xf, 1, 1, n - 1);
+      g.output((inner - max(inner, {1}, true)).cast(t), "shifted");
+      SCOPED_TRACE(dtypeName(t).str() + " rows of " + std::to_string(n));
+      expectMatches(g, static_cast<uint64_t>(n));
+    }
+}
+
 TEST_F(Reductions, ColumnReductionsWithEpilogue) {
   for (Shape s : {Shape{1000, 33}, Shape{65, 4097}, Shape{3, 5}}) {
     Graph g("colnorm");

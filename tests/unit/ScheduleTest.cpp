@@ -39,6 +39,15 @@ Graph rowSum(int64_t rows, int64_t cols, int64_t axis = 1) {
   return g;
 }
 
+/// The sum over the outer and inner axes of [a, b, c]: rows of a*c that are
+/// not contiguous.
+Graph outerInnerSum(int64_t a, int64_t b, int64_t c) {
+  Graph g("oi");
+  Tensor x = g.input("x", DType::F32, {a, b, c});
+  g.output(sum(x, {0, 2}), "s");
+  return g;
+}
+
 Graph softmax(int64_t rows, int64_t cols, DType t = DType::F32) {
   Graph g("softmax");
   Tensor x = g.input("x", t, {rows, cols});
@@ -289,6 +298,47 @@ TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
   EXPECT_TRUE(contains(c.kernels[0].cuda, "const bool rowValid = rowRaw < 100;")) << c.kernels[0].cuda;
 }
 
+TEST(Schedule, OddRowsStartMidVector) {
+  // 50257 and 3001 divide by no vector width: the vectors are aligned to
+  // memory, the lanes outside each row masked.
+  for (int64_t cols : {50257, 3001, 1023}) {
+    CompiledGraph c = lower(softmax(64, cols));
+    const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+    EXPECT_EQ(s.vec, 4u) << cols;
+    ASSERT_TRUE(s.alignedTo.has_value()) << cols;
+    EXPECT_EQ(s.vectorsPerRow(cols), (cols + 6) / 4) << cols;
+    const std::string &cuda = c.kernels[0].cuda;
+    EXPECT_TRUE(contains(cuda, "const int lead = (int)((row * " + std::to_string(cols) + ") % 4);"))
+        << cuda;
+    EXPECT_TRUE(contains(cuda, "mj_store_row(y_out + (row * " + std::to_string(cols) + " + k0)"))
+        << cuda;
+    EXPECT_TRUE(contains(cuda, "_acc = mj_max(")) << cuda;
+    EXPECT_TRUE(contains(cuda, "if (inRow) ")) << cuda;
+  }
+  // 16-bit rows take 8-wide vectors
+  EXPECT_EQ(lower(softmax(64, 3001, DType::BF16)).kernels[0].schedule.as<RowSchedule>().vec, 8u);
+  // rows of even length keep their exact vectors; short odd rows stay scalar
+  EXPECT_FALSE(lower(softmax(64, 1022)).kernels[0].schedule.as<RowSchedule>().alignedTo);
+  EXPECT_EQ(lower(softmax(64, 1022)).kernels[0].schedule.as<RowSchedule>().vec, 2u);
+  const RowSchedule &shortRows = lower(rowSum(300, 33)).kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(shortRows.vec, 1u);
+  EXPECT_FALSE(shortRows.alignedTo);
+  // a vec override that does not divide contiguous rows starts them mid-vector too
+  EXPECT_TRUE(lower(rowSum(64, 1001), true, "vec=2").kernels[0].schedule.as<RowSchedule>().alignedTo);
+}
+
+TEST(Schedule, RowsThatDoNotFitAWarpsRegistersTakeMoreThreads) {
+  // rmsnorm of f16 rows of 4096: a warp would hold 128 values a thread and
+  // read the row twice; 64 threads hold it in registers.
+  Graph g("rms");
+  Tensor x = g.input("x", DType::F16, {16384, 4096});
+  g.output(x * rsqrt(mean(x * x, {1}, true) + 1e-6), "y");
+  CompiledGraph c = lower(g);
+  const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(s.threadsPerRow, 64u);
+  EXPECT_TRUE(s.cached);
+}
+
 // ---- overrides
 
 TEST(Schedule, OverrideThreadsPerRow) {
@@ -328,8 +378,9 @@ TEST(Schedule, OverrideErrors) {
   EXPECT_EQ(compileErrorOf(g, "tpr=-4"),
             "schedule override: 'tpr=-4' needs a non-negative integer");
   EXPECT_EQ(compileErrorOf(g, "vec=3"), "schedule override: vec must be a power of two up to 16");
-  EXPECT_EQ(compileErrorOf(rowSum(64, 1001), "vec=2"),
-            "schedule override: vec=2 does not divide the row length 1001");
+  EXPECT_EQ(compileErrorOf(outerInnerSum(3, 7, 1001), "vec=2"),
+            "schedule override: vec=2 does not divide the row length 3003, and the rows are not "
+            "contiguous");
   EXPECT_EQ(compileErrorOf(unaryGraph(DType::F32, {1024}), "block=100"),
             "schedule override: block must be a multiple of 32 up to 1024");
   EXPECT_EQ(compileErrorOf(unaryGraph(DType::F32, {1024}), "items=0"),

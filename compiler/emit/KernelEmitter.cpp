@@ -335,10 +335,21 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + indexValueText(i, &lc) + ";" +
              comment(i));
   }
-  for (size_t r = 0; r < K.reductions.size(); ++r) {
+  // An online sum reads its max before this element updates it.
+  std::vector<size_t> order;
+  for (bool online : {true, false})
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if ((K.reductions[r].onlineMax >= 0) == online)
+        order.push_back(r);
+  for (size_t r : order) {
     const KReduction &red = K.reductions[r];
     if (red.pass != pass || isScan(red.op)) // a scan combines after the element work
       continue;
+    if (red.onlineMax >= 0) {
+      W.line(laneGuard + "mj_online_exp_sum(" + accName(static_cast<int>(r)) + ", " +
+             accName(red.onlineMax) + ", " + ref(red.input) + ");");
+      continue;
+    }
     if (isArgReduction(red.op)) {
       // The position along the reduced axis is the element's k.
       W.line(laneGuard + "mj_arg_update<" + (red.op == OpKind::Argmax ? "true" : "false") +
@@ -494,6 +505,10 @@ void KernelEmitter::declareAccumulators(int pass) {
   }
 }
 
+bool KernelEmitter::hasOnlineSum() const {
+  return llvm::any_of(K.reductions, [](const KReduction &r) { return r.onlineMax >= 0; });
+}
+
 void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width, bool define) {
   std::string n = std::to_string(width);
   for (size_t r = 0; r < K.reductions.size(); ++r) {
@@ -502,6 +517,24 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
     std::string acc = accName(static_cast<int>(r));
+    // A max with an online sum is combined with it, as pairs.
+    if (llvm::any_of(K.reductions,
+                     [&](const KReduction &o) { return o.onlineMax == static_cast<int>(r); }))
+      continue;
+    if (red.onlineMax >= 0) {
+      std::string max = accName(red.onlineMax);
+      switch (scope) {
+      case ReduceScope::Warp:
+        W.line("mj_warp_reduce_online<" + n + ">(" + acc + ", " + max + ");");
+        break;
+      case ReduceScope::Block:
+        W.line("mj_block_reduce_online<" + n + ">(" + acc + ", " + max +
+               ", mj_smem_f, mj_smem_m);");
+        break;
+      case ReduceScope::Column: llvm_unreachable("online sums run in row kernels only");
+      }
+      continue;
+    }
     if (isArgReduction(red.op)) {
       std::string args = std::string("<") + (red.op == OpKind::Argmax ? "true" : "false") + ", " +
                          n + ">(" + acc + ", " + accIndexName(static_cast<int>(r));
@@ -543,6 +576,10 @@ void KernelEmitter::defineReductions(int pass) {
     if (red.pass == pass && red.op == OpKind::Mean)
       W.line(accName(static_cast<int>(r)) + " *= " +
              floatLiteral(1.0 / static_cast<double>(K.K)) + ";");
+    if (red.pass == pass && red.onlineMax >= 0)
+      W.line(accName(static_cast<int>(r)) + " = mj_online_finish(" +
+             accName(static_cast<int>(r)) + ", " + accName(red.onlineMax) +
+             "); // the sum of exp(x - max) with the row's max");
   }
   for (size_t i = 0; i < K.values.size(); ++i) {
     const KValue &v = K.values[i];
@@ -594,7 +631,9 @@ std::string KernelEmitter::passTitle(int pass) const {
   std::string what;
   for (const KReduction &r : K.reductions)
     if (r.pass == pass)
-      what += (what.empty() ? ": " : ", ") + std::string("%") + r.name + " = " + opName(r.op).str();
+      what += (what.empty() ? ": " : ", ") + std::string("%") + r.name + " = " + opName(r.op).str() +
+              (r.onlineMax >= 0 ? " of exp(x - %" + K.reductions[r.onlineMax].name + "), online"
+                                 : std::string());
   bool stores = llvm::any_of(K.stores, [&](const KStore &st) {
     return !st.perRow && K.values[st.value].stage == pass;
   });

@@ -93,6 +93,9 @@ public:
   bool accIsInt(int r) const;
   /// Some reduction is an argmax or argmin: it also needs int scratch for the index.
   bool hasArgReduction() const;
+  /// Some reduction is an online sum (KReduction::onlineMax): its block
+  /// combine needs scratch for the maxes too.
+  bool hasOnlineSum() const;
   /// An argmax's or argmin's index accumulator (beside accName's value).
   std::string accIndexName(int r);
   /// `e` with lc's element index for this lane (in the lane loop `j`), or as

@@ -81,6 +81,44 @@ template <typename Op, int THREADS, typename T> __device__ __forceinline__ T mj_
   for (int w = 1; w < THREADS / 32; ++w) r = Op::apply(r, smem[w]);
   return r;
 }
+// Online softmax (Milakov and Gimelshein, 2018): the sum of exp(a - max) over a
+// row in the pass that finds the max. s is the sum relative to m, the running
+// max before `a` is seen; a larger `a` rescales it.
+__device__ __forceinline__ void mj_online_exp_sum(float &s, float m, float a) {
+  if (a > m) s = s * expf(m - a) + 1.0f;
+  else s += a == -MJ_INF ? 0.0f : expf(a - m);
+}
+// A sum relative to max m, made relative to M >= m (nothing seen yet: 0).
+__device__ __forceinline__ float mj_online_rescale(float s, float m, float M) { return m == -MJ_INF ? 0.0f : s * expf(m - M); }
+// Combines the (sum, max) pairs of WIDTH consecutive lanes; every lane gets both.
+template <int WIDTH> __device__ __forceinline__ void mj_warp_reduce_online(float &s, float &m) {
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o /= 2) {
+    const float s2 = __shfl_xor_sync(0xffffffffu, s, o), m2 = __shfl_xor_sync(0xffffffffu, m, o);
+    const float M = mj_max(m, m2);
+    s = mj_online_rescale(s, m, M) + mj_online_rescale(s2, m2, M);
+    m = M;
+  }
+}
+// The same over the whole block; smem_s and smem_m hold a pair per warp.
+template <int THREADS> __device__ __forceinline__ void mj_block_reduce_online(float &s, float &m, float *smem_s, float *smem_m) {
+  mj_warp_reduce_online<32>(s, m);
+  __syncthreads(); // the previous reduction may still be reading smem
+  if (threadIdx.x % 32 == 0) { smem_s[threadIdx.x / 32] = s; smem_m[threadIdx.x / 32] = m; }
+  __syncthreads();
+  float rs = smem_s[0], rm = smem_m[0];
+#pragma unroll
+  for (int w = 1; w < THREADS / 32; ++w) {
+    const float M = mj_max(rm, smem_m[w]);
+    rs = mj_online_rescale(rs, rm, M) + mj_online_rescale(smem_s[w], smem_m[w], M);
+    rm = M;
+  }
+  s = rs;
+  m = rm;
+}
+// The finished sum of exp(a - max): NaN where the max is not finite, as every
+// exp(a - max) of the row is NaN there, or one of them.
+__device__ __forceinline__ float mj_online_finish(float s, float m) { return isfinite(m) ? s : MJ_NAN; }
 // Blocks sharing a row wait here until `expected` arrivals are counted (all
 // of them resident: the schedule makes the grid fit). Thread 0 arrives for
 // the block after the block's writes; the others read what the row's blocks

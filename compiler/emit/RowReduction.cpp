@@ -73,6 +73,8 @@ private:
       W.line("__shared__ int mj_smem_i[32];");
     if (Block && E.hasArgReduction())
       W.line("__shared__ int mj_smem_at[32]; // argmax/argmin positions");
+    if (Block && E.hasOnlineSum())
+      W.line("__shared__ float mj_smem_m[32]; // the maxes of the online sums");
     if (S.splits > 1) {
       if (!S.waits)
         W.line("__shared__ bool mj_last; // this block is the last of its row to finish");

@@ -205,6 +205,11 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   }
   s.itemsPerThread = static_cast<unsigned>((kv + t - 1) / t);
   s.cached = fitsInRegisters(k, s);
+  // One pass keeps nothing for later: its unrolled loop only issues the
+  // loads at once, which past 8 vectors a thread costs more registers (and
+  // blocks per SM) than it hides.
+  if (k.passes == 1 && s.itemsPerThread > 8)
+    s.cached = false;
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
   splitLongRows(k, dev, s);
   if (o.cached)

@@ -118,6 +118,28 @@ TEST_F(Reductions, RowsThatStartMidVector) {
     }
 }
 
+TEST_F(Reductions, OnlineSoftmaxAtInfinitiesAndNaN) {
+  // The sum of exp(x - max) runs in the max's pass, rescaled as the max
+  // grows: rows with some -inf (log of 0), all -inf, a +inf (1/0), NaN
+  // (sqrt of a negative) and huge spreads must give what the two-pass
+  // reference gives: zeros, NaN, NaN, NaN and one-hot rows. Long rows too,
+  // whose blocks combine (sum, max) pairs, and rows split over blocks.
+  for (Shape s : {Shape{37, 1000}, Shape{5, 65537}, Shape{2, 1 << 20}}) {
+    Graph g("online_edges");
+    Tensor x = g.input("x", DType::F32, s);
+    Tensor cases[] = {log(relu(x)), log(relu(x - 100.0)), 1.0 / relu(x), sqrt(x), x * 1e30, x};
+    const char *names[] = {"some_ninf", "all_ninf", "pinf", "nan", "huge", "plain"};
+    for (int c = 0; c < 6; ++c) {
+      Tensor v = cases[c];
+      Tensor m = max(v, {1}, true);
+      g.output(softmax(v, 1), std::string("p_") + names[c]);
+      g.output(log(sum(exp(v - m), {1})) + m.reshape({s[0]}), std::string("lse_") + names[c]);
+    }
+    SCOPED_TRACE(s.str());
+    expectMatches(g, static_cast<uint64_t>(s[1]));
+  }
+}
+
 TEST_F(Reductions, ColumnReductionsWithEpilogue) {
   for (Shape s : {Shape{1000, 33}, Shape{65, 4097}, Shape{3, 5}}) {
     Graph g("colnorm");

@@ -221,7 +221,8 @@ TEST(Schedule, ShortRowsShareAWarp) {
   CompiledGraph c = lower(softmax(4096, 64));
   EXPECT_LT(c.kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
   EXPECT_GT(c.kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 1u);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_warp_reduce<MjMax, " +
+  // softmax's max and sum of exp(x - max) combine as pairs (online)
+  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_warp_reduce_online<" +
                                       std::to_string(c.kernels[0].schedule.as<RowSchedule>().threadsPerRow) + ">"))
       << c.kernels[0].cuda;
 }
@@ -230,8 +231,7 @@ TEST(Schedule, MediumRowsUseAWarpEach) {
   CompiledGraph c = lower(softmax(4096, 1024));
   EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::InnerRow);
   EXPECT_EQ(c.kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_warp_reduce<MjMax, 32>")) << c.kernels[0].cuda;
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_warp_reduce<MjSum, 32>")) << c.kernels[0].cuda;
+  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_warp_reduce_online<32>(")) << c.kernels[0].cuda;
   EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_load(")) << c.kernels[0].cuda;
   EXPECT_FALSE(contains(c.kernels[0].cuda, "mj_block_reduce<"));
 }
@@ -243,7 +243,7 @@ TEST(Schedule, LongRowsUseABlockEach) {
   EXPECT_EQ(s.block, s.threadsPerRow);
   EXPECT_EQ(s.rowsPerBlock, 1u);
   EXPECT_EQ(s.grid, 512);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_block_reduce<MjMax, " + std::to_string(s.block) + ">"))
+  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_block_reduce_online<" + std::to_string(s.block) + ">"))
       << c.kernels[0].cuda;
 }
 
@@ -282,8 +282,9 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 * 5 + 5 * 52 * 2) * 4);
   const std::string &cuda = c.kernels[0].cuda;
   EXPECT_TRUE(contains(cuda, "__launch_bounds__(512, 2)")) << cuda;
+  // the max and the sum of exp(x - max) finish in one pass (online): one barrier
   EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 52u);")) << cuda;
-  EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 104u);")) << cuda;
+  EXPECT_FALSE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 104u);")) << cuda;
   EXPECT_TRUE(contains(cuda, "mj_row_leave(&mj_arrived[row], &mj_left[row], 52u);")) << cuda;
   // a one-pass split does not wait: the last block combines
   CompiledGraph one = lower(rowSum(3, 1 << 22));
@@ -327,6 +328,42 @@ TEST(Schedule, OddRowsStartMidVector) {
   EXPECT_TRUE(lower(rowSum(64, 1001), true, "vec=2").kernels[0].schedule.as<RowSchedule>().alignedTo);
 }
 
+TEST(Schedule, SumsOfExpOfTheMaxsInputRunOnline) {
+  // softmax: the max and the sum of exp(x - max) in one pass, then the stores;
+  // bf16 values computed in f32 too, not bf16 arithmetic (its exps round)
+  Graph wide("wide");
+  Tensor h = wide.input("h", DType::BF16, {4096, 1000});
+  wide.output(softmax(h.cast(DType::F32), 1).cast(DType::BF16), "p");
+  for (const Graph &g : {softmax(4096, 1000), wide}) {
+    CompiledGraph c = lower(g);
+    EXPECT_EQ(c.kernels[0].lowered.passes, 2) << g.name();
+    EXPECT_TRUE(llvm::any_of(c.kernels[0].lowered.reductions,
+                             [](const KReduction &r) { return r.onlineMax >= 0; }));
+  }
+  EXPECT_EQ(lower(softmax(4096, 1000, DType::BF16)).kernels[0].lowered.passes, 3);
+  // logsumexp: one pass over the row in all, nothing kept in registers
+  Graph lse("lse");
+  Tensor x = lse.input("x", DType::F32, {8192, 32000});
+  Tensor m = max(x, {1}, true);
+  lse.output(log(sum(exp(x - m), {1})) + m.reshape({8192}), "lse");
+  CompiledGraph one = lower(lse);
+  EXPECT_EQ(one.kernels[0].lowered.passes, 1);
+  EXPECT_FALSE(one.kernels[0].schedule.as<RowSchedule>().cached);
+  EXPECT_TRUE(contains(one.kernels[0].cuda, "mj_online_exp_sum(")) << one.kernels[0].cuda;
+  // online=0 keeps the sum in a pass of its own
+  EXPECT_EQ(lower(softmax(4096, 1000), true, "online=0").kernels[0].lowered.passes, 3);
+  // the exp of another tensor minus the max, or a column softmax: as written
+  Graph other("other");
+  Tensor a = other.input("a", DType::F32, {64, 4096});
+  Tensor b = other.input("b", DType::F32, {64, 4096});
+  other.output(sum(exp(b - max(a, {1}, true)), {1}), "s");
+  EXPECT_EQ(lower(other).kernels[0].lowered.passes, 2);
+  Graph columns("columns");
+  Tensor y = columns.input("y", DType::F32, {4096, 512});
+  columns.output(softmax(y, 0), "p");
+  EXPECT_EQ(lower(columns).kernels[0].lowered.passes, 3);
+}
+
 TEST(Schedule, RowsThatDoNotFitAWarpsRegistersTakeMoreThreads) {
   // rmsnorm of f16 rows of 4096: a warp would hold 128 values a thread and
   // read the row twice; 64 threads hold it in registers.
@@ -349,7 +386,7 @@ TEST(Schedule, OverrideThreadsPerRow) {
   EXPECT_EQ(s.rowsPerBlock, 1u);
   EXPECT_EQ(s.grid, 4096);
   EXPECT_EQ(c.program.kernels[0].block, 64u);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_block_reduce<MjMax, 64>")) << c.kernels[0].cuda;
+  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_block_reduce_online<64>(")) << c.kernels[0].cuda;
 }
 
 TEST(Schedule, OverridePointwiseBlockAndItems) {

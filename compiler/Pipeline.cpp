@@ -264,11 +264,20 @@ private:
     ScheduleOverrides overrides = parseScheduleOverrides(text);
     for (CompiledKernel &ck : C.kernels) {
       ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
-      // Rows sum exp(x - max) in the pass of their max (online softmax);
-      // the kernel has a pass fewer to schedule.
-      if (ck.schedule.kind() == ScheduleKind::InnerRow && overrides.online.value_or(1) != 0 &&
-          sumExpsOnline(ck.lowered))
-        ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
+      // Rows sum exp(x - max) in the pass of their max (online softmax)
+      // where that saves reading the row again: the row is not held in
+      // registers, or the kernel becomes one pass. A row in registers
+      // rereads nothing, and the online update's extra exps cost more than
+      // the pass (measured on the H200, docs/PERFORMANCE.md).
+      if (ck.schedule.kind() == ScheduleKind::InnerRow && overrides.online.value_or(-1) != 0) {
+        LoweredKernel online = ck.lowered;
+        bool cached = ck.schedule.as<RowSchedule>().cached;
+        if (sumExpsOnline(online) &&
+            (online.passes == 1 || !cached || overrides.online.value_or(0) != 0)) {
+          ck.lowered = std::move(online);
+          ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
+        }
+      }
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
     C.device = Opt.device;

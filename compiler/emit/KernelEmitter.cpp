@@ -291,6 +291,15 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
              "[" + std::to_string(lc.vec) + "];");
     }
   }
+  // An online sum takes the vector's values at once (one rescale a vector).
+  std::map<int, std::string> onlineIn;
+  if (vec)
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if (K.reductions[r].pass == pass && K.reductions[r].onlineMax >= 0) {
+        onlineIn[static_cast<int>(r)] = W.unique(cudaIdentifier(K.reductions[r].name) + "_in");
+        W.line("float " + onlineIn[static_cast<int>(r)] + "[" + std::to_string(lc.vec) +
+               "]; // the lanes' values for the online sum");
+      }
   if (vec) {
     W.line("#pragma unroll");
     W.open("for (int j = 0; j < " + std::to_string(lc.vec) + "; ++j)");
@@ -335,19 +344,17 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + indexValueText(i, &lc) + ";" +
              comment(i));
   }
-  // An online sum reads its max before this element updates it.
-  std::vector<size_t> order;
-  for (bool online : {true, false})
-    for (size_t r = 0; r < K.reductions.size(); ++r)
-      if ((K.reductions[r].onlineMax >= 0) == online)
-        order.push_back(r);
-  for (size_t r : order) {
+  for (size_t r = 0; r < K.reductions.size(); ++r) {
     const KReduction &red = K.reductions[r];
     if (red.pass != pass || isScan(red.op)) // a scan combines after the element work
       continue;
     if (red.onlineMax >= 0) {
-      W.line(laneGuard + "mj_online_exp_sum(" + accName(static_cast<int>(r)) + ", " +
-             accName(red.onlineMax) + ", " + ref(red.input) + ");");
+      if (vec)
+        W.line(onlineIn[static_cast<int>(r)] + "[j] = " +
+               (midRow ? "inRow ? " + ref(red.input) + " : (-MJ_INF)" : ref(red.input)) + ";");
+      else
+        W.line("mj_online_exp_sum(" + accName(static_cast<int>(r)) + ", " +
+               accOnlineMaxName(static_cast<int>(r)) + ", " + ref(red.input) + ");");
       continue;
     }
     if (isArgReduction(red.op)) {
@@ -379,6 +386,8 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   if (!vec)
     return;
   W.close();
+  for (const auto &[r, in] : onlineIn)
+    W.line("mj_online_exp_sum(" + accName(r) + ", " + accOnlineMaxName(r) + ", " + in + ");");
   for (int s : stores) {
     const KStore &st = K.stores[s];
     const KParam &p = K.params[st.param];
@@ -502,7 +511,26 @@ void KernelEmitter::declareAccumulators(int pass) {
     }
     W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
            reduceText(red.op, isInt).identity + ";");
+    if (red.onlineMax >= 0)
+      W.line("float " + accOnlineMaxName(static_cast<int>(r)) + " = " +
+             reduceText(OpKind::Max, false).identity + "; // the max it is relative to");
   }
+}
+
+std::string KernelEmitter::accOnlineMaxName(int r) {
+  auto it = OnlineMaxNames.find(r);
+  if (it != OnlineMaxNames.end())
+    return it->second;
+  std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + "_max");
+  OnlineMaxNames[r] = n;
+  return n;
+}
+
+int KernelEmitter::onlineMaxSlot(int r) const {
+  int slot = static_cast<int>(K.reductions.size());
+  for (int o = 0; o < r; ++o)
+    slot += K.reductions[o].onlineMax >= 0;
+  return slot;
 }
 
 bool KernelEmitter::hasOnlineSum() const {
@@ -517,12 +545,8 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
     std::string acc = accName(static_cast<int>(r));
-    // A max with an online sum is combined with it, as pairs.
-    if (llvm::any_of(K.reductions,
-                     [&](const KReduction &o) { return o.onlineMax == static_cast<int>(r); }))
-      continue;
     if (red.onlineMax >= 0) {
-      std::string max = accName(red.onlineMax);
+      std::string max = accOnlineMaxName(static_cast<int>(r));
       switch (scope) {
       case ReduceScope::Warp:
         W.line("mj_warp_reduce_online<" + n + ">(" + acc + ", " + max + ");");
@@ -578,8 +602,8 @@ void KernelEmitter::defineReductions(int pass) {
              floatLiteral(1.0 / static_cast<double>(K.K)) + ";");
     if (red.pass == pass && red.onlineMax >= 0)
       W.line(accName(static_cast<int>(r)) + " = mj_online_finish(" +
-             accName(static_cast<int>(r)) + ", " + accName(red.onlineMax) +
-             "); // the sum of exp(x - max) with the row's max");
+             accName(static_cast<int>(r)) + ", " + accOnlineMaxName(static_cast<int>(r)) +
+             "); // now relative to the row's max");
   }
   for (size_t i = 0; i < K.values.size(); ++i) {
     const KValue &v = K.values[i];

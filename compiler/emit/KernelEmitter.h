@@ -98,6 +98,11 @@ public:
   bool hasOnlineSum() const;
   /// An argmax's or argmin's index accumulator (beside accName's value).
   std::string accIndexName(int r);
+  /// An online sum's own running max, which its sum is relative to.
+  std::string accOnlineMaxName(int r);
+  /// Where a split row's workspace holds online sum r's max among the
+  /// partials of a block (SplitWorkspace: after one slot per reduction).
+  int onlineMaxSlot(int r) const;
   /// `e` with lc's element index for this lane (in the lane loop `j`), or as
   /// lowered without `lc`.
   std::string laneIndexText(const IndexExpr &e, const LaneCtx *lc);
@@ -135,7 +140,7 @@ private:
                     const LaneCtx &lc);
   bool isCachedLoad(int i, const LaneCtx &lc) const;
 
-  std::map<int, std::string> CacheNames, AccNames, AccIndexNames;
+  std::map<int, std::string> CacheNames, AccNames, AccIndexNames, OnlineMaxNames;
 };
 
 // One function per template (emit/Pointwise.cpp, RowReduction.cpp,

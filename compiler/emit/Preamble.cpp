@@ -82,14 +82,24 @@ template <typename Op, int THREADS, typename T> __device__ __forceinline__ T mj_
   return r;
 }
 // Online softmax (Milakov and Gimelshein, 2018): the sum of exp(a - max) over a
-// row in the pass that finds the max. s is the sum relative to m, the running
-// max before `a` is seen; a larger `a` rescales it.
-__device__ __forceinline__ void mj_online_exp_sum(float &s, float m, float a) {
-  if (a > m) s = s * expf(m - a) + 1.0f;
-  else s += a == -MJ_INF ? 0.0f : expf(a - m);
-}
-// A sum relative to max m, made relative to M >= m (nothing seen yet: 0).
+// row in the pass that finds the max. s is the sum relative to m, the max of
+// what it has seen; a vector of values (the lanes outside a row at -inf)
+// rescales it once if it holds a larger one. NaN sticks to both.
 __device__ __forceinline__ float mj_online_rescale(float s, float m, float M) { return m == -MJ_INF ? 0.0f : s * expf(m - M); }
+template <int N> __device__ __forceinline__ void mj_online_exp_sum(float &s, float &m, const float (&a)[N]) {
+  float M = m;
+#pragma unroll
+  for (int j = 0; j < N; ++j) M = mj_max(M, a[j]);
+  float t = 0.0f;
+#pragma unroll
+  for (int j = 0; j < N; ++j) t += a[j] == -MJ_INF ? 0.0f : expf(a[j] - M);
+  s = mj_online_rescale(s, m, M) + t;
+  m = M;
+}
+__device__ __forceinline__ void mj_online_exp_sum(float &s, float &m, float a) {
+  const float one[1] = {a};
+  mj_online_exp_sum(s, m, one);
+}
 // Combines the (sum, max) pairs of WIDTH consecutive lanes; every lane gets both.
 template <int WIDTH> __device__ __forceinline__ void mj_warp_reduce_online(float &s, float &m) {
 #pragma unroll

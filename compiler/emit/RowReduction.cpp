@@ -186,6 +186,9 @@ private:
       W.line("mj_partial[" + at("part", static_cast<int>(r)) + "] = " +
              (E.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
              ";");
+      if (K.reductions[r].onlineMax >= 0)
+        W.line("mj_partial[" + at("part", E.onlineMaxSlot(static_cast<int>(r))) +
+               "] = __float_as_uint(" + E.accOnlineMaxName(static_cast<int>(r)) + ");");
     }
     W.line("__threadfence(); // the partials are visible before the count says so");
     W.line("mj_last = atomicAdd(&mj_count[row], 1u) == " + std::to_string(S.splits - 1) + "u;");
@@ -204,9 +207,21 @@ private:
                                   : "lane < " + splits + " ? " + v + " : " +
                                         reduceText(red.op, isInt).identity) +
              ";");
+      if (red.onlineMax >= 0)
+        W.line(E.accOnlineMaxName(static_cast<int>(r)) + " = " +
+               partialOrIdentity("__uint_as_float(__ldcg(&mj_partial[" +
+                                     at("lane", E.onlineMaxSlot(static_cast<int>(r))) + "]))",
+                                 splits) +
+               ";");
     }
     E.finishReductions(pass, ReduceScope::Block, S.block, false);
     W.line("if (lane == 0) mj_count[row] = 0u; // ready for the next launch");
+  }
+
+  /// A partial read back by lane `lane`, or where the row has fewer blocks
+  /// than the block has threads, the max's identity: an online sum's max.
+  std::string partialOrIdentity(const std::string &v, const std::string &splits) const {
+    return S.splits == S.block ? v : "lane < " + splits + " ? " + v + " : (-MJ_INF)";
   }
 
   bool reducesIn(int pass) const {
@@ -248,6 +263,9 @@ private:
       W.line("mj_partial[" + partialAt(ws, "part", static_cast<int>(r)) + "] = " +
              (E.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
              ";");
+      if (K.reductions[r].onlineMax >= 0)
+        W.line("mj_partial[" + partialAt(ws, "part", E.onlineMaxSlot(static_cast<int>(r))) +
+               "] = __float_as_uint(" + E.accOnlineMaxName(static_cast<int>(r)) + ");");
     }
     W.close();
     W.line("mj_row_barrier(&mj_arrived[row], " + std::to_string(int64_t(S.splits) * (barrier + 1)) +
@@ -265,6 +283,13 @@ private:
                   ? v
                   : "lane < " + splits + " ? " + v + " : " + reduceText(red.op, isInt).identity) +
              ";");
+      if (red.onlineMax >= 0)
+        W.line(E.accOnlineMaxName(static_cast<int>(r)) + " = " +
+               partialOrIdentity("__uint_as_float(__ldcg(&mj_partial[" +
+                                     partialAt(ws, "lane", E.onlineMaxSlot(static_cast<int>(r))) +
+                                     "]))",
+                                 splits) +
+               ";");
     }
     E.finishReductions(pass, ReduceScope::Block, S.block, false);
     if (!reducesAfter(pass))

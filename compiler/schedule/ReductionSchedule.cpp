@@ -190,6 +190,13 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
     if (fits(t))
       s.threadsPerRow = t;
   }
+  // A one-pass row with an online sum does more arithmetic per element
+  // than it loads: fewer threads, each with at least 16 vectors, share the
+  // row and its combine (cross-entropy's logsumexp over 32000: 256).
+  bool online = llvm::any_of(k.reductions, [](const KReduction &r) { return r.onlineMax >= 0; });
+  if (!o.tpr && online && k.passes == 1 && s.threadsPerRow > 64)
+    s.threadsPerRow = std::clamp(static_cast<unsigned>(llvm::PowerOf2Floor(uint64_t(kv / 16))), 64u,
+                                 s.threadsPerRow);
   unsigned t = s.threadsPerRow;
   if (t <= 32) {
     s.block = 256;

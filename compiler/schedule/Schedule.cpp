@@ -267,8 +267,11 @@ std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned r
 }
 
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
-  return SplitWorkspace{k.rows, s.splits, static_cast<int>(k.reductions.size()),
-                        s.waits ? 2 * k.rows : k.rows};
+  // an online sum's partial is a pair: its sum and the max it is relative to
+  int partials = static_cast<int>(k.reductions.size());
+  for (const KReduction &r : k.reductions)
+    partials += r.onlineMax >= 0;
+  return SplitWorkspace{k.rows, s.splits, partials, s.waits ? 2 * k.rows : k.rows};
 }
 
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s) {

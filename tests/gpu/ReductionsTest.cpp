@@ -58,7 +58,7 @@ TEST_F(Reductions, IntegerAndHalfReductions) {
   for (DType t : {DType::I32, DType::F16, DType::BF16})
     for (OpKind op : {OpKind::Sum, OpKind::Max, OpKind::Min})
       for (const auto &axes : kAxisSets) {
-        Graph g(std::string(opName(op)) + "_" + dtypeName(t).str());
+        Graph g(std::string(opName(op)) + "_" + std::string(dtypeName(t)));
         Tensor x = g.input("x", t, {17, 33, 65});
         g.output(reduce(op, x, axes), "y");
         expectMatches(g, 5, /*fusedOnly=*/true);
@@ -187,7 +187,7 @@ TEST_F(Reductions, FewLongRowsOfSeveralPassesMeetAcrossBlocks) {
       g.output(xf / sum(xf, {0, 1}, true), "y");
       g.output(max(xf, {0, 1}), "mx");
     }
-    SCOPED_TRACE(name + " " + dtypeName(c.t).str() + c.s.str());
+    SCOPED_TRACE(name + " " + std::string(dtypeName(c.t)) + c.s.str());
     expectMatches(g, 17, /*fusedOnly=*/true);
     expectSplitRunsRepeat(g, /*waits=*/true);
   }

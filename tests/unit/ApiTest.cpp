@@ -1,6 +1,7 @@
 // The C++ API as a user meets it (ir/Builder.h, ir/Graph.h): misuse is a
 // GraphError in the C++ spelling, every op is a free function, axes come from
 // any integer range, and the composites build the nodes a user would write.
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
@@ -27,7 +28,7 @@ std::string opsOf(const Graph &g, ValueId from = 0) {
   std::string s;
   for (ValueId id = from; id < static_cast<ValueId>(g.size()); ++id) {
     const Node &n = g.node(id);
-    s += opName(n.op).str() + "(";
+    s += std::string(opName(n.op)) + "(";
     for (ValueId o : n.operands)
       s += std::to_string(o - from) + " ";
     s += ")" + n.shape.str();
@@ -300,8 +301,8 @@ TEST(Api, CompiledGraphCountsAndSummarizesKernels) {
   ASSERT_EQ(c.numKernels(), 1u);
   std::vector<KernelSummary> ks = c.kernelSummaries();
   ASSERT_EQ(ks.size(), 1u);
-  EXPECT_EQ(ks[0].name, c.kernels[0].name);
-  EXPECT_EQ(ks[0].schedule, c.kernels[0].schedule.describe());
+  EXPECT_EQ(ks[0].name, c.detail->kernels[0].name);
+  EXPECT_EQ(ks[0].schedule, c.detail->kernels[0].schedule.describe());
   EXPECT_EQ(ks[0].bytesRead, 64 * 256 * 4);
   EXPECT_EQ(ks[0].bytesWritten, 64 * 256 * 4);
   ASSERT_EQ(ks[0].reasons.size(), 1u);

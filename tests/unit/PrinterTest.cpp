@@ -61,10 +61,7 @@ TEST(Printer, NodeAndOperandText) {
   Graph g;
   Tensor x = g.input("x", DType::F32, {4});
   Tensor y = x + 0.25;
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  printNode(os, g, y.id());
-  EXPECT_EQ(os.str(), "%t0 = add %x, 0.25 : f32[4]");
+  EXPECT_EQ(nodeText(g, y.id()), "%t0 = add %x, 0.25 : f32[4]");
   EXPECT_EQ(operandText(g, x.id()), "%x");
   EXPECT_EQ(operandText(g, y.node().operands[1]), "0.25");
   EXPECT_EQ(typeText(DType::F16, Shape({2, 3})), "f16[2, 3]");

@@ -11,12 +11,13 @@
 
 #include <concepts>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
-#include <ranges>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace minijit {
@@ -81,6 +82,16 @@ concept AxisInteger = std::integral<I> && !std::same_as<std::remove_cv_t<I>, boo
                       !std::same_as<std::remove_cv_t<I>, char32_t> &&
                       !std::same_as<std::remove_cv_t<I>, wchar_t>;
 
+/// A range of AxisIntegers: what std::ranges::begin and end accept (a
+/// container, a span, an array). Spelled with <iterator> alone, which costs a
+/// user's translation unit much less to compile than <ranges>.
+template <typename R>
+concept AxisRange =
+    requires(const R &r) {
+      { std::ranges::begin(r) } -> std::input_iterator;
+      { std::ranges::end(r) } -> std::sentinel_for<decltype(std::ranges::begin(r))>;
+    } && AxisInteger<std::iter_value_t<decltype(std::ranges::begin(std::declval<const R &>()))>>;
+
 /// A list of axes (or a permutation) from any range of integers: a braced
 /// list `{0, 1}`, std::vector<int>, std::span<const int64_t>, std::array ...
 /// An empty list means "not given" where an op has a default (a reduction of
@@ -90,9 +101,10 @@ public:
   AxisList() = default;
   template <AxisInteger I>
   AxisList(std::initializer_list<I> axes) : Axes(axes.begin(), axes.end()) {}
-  template <std::ranges::input_range R>
-    requires AxisInteger<std::ranges::range_value_t<R>>
-  AxisList(const R &axes) : Axes(std::ranges::begin(axes), std::ranges::end(axes)) {}
+  template <AxisRange R> AxisList(const R &axes) {
+    for (auto it = std::ranges::begin(axes); it != std::ranges::end(axes); ++it)
+      Axes.push_back(*it);
+  }
 
   bool empty() const { return Axes.empty(); }
   size_t size() const { return Axes.size(); }

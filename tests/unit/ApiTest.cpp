@@ -317,3 +317,25 @@ TEST(Api, CompiledGraphCountsAndSummarizesKernels) {
   opt.stopAfter = Stage::Graph;
   EXPECT_EQ(compileGraph(g, opt).numKernels(), 0u);
 }
+
+TEST(Api, CompiledGraphKeepsItsDetailBehindAPointer) {
+  Graph g("gelu");
+  Tensor x = g.input("x", DType::F32, {1024});
+  g.output(gelu(x), "y");
+  CompileOptions opt;
+  opt.stopAfter = Stage::Cuda;
+  CompiledGraph c = compileGraph(g, opt);
+  ASSERT_NE(c.detail, nullptr);
+  EXPECT_EQ(c.detail->kernels.size(), c.numKernels());
+  EXPECT_EQ(c.detail->plan.kernels.size(), 1u);
+  CompiledGraph copy = c; // copies share the records, which nothing changes
+  EXPECT_EQ(copy.detail, c.detail);
+  EXPECT_EQ(copy.cudaText(), c.cudaText());
+
+  CompiledGraph none; // no compile: no detail, and every accessor reads it as empty
+  EXPECT_EQ(none.detail, nullptr);
+  EXPECT_EQ(none.numKernels(), 0u);
+  EXPECT_TRUE(none.kernelSummaries().empty());
+  EXPECT_NE(none.fusedText().find("total: 0 kernels"), std::string::npos) << none.fusedText();
+  EXPECT_EQ(none.ptxText(), "");
+}

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 using namespace minijit;
@@ -23,6 +24,15 @@ TEST(Printer, SoftmaxPrintsEveryStatementWithItsType) {
                            "  %y = div %t2, %t3 : f32[4096, 1024]\n"
                            "  return %y\n"
                            "}\n");
+}
+
+TEST(Printer, WritesToAStandardStream) {
+  Graph g("neg");
+  Tensor x = g.input("x", DType::F16, {3});
+  g.output(-x, "y");
+  std::ostringstream os;
+  printGraph(os, g);
+  EXPECT_EQ(os.str(), printGraph(g));
 }
 
 TEST(Printer, AttributesOfViewsCastsAndReductions) {

@@ -22,7 +22,8 @@
 //
 //   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only]
 //                 [--sweep NAME] [--suite lecture|general] [--profile-runs N] [--profile-json FILE]
-//   minijit_bench --dump DIR   (no GPU needed: each workload's fused text and CUDA, both modes)
+//   minijit_bench [--suite lecture|general] --dump DIR   (no GPU needed: each workload's fused
+//                 text and CUDA, both modes)
 //===----------------------------------------------------------------------===//
 #include "bench/GeneralSuite.h"
 #include "runtime/Driver.h"
@@ -487,9 +488,9 @@ int runSweep(const Device &gpu, const std::string &name, const std::string &json
 
 /// Writes DIR/NAME.MODE.fused.txt and .cu for every workload, compiled for
 /// the assumed H200 without NVRTC: what scripts/compare_cuda.sh diffs.
-int dumpWorkloads(const std::string &dir) {
+int dumpWorkloads(const std::string &dir, const std::string &suite) {
   std::error_code ec = llvm::sys::fs::create_directories(dir);
-  for (const Workload &w : workloads())
+  for (const Workload &w : suiteWorkloads(suite))
     for (bool fused : {true, false}) {
       CompileOptions opt;
       opt.fusion = fused;
@@ -511,7 +512,7 @@ int dumpWorkloads(const std::string &dir) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string json, sweep, profileJson, suite = "lecture";
+  std::string json, sweep, profileJson, dump, suite = "lecture";
   std::vector<std::string> only;
   int runs = 200, profileRuns = 20;
   bool check = true, fusedOnly = false;
@@ -537,7 +538,7 @@ int main(int argc, char **argv) {
     else if (a == "--profile-runs" && i + 1 < argc)
       profileRuns = std::max(0, std::atoi(argv[++i]));
     else if (a == "--dump" && i + 1 < argc)
-      return dumpWorkloads(argv[i + 1]);
+      dump = argv[++i];
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
                       "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] [--suite lecture|general] "
@@ -545,6 +546,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (!dump.empty())
+    return dumpWorkloads(dump, suite);
   std::string why;
   if (!Device::available(&why)) {
     llvm::outs() << "minijit_bench: no GPU (" << why << "); nothing to measure\n";

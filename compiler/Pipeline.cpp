@@ -267,6 +267,11 @@ private:
     ScheduleOverrides overrides = parseScheduleOverrides(text);
     for (CompiledKernel &ck : D->kernels) {
       ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
+      // Rows sum exp(x - max) in the pass of their max (online softmax);
+      // the kernel has a pass fewer to schedule.
+      if (ck.schedule.kind() == ScheduleKind::InnerRow && overrides.online.value_or(1) != 0 &&
+          sumExpsOnline(ck.lowered))
+        ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
     C.device = Opt.device;

@@ -133,6 +133,8 @@ std::vector<std::string> KernelEmitter::cacheDeclarations(unsigned itemsPerThrea
 }
 
 bool KernelEmitter::elementWorkUsesIndex(int pass, const LaneCtx &lc) const {
+  if (lc.alignedOffset)
+    return true; // the lanes outside the row are masked by position
   // argmax and argmin remember the position of the value they keep
   for (const KReduction &r : K.reductions)
     if (r.pass == pass && isArgReduction(r.op))
@@ -168,6 +170,33 @@ void KernelEmitter::loadInto(const std::string &dst, const KParam &p, const Lane
     W.line(dst + "[" + std::to_string(j) + "] = " + p.name + "[" + idx(a.perLane[j]) + "];");
 }
 
+IndexExpr KernelEmitter::atRowPosition(const IndexExpr &offset, const LaneCtx &lc,
+                                      const std::string &position) {
+  std::string x = Ctx.str(lc.x);
+  IndexExpr pos = Ctx.var(position, lc.rowLength);
+  return Ctx.substitute(offset, [&](const std::string &n) -> std::optional<IndexExpr> {
+    if (n == x)
+      return pos;
+    return std::nullopt;
+  });
+}
+
+void KernelEmitter::loadRowLanes(const std::string &dst, const KParam &p, const IndexExpr &offset,
+                                 const LaneCtx &lc) {
+  std::string n = (K.index64 ? "(long long)" : "") + std::to_string(lc.rowLength);
+  if (offset.key() == lc.alignedOffset->key()) {
+    W.line("mj_load_row(" + dst + ", " + p.name + " + " + parenIdx(atRowPosition(offset, lc, "k0")) +
+           ", k0, " + n + ");");
+    return;
+  }
+  W.line("#pragma unroll");
+  W.open("for (int j = 0; j < " + std::to_string(lc.vec) + "; ++j)");
+  W.line("const " + Idx + " kj = mj_clamp(k0 + j, " + std::to_string(lc.rowLength - 1) +
+         "); // outside the row: a position inside it, masked");
+  W.line(dst + "[j] = " + p.name + "[" + idx(atRowPosition(offset, lc, "kj")) + "];");
+  W.close();
+}
+
 IndexExpr KernelEmitter::offsetIn(const IndexExpr &offset, const LaneCtx &lc) {
   if (!lc.elemIs)
     return offset;
@@ -198,6 +227,14 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   }
   bool vec = lc.vec > 1;
   assert(!(vec && K.elementIndexed) && "a gather's per-element loads run one element per thread");
+  // Rows that start mid-vector: this vector's lanes are positions k0.. of the row.
+  bool midRow = lc.alignedOffset.has_value();
+  auto aligned = [&](const IndexExpr &offset) {
+    return midRow && offset.key() == lc.alignedOffset->key();
+  };
+  if (midRow)
+    W.line("const " + Idx + " k0 = " + lc.var + " * " + std::to_string(lc.vec) +
+           " - lead; // the position in the row of this vector's first lane");
   std::map<int, std::string> laneExpr; // value -> its per-lane expression
   // Loads: all first, or in value order among the arithmetic when an offset
   // reads a value computed per element (a gather's index).
@@ -216,10 +253,16 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
       continue;
     }
     LaneAccess a = analyzeLanes(Ctx, offsetIn(v.offset, lc), lc.x, lc.extent, lc.vec, lc.var);
+    bool byLane =
+        midRow && (a.kind != LaneAccess::Kind::Same || Ctx.mentions(offsetIn(v.offset, lc), lc.x));
     if (isCachedLoad(i, lc)) {
       const std::string &c = CacheNames.at(i);
-      if (static_cast<int>(llvm::countTrailingZeros(Use[i])) == pass)
-        loadInto(c + "[it]", p, a, lc.vec);
+      if (static_cast<int>(llvm::countTrailingZeros(Use[i])) == pass) {
+        if (byLane)
+          loadRowLanes(c + "[it]", p, offsetIn(v.offset, lc), lc);
+        else
+          loadInto(c + "[it]", p, a, lc.vec);
+      }
       laneExpr[i] = loadConv(p.dtype, c + "[it][" + (vec ? "j" : "0") + "]");
       continue;
     }
@@ -230,7 +273,10 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     }
     std::string r = W.unique(p.name + "_r");
     W.line("alignas(16) " + raw + " " + r + "[" + std::to_string(lc.vec) + "];");
-    loadInto(r, p, a, lc.vec);
+    if (byLane)
+      loadRowLanes(r, p, offsetIn(v.offset, lc), lc);
+    else
+      loadInto(r, p, a, lc.vec);
     laneExpr[i] = loadConv(p.dtype, r + "[j]");
   }
   // Output vectors.
@@ -239,7 +285,7 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   for (int s : stores) {
     const KStore &st = K.stores[s];
     storeAccess[s] = analyzeLanes(Ctx, offsetIn(st.offset, lc), lc.x, lc.extent, lc.vec, lc.var);
-    if (vec) {
+    if (vec && (!midRow || aligned(offsetIn(st.offset, lc)))) {
       outArray[s] = W.unique(K.params[st.param].name + "_r");
       W.line("alignas(16) " + std::string(storageCType(K.params[st.param].dtype)) + " " + outArray[s] +
              "[" + std::to_string(lc.vec) + "];");
@@ -249,6 +295,11 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     W.line("#pragma unroll");
     W.open("for (int j = 0; j < " + std::to_string(lc.vec) + "; ++j)");
   }
+  if (midRow) {
+    W.line("const " + Idx + " kj = k0 + j; // this lane's position in the row");
+    W.line("const bool inRow = kj >= 0 && kj < " + std::to_string(lc.rowLength) + ";");
+  }
+  std::string laneGuard = midRow ? "if (inRow) " : "";
   for (int i : values) {
     const KValue &v = K.values[i];
     if (v.kind == KValue::Kind::MatmulResult) {
@@ -284,25 +335,43 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + indexValueText(i, &lc) + ";" +
              comment(i));
   }
-  for (size_t r = 0; r < K.reductions.size(); ++r) {
+  // An online sum reads its max before this element updates it.
+  std::vector<size_t> order;
+  for (bool online : {true, false})
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if ((K.reductions[r].onlineMax >= 0) == online)
+        order.push_back(r);
+  for (size_t r : order) {
     const KReduction &red = K.reductions[r];
     if (red.pass != pass || isScan(red.op)) // a scan combines after the element work
       continue;
+    if (red.onlineMax >= 0) {
+      W.line(laneGuard + "mj_online_exp_sum(" + accName(static_cast<int>(r)) + ", " +
+             accName(red.onlineMax) + ", " + ref(red.input) + ");");
+      continue;
+    }
     if (isArgReduction(red.op)) {
       // The position along the reduced axis is the element's k.
-      W.line(std::string("mj_arg_update<") + (red.op == OpKind::Argmax ? "true" : "false") +
+      W.line(laneGuard + "mj_arg_update<" + (red.op == OpKind::Argmax ? "true" : "false") +
              ">(" + accName(static_cast<int>(r)) + ", " + accIndexName(static_cast<int>(r)) +
              ", " + ref(red.input) + ", (int)(" + laneIndexText(K.k, &lc) + "));");
       continue;
     }
-    W.line(accumulateText(red.op, accIsInt(static_cast<int>(r)), accName(static_cast<int>(r)),
-                          ref(red.input)));
+    W.line(laneGuard + accumulateText(red.op, accIsInt(static_cast<int>(r)),
+                                      accName(static_cast<int>(r)), ref(red.input)));
   }
   for (int s : stores) {
     const KStore &st = K.stores[s];
     const KParam &p = K.params[st.param];
     std::string val = storeConv(p.dtype, ref(st.value));
-    if (vec)
+    if (midRow && !outArray.count(s)) {
+      // not aligned with the vectors: lane by lane, inside the row only
+      std::string guard = storeGuard.empty() ? "if (inRow) "
+                                             : storeGuard.substr(0, storeGuard.size() - 2) +
+                                                   " && inRow) ";
+      W.line(guard + p.name + "[" + idx(atRowPosition(offsetIn(st.offset, lc), lc, "kj")) +
+             "] = " + val + ";");
+    } else if (vec)
       W.line(outArray[s] + "[j] = " + val + ";");
     else
       W.line(storeGuard + p.name + "[" + idx(storeAccess[s].base) + "] = " + val + ";");
@@ -314,6 +383,14 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     const KStore &st = K.stores[s];
     const KParam &p = K.params[st.param];
     const LaneAccess &a = storeAccess[s];
+    if (midRow) {
+      if (outArray.count(s))
+        W.line(storeGuard + "mj_store_row(" + p.name + " + " +
+               parenIdx(atRowPosition(offsetIn(st.offset, lc), lc, "k0")) + ", " + outArray[s] +
+               ", k0, " + (K.index64 ? "(long long)" : "") + std::to_string(lc.rowLength) +
+               ");");
+      continue;
+    }
     if (a.kind == LaneAccess::Kind::Contiguous) {
       W.line(storeGuard + "mj_store(" + p.name + " + " + parenIdx(a.base) + ", " + outArray[s] +
              ");");
@@ -344,7 +421,9 @@ std::string KernelEmitter::laneIndexText(const IndexExpr &e, const LaneCtx *lc) 
   // The element index of this lane: x = var * vec + j.
   std::string xName = Ctx.str(lc->x);
   IndexExpr lane = Ctx.var(lc->var, std::max<int64_t>(1, lc->extent / lc->vec));
-  if (lc->vec > 1)
+  if (lc->alignedOffset)
+    lane = Ctx.var("kj", lc->rowLength); // the lane's position, defined in the lane loop
+  else if (lc->vec > 1)
     lane = Ctx.add(Ctx.mul(lane, lc->vec), Ctx.var("j", lc->vec));
   return idx(Ctx.substitute(in, [&](const std::string &n) -> std::optional<IndexExpr> {
     if (n == xName)
@@ -426,6 +505,10 @@ void KernelEmitter::declareAccumulators(int pass) {
   }
 }
 
+bool KernelEmitter::hasOnlineSum() const {
+  return llvm::any_of(K.reductions, [](const KReduction &r) { return r.onlineMax >= 0; });
+}
+
 void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width, bool define) {
   std::string n = std::to_string(width);
   for (size_t r = 0; r < K.reductions.size(); ++r) {
@@ -434,6 +517,24 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
     std::string acc = accName(static_cast<int>(r));
+    // A max with an online sum is combined with it, as pairs.
+    if (llvm::any_of(K.reductions,
+                     [&](const KReduction &o) { return o.onlineMax == static_cast<int>(r); }))
+      continue;
+    if (red.onlineMax >= 0) {
+      std::string max = accName(red.onlineMax);
+      switch (scope) {
+      case ReduceScope::Warp:
+        W.line("mj_warp_reduce_online<" + n + ">(" + acc + ", " + max + ");");
+        break;
+      case ReduceScope::Block:
+        W.line("mj_block_reduce_online<" + n + ">(" + acc + ", " + max +
+               ", mj_smem_f, mj_smem_m);");
+        break;
+      case ReduceScope::Column: llvm_unreachable("online sums run in row kernels only");
+      }
+      continue;
+    }
     if (isArgReduction(red.op)) {
       std::string args = std::string("<") + (red.op == OpKind::Argmax ? "true" : "false") + ", " +
                          n + ">(" + acc + ", " + accIndexName(static_cast<int>(r));
@@ -475,6 +576,10 @@ void KernelEmitter::defineReductions(int pass) {
     if (red.pass == pass && red.op == OpKind::Mean)
       W.line(accName(static_cast<int>(r)) + " *= " +
              floatLiteral(1.0 / static_cast<double>(K.K)) + ";");
+    if (red.pass == pass && red.onlineMax >= 0)
+      W.line(accName(static_cast<int>(r)) + " = mj_online_finish(" +
+             accName(static_cast<int>(r)) + ", " + accName(red.onlineMax) +
+             "); // the sum of exp(x - max) with the row's max");
   }
   for (size_t i = 0; i < K.values.size(); ++i) {
     const KValue &v = K.values[i];
@@ -526,7 +631,9 @@ std::string KernelEmitter::passTitle(int pass) const {
   std::string what;
   for (const KReduction &r : K.reductions)
     if (r.pass == pass)
-      what += (what.empty() ? ": " : ", ") + std::string("%") + r.name + " = " + std::string(opName(r.op));
+      what += (what.empty() ? ": " : ", ") + std::string("%") + r.name + " = " + std::string(opName(r.op)) +
+              (r.onlineMax >= 0 ? " of exp(x - %" + K.reductions[r.onlineMax].name + "), online"
+                                 : std::string());
   bool stores = llvm::any_of(K.stores, [&](const KStore &st) {
     return !st.perRow && K.values[st.value].stage == pass;
   });

@@ -33,6 +33,14 @@ struct LaneCtx {
   /// Values read from elsewhere (a tile in shared memory, a matmul's
   /// accumulators): value -> the text, which may name the lane `j`.
   std::map<int, std::string> readFrom;
+  /// Rows that start mid-vector (RowSchedule::alignedTo): the offset whose
+  /// rows align the vectors, and the row length. The vector at `var` holds
+  /// positions k0 .. k0+vec-1 of the row (k0 = var * vec - h, h where the
+  /// row starts in its first vector); loads and stores at that offset move
+  /// whole vectors, others one lane at a time; lanes outside the row are
+  /// masked.
+  std::optional<IndexExpr> alignedOffset;
+  int64_t rowLength = 0;
 };
 
 /// Who combines the threads' partial results of a reduction.
@@ -85,6 +93,9 @@ public:
   bool accIsInt(int r) const;
   /// Some reduction is an argmax or argmin: it also needs int scratch for the index.
   bool hasArgReduction() const;
+  /// Some reduction is an online sum (KReduction::onlineMax): its block
+  /// combine needs scratch for the maxes too.
+  bool hasOnlineSum() const;
   /// An argmax's or argmin's index accumulator (beside accName's value).
   std::string accIndexName(int r);
   /// `e` with lc's element index for this lane (in the lane loop `j`), or as
@@ -115,6 +126,13 @@ public:
 
 private:
   void loadInto(const std::string &dst, const KParam &p, const LaneAccess &a, unsigned vec);
+  /// A row that starts mid-vector: `offset` with the position along the row
+  /// (lc.x) named `position`, a variable defined by the emitted code.
+  IndexExpr atRowPosition(const IndexExpr &offset, const LaneCtx &lc, const std::string &position);
+  /// Loads this vector of a row that starts mid-vector into `dst`: whole
+  /// (mj_load_row) at the offset that aligns the vectors, else lane by lane.
+  void loadRowLanes(const std::string &dst, const KParam &p, const IndexExpr &offset,
+                    const LaneCtx &lc);
   bool isCachedLoad(int i, const LaneCtx &lc) const;
 
   std::map<int, std::string> CacheNames, AccNames, AccIndexNames;

@@ -44,6 +44,21 @@ template <typename T, int N> __device__ __forceinline__ void mj_store(T *dst, co
   typedef typename MjRaw<sizeof(T) * N>::T R;
   *reinterpret_cast<R *>(dst) = *reinterpret_cast<const R *>(src);
 }
+// The vector at `p` (aligned) holds positions k0 .. k0+N-1 of a row of n
+// elements that starts mid-vector: whole, it is one access; at the row's ends
+// each lane reads its position clamped into the row (the lanes outside it
+// are masked by the caller) and writes only inside it.
+template <typename T, int N, typename I> __device__ __forceinline__ void mj_load_row(T (&dst)[N], const T *p, I k0, I n) {
+  if (k0 >= 0 && k0 + N <= n) { mj_load(dst, p); return; }
+#pragma unroll
+  for (int j = 0; j < N; ++j) dst[j] = p[mj_clamp(k0 + j, n - 1) - k0];
+}
+template <typename T, int N, typename I> __device__ __forceinline__ void mj_store_row(T *p, const T (&src)[N], I k0, I n) {
+  if (k0 >= 0 && k0 + N <= n) { mj_store(p, src); return; }
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    if (k0 + j >= 0 && k0 + j < n) p[j] = src[j];
+}
 
 struct MjSum { __device__ static float apply(float a, float b) { return a + b; } __device__ static int apply(int a, int b) { return mj_iadd(a, b); } };
 struct MjProd { __device__ static float apply(float a, float b) { return a * b; } __device__ static int apply(int a, int b) { return mj_imul(a, b); } };
@@ -66,6 +81,44 @@ template <typename Op, int THREADS, typename T> __device__ __forceinline__ T mj_
   for (int w = 1; w < THREADS / 32; ++w) r = Op::apply(r, smem[w]);
   return r;
 }
+// Online softmax (Milakov and Gimelshein, 2018): the sum of exp(a - max) over a
+// row in the pass that finds the max. s is the sum relative to m, the running
+// max before `a` is seen; a larger `a` rescales it.
+__device__ __forceinline__ void mj_online_exp_sum(float &s, float m, float a) {
+  if (a > m) s = s * expf(m - a) + 1.0f;
+  else s += a == -MJ_INF ? 0.0f : expf(a - m);
+}
+// A sum relative to max m, made relative to M >= m (nothing seen yet: 0).
+__device__ __forceinline__ float mj_online_rescale(float s, float m, float M) { return m == -MJ_INF ? 0.0f : s * expf(m - M); }
+// Combines the (sum, max) pairs of WIDTH consecutive lanes; every lane gets both.
+template <int WIDTH> __device__ __forceinline__ void mj_warp_reduce_online(float &s, float &m) {
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o /= 2) {
+    const float s2 = __shfl_xor_sync(0xffffffffu, s, o), m2 = __shfl_xor_sync(0xffffffffu, m, o);
+    const float M = mj_max(m, m2);
+    s = mj_online_rescale(s, m, M) + mj_online_rescale(s2, m2, M);
+    m = M;
+  }
+}
+// The same over the whole block; smem_s and smem_m hold a pair per warp.
+template <int THREADS> __device__ __forceinline__ void mj_block_reduce_online(float &s, float &m, float *smem_s, float *smem_m) {
+  mj_warp_reduce_online<32>(s, m);
+  __syncthreads(); // the previous reduction may still be reading smem
+  if (threadIdx.x % 32 == 0) { smem_s[threadIdx.x / 32] = s; smem_m[threadIdx.x / 32] = m; }
+  __syncthreads();
+  float rs = smem_s[0], rm = smem_m[0];
+#pragma unroll
+  for (int w = 1; w < THREADS / 32; ++w) {
+    const float M = mj_max(rm, smem_m[w]);
+    rs = mj_online_rescale(rs, rm, M) + mj_online_rescale(smem_s[w], smem_m[w], M);
+    rm = M;
+  }
+  s = rs;
+  m = rm;
+}
+// The finished sum of exp(a - max): NaN where the max is not finite, as every
+// exp(a - max) of the row is NaN there, or one of them.
+__device__ __forceinline__ float mj_online_finish(float s, float m) { return isfinite(m) ? s : MJ_NAN; }
 // Blocks sharing a row wait here until `expected` arrivals are counted (all
 // of them resident: the schedule makes the grid fit). Thread 0 arrives for
 // the block after the block's writes; the others read what the row's blocks

@@ -25,9 +25,14 @@ public:
     LaneCtx lc;
     lc.vec = S.vec;
     lc.x = K.k;
-    lc.extent = K.K;
+    lc.extent = S.vectorsPerRow(K.K) * S.vec;
     lc.var = S.vec > 1 ? "kv" : "k";
     lc.cached = S.cached && K.passes > 1;
+    if (S.alignedTo) {
+      lc.alignedOffset = K.values[*S.alignedTo].offset;
+      lc.rowLength = K.K;
+      rowLead(*lc.alignedOffset);
+    }
     // The caches are named and declared before the first pass reads them.
     if (lc.cached)
       for (const std::string &d : E.cacheDeclarations(S.itemsPerThread, S.vec))
@@ -68,6 +73,8 @@ private:
       W.line("__shared__ int mj_smem_i[32];");
     if (Block && E.hasArgReduction())
       W.line("__shared__ int mj_smem_at[32]; // argmax/argmin positions");
+    if (Block && E.hasOnlineSum())
+      W.line("__shared__ float mj_smem_m[32]; // the maxes of the online sums");
     if (S.splits > 1) {
       if (!S.waits)
         W.line("__shared__ bool mj_last; // this block is the last of its row to finish");
@@ -95,10 +102,24 @@ private:
            "; // spare lanes redo the last row but store nothing");
   }
 
+  /// Rows that start mid-vector: where this row starts in its first vector,
+  /// from `offset` at the row's position 0.
+  void rowLead(const IndexExpr &offset) {
+    IndexContext &ctx = E.Ctx;
+    std::string k = ctx.str(K.k);
+    IndexExpr start = ctx.substitute(offset, [&](const std::string &n) -> std::optional<IndexExpr> {
+      if (n == k)
+        return IndexExpr::constant(0);
+      return std::nullopt;
+    });
+    W.line("const int lead = (int)(" + E.parenIdx(start) + " % " + std::to_string(S.vec) +
+           "); // the row starts this many elements into its first vector");
+  }
+
   /// The loop of pass `p` over this thread's vectors of the row.
   void rowLoop(int p, const LaneCtx &lc) {
     unsigned t = S.threadsPerRow;
-    int64_t kv = K.K / S.vec;
+    int64_t kv = S.vectorsPerRow(K.K);
     std::string storeGuard = Partial ? "if (rowValid) " : "";
     if (S.cached) {
       bool split = S.splits > 1;

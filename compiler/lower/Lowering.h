@@ -61,6 +61,10 @@ struct KReduction {
   OpKind op;     ///< Sum, Mean, Max, Min, Prod, Argmax, Argmin; Cumsum, Cumprod
   int input;     ///< the element value reduced
   int pass;      ///< the pass that accumulates it (= the input's stage)
+  /// A Sum of exp(input - max), where the max is reduction `onlineMax` of
+  /// `input` in the same pass (online softmax, sumExpsOnline): -1 for a
+  /// plain reduction of `input`.
+  int onlineMax = -1;
 };
 
 /// The matmul of a Matmul kernel: C[b, m, n] = sum over kk of A[b, m, kk] * B[b, kk, n],
@@ -150,6 +154,13 @@ namespace minijit {
 /// The most passes one reduction kernel makes over its rows (one bit each in
 /// passesUsing); a longer chain of reductions is split into kernels.
 constexpr int kMaxPasses = 32;
+
+/// Finds the sums of exp(x - max(x)) of a row kernel whose max is over the
+/// same x and rows one pass earlier, and accumulates each in the pass of its
+/// max with a running rescale (online softmax): a softmax reads its rows
+/// once before the stores instead of twice, a logsumexp once in all. Returns
+/// whether it changed `k`.
+bool sumExpsOnline(LoweredKernel &k);
 
 /// For each value of a reduction kernel, a bit per pass (bit p: pass p) in
 /// which its element-wise form is needed; 0 for per-row values and unused

@@ -63,7 +63,7 @@ constexpr unsigned kWaitingBlocksPerSM = 2;
 /// block of a row combines; a reduction of several passes takes at most
 /// kWaitingBlocksPerSM per SM, all resident, meeting after each pass.
 void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, RowSchedule &s) {
-  int64_t kv = k.K / s.vec;
+  int64_t kv = s.vectorsPerRow(k.K);
   if (s.threadsPerRow <= 32 || k.rows >= dev.smCount)
     return;
   // argmax/argmin partials are (value, index) pairs the workspace does not hold.
@@ -108,6 +108,36 @@ unsigned rowVector(const LoweredKernel &k, int primary) {
   return 1;
 }
 
+/// Whether the load at `off` steps through memory one element for each
+/// position along the row (its rows contiguous, wherever they start).
+bool unitStrideAlongRow(const LoweredKernel &k, const IndexExpr &off) {
+  if (k.K < 2)
+    return false;
+  IndexContext ctx = k.ctx;
+  std::string kName = ctx.str(k.k);
+  IndexExpr t = ctx.var("mj_t", k.K - 1);
+  auto at = [&](const IndexExpr &pos) {
+    return ctx.substitute(off, [&](const std::string &n) -> std::optional<IndexExpr> {
+      if (n == kName)
+        return pos;
+      return std::nullopt;
+    });
+  };
+  return at(ctx.add(t, IndexExpr::constant(1))).key() ==
+         ctx.add(at(t), IndexExpr::constant(1)).key();
+}
+
+/// Rows whose length no vector width divides: the widest vector, when the
+/// primary load runs along the row one element a step (its rows then start
+/// mid-vector, RowSchedule::alignedTo); 1 for rows under 16 vectors, whose
+/// masked lanes at the ends would be much of the work.
+unsigned midVectorWidth(const LoweredKernel &k, int primary) {
+  unsigned vec = maxVecFor(k);
+  if (primary < 0 || vec < 2 || k.K < 16 * int64_t(vec))
+    return 1;
+  return unitStrideAlongRow(k, k.values[primary].offset) ? vec : 1;
+}
+
 /// Threads per row for rows of `kv` vectors.
 unsigned rowThreads(int64_t kv, const DeviceProperties &dev) {
   if (kv <= 32)
@@ -125,18 +155,40 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                      const ScheduleOverrides &o, int primary) {
   RowSchedule s;
   s.vec = rowVector(k, primary);
+  if (s.vec == 1 && midVectorWidth(k, primary) > 1) {
+    s.vec = midVectorWidth(k, primary);
+    s.alignedTo = primary;
+  }
   if (std::optional<unsigned> vec = vecOverride(k, o)) {
-    if (k.K % *vec != 0)
-      badOverride("vec=" + std::to_string(*vec) + " does not divide the row length " +
-                  std::to_string(k.K));
+    s.alignedTo.reset();
+    if (k.K % *vec != 0) {
+      if (primary < 0 || !unitStrideAlongRow(k, k.values[primary].offset))
+        badOverride("vec=" + std::to_string(*vec) + " does not divide the row length " +
+                    std::to_string(k.K) + ", and the rows are not contiguous");
+      s.alignedTo = primary;
+    }
     s.vec = *vec;
   }
-  int64_t kv = k.K / s.vec;
+  int64_t kv = s.vectorsPerRow(k.K);
   s.threadsPerRow = rowThreads(kv, dev);
   if (o.tpr) {
     if (!isPow2(*o.tpr) || *o.tpr > 1024)
       badOverride("tpr must be a power of two up to 1024");
     s.threadsPerRow = static_cast<unsigned>(*o.tpr);
+  } else if (k.passes > 1) {
+    // A row that does not fit its threads' registers is read again in each
+    // pass: more threads per row (up to a block of 512) keep it there.
+    auto fits = [&](unsigned t) {
+      RowSchedule probe = s;
+      probe.itemsPerThread = static_cast<unsigned>((kv + t - 1) / t);
+      return fitsInRegisters(k, probe);
+    };
+    unsigned most = std::min(512u, static_cast<unsigned>(dev.maxThreadsPerBlock));
+    unsigned t = s.threadsPerRow;
+    while (t >= 32 && t < most && !fits(t))
+      t *= 2;
+    if (fits(t))
+      s.threadsPerRow = t;
   }
   unsigned t = s.threadsPerRow;
   if (t <= 32) {
@@ -153,6 +205,11 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   }
   s.itemsPerThread = static_cast<unsigned>((kv + t - 1) / t);
   s.cached = fitsInRegisters(k, s);
+  // One pass keeps nothing for later: its unrolled loop only issues the
+  // loads at once, which past 8 vectors a thread costs more registers (and
+  // blocks per SM) than it hides.
+  if (k.passes == 1 && s.itemsPerThread > 8)
+    s.cached = false;
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
   splitLongRows(k, dev, s);
   if (o.cached)

@@ -141,9 +141,12 @@ std::string describeRow(const RowSchedule &s) {
       : s.cached   ? llvm::formatv("{0} per thread held in registers", s.itemsPerThread).str()
                    : std::string("looped over the row (read again in each pass)");
   return llvm::formatv("inner row: {0} per row, {1} row{2} per block ({3} threads), {4}-wide "
-                       "vectors, {5}, grid {6}",
-                       who, s.rowsPerBlock, s.rowsPerBlock == 1 ? "" : "s", s.block, s.vec, how,
-                       s.grid)
+                       "vectors{5}, {6}, grid {7}",
+                       who, s.rowsPerBlock, s.rowsPerBlock == 1 ? "" : "s", s.block, s.vec,
+                       s.alignedTo ? " aligned to memory (rows start mid-vector, the lanes "
+                                     "outside a row masked)"
+                                   : "",
+                       how, s.grid)
       .str();
 }
 

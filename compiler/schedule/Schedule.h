@@ -11,6 +11,7 @@
 #include "compiler/schedule/ScheduleOverrides.h"
 #include "runtime/DeviceProperties.h"
 
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -77,6 +78,17 @@ struct RowSchedule : LaunchGeometry {
   unsigned splits = 1;
   int64_t chunk = 0;
   bool waits = false;
+  /// Rows whose length no vector width divides (50257, 3001) start anywhere
+  /// in a vector. Set, the vectors are aligned to memory as the rows of this
+  /// load (a value of the kernel) fall: a row's first and last vectors hold
+  /// lanes of its neighbours, which are masked. Unset, every row starts at a
+  /// vector.
+  std::optional<int> alignedTo;
+
+  /// Vectors one row covers: K / vec, or one more when rows start mid-vector.
+  int64_t vectorsPerRow(int64_t rowLength) const {
+    return alignedTo ? (rowLength + 2 * int64_t(vec) - 2) / vec : rowLength / vec;
+  }
 };
 
 /// The scratch memory a reduction split over blocks needs (RowSchedule or

@@ -24,6 +24,7 @@ const Key kKeys[] = {
     {"stages", &ScheduleOverrides::stages}, {"frag", &ScheduleOverrides::frag},
     {"wm", &ScheduleOverrides::wm},       {"wn", &ScheduleOverrides::wn},
     {"splits", &ScheduleOverrides::splits}, {"transpose", &ScheduleOverrides::transpose},
+    {"online", &ScheduleOverrides::online},
 };
 
 } // namespace
@@ -43,8 +44,8 @@ ScheduleOverrides parseScheduleOverrides(llvm::StringRef text) {
     const Key *k = llvm::find_if(kKeys, [&](const Key &k) { return key == k.name; });
     if (k == std::end(kKeys))
       throw CompileError("schedule override: unknown key '" + key.str() +
-                         "' (known: block, vec, items, tpr, cached, parts, splits, transpose, "
-                         "tile, bm, bn, bk, stages, frag, wm, wn)");
+                         "' (known: block, vec, items, tpr, cached, online, parts, splits, "
+                         "transpose, tile, bm, bn, bk, stages, frag, wm, wn)");
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       throw CompileError("schedule override: '" + p.str() + "' needs a non-negative integer");

@@ -22,6 +22,7 @@ struct ScheduleOverrides {
   std::optional<int64_t> parts; ///< outer columns: threads per column
   std::optional<int64_t> splits; ///< outer columns: blocks sharing a group of columns
   std::optional<int64_t> transpose; ///< pointwise: 0 keeps permuted operands out of tiles
+  std::optional<int64_t> online; ///< inner rows: 0 keeps a sum of exp(x - max) in a pass of its own
   std::optional<int64_t> tile;  ///< matmul: the block tile's height, one of the template's
   std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn; ///< tensor-core matmul
 

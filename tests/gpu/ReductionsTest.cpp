@@ -93,6 +93,53 @@ TEST_F(Reductions, RowLengthsAcrossSchedules) {
     }
 }
 
+TEST_F(Reductions, RowsThatStartMidVector) {
+  // Row lengths no vector width divides: vectors aligned to memory, a row's
+  // first and last partly its neighbours', their lanes masked. A layer norm
+  // reads its weight lane by lane; a slice starts each row one element in
+  // (and stores its output, laid out otherwise, lane by lane); argmax and an
+  // iota need each lane's true position.
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t n : {int64_t(999), int64_t(3001), int64_t(50257)}) {
+      int64_t rows = n > 10000 ? 19 : 37;
+      Graph g("mid_vector_rows");
+      Tensor x = g.input("x", t, {rows, n});
+      Tensor w = g.input("w", t, {n});
+      Tensor xf = t == DType::F32 ? x : x.cast(DType::F32);
+      Tensor wf = t == DType::F32 ? w : w.cast(DType::F32);
+      Tensor d = xf - mean(xf, {1}, true);
+      g.output((d * rsqrt(mean(d * d, {1}, true) + 1e-5) * wf).cast(t), "ln");
+      g.output(argmax(x, 1), "at");
+      g.output(sum(xf * iota(g, {rows, n}, 1, DType::F32), {1}), "weighted");
+      Tensor inner = slice(xf, 1, 1, n - 1);
+      g.output((inner - max(inner, {1}, true)).cast(t), "shifted");
+      SCOPED_TRACE(std::string(dtypeName(t)) + " rows of " + std::to_string(n));
+      expectMatches(g, static_cast<uint64_t>(n));
+    }
+}
+
+TEST_F(Reductions, OnlineSoftmaxAtInfinitiesAndNaN) {
+  // The sum of exp(x - max) runs in the max's pass, rescaled as the max
+  // grows: rows with some -inf (log of 0), all -inf, a +inf (1/0), NaN
+  // (sqrt of a negative) and huge spreads must give what the two-pass
+  // reference gives: zeros, NaN, NaN, NaN and one-hot rows. Long rows too,
+  // whose blocks combine (sum, max) pairs, and rows split over blocks.
+  for (Shape s : {Shape{37, 1000}, Shape{5, 65537}, Shape{2, 1 << 20}}) {
+    Graph g("online_edges");
+    Tensor x = g.input("x", DType::F32, s);
+    Tensor cases[] = {log(relu(x)), log(relu(x - 100.0)), 1.0 / relu(x), sqrt(x), x * 1e30, x};
+    const char *names[] = {"some_ninf", "all_ninf", "pinf", "nan", "huge", "plain"};
+    for (int c = 0; c < 6; ++c) {
+      Tensor v = cases[c];
+      Tensor m = max(v, {1}, true);
+      g.output(softmax(v, 1), std::string("p_") + names[c]);
+      g.output(log(sum(exp(v - m), {1})) + m.reshape({s[0]}), std::string("lse_") + names[c]);
+    }
+    SCOPED_TRACE(s.str());
+    expectMatches(g, static_cast<uint64_t>(s[1]));
+  }
+}
+
 TEST_F(Reductions, ColumnReductionsWithEpilogue) {
   for (Shape s : {Shape{1000, 33}, Shape{65, 4097}, Shape{3, 5}}) {
     Graph g("colnorm");

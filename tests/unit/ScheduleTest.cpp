@@ -40,6 +40,15 @@ Graph rowSum(int64_t rows, int64_t cols, int64_t axis = 1) {
   return g;
 }
 
+/// The sum over the outer and inner axes of [a, b, c]: rows of a*c that are
+/// not contiguous.
+Graph outerInnerSum(int64_t a, int64_t b, int64_t c) {
+  Graph g("oi");
+  Tensor x = g.input("x", DType::F32, {a, b, c});
+  g.output(sum(x, {0, 2}), "s");
+  return g;
+}
+
 Graph softmax(int64_t rows, int64_t cols, DType t = DType::F32) {
   Graph g("softmax");
   Tensor x = g.input("x", t, {rows, cols});
@@ -213,7 +222,8 @@ TEST(Schedule, ShortRowsShareAWarp) {
   CompiledGraph c = lower(softmax(4096, 64));
   EXPECT_LT(c.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
   EXPECT_GT(c.detail->kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 1u);
-  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce<MjMax, " +
+  // softmax's max and sum of exp(x - max) combine as pairs (online)
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce_online<" +
                                       std::to_string(c.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow) + ">"))
       << c.detail->kernels[0].cuda;
 }
@@ -222,8 +232,7 @@ TEST(Schedule, MediumRowsUseAWarpEach) {
   CompiledGraph c = lower(softmax(4096, 1024));
   EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::InnerRow);
   EXPECT_EQ(c.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
-  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce<MjMax, 32>")) << c.detail->kernels[0].cuda;
-  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce<MjSum, 32>")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce_online<32>(")) << c.detail->kernels[0].cuda;
   EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_load(")) << c.detail->kernels[0].cuda;
   EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "mj_block_reduce<"));
 }
@@ -235,7 +244,7 @@ TEST(Schedule, LongRowsUseABlockEach) {
   EXPECT_EQ(s.block, s.threadsPerRow);
   EXPECT_EQ(s.rowsPerBlock, 1u);
   EXPECT_EQ(s.grid, 512);
-  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce<MjMax, " + std::to_string(s.block) + ">"))
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce_online<" + std::to_string(s.block) + ">"))
       << c.detail->kernels[0].cuda;
 }
 
@@ -274,8 +283,9 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 * 5 + 5 * 52 * 2) * 4);
   const std::string &cuda = c.detail->kernels[0].cuda;
   EXPECT_TRUE(contains(cuda, "__launch_bounds__(512, 2)")) << cuda;
+  // the max and the sum of exp(x - max) finish in one pass (online): one barrier
   EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 52u);")) << cuda;
-  EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 104u);")) << cuda;
+  EXPECT_FALSE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 104u);")) << cuda;
   EXPECT_TRUE(contains(cuda, "mj_row_leave(&mj_arrived[row], &mj_left[row], 52u);")) << cuda;
   // a one-pass split does not wait: the last block combines
   CompiledGraph one = lower(rowSum(3, 1 << 22));
@@ -290,6 +300,83 @@ TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
   EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "const bool rowValid = rowRaw < 100;")) << c.detail->kernels[0].cuda;
 }
 
+TEST(Schedule, OddRowsStartMidVector) {
+  // 50257 and 3001 divide by no vector width: the vectors are aligned to
+  // memory, the lanes outside each row masked.
+  for (int64_t cols : {50257, 3001, 1023}) {
+    CompiledGraph c = lower(softmax(64, cols));
+    const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
+    EXPECT_EQ(s.vec, 4u) << cols;
+    ASSERT_TRUE(s.alignedTo.has_value()) << cols;
+    EXPECT_EQ(s.vectorsPerRow(cols), (cols + 6) / 4) << cols;
+    const std::string &cuda = c.detail->kernels[0].cuda;
+    EXPECT_TRUE(contains(cuda, "const int lead = (int)((row * " + std::to_string(cols) + ") % 4);"))
+        << cuda;
+    EXPECT_TRUE(contains(cuda, "mj_store_row(y_out + (row * " + std::to_string(cols) + " + k0)"))
+        << cuda;
+    EXPECT_TRUE(contains(cuda, "_acc = mj_max(")) << cuda;
+    EXPECT_TRUE(contains(cuda, "if (inRow) ")) << cuda;
+  }
+  // 16-bit rows take 8-wide vectors
+  EXPECT_EQ(lower(softmax(64, 3001, DType::BF16)).detail->kernels[0].schedule.as<RowSchedule>().vec, 8u);
+  // rows of even length keep their exact vectors; short odd rows stay scalar
+  EXPECT_FALSE(lower(softmax(64, 1022)).detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
+  EXPECT_EQ(lower(softmax(64, 1022)).detail->kernels[0].schedule.as<RowSchedule>().vec, 2u);
+  const RowSchedule &shortRows = lower(rowSum(300, 33)).detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(shortRows.vec, 1u);
+  EXPECT_FALSE(shortRows.alignedTo);
+  // a vec override that does not divide contiguous rows starts them mid-vector too
+  EXPECT_TRUE(lower(rowSum(64, 1001), true, "vec=2").detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
+}
+
+TEST(Schedule, SumsOfExpOfTheMaxsInputRunOnline) {
+  // softmax: the max and the sum of exp(x - max) in one pass, then the stores;
+  // bf16 values computed in f32 too, not bf16 arithmetic (its exps round)
+  Graph wide("wide");
+  Tensor h = wide.input("h", DType::BF16, {4096, 1000});
+  wide.output(softmax(h.cast(DType::F32), 1).cast(DType::BF16), "p");
+  for (const Graph &g : {softmax(4096, 1000), wide}) {
+    CompiledGraph c = lower(g);
+    EXPECT_EQ(c.detail->kernels[0].lowered.passes, 2) << g.name();
+    EXPECT_TRUE(llvm::any_of(c.detail->kernels[0].lowered.reductions,
+                             [](const KReduction &r) { return r.onlineMax >= 0; }));
+  }
+  EXPECT_EQ(lower(softmax(4096, 1000, DType::BF16)).detail->kernels[0].lowered.passes, 3);
+  // logsumexp: one pass over the row in all, nothing kept in registers
+  Graph lse("lse");
+  Tensor x = lse.input("x", DType::F32, {8192, 32000});
+  Tensor m = max(x, {1}, true);
+  lse.output(log(sum(exp(x - m), {1})) + m.reshape({8192}), "lse");
+  CompiledGraph one = lower(lse);
+  EXPECT_EQ(one.detail->kernels[0].lowered.passes, 1);
+  EXPECT_FALSE(one.detail->kernels[0].schedule.as<RowSchedule>().cached);
+  EXPECT_TRUE(contains(one.detail->kernels[0].cuda, "mj_online_exp_sum(")) << one.detail->kernels[0].cuda;
+  // online=0 keeps the sum in a pass of its own
+  EXPECT_EQ(lower(softmax(4096, 1000), true, "online=0").detail->kernels[0].lowered.passes, 3);
+  // the exp of another tensor minus the max, or a column softmax: as written
+  Graph other("other");
+  Tensor a = other.input("a", DType::F32, {64, 4096});
+  Tensor b = other.input("b", DType::F32, {64, 4096});
+  other.output(sum(exp(b - max(a, {1}, true)), {1}), "s");
+  EXPECT_EQ(lower(other).detail->kernels[0].lowered.passes, 2);
+  Graph columns("columns");
+  Tensor y = columns.input("y", DType::F32, {4096, 512});
+  columns.output(softmax(y, 0), "p");
+  EXPECT_EQ(lower(columns).detail->kernels[0].lowered.passes, 3);
+}
+
+TEST(Schedule, RowsThatDoNotFitAWarpsRegistersTakeMoreThreads) {
+  // rmsnorm of f16 rows of 4096: a warp would hold 128 values a thread and
+  // read the row twice; 64 threads hold it in registers.
+  Graph g("rms");
+  Tensor x = g.input("x", DType::F16, {16384, 4096});
+  g.output(x * rsqrt(mean(x * x, {1}, true) + 1e-6), "y");
+  CompiledGraph c = lower(g);
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(s.threadsPerRow, 64u);
+  EXPECT_TRUE(s.cached);
+}
+
 // ---- overrides
 
 TEST(Schedule, OverrideThreadsPerRow) {
@@ -300,7 +387,7 @@ TEST(Schedule, OverrideThreadsPerRow) {
   EXPECT_EQ(s.rowsPerBlock, 1u);
   EXPECT_EQ(s.grid, 4096);
   EXPECT_EQ(c.program.kernels[0].block, 64u);
-  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce<MjMax, 64>")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce_online<64>(")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, OverridePointwiseBlockAndItems) {
@@ -329,8 +416,9 @@ TEST(Schedule, OverrideErrors) {
   EXPECT_EQ(compileErrorOf(g, "tpr=-4"),
             "schedule override: 'tpr=-4' needs a non-negative integer");
   EXPECT_EQ(compileErrorOf(g, "vec=3"), "schedule override: vec must be a power of two up to 16");
-  EXPECT_EQ(compileErrorOf(rowSum(64, 1001), "vec=2"),
-            "schedule override: vec=2 does not divide the row length 1001");
+  EXPECT_EQ(compileErrorOf(outerInnerSum(3, 7, 1001), "vec=2"),
+            "schedule override: vec=2 does not divide the row length 3003, and the rows are not "
+            "contiguous");
   EXPECT_EQ(compileErrorOf(unaryGraph(DType::F32, {1024}), "block=100"),
             "schedule override: block must be a multiple of 32 up to 1024");
   EXPECT_EQ(compileErrorOf(unaryGraph(DType::F32, {1024}), "items=0"),

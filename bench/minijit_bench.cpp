@@ -335,7 +335,7 @@ struct Sweep {
   std::vector<SweepPoint> points;
 };
 
-std::string dtypeLabel(DType t) { return dtypeName(t).str(); }
+std::string dtypeLabel(DType t) { return std::string(dtypeName(t)); }
 
 Sweep sweepNamed(const std::string &name) {
   using namespace lecture;

@@ -3,6 +3,7 @@
 // pipeline itself is compiler/Pipeline.cpp.
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
+#include "compiler/CompileDetail.h"
 
 #include "ir/Printer.h"
 
@@ -13,6 +14,18 @@
 #include <set>
 
 namespace minijit {
+
+namespace {
+
+/// A default-constructed CompiledGraph has no detail: it reads as empty.
+const CompileDetail &detailOf(const CompiledGraph &c) {
+  static const CompileDetail none;
+  return c.detail ? *c.detail : none;
+}
+
+} // namespace
+
+size_t CompiledGraph::numKernels() const { return detailOf(*this).plan.kernels.size(); }
 
 std::string CompiledGraph::text(Stage s) const {
   switch (s) {
@@ -27,24 +40,25 @@ std::string CompiledGraph::text(Stage s) const {
 }
 
 std::vector<KernelSummary> CompiledGraph::kernelSummaries() const {
+  const CompileDetail &d = detailOf(*this);
   std::vector<KernelSummary> out;
-  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+  for (size_t k = 0; k < d.plan.kernels.size(); ++k) {
     KernelSummary s;
-    if (k < kernels.size()) {
-      s.name = kernels[k].name;
-      s.schedule = kernels[k].schedule.describe();
+    if (k < d.kernels.size()) {
+      s.name = d.kernels[k].name;
+      s.schedule = d.kernels[k].schedule.describe();
     }
     if (k < program.kernels.size()) {
       s.bytesRead = program.kernels[k].bytesRead;
       s.bytesWritten = program.kernels[k].bytesWritten;
     }
-    for (ValueId r : plan.kernels[k].roots) {
+    for (ValueId r : d.plan.kernels[k].roots) {
       const std::string &name = graph.node(r).name;
-      if (r < static_cast<ValueId>(plan.storeReason.size()) && !plan.storeReason[r].empty())
-        s.reasons.push_back("%" + name + ": " + describeReason(graph, plan.storeReason[r]));
-      if (r < static_cast<ValueId>(plan.apartReason.size()) && !plan.apartReason[r].empty())
+      if (r < static_cast<ValueId>(d.plan.storeReason.size()) && !d.plan.storeReason[r].empty())
+        s.reasons.push_back("%" + name + ": " + describeReason(graph, d.plan.storeReason[r]));
+      if (r < static_cast<ValueId>(d.plan.apartReason.size()) && !d.plan.apartReason[r].empty())
         s.reasons.push_back("%" + name + " has a kernel of its own: " +
-                            describeReason(graph, plan.apartReason[r]));
+                            describeReason(graph, d.plan.apartReason[r]));
     }
     out.push_back(std::move(s));
   }
@@ -54,8 +68,9 @@ std::vector<KernelSummary> CompiledGraph::kernelSummaries() const {
 std::string CompiledGraph::graphText() const { return printGraph(graph); }
 
 std::string CompiledGraph::fusedText() const {
+  const CompileDetail &d = detailOf(*this);
   std::vector<KernelNotes> notes;
-  for (const CompiledKernel &k : kernels) {
+  for (const CompiledKernel &k : d.kernels) {
     std::string line = k.schedule.describe();
     // A matmul's tiles come in waves: say how full the last one is.
     if (k.schedule.kind() == ScheduleKind::MatmulSimt ||
@@ -66,7 +81,7 @@ std::string CompiledGraph::fusedText() const {
   }
   std::string s;
   llvm::raw_string_ostream os(s);
-  printFusionPlan(os, graph, plan, notes);
+  printFusionPlan(os, graph, d.plan, notes);
   if (!rewrites.empty()) {
     os << "\nrewrites:\n";
     for (const MatmulRewrite &r : rewrites)
@@ -75,13 +90,14 @@ std::string CompiledGraph::fusedText() const {
   int64_t bytes = program.bytesMoved();
   os << llvm::formatv("\ntotal: {0} kernel{1}, {2} bytes moved through memory (each buffer read "
                       "and written once per kernel)\n",
-                      plan.kernels.size(), plan.kernels.size() == 1 ? "" : "s", bytes);
+                      d.plan.kernels.size(), d.plan.kernels.size() == 1 ? "" : "s", bytes);
   return os.str();
 }
 
 std::string CompiledGraph::cudaText() const {
+  const CompileDetail &d = detailOf(*this);
   std::string s = cudaPreamble();
-  for (const CompiledKernel &k : kernels)
+  for (const CompiledKernel &k : d.kernels)
     s += "\n" + k.cuda;
   return s;
 }
@@ -118,6 +134,7 @@ std::string CompiledGraph::resourcesText() const {
 }
 
 std::string CompiledGraph::dotText() const {
+  const CompileDetail &d = detailOf(*this);
   static const char *colours[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3",
                                   "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd"};
   std::string s;
@@ -125,19 +142,19 @@ std::string CompiledGraph::dotText() const {
   os << "digraph \"" << graph.name() << "\" {\n  rankdir=TB;\n  node [style=filled, shape=box, "
      << "fontname=\"monospace\"];\n";
   std::vector<int> kernelOf(graph.size(), -1);
-  for (size_t k = 0; k < plan.kernels.size(); ++k)
-    for (ValueId h : plan.kernels[k].held)
+  for (size_t k = 0; k < d.plan.kernels.size(); ++k)
+    for (ValueId h : d.plan.kernels[k].held)
       kernelOf[h] = static_cast<int>(k);
-  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+  for (size_t k = 0; k < d.plan.kernels.size(); ++k) {
     os << "  subgraph cluster_k" << k << " {\n    label=\"k" << k << " "
-       << (k < kernels.size() ? kernels[k].name : "") << "\";\n    style=rounded;\n";
-    for (ValueId h : plan.kernels[k].held) {
+       << (k < d.kernels.size() ? d.kernels[k].name : "") << "\";\n    style=rounded;\n";
+    for (ValueId h : d.plan.kernels[k].held) {
       const Node &n = graph.node(h);
       if (n.op == OpKind::Input)
         continue;
       os << "    n" << h << " [label=\"%" << n.name << " = " << opName(n.op) << "\\n"
          << typeText(n.dtype, n.shape) << "\", fillcolor=\"" << colours[k % 10] << "\""
-         << (plan.storedBy[h] >= 0 ? ", penwidth=2" : "") << "];\n";
+         << (d.plan.storedBy[h] >= 0 ? ", penwidth=2" : "") << "];\n";
     }
     os << "  }\n";
   }
@@ -154,7 +171,7 @@ std::string CompiledGraph::dotText() const {
       if (graph.node(o).op == OpKind::Constant || !drawn.insert({o, i}).second)
         continue;
       // A value another kernel stored goes through memory between kernels.
-      bool throughMemory = plan.storedBy[o] >= 0 && kernelOf[o] != kernelOf[i];
+      bool throughMemory = d.plan.storedBy[o] >= 0 && kernelOf[o] != kernelOf[i];
       os << "  n" << o << " -> n" << i
          << (throughMemory ? " [style=bold, label=\"memory\"]" : "") << ";\n";
     }
@@ -164,6 +181,7 @@ std::string CompiledGraph::dotText() const {
 }
 
 std::string CompiledGraph::timingText() const {
+  const CompileDetail &d = detailOf(*this);
   std::string s;
   llvm::raw_string_ostream os(s);
   double total = 0;
@@ -173,9 +191,9 @@ std::string CompiledGraph::timingText() const {
   }
   os << llvm::formatv("  {0,-10} {1,8:f2} ms\n", "total", total);
   int hits = 0;
-  for (const CompiledKernel &k : kernels)
+  for (const CompiledKernel &k : d.kernels)
     hits += k.origin != CachedKernel::From::Compiled;
-  os << llvm::formatv("  kernels: {0} ({1} from the cache)\n", kernels.size(), hits);
+  os << llvm::formatv("  kernels: {0} ({1} from the cache)\n", d.kernels.size(), hits);
   return os.str();
 }
 

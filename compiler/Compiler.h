@@ -1,26 +1,27 @@
 //===- compiler/Compiler.h - graph in, compiled kernels out ----*- C++ -*-===//
 // The pipeline in one call: simplify, fuse and lower, schedule, emit CUDA,
 // compile with NVRTC (through the kernel cache, kernels in parallel) and
-// assemble a runtime Program. Each kernel is one CompiledKernel record that
-// the stages fill in turn; every stage's text is kept for inspection.
+// assemble a runtime Program; every stage's text is kept for inspection.
+// This header is public: the compiler's internals (the fusion plan, each
+// kernel's lowered body and schedule) are behind CompiledGraph::detail.
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "compiler/Stage.h"
-#include "compiler/cache/KernelCache.h"
-#include "compiler/emit/CudaEmitter.h"
-#include "compiler/fusion/Fusion.h"
-#include "compiler/lower/Lowering.h"
-#include "compiler/schedule/Schedule.h"
 #include "compiler/simplify/MatmulRewrites.h"
+#include "ir/Graph.h"
 #include "runtime/DeviceProperties.h"
 #include "runtime/Program.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace minijit {
+
+class KernelCache;
+struct CompileDetail;
 
 struct CompileOptions {
   bool fusion = true;
@@ -55,19 +56,6 @@ struct StageTime {
   double ms;
 };
 
-/// One kernel as it passes through the back end: fusion gives its group and
-/// lowered body, scheduling its schedule and name, the emitter its CUDA,
-/// NVRTC (or the cache) its image and resources.
-struct CompiledKernel {
-  KernelGroup group;     ///< the plan's kernel (FusionPlan::kernels[lowered.index])
-  LoweredKernel lowered;
-  Schedule schedule;
-  std::string name;      ///< the extern "C" entry point
-  std::string cuda;      ///< the source, without the preamble
-  NvrtcOutput image;     ///< CUBIN, PTX, log and resources
-  CachedKernel::From origin = CachedKernel::From::Compiled; ///< where the image came from
-};
-
 /// One kernel of a compiled graph as data: what `--emit=fused` says of it.
 struct KernelSummary {
   std::string name;         ///< the extern "C" entry point
@@ -84,15 +72,17 @@ struct CompiledGraph {
   Graph graph{"main"};           ///< the graph after simplification
   std::vector<MatmulRewrite> rewrites; ///< the matmul rewrites applied to it
   DeviceProperties device;       ///< the schedules were sized for it
-  FusionPlan plan;
-  std::vector<CompiledKernel> kernels; ///< in launch order
   Program program;               ///< the runtime's copy; no cubin before Stage::Ptx ran
   std::vector<StageTime> timings;
   std::optional<Stage> reached;  ///< the last stage that ran
+  /// The compiler's own records (the fusion plan, and per kernel its lowered
+  /// body, schedule, CUDA and image), for minijit's tools and tests: declared
+  /// in compiler/CompileDetail.h, which is not installed. Set by compileGraph.
+  std::shared_ptr<const CompileDetail> detail;
 
   /// How many kernels the graph became (launches per run); 0 when the
   /// compile stopped after Stage::Graph.
-  size_t numKernels() const { return plan.kernels.size(); }
+  size_t numKernels() const;
   /// One summary per kernel, in launch order (numKernels() of them).
   std::vector<KernelSummary> kernelSummaries() const;
 

@@ -6,6 +6,7 @@
 // PTX (3); MINIJIT_DUMP prints or writes the named stages' text.
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
+#include "compiler/CompileDetail.h"
 #include "compiler/Mutation.h"
 
 #include "compiler/simplify/MatmulRewrites.h"
@@ -65,7 +66,7 @@ void dumpStages(const CompiledGraph &c, llvm::ArrayRef<Stage> stages) {
                    << text;
       continue;
     }
-    std::string path = std::string(dir) + "/" + c.graph.name() + dumpExtension(s).str();
+    std::string path = std::string(dir) + "/" + c.graph.name() + std::string(dumpExtension(s));
     std::error_code ec = llvm::sys::fs::create_directories(dir);
     llvm::raw_fd_ostream os(path, ec);
     if (ec) {
@@ -78,8 +79,8 @@ void dumpStages(const CompiledGraph &c, llvm::ArrayRef<Stage> stages) {
 }
 
 /// One launch per kernel: its name, geometry and workspace.
-void addLaunches(CompiledGraph &c) {
-  for (const CompiledKernel &ck : c.kernels) {
+void addLaunches(CompiledGraph &c, const CompileDetail &d) {
+  for (const CompiledKernel &ck : d.kernels) {
     ProgramKernel pk;
     pk.name = ck.name;
     pk.block = ck.schedule.geometry().block;
@@ -95,12 +96,12 @@ void addLaunches(CompiledGraph &c) {
 /// The Program as far as the plan and schedules decide it: buffers, one
 /// launch per kernel (name, geometry, workspace, arguments, bytes, FLOPs) and
 /// the temporary-slot plan. Sources and images follow in later stages.
-void assembleProgram(CompiledGraph &c, const std::string &arch) {
+void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string &arch) {
   const Graph &g = c.graph;
   Program &p = c.program;
   p.graphName = g.name();
   p.arch = arch;
-  addLaunches(c);
+  addLaunches(c, d);
   std::vector<int> inputBuffer(g.size(), -1), storedBuffer(g.size(), -1);
   std::vector<bool> isOutput(g.size(), false);
   for (ValueId o : g.outputs())
@@ -111,7 +112,7 @@ void assembleProgram(CompiledGraph &c, const std::string &arch) {
     p.inputs.push_back(inputBuffer[in]);
     p.buffers.push_back({n.name, n.dtype, n.shape, ProgramBuffer::Role::Input, -1});
   }
-  for (const KernelGroup &kg : c.plan.kernels)
+  for (const KernelGroup &kg : d.plan.kernels)
     for (ValueId r : kg.roots) {
       const Node &n = g.node(r);
       storedBuffer[r] = static_cast<int>(p.buffers.size());
@@ -125,8 +126,8 @@ void assembleProgram(CompiledGraph &c, const std::string &arch) {
     p.updates.push_back(g.updatedInput(o));
 
   std::vector<int> firstUse(p.buffers.size(), -1), lastUse(p.buffers.size(), -1);
-  for (size_t k = 0; k < c.kernels.size(); ++k) {
-    const LoweredKernel &lk = c.kernels[k].lowered;
+  for (size_t k = 0; k < d.kernels.size(); ++k) {
+    const LoweredKernel &lk = d.kernels[k].lowered;
     ProgramKernel &pk = p.kernels[k];
     for (const KParam &param : lk.params) {
       int b = param.written ? storedBuffer[param.node]
@@ -168,7 +169,9 @@ void assembleProgram(CompiledGraph &c, const std::string &arch) {
 class Pipeline {
 public:
   Pipeline(const Graph &g, const CompileOptions &opt)
-      : G(g), Opt(opt), Debug(debugLevel()), Dumps(dumpedStages()) {
+      : G(g), Opt(opt), Debug(debugLevel()), Dumps(dumpedStages()),
+        D(std::make_shared<CompileDetail>()) {
+    C.detail = D;
     Last = Opt.compileKernels ? Opt.stopAfter : std::min(Opt.stopAfter, Stage::Cuda);
     Last = producingStage(Last);
     for (Stage s : Dumps)
@@ -248,12 +251,12 @@ private:
 
   void fuse() {
     FusedGraph f = fuseAndLower(C.graph, Opt.fusion);
-    C.plan = std::move(f.plan);
+    D->plan = std::move(f.plan);
     for (LoweredKernel &lk : f.kernels) {
       CompiledKernel ck;
-      ck.group = C.plan.kernels[lk.index];
+      ck.group = D->plan.kernels[lk.index];
       ck.lowered = std::move(lk);
-      C.kernels.push_back(std::move(ck));
+      D->kernels.push_back(std::move(ck));
     }
   }
 
@@ -262,7 +265,7 @@ private:
     if (const char *env = std::getenv("MINIJIT_SCHEDULE"); text.empty() && env)
       text = env;
     ScheduleOverrides overrides = parseScheduleOverrides(text);
-    for (CompiledKernel &ck : C.kernels) {
+    for (CompiledKernel &ck : D->kernels) {
       ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
       // Rows sum exp(x - max) in the pass of their max (online softmax)
       // where that saves reading the row again: the row is not held in
@@ -281,12 +284,12 @@ private:
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
     C.device = Opt.device;
-    assembleProgram(C, Opt.arch.empty() ? Opt.device.arch() : Opt.arch);
+    assembleProgram(C, *D, Opt.arch.empty() ? Opt.device.arch() : Opt.arch);
   }
 
   void emit() {
-    for (size_t k = 0; k < C.kernels.size(); ++k) {
-      CompiledKernel &ck = C.kernels[k];
+    for (size_t k = 0; k < D->kernels.size(); ++k) {
+      CompiledKernel &ck = D->kernels[k];
       ck.cuda = mutateKernel(emitKernel(ck.lowered, ck.schedule, ck.name));
       C.program.kernels[k].source = mutatePreamble(cudaPreamble()) + "\n" + ck.cuda;
     }
@@ -301,7 +304,7 @@ private:
     auto compileOne = [&](size_t k) {
       try {
         CachedKernel got = cache.get(p.kernels[k].source, p.kernels[k].name, p.arch, Opt.nvrtcOptions);
-        CompiledKernel &ck = C.kernels[k];
+        CompiledKernel &ck = D->kernels[k];
         ck.image = std::move(got.out);
         ck.origin = got.from;
         p.kernels[k].cubin = ck.image.cubin;
@@ -331,6 +334,7 @@ private:
   const int Debug;
   const std::vector<Stage> Dumps;
   Stage Last;
+  std::shared_ptr<CompileDetail> D; ///< C.detail, which the stages fill
   CompiledGraph C;
 };
 

@@ -12,7 +12,7 @@ constexpr Stage kStages[] = {Stage::Graph, Stage::Fused,     Stage::Cuda,
 
 } // namespace
 
-llvm::StringRef stageName(Stage s) {
+std::string_view stageName(Stage s) {
   switch (s) {
   case Stage::Graph: return "graph";
   case Stage::Fused: return "fused";
@@ -24,7 +24,7 @@ llvm::StringRef stageName(Stage s) {
   llvm_unreachable("bad stage");
 }
 
-std::optional<Stage> parseStage(llvm::StringRef name) {
+std::optional<Stage> parseStage(std::string_view name) {
   for (Stage s : kStages)
     if (stageName(s) == name)
       return s;
@@ -36,7 +36,7 @@ std::string stageList() {
   for (size_t i = 0; i < std::size(kStages); ++i) {
     if (i)
       s += i + 1 == std::size(kStages) ? " or " : ", ";
-    s += stageName(kStages[i]).str();
+    s += stageName(kStages[i]);
   }
   return s;
 }
@@ -53,7 +53,7 @@ Stage producingStage(Stage s) {
   llvm_unreachable("bad stage");
 }
 
-llvm::StringRef dumpExtension(Stage s) {
+std::string_view dumpExtension(Stage s) {
   switch (s) {
   case Stage::Graph: return ".mj";
   case Stage::Fused: return ".fused.txt";

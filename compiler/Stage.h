@@ -5,10 +5,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "llvm/ADT/StringRef.h"
-
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace minijit {
 
@@ -18,14 +17,14 @@ namespace minijit {
 enum class Stage { Graph, Fused, Cuda, Ptx, Resources, Dot };
 
 /// "graph", "fused", "cuda", "ptx", "resources", "dot".
-llvm::StringRef stageName(Stage s);
+std::string_view stageName(Stage s);
 /// The stage a name spells; nullopt for anything else.
-std::optional<Stage> parseStage(llvm::StringRef name);
+std::optional<Stage> parseStage(std::string_view name);
 /// "graph, fused, cuda, ptx, resources or dot", for messages.
 std::string stageList();
 /// The pipeline stage after which `s`'s text exists (Resources: Ptx, Dot: Fused).
 Stage producingStage(Stage s);
 /// The file name ending of a dump of `s` (".mj", ".fused.txt", ".cu", ...).
-llvm::StringRef dumpExtension(Stage s);
+std::string_view dumpExtension(Stage s);
 
 } // namespace minijit

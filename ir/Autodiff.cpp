@@ -10,8 +10,11 @@
 #include "ir/Builder.h"
 #include "ir/Error.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cmath>
@@ -359,7 +362,7 @@ private:
     for (unsigned d = 0; d < trail; ++d)
       ciDims.push_back(n.op == OpKind::TakeAlongAxis ? is[a + 1 + d] : 1);
     DimVector posDims{size};
-    posDims.append(trail, 1);
+    posDims.insert(posDims.end(), trail, 1);
     Tensor pos = iota(G, Shape(llvm::ArrayRef<int64_t>(posDims)), 0, DType::I32);
     Tensor hit = eq(ci.reshape(Shape(llvm::ArrayRef<int64_t>(ciDims))), pos);
     Tensor spread = where(hit, gx, 0.0);

@@ -276,7 +276,7 @@ Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, doubl
   return addNode(g, s);
 }
 
-Tensor concat(llvm::ArrayRef<Tensor> xs, int64_t axis) {
+Tensor concat(std::span<const Tensor> xs, int64_t axis) {
   if (xs.empty())
     throw GraphError("concat: expects at least one tensor, got none");
   NodeSpec s;
@@ -290,7 +290,7 @@ Tensor concat(llvm::ArrayRef<Tensor> xs, int64_t axis) {
 }
 
 Tensor concat(std::initializer_list<Tensor> xs, int64_t axis) {
-  return concat(llvm::ArrayRef<Tensor>(xs.begin(), xs.end()), axis);
+  return concat(std::span<const Tensor>(xs.begin(), xs.size()), axis);
 }
 
 namespace {
@@ -364,7 +364,7 @@ Tensor grad(const Tensor &loss, const Tensor &w) {
   return addNode(g, s);
 }
 
-std::vector<Tensor> grad(const Tensor &loss, llvm::ArrayRef<Tensor> ws) {
+std::vector<Tensor> grad(const Tensor &loss, std::span<const Tensor> ws) {
   std::vector<Tensor> out;
   for (const Tensor &w : ws)
     out.push_back(grad(loss, w));

@@ -12,6 +12,8 @@
 
 #include "ir/Graph.h"
 
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 namespace minijit {
@@ -127,7 +129,7 @@ Tensor slice(const Tensor &x, int64_t axis, int64_t start, int64_t end, int64_t 
 Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, double value = 0);
 /// The tensors side by side along `axis`: one dtype and rank, equal sizes on
 /// every other axis (numpy's concatenate). At least one tensor.
-Tensor concat(llvm::ArrayRef<Tensor> xs, int64_t axis);
+Tensor concat(std::span<const Tensor> xs, int64_t axis);
 Tensor concat(std::initializer_list<Tensor> xs, int64_t axis);
 /// numpy's take: `table` read at `indices` (i32) along `axis`; the result
 /// has table's dims before the axis, the indices' dims, then table's dims
@@ -170,7 +172,7 @@ Tensor silu(const Tensor &x);
 Tensor grad(const Tensor &loss, const Tensor &w);
 /// The gradients of `loss` with respect to each of `ws`, in order (one
 /// reverse sweep computes them all).
-std::vector<Tensor> grad(const Tensor &loss, llvm::ArrayRef<Tensor> ws);
+std::vector<Tensor> grad(const Tensor &loss, std::span<const Tensor> ws);
 /// The vector-Jacobian product dy . (d y / d x): the gradient of
 /// sum(y * dy) with respect to x, for a y of any shape.
 Tensor vjp(const Tensor &y, const Tensor &x, const Tensor &dy);

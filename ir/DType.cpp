@@ -12,7 +12,7 @@
 
 namespace minijit {
 
-llvm::StringRef dtypeName(DType t) {
+std::string_view dtypeName(DType t) {
   switch (t) {
   case DType::F32: return "f32";
   case DType::F16: return "f16";
@@ -23,7 +23,7 @@ llvm::StringRef dtypeName(DType t) {
   llvm_unreachable("bad dtype");
 }
 
-llvm::StringRef dtypeCppName(DType t) {
+std::string_view dtypeCppName(DType t) {
   switch (t) {
   case DType::F32: return "DType::F32";
   case DType::F16: return "DType::F16";
@@ -34,7 +34,7 @@ llvm::StringRef dtypeCppName(DType t) {
   llvm_unreachable("bad dtype");
 }
 
-std::optional<DType> parseDType(llvm::StringRef s) {
+std::optional<DType> parseDType(std::string_view s) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool})
     if (s == dtypeName(t))
       return t;
@@ -56,7 +56,7 @@ bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
 
-llvm::StringRef storageCType(DType t) {
+std::string_view storageCType(DType t) {
   switch (t) {
   case DType::F32: return "float";
   case DType::F16: return "unsigned short";

@@ -4,10 +4,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "llvm/ADT/StringRef.h"
-
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace minijit {
 
@@ -16,18 +15,18 @@ namespace minijit {
 enum class DType : uint8_t { F32, F16, BF16, I32, Bool };
 
 /// The spelling used by the text format: "f32", "f16", "bf16", "i32", "bool".
-llvm::StringRef dtypeName(DType t);
+std::string_view dtypeName(DType t);
 /// The C++ API's spelling, for messages: "DType::F32", "DType::Bool".
-llvm::StringRef dtypeCppName(DType t);
+std::string_view dtypeCppName(DType t);
 /// Parses a spelling of dtypeName; std::nullopt for anything else.
-std::optional<DType> parseDType(llvm::StringRef s);
+std::optional<DType> parseDType(std::string_view s);
 /// Bytes per element as stored in memory (bool is one byte holding 0 or 1).
 unsigned dtypeSize(DType t);
 /// f32, f16, bf16.
 bool isFloat(DType t);
 /// The C++ (and CUDA) type that holds the stored value: float, unsigned short,
 /// int, unsigned char.
-llvm::StringRef storageCType(DType t);
+std::string_view storageCType(DType t);
 
 /// Rounds an f32 to the nearest f16 (ties to even; overflow to inf; NaN kept)
 /// and returns its bits.

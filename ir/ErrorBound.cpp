@@ -644,8 +644,9 @@ private:
     const HostTensor &a = values[ia], &b = values[ib];
     unsigned ra = an.shape.rank(), rb = bn.shape.rank();
     int64_t m = an.shape[ra - 2], kk = an.shape[ra - 1], nn = bn.shape[rb - 1];
-    Shape batch(n.shape.dims().drop_back(2));
-    Shape ab(an.shape.dims().drop_back(2)), bb(bn.shape.dims().drop_back(2));
+    Shape batch(llvm::makeArrayRef(n.shape.dims()).drop_back(2));
+    Shape ab(llvm::makeArrayRef(an.shape.dims()).drop_back(2));
+    Shape bb(llvm::makeArrayRef(bn.shape.dims()).drop_back(2));
     Strides sa = broadcastStrides(ab, batch), sb = broadcastStrides(bb, batch);
     for (auto &s : sa)
       s *= m * kk;
@@ -699,10 +700,10 @@ BoundedOutputs evaluateWithBounds(const Graph &g, llvm::ArrayRef<HostTensor> inp
   }
   BoundPass pass(g, certainRoundings);
   EvalOptions eo = options;
-  eo.observe = [&](ValueId id, llvm::ArrayRef<HostTensor> values) {
+  eo.observe = [&](ValueId id, std::span<const HostTensor> values) {
     if (options.observe)
       options.observe(id, values);
-    pass.observe(id, values);
+    pass.observe(id, llvm::ArrayRef<HostTensor>(values.data(), values.size()));
   };
   BoundedOutputs r;
   r.values = evaluate(g, inputs, eo);

@@ -13,6 +13,8 @@
 
 #include "ir/Evaluator.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 namespace minijit {
 
 /// Unit roundoff of a dtype's arithmetic or storage (half its ulp at 1):

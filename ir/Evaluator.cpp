@@ -42,7 +42,8 @@ double applyInt(OpKind op, llvm::ArrayRef<double> args) {
 
 } // namespace
 
-double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double> args) {
+double applyElementwise(const Node &n, DType operandType, std::span<const double> operands) {
+  llvm::ArrayRef<double> args(operands.data(), operands.size());
   double a = args.empty() ? 0 : args[0];
   double b = args.size() > 1 ? args[1] : 0;
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -132,7 +133,7 @@ class Evaluator {
 public:
   Evaluator(const Graph &g, const EvalOptions &opt) : G(g), Opt(opt), Values(g.size()) {}
 
-  std::vector<HostTensor> run(llvm::ArrayRef<HostTensor> inputs) {
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs) {
     if (inputs.size() != G.inputs().size())
       throw GraphError(llvm::formatv("graph '{0}' takes {1} inputs, got {2}", G.name(),
                                      G.inputs().size(), inputs.size())
@@ -315,7 +316,7 @@ private:
           at.assign(idx.begin() + n.axis, idx.begin() + n.axis + r);
           in.assign(idx.begin(), idx.begin() + n.axis);
           in.push_back(clamped(ix.get(offsetAt(is, at))));
-          in.append(idx.begin() + n.axis + r, idx.end());
+          in.insert(in.end(), idx.begin() + n.axis + r, idx.end());
         } else {
           for (unsigned d = 0; d < xs.rank(); ++d)
             at.push_back(is[d] == 1 ? 0 : idx[d]);
@@ -533,8 +534,9 @@ private:
     const HostTensor &a = Values[n.operands[0]], &b = Values[n.operands[1]];
     unsigned ra = an.shape.rank(), rb = bn.shape.rank();
     int64_t m = an.shape[ra - 2], kk = an.shape[ra - 1], nn = bn.shape[rb - 1];
-    Shape batch(n.shape.dims().drop_back(2));
-    Shape ab(an.shape.dims().drop_back(2)), bb(bn.shape.dims().drop_back(2));
+    Shape batch(llvm::makeArrayRef(n.shape.dims()).drop_back(2));
+    Shape ab(llvm::makeArrayRef(an.shape.dims()).drop_back(2));
+    Shape bb(llvm::makeArrayRef(bn.shape.dims()).drop_back(2));
     Strides sa = broadcastStrides(ab, batch), sb = broadcastStrides(bb, batch);
     for (auto &s : sa)
       s *= m * kk;
@@ -574,7 +576,7 @@ private:
 
 } // namespace
 
-std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
+std::vector<HostTensor> evaluate(const Graph &g, std::span<const HostTensor> inputs,
                                  const EvalOptions &options) {
   if (hasDerivatives(g)) {
     assert(!options.stored && "`stored` flags the nodes of a graph without derivatives");
@@ -585,7 +587,7 @@ std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inpu
 }
 
 std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
-                                                 llvm::ArrayRef<HostTensor> inputs) {
+                                                 std::span<const HostTensor> inputs) {
   if (hasDerivatives(g))
     return outOfRangeIndices(expandAutodiff(g), inputs);
   std::vector<OutOfRangeIndices> found;

@@ -8,6 +8,8 @@
 #include "ir/HostTensor.h"
 
 #include <functional>
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 namespace minijit {
@@ -26,7 +28,7 @@ struct EvalOptions {
   /// values held so far: the new one and every operand it read are still
   /// there. The error bounds (ir/ErrorBound.h) are computed this way, in the
   /// same walk as the values.
-  std::function<void(ValueId, llvm::ArrayRef<HostTensor>)> observe;
+  std::function<void(ValueId, std::span<const HostTensor>)> observe;
 };
 
 /// Evaluates `g` on `inputs` (one per graph input, in order) and returns one
@@ -34,14 +36,19 @@ struct EvalOptions {
 /// ir/Autodiff.h). Outputs that update an argument in place are returned like
 /// any other (the host inputs are not changed). Throws GraphError when an
 /// input's dtype or shape differs from the graph's.
-std::vector<HostTensor> evaluate(const Graph &g, llvm::ArrayRef<HostTensor> inputs,
+std::vector<HostTensor> evaluate(const Graph &g, std::span<const HostTensor> inputs,
                                  const EvalOptions &options = {});
+/// The same on a braced list of inputs: evaluate(g, {x, w}).
+inline std::vector<HostTensor> evaluate(const Graph &g, std::initializer_list<HostTensor> inputs,
+                                        const EvalOptions &options = {}) {
+  return evaluate(g, std::span<const HostTensor>(inputs.begin(), inputs.size()), options);
+}
 
 /// One elementwise op (unary, binary, where, cast) of node `n` on scalar
 /// operand values; `operandType` is the dtype of its (value) operands. The
 /// result follows Ops.def's semantics (i32 wraps, NaN rules) but is not yet
 /// rounded to n.dtype, except for cast. Constant folding uses it too.
-double applyElementwise(const Node &n, DType operandType, llvm::ArrayRef<double> args);
+double applyElementwise(const Node &n, DType operandType, std::span<const double> args);
 
 /// How many of a gather's indices fall outside its operand's axis (they are
 /// clamped when read; see Ops.def).
@@ -54,7 +61,12 @@ struct OutOfRangeIndices {
 /// One entry per take / take_along_axis of `g`, in graph order, with its
 /// indices evaluated on `inputs` by the CPU reference (empty without gathers;
 /// a graph with derivatives is judged as expanded).
-std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g, llvm::ArrayRef<HostTensor> inputs);
+std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
+                                                 std::span<const HostTensor> inputs);
+inline std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
+                                                        std::initializer_list<HostTensor> inputs) {
+  return outOfRangeIndices(g, std::span<const HostTensor>(inputs.begin(), inputs.size()));
+}
 
 /// One seeded random tensor per graph input (see HostTensor::random); input i
 /// uses a seed derived from `seed` and i.

@@ -17,7 +17,7 @@
 
 namespace minijit::detail {
 
-using Strides = llvm::SmallVector<int64_t, kMaxRank>;
+using Strides = std::vector<int64_t>;
 
 /// Element strides that read `from` (row-major) at the multi-index of an
 /// element of shape `to` it broadcasts to: 0 along stretched dims.

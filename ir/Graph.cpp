@@ -150,7 +150,7 @@ Graph::Graph(std::string name) : Name(std::move(name)) {
              .str());
 }
 
-bool Graph::isValidName(llvm::StringRef name) {
+bool Graph::isValidName(std::string_view name) {
   if (name.empty())
     return false;
   return llvm::all_of(name, [](char c) {
@@ -524,7 +524,8 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       fail(llvm::formatv("matmul: inner dimensions do not match: {0} @ {1} ({2} vs {3})",
                          a.shape.str(), b.shape.str(), a.shape[ra - 1], b.shape[rb - 2])
                .str());
-    Shape batchA(a.shape.dims().drop_back(2)), batchB(b.shape.dims().drop_back(2));
+    Shape batchA(llvm::makeArrayRef(a.shape.dims()).drop_back(2));
+    Shape batchB(llvm::makeArrayRef(b.shape.dims()).drop_back(2));
     Shape batch = broadcastShapes(batchA, batchB, "matmul (batch dimensions)");
     DimVector out(batch.dims().begin(), batch.dims().end());
     out.push_back(a.shape[ra - 2]);
@@ -558,8 +559,8 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       const Node &dy = operand(2);
       if (dy.dtype != y.dtype || dy.shape != y.shape)
         fail(llvm::formatv("vjp: the cotangent is {0} but must have the output %{1}'s type {2}",
-                           dtypeName(dy.dtype).str() + dy.shape.str(), y.name,
-                           dtypeName(y.dtype).str() + y.shape.str())
+                           std::string(dtypeName(dy.dtype)) + dy.shape.str(), y.name,
+                           std::string(dtypeName(y.dtype)) + y.shape.str())
                  .str());
     }
     n.dtype = x.dtype;
@@ -588,10 +589,10 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
   return id;
 }
 
-Tensor Graph::input(llvm::StringRef name, DType dtype, const Shape &shape) {
+Tensor Graph::input(std::string_view name, DType dtype, const Shape &shape) {
   NodeSpec s;
   s.op = OpKind::Input;
-  s.name = name.str();
+  s.name = std::string(name);
   s.dtype = dtype;
   s.shape = shape;
   return Tensor(this, add(s));
@@ -605,7 +606,7 @@ ValueId Graph::constant(double value, DType dtype) {
   return add(s);
 }
 
-void Graph::output(ValueId id, llvm::StringRef name) {
+void Graph::output(ValueId id, std::string_view name) {
   if (id < 0 || static_cast<size_t>(id) >= Nodes.size())
     fail(llvm::formatv("output: {0} is not a value of graph '{1}'", id, Name).str());
   if (Nodes[id].op == OpKind::Constant)
@@ -664,7 +665,7 @@ void Graph::update(const Tensor &input, const Tensor &value) {
   update(input.id(), value.id());
 }
 
-void Graph::output(const Tensor &t, llvm::StringRef name) {
+void Graph::output(const Tensor &t, std::string_view name) {
   if (t.empty())
     fail("output: the tensor is empty (default-constructed)");
   if (&t.graph() != this)
@@ -672,28 +673,28 @@ void Graph::output(const Tensor &t, llvm::StringRef name) {
   output(t.id(), name);
 }
 
-std::optional<ValueId> Graph::lookup(llvm::StringRef name) const {
-  auto it = Names.find(name);
+std::optional<ValueId> Graph::lookup(std::string_view name) const {
+  auto it = Names.find(std::string(name));
   if (it == Names.end())
     return std::nullopt;
   return it->second;
 }
 
-void Graph::rename(ValueId id, llvm::StringRef name) {
+void Graph::rename(ValueId id, std::string_view name) {
   if (!isValidName(name))
     fail(llvm::formatv("'{0}' is not a valid value name (letters, digits, '_' and '.')", name)
              .str());
   if (Nodes[id].op == OpKind::Constant)
     fail("a literal has no name");
-  auto it = Names.find(name);
+  auto it = Names.find(std::string(name));
   if (it != Names.end()) {
     if (it->second == id)
       return;
     fail(llvm::formatv("%{0} is already defined in graph '{1}'", name, Name).str());
   }
   Names.erase(Nodes[id].name);
-  Nodes[id].name = name.str();
-  Names[name] = id;
+  Nodes[id].name = std::string(name);
+  Names[std::string(name)] = id;
 }
 
 void Tensor::failEmpty() {
@@ -701,7 +702,7 @@ void Tensor::failEmpty() {
        "Graph::input or an op on another tensor");
 }
 
-Tensor Tensor::named(llvm::StringRef name) const {
+Tensor Tensor::named(std::string_view name) const {
   graph().rename(Id, name);
   return *this;
 }

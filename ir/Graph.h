@@ -9,16 +9,15 @@
 #include "ir/Op.h"
 #include "ir/Shape.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
-
 #include <concepts>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
-#include <ranges>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace minijit {
@@ -26,7 +25,7 @@ namespace minijit {
 /// A node's position in its graph.
 using ValueId = int32_t;
 
-using DimVector = llvm::SmallVector<int64_t, kMaxRank>;
+using DimVector = std::vector<int64_t>;
 
 /// One value of the graph: the op that makes it, its result type, operands and
 /// attributes. Which attributes matter depends on the op; the target shape of
@@ -35,7 +34,7 @@ struct Node {
   OpKind op = OpKind::Input;
   DType dtype = DType::F32;
   Shape shape;
-  llvm::SmallVector<ValueId, 3> operands;
+  std::vector<ValueId> operands;
   std::string name;  ///< without the '%'; empty for constants
   DimVector axes;    ///< Reduce: the reduced axes, sorted and distinct
   bool keepdim = false; ///< Reduce: keep reduced axes as size 1
@@ -54,7 +53,7 @@ struct Node {
 /// What a caller asks for; Graph::add checks it and infers the result type.
 struct NodeSpec {
   OpKind op = OpKind::Input;
-  llvm::SmallVector<ValueId, 3> operands;
+  std::vector<ValueId> operands;
   std::optional<DimVector> axes; ///< Reduce: nullopt reduces every axis; negatives count from the end
   bool keepdim = false;
   DimVector perm;
@@ -83,6 +82,16 @@ concept AxisInteger = std::integral<I> && !std::same_as<std::remove_cv_t<I>, boo
                       !std::same_as<std::remove_cv_t<I>, char32_t> &&
                       !std::same_as<std::remove_cv_t<I>, wchar_t>;
 
+/// A range of AxisIntegers: what std::ranges::begin and end accept (a
+/// container, a span, an array). Spelled with <iterator> alone, which costs a
+/// user's translation unit much less to compile than <ranges>.
+template <typename R>
+concept AxisRange =
+    requires(const R &r) {
+      { std::ranges::begin(r) } -> std::input_iterator;
+      { std::ranges::end(r) } -> std::sentinel_for<decltype(std::ranges::begin(r))>;
+    } && AxisInteger<std::iter_value_t<decltype(std::ranges::begin(std::declval<const R &>()))>>;
+
 /// A list of axes (or a permutation) from any range of integers: a braced
 /// list `{0, 1}`, std::vector<int>, std::span<const int64_t>, std::array ...
 /// An empty list means "not given" where an op has a default (a reduction of
@@ -92,9 +101,10 @@ public:
   AxisList() = default;
   template <AxisInteger I>
   AxisList(std::initializer_list<I> axes) : Axes(axes.begin(), axes.end()) {}
-  template <std::ranges::input_range R>
-    requires AxisInteger<std::ranges::range_value_t<R>>
-  AxisList(const R &axes) : Axes(std::ranges::begin(axes), std::ranges::end(axes)) {}
+  template <AxisRange R> AxisList(const R &axes) {
+    for (auto it = std::ranges::begin(axes); it != std::ranges::end(axes); ++it)
+      Axes.push_back(*it);
+  }
 
   bool empty() const { return Axes.empty(); }
   size_t size() const { return Axes.size(); }
@@ -124,12 +134,12 @@ public:
   /// The most views in a chain ending at `id` since the last reduction or
   /// matmul; at most kMaxViewChain.
   unsigned viewChain(ValueId id) const { return Depths[id].views; }
-  llvm::ArrayRef<Node> nodes() const { return Nodes; }
-  llvm::ArrayRef<ValueId> inputs() const { return Inputs; }
-  llvm::ArrayRef<ValueId> outputs() const { return Outputs; }
+  const std::vector<Node> &nodes() const { return Nodes; }
+  const std::vector<ValueId> &inputs() const { return Inputs; }
+  const std::vector<ValueId> &outputs() const { return Outputs; }
   /// Parallel to outputs(): the argument each output updates in place, or
   /// -1 for a plain output.
-  llvm::ArrayRef<ValueId> updates() const { return Updates; }
+  const std::vector<ValueId> &updates() const { return Updates; }
   /// The position in inputs() of the argument output `o` updates in place,
   /// or -1 for a plain output.
   int updatedInput(size_t o) const;
@@ -141,7 +151,7 @@ public:
   ValueId add(const NodeSpec &spec, Spelling spelling = Spelling::Text);
 
   /// Declares a graph argument.
-  Tensor input(llvm::StringRef name, DType dtype, const Shape &shape);
+  Tensor input(std::string_view name, DType dtype, const Shape &shape);
   /// A scalar literal of the given dtype: i32 and bool values must be exact;
   /// float values are kept at f32 precision (f16/bf16 arithmetic is in f32).
   ValueId constant(double value, DType dtype);
@@ -150,8 +160,8 @@ public:
   /// returned as an output throws GraphError; return it under its own name.
   /// Throws GraphError for a literal, a value or Tensor of another graph, or
   /// an empty Tensor.
-  void output(ValueId id, llvm::StringRef name = "");
-  void output(const Tensor &t, llvm::StringRef name = "");
+  void output(ValueId id, std::string_view name = "");
+  void output(const Tensor &t, std::string_view name = "");
   /// Marks `value` as a result of the graph that is also written into the
   /// argument `input` in place: after a run on device tensors, the input's
   /// memory holds the value (a training step's new weights). The text
@@ -162,12 +172,12 @@ public:
   void update(const Tensor &input, const Tensor &value);
 
   /// The value named `name` (without '%'), if any.
-  std::optional<ValueId> lookup(llvm::StringRef name) const;
+  std::optional<ValueId> lookup(std::string_view name) const;
   /// Renames a value; throws GraphError if the name is taken or not a valid name.
-  void rename(ValueId id, llvm::StringRef name);
+  void rename(ValueId id, std::string_view name);
 
   /// A name is letters, digits, '_' and '.'.
-  static bool isValidName(llvm::StringRef name);
+  static bool isValidName(std::string_view name);
 
 private:
   std::string freshName();
@@ -179,7 +189,7 @@ private:
   };
   std::vector<Depth> Depths; ///< parallel to Nodes
   std::vector<ValueId> Inputs, Outputs, Updates;
-  llvm::StringMap<ValueId> Names;
+  std::unordered_map<std::string, ValueId> Names;
   unsigned NextTemp = 0;
 };
 
@@ -225,7 +235,7 @@ public:
   Tensor min(const AxisList &axes = {}, bool keepdim = false) const;
   Tensor prod(const AxisList &axes = {}, bool keepdim = false) const;
   /// Renames the value (its printed %name) and returns it.
-  Tensor named(llvm::StringRef name) const;
+  Tensor named(std::string_view name) const;
 
 private:
   [[noreturn]] static void failEmpty();

@@ -231,11 +231,12 @@ double elementOf(const char *p, NpyType t) {
 
 } // namespace
 
-HostTensor readNpy(llvm::StringRef path, llvm::StringRef what,
+HostTensor readNpy(std::string_view path, std::string_view what,
                    std::optional<std::pair<DType, Shape>> want) {
   std::string where = llvm::formatv("{0} ({1})", what, path).str();
   auto fail = [&](const std::string &msg) -> HostTensor { throw GraphError(where + ": " + msg); };
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto buf = llvm::MemoryBuffer::getFile(llvm::StringRef(path), /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
   if (!buf)
     return fail("cannot read the file: " + buf.getError().message());
   llvm::StringRef bytes = (*buf)->getBuffer();
@@ -322,9 +323,9 @@ std::string npyBytes(const HostTensor &t) {
   return out;
 }
 
-void writeNpy(llvm::StringRef path, const HostTensor &t) {
+void writeNpy(std::string_view path, const HostTensor &t) {
   std::string bytes = npyBytes(t);
-  std::string temp = (path + ".tmp").str();
+  std::string temp = std::string(path) + ".tmp";
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(temp, ec);
@@ -338,7 +339,7 @@ void writeNpy(llvm::StringRef path, const HostTensor &t) {
       throw GraphError(llvm::formatv("cannot write {0}: the write failed", temp).str());
     }
   }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+  if (std::error_code ec = llvm::sys::fs::rename(temp, llvm::StringRef(path))) {
     llvm::sys::fs::remove(temp);
     throw GraphError(llvm::formatv("cannot write {0}: {1}", path, ec.message()).str());
   }

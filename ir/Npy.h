@@ -13,10 +13,10 @@
 
 #include "ir/HostTensor.h"
 
-#include "llvm/ADT/StringRef.h"
-
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace minijit {
 
@@ -25,7 +25,7 @@ namespace minijit {
 /// Throws GraphError naming `what` (e.g. "input %x") and the file for a
 /// missing, truncated or malformed file, a big-endian or Fortran-order
 /// array, an unsupported dtype, or a wrong shape or dtype.
-HostTensor readNpy(llvm::StringRef path, llvm::StringRef what,
+HostTensor readNpy(std::string_view path, std::string_view what,
                    std::optional<std::pair<DType, Shape>> want = std::nullopt);
 
 /// The .npy bytes of `t` (format 1.0; 2.0 when the header needs it).
@@ -33,6 +33,6 @@ std::string npyBytes(const HostTensor &t);
 
 /// Writes `t` to `path` (through a temporary file renamed into place).
 /// Throws GraphError when the file cannot be written.
-void writeNpy(llvm::StringRef path, const HostTensor &t);
+void writeNpy(std::string_view path, const HostTensor &t);
 
 } // namespace minijit

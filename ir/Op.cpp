@@ -1,6 +1,8 @@
 //===- ir/Op.cpp - op kinds and their static properties -------------------===//
 #include "ir/Op.h"
 
+#include "llvm/ADT/StringRef.h"
+
 namespace minijit {
 
 namespace {
@@ -38,7 +40,7 @@ bool isElementwise(OpKind op) {
   return false;
 }
 
-std::optional<OpKind> parseOpName(llvm::StringRef s) {
+std::optional<OpKind> parseOpName(std::string_view s) {
   for (unsigned i = 0; i < kNumOps; ++i) {
     auto op = static_cast<OpKind>(i);
     if (op == OpKind::Input || op == OpKind::Constant)
@@ -49,14 +51,14 @@ std::optional<OpKind> parseOpName(llvm::StringRef s) {
   return std::nullopt;
 }
 
-llvm::StringRef suggestOpName(llvm::StringRef s) {
-  llvm::StringRef best;
+std::string_view suggestOpName(std::string_view s) {
+  std::string_view best;
   unsigned bestDist = 3; // suggest only names within two edits
   for (unsigned i = 0; i < kNumOps; ++i) {
     auto op = static_cast<OpKind>(i);
     if (op == OpKind::Input || op == OpKind::Constant)
       continue;
-    unsigned d = s.edit_distance(kOpInfos[i].spelling, true, bestDist);
+    unsigned d = llvm::StringRef(s).edit_distance(kOpInfos[i].spelling, true, bestDist);
     if (d < bestDist) {
       bestDist = d;
       best = kOpInfos[i].spelling;

@@ -4,10 +4,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "llvm/ADT/StringRef.h"
-
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace minijit {
 
@@ -46,7 +45,7 @@ enum class GradientKind : uint8_t {
 };
 
 struct OpInfo {
-  llvm::StringRef spelling;
+  std::string_view spelling;
   OpClass cls;
   OperandTypes operands;
   bool boolResult;
@@ -54,7 +53,7 @@ struct OpInfo {
 };
 
 const OpInfo &opInfo(OpKind op);
-inline llvm::StringRef opName(OpKind op) { return opInfo(op).spelling; }
+inline std::string_view opName(OpKind op) { return opInfo(op).spelling; }
 inline OpClass opClass(OpKind op) { return opInfo(op).cls; }
 /// Unary, binary, where and cast: ops computed element by element.
 bool isElementwise(OpKind op);
@@ -64,9 +63,9 @@ inline bool isArgReduction(OpKind op) { return op == OpKind::Argmax || op == OpK
 inline bool isScan(OpKind op) { return op == OpKind::Cumsum || op == OpKind::Cumprod; }
 /// The op spelled `s` in the text format, or nullopt. "input" and "constant"
 /// are not spellable in the text format and return nullopt.
-std::optional<OpKind> parseOpName(llvm::StringRef s);
+std::optional<OpKind> parseOpName(std::string_view s);
 /// The spellable op nearest to `s` by edit distance, for "did you mean" hints;
 /// empty when none is close.
-llvm::StringRef suggestOpName(llvm::StringRef s);
+std::string_view suggestOpName(std::string_view s);
 
 } // namespace minijit

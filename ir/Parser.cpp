@@ -252,7 +252,7 @@ private:
     for (unsigned i = 0; i < kNumOps; ++i) {
       auto k = static_cast<OpKind>(i);
       if (k != OpKind::Input && k != OpKind::Constant)
-        msg += " " + opName(k).str();
+        msg += " " + std::string(opName(k));
     }
     return msg + ")";
   }
@@ -696,15 +696,15 @@ private:
 
 } // namespace
 
-std::vector<Graph> parseGraphs(llvm::StringRef text, llvm::StringRef file) {
+std::vector<Graph> parseGraphs(std::string_view text, std::string_view file) {
   Parser p(text, file);
   return p.parseFile();
 }
 
-std::vector<Graph> parseFile(llvm::StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+std::vector<Graph> parseFile(std::string_view path) {
+  auto buf = llvm::MemoryBuffer::getFile(llvm::StringRef(path), /*IsText=*/true);
   if (!buf)
-    throw ParseError(path.str(), 0, 0, "cannot read the file: " + buf.getError().message());
+    throw ParseError(std::string(path), 0, 0, "cannot read the file: " + buf.getError().message());
   return parseGraphs((*buf)->getBuffer(), path);
 }
 

@@ -7,18 +7,17 @@
 
 #include "ir/Graph.h"
 
-#include "llvm/ADT/StringRef.h"
-
+#include <string_view>
 #include <vector>
 
 namespace minijit {
 
 /// Parses every graph in `text`. `file` names the text in error messages.
 /// Throws ParseError.
-std::vector<Graph> parseGraphs(llvm::StringRef text, llvm::StringRef file = "<input>");
+std::vector<Graph> parseGraphs(std::string_view text, std::string_view file = "<input>");
 
 /// Reads and parses a file. Throws ParseError (with line 0 when the file
 /// cannot be read).
-std::vector<Graph> parseFile(llvm::StringRef path);
+std::vector<Graph> parseFile(std::string_view path);
 
 } // namespace minijit

@@ -1,15 +1,18 @@
 //===- ir/Printer.cpp - the canonical text form of a graph ----------------===//
 #include "ir/Printer.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ostream>
 
 namespace minijit {
 
-std::string typeText(DType t, const Shape &s) { return dtypeName(t).str() + s.str(); }
+std::string typeText(DType t, const Shape &s) { return std::string(dtypeName(t)) + s.str(); }
 
 std::string literalText(double v, DType t) {
   if (t == DType::Bool)
@@ -43,10 +46,10 @@ std::string operandText(const Graph &g, ValueId id) {
 }
 
 namespace {
+
 void printDims(llvm::raw_ostream &os, llvm::ArrayRef<int64_t> dims) {
   os << Shape(dims).str();
 }
-} // namespace
 
 void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
   const Node &n = g.node(id);
@@ -132,11 +135,22 @@ void printGraph(llvm::raw_ostream &os, const Graph &g) {
   os << "\n}\n";
 }
 
+} // namespace
+
+std::string nodeText(const Graph &g, ValueId id) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  printNode(os, g, id);
+  return os.str();
+}
+
 std::string printGraph(const Graph &g) {
   std::string s;
   llvm::raw_string_ostream os(s);
   printGraph(os, g);
   return os.str();
 }
+
+void printGraph(std::ostream &os, const Graph &g) { os << printGraph(g); }
 
 } // namespace minijit

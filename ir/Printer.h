@@ -6,19 +6,19 @@
 
 #include "ir/Graph.h"
 
-#include "llvm/Support/raw_ostream.h"
-
+#include <iosfwd>
 #include <string>
 
 namespace minijit {
 
-/// Writes `graph NAME(ARGS) { ... }` with one statement per line and the
-/// trailing type of every statement.
-void printGraph(llvm::raw_ostream &os, const Graph &g);
+/// `graph NAME(ARGS) { ... }` with one statement per line and the trailing
+/// type of every statement.
 std::string printGraph(const Graph &g);
+/// Writes printGraph(g) to `os`.
+void printGraph(std::ostream &os, const Graph &g);
 
 /// One statement, without indentation or newline: `%y = add %x, 1 : f32[4]`.
-void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id);
+std::string nodeText(const Graph &g, ValueId id);
 /// How an operand is written: `%name`, or the literal for a constant.
 std::string operandText(const Graph &g, ValueId id);
 /// `f32[4096, 1024]`.

@@ -14,8 +14,8 @@ int64_t Shape::numel() const {
   return n;
 }
 
-llvm::SmallVector<int64_t, kMaxRank> Shape::strides() const {
-  llvm::SmallVector<int64_t, kMaxRank> s(Dims.size(), 1);
+std::vector<int64_t> Shape::strides() const {
+  std::vector<int64_t> s(Dims.size(), 1);
   for (int i = static_cast<int>(Dims.size()) - 2; i >= 0; --i)
     s[i] = s[i + 1] * Dims[i + 1];
   return s;
@@ -31,7 +31,7 @@ std::string Shape::str() const {
   return s + "]";
 }
 
-void checkShape(const Shape &s, llvm::StringRef what) {
+void checkShape(const Shape &s, std::string_view what) {
   if (s.rank() > kMaxRank)
     throw GraphError(llvm::formatv("{0}: rank {1} exceeds the maximum of {2}", what, s.rank(),
                                    kMaxRank)
@@ -52,9 +52,9 @@ void checkShape(const Shape &s, llvm::StringRef what) {
   }
 }
 
-Shape broadcastShapes(const Shape &a, const Shape &b, llvm::StringRef op) {
+Shape broadcastShapes(const Shape &a, const Shape &b, std::string_view op) {
   unsigned rank = std::max(a.rank(), b.rank());
-  llvm::SmallVector<int64_t, kMaxRank> out(rank);
+  std::vector<int64_t> out(rank);
   for (unsigned i = 0; i < rank; ++i) {
     int ia = static_cast<int>(i) - static_cast<int>(rank - a.rank());
     int ib = static_cast<int>(i) - static_cast<int>(rank - b.rank());
@@ -67,7 +67,7 @@ Shape broadcastShapes(const Shape &a, const Shape &b, llvm::StringRef op) {
                            .str());
     out[i] = da == 1 ? db : da;
   }
-  return Shape(llvm::ArrayRef<int64_t>(out));
+  return Shape(out);
 }
 
 bool broadcastsTo(const Shape &from, const Shape &to) {

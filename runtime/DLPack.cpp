@@ -3,6 +3,7 @@
 
 #include "ir/Error.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -132,7 +133,7 @@ DLTensorInfo checkDLTensor(const DLTensor &t, int deviceOrdinal) {
   checkShape(info.shape, "dlpack");
   if (t.strides) {
     llvm::ArrayRef<int64_t> strides(t.strides, t.ndim);
-    llvm::SmallVector<int64_t, kMaxRank> rowMajor = info.shape.strides();
+    std::vector<int64_t> rowMajor = info.shape.strides();
     for (int i = 0; i < t.ndim; ++i)
       if (dims[i] != 1 && strides[i] != rowMajor[i])
         throw GraphError(llvm::formatv("dlpack: strides {0} of a {1} tensor are not row-major "
@@ -169,7 +170,7 @@ DLManagedTensor *toDLPack(const DeviceTensor &t) {
   auto e = std::make_unique<ExportedTensor>();
   e->tensor = t;
   const Shape &s = t.shape();
-  llvm::SmallVector<int64_t, kMaxRank> strides = s.strides();
+  std::vector<int64_t> strides = s.strides();
   for (unsigned i = 0; i < s.rank(); ++i) {
     e->shape[i] = s[i];
     e->strides[i] = strides[i];

@@ -116,7 +116,7 @@ Executable::~Executable() {
     Driver::get().cuStreamSynchronize(Stream.get());
 }
 
-void Executable::checkInputs(llvm::ArrayRef<DeviceTensor> inputs) const {
+void Executable::checkInputs(std::span<const DeviceTensor> inputs) const {
   if (inputs.size() != Prog.inputs.size())
     throw GraphError(llvm::formatv("graph '{0}' takes {1} input{2}, got {3}", Prog.graphName,
                                    Prog.inputs.size(), Prog.inputs.size() == 1 ? "" : "s",
@@ -127,14 +127,14 @@ void Executable::checkInputs(llvm::ArrayRef<DeviceTensor> inputs) const {
     if (!inputs[i].valid() || inputs[i].dtype() != b.dtype || inputs[i].shape() != b.shape)
       throw GraphError(llvm::formatv("input {0} (%{1}): expected {2}{3}, got {4}", i, b.name,
                                      dtypeName(b.dtype), b.shape.str(),
-                                     inputs[i].valid() ? dtypeName(inputs[i].dtype()).str() +
+                                     inputs[i].valid() ? std::string(dtypeName(inputs[i].dtype())) +
                                                              inputs[i].shape().str()
                                                        : std::string("an empty tensor"))
                            .str());
   }
 }
 
-void Executable::bind(llvm::ArrayRef<DeviceTensor> inputs, llvm::ArrayRef<DeviceTensor> outputs) {
+void Executable::bind(std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs) {
   checkInputs(inputs);
   if (outputs.size() != Prog.outputs.size())
     throw GraphError(llvm::formatv("graph '{0}' has {1} outputs, got {2} output tensors",
@@ -207,8 +207,8 @@ void Executable::launchAll() {
   d.check(d.cuGraphLaunch(GraphExec.get(), Stream.get()), "cuGraphLaunch");
 }
 
-void Executable::enqueue(llvm::ArrayRef<DeviceTensor> inputs,
-                         llvm::ArrayRef<DeviceTensor> outputs) {
+void Executable::enqueue(std::span<const DeviceTensor> inputs,
+                         std::span<const DeviceTensor> outputs) {
   Dev.makeCurrent();
   bind(inputs, outputs);
   launchAll();
@@ -241,7 +241,7 @@ std::vector<DeviceTensor> Executable::allocateOutputs() {
   return outs;
 }
 
-std::vector<DeviceTensor> Executable::run(llvm::ArrayRef<DeviceTensor> inputs) {
+std::vector<DeviceTensor> Executable::run(std::span<const DeviceTensor> inputs) {
   Dev.makeCurrent();
   checkInputs(inputs);
   std::vector<DeviceTensor> outs = allocateOutputs();
@@ -250,7 +250,7 @@ std::vector<DeviceTensor> Executable::run(llvm::ArrayRef<DeviceTensor> inputs) {
   return outs;
 }
 
-std::vector<HostTensor> Executable::run(llvm::ArrayRef<HostTensor> inputs) {
+std::vector<HostTensor> Executable::run(std::span<const HostTensor> inputs) {
   Dev.makeCurrent();
   if (inputs.size() != Prog.inputs.size())
     throw GraphError(llvm::formatv("graph '{0}' takes {1} inputs, got {2}", Prog.graphName,

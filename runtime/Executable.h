@@ -11,10 +11,10 @@
 #include "runtime/Memory.h"
 #include "runtime/Program.h"
 
-#include "llvm/ADT/ArrayRef.h"
-
 #include <cuda.h>
 
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 namespace minijit {
@@ -38,12 +38,24 @@ public:
   /// GraphError for an input of the wrong dtype or shape. Every run, on host
   /// or device tensors, also writes each output that updates an input in
   /// place (Graph::update) into that input's memory, after all kernels.
-  std::vector<HostTensor> run(llvm::ArrayRef<HostTensor> inputs);
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs);
+  /// The same on a braced list of inputs: exe.run({x, w}).
+  std::vector<HostTensor> run(std::initializer_list<HostTensor> inputs) {
+    return run(std::span<const HostTensor>(inputs.begin(), inputs.size()));
+  }
   /// Runs on device tensors and waits; returns freshly allocated outputs.
-  std::vector<DeviceTensor> run(llvm::ArrayRef<DeviceTensor> inputs);
+  std::vector<DeviceTensor> run(std::span<const DeviceTensor> inputs);
+  std::vector<DeviceTensor> run(std::initializer_list<DeviceTensor> inputs) {
+    return run(std::span<const DeviceTensor>(inputs.begin(), inputs.size()));
+  }
   /// Enqueues the whole program on the stream without waiting. `outputs`
   /// must match the graph's outputs.
-  void enqueue(llvm::ArrayRef<DeviceTensor> inputs, llvm::ArrayRef<DeviceTensor> outputs);
+  void enqueue(std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs);
+  void enqueue(std::initializer_list<DeviceTensor> inputs,
+               std::initializer_list<DeviceTensor> outputs) {
+    enqueue(std::span<const DeviceTensor>(inputs.begin(), inputs.size()),
+            std::span<const DeviceTensor>(outputs.begin(), outputs.size()));
+  }
   /// Waits for everything enqueued; throws CudaError for a failed kernel.
   void synchronize();
   /// Allocates one device tensor per graph output.
@@ -57,14 +69,14 @@ public:
   // ---- for the profiler
   CUstream stream() const { return Stream.get(); }
   /// Checks and binds the buffers of the next launches.
-  void bind(llvm::ArrayRef<DeviceTensor> inputs, llvm::ArrayRef<DeviceTensor> outputs);
+  void bind(std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs);
   /// Enqueues kernel `k` alone with the bound buffers.
   void launchKernel(size_t k);
   /// Blocks of kernel k that fit on one SM at once (its occupancy).
   int residentBlocks(size_t k) const;
 
 private:
-  void checkInputs(llvm::ArrayRef<DeviceTensor> inputs) const;
+  void checkInputs(std::span<const DeviceTensor> inputs) const;
   void launchAll();
   /// Copies each output that updates an input into that input's memory.
   void copyUpdates();

@@ -6,6 +6,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+#include <mutex>
+
 namespace minijit {
 
 DeviceBuffer::~DeviceBuffer() {
@@ -14,6 +17,14 @@ DeviceBuffer::~DeviceBuffer() {
   else if (Release)
     Release();
 }
+
+struct Allocator::Cache {
+  std::mutex Mutex;
+  std::multimap<size_t, CUdeviceptr> Free;
+  AllocatorStats Stats;
+};
+
+Allocator::Allocator(CUcontext ctx) : Ctx(ctx), C(std::make_unique<Cache>()) {}
 
 Allocator::~Allocator() { releaseCached(); }
 
@@ -29,16 +40,16 @@ size_t Allocator::binSize(size_t bytes) {
 std::shared_ptr<DeviceBuffer> Allocator::allocate(size_t bytes) {
   size_t bin = binSize(bytes);
   {
-    std::lock_guard<std::mutex> lock(Mutex);
+    std::lock_guard<std::mutex> lock(C->Mutex);
     // The smallest cached block that fits, if it is not more than twice the need.
-    auto it = Free.lower_bound(bin);
-    if (it != Free.end() && it->first <= 2 * bin) {
+    auto it = C->Free.lower_bound(bin);
+    if (it != C->Free.end() && it->first <= 2 * bin) {
       size_t size = it->first;
       CUdeviceptr p = it->second;
-      Free.erase(it);
-      Stats.bytesCached -= size;
-      Stats.bytesInUse += size;
-      ++Stats.reuses;
+      C->Free.erase(it);
+      C->Stats.bytesCached -= size;
+      C->Stats.bytesInUse += size;
+      ++C->Stats.reuses;
       return std::make_shared<DeviceBuffer>(this, p, size);
     }
   }
@@ -60,34 +71,34 @@ std::shared_ptr<DeviceBuffer> Allocator::allocate(size_t bytes) {
                         .str());
   }
   d.check(r, "cuMemAlloc");
-  std::lock_guard<std::mutex> lock(Mutex);
-  Stats.bytesInUse += bin;
-  ++Stats.driverAllocations;
+  std::lock_guard<std::mutex> lock(C->Mutex);
+  C->Stats.bytesInUse += bin;
+  ++C->Stats.driverAllocations;
   return std::make_shared<DeviceBuffer>(this, p, bin);
 }
 
 void Allocator::release(CUdeviceptr p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(Mutex);
-  Free.emplace(bytes, p);
-  Stats.bytesInUse -= bytes;
-  Stats.bytesCached += bytes;
+  std::lock_guard<std::mutex> lock(C->Mutex);
+  C->Free.emplace(bytes, p);
+  C->Stats.bytesInUse -= bytes;
+  C->Stats.bytesCached += bytes;
 }
 
 void Allocator::releaseCached() {
-  std::lock_guard<std::mutex> lock(Mutex);
-  if (Free.empty())
+  std::lock_guard<std::mutex> lock(C->Mutex);
+  if (C->Free.empty())
     return;
   const Driver &d = Driver::get();
   d.cuCtxSetCurrent(Ctx);
-  for (auto &[size, p] : Free)
+  for (auto &[size, p] : C->Free)
     d.cuMemFree(p);
-  Free.clear();
-  Stats.bytesCached = 0;
+  C->Free.clear();
+  C->Stats.bytesCached = 0;
 }
 
 AllocatorStats Allocator::stats() const {
-  std::lock_guard<std::mutex> lock(Mutex);
-  return Stats;
+  std::lock_guard<std::mutex> lock(C->Mutex);
+  return C->Stats;
 }
 
 DeviceTensor::DeviceTensor(const Device &dev, DType dtype, const Shape &shape)

@@ -12,9 +12,7 @@
 #include <cuda.h>
 
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 namespace minijit {
@@ -58,8 +56,10 @@ struct AllocatorStats {
 class Allocator {
 public:
   /// Allocates in `ctx` (a device's primary context).
-  explicit Allocator(CUcontext ctx) : Ctx(ctx) {}
+  explicit Allocator(CUcontext ctx);
   ~Allocator();
+  Allocator(const Allocator &) = delete;
+  Allocator &operator=(const Allocator &) = delete;
   /// At least `bytes` of device memory (256-byte aligned). Reuses a cached
   /// block when one fits; on out-of-memory frees the cache and retries once,
   /// then throws CudaError "out of device memory: ...".
@@ -75,9 +75,8 @@ private:
   static size_t binSize(size_t bytes);
 
   CUcontext Ctx;
-  mutable std::mutex Mutex;
-  std::multimap<size_t, CUdeviceptr> Free;
-  AllocatorStats Stats;
+  struct Cache; ///< the free blocks by size and the counters, behind a mutex (Memory.cpp)
+  std::unique_ptr<Cache> C;
 };
 
 /// A dense, row-major tensor in device memory. Copies share the memory, which

@@ -1,5 +1,6 @@
 //===- runtime/ProfileJson.cpp - the profile as data, for the plots -------===//
 #include "runtime/ProfileJson.h"
+#include "runtime/ProfileJsonValues.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -126,7 +127,7 @@ llvm::json::Object fileHeaderJson(llvm::StringRef kind, llvm::StringRef tool,
 }
 
 std::string profileFileJson(const DeviceProperties &dev, double copyGBps,
-                            llvm::ArrayRef<ProfiledRun> runs, llvm::StringRef tool,
+                            std::span<const ProfiledRun> runs, std::string_view tool,
                             const std::string &date) {
   llvm::json::Object root = fileHeaderJson("profile", tool, dev, copyGBps, date);
   llvm::json::Array rs;

@@ -4,17 +4,18 @@
 // unit and dtype; per kernel its name, schedule, times, bytes, FLOPs by unit
 // and dtype, rates, launch geometry, waves and the reasons the kernel ends
 // where it ends. `minijit run|compare --profile-json`, the benchmark suite and
-// its sweeps all write these records; scripts/plot.py reads them.
+// its sweeps all write these records; scripts/plot.py reads them. The
+// records as JSON values, for a tool that builds a file of its own, are in
+// runtime/ProfileJsonValues.h (not installed: they are LLVM's JSON types).
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "runtime/PeakRates.h"
 #include "runtime/Profiler.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/JSON.h"
-
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace minijit {
@@ -56,32 +57,12 @@ struct ProfiledRun {
 /// Today's date and time in UTC, "2026-12-01T09:30:00Z".
 std::string utcTimestamp();
 
-/// The device object: name, arch, SMs, clock, the copy bandwidth measured in
-/// this process and the peaks of peakRates(dev).
-llvm::json::Object deviceJson(const DeviceProperties &dev, double copyGBps);
-
-/// One kernel's record (`index` is its place in launch order).
-llvm::json::Object kernelJson(const KernelProfile &k, const KernelDescription &d, size_t index);
-
-/// Every kernel of `run`, in launch order.
-llvm::json::Array kernelsJson(const ProfiledRun &run);
-
-/// One run: its graph, label, totals and kernels.
-llvm::json::Object runJson(const ProfiledRun &run);
-
-/// The header every file of the schema starts with: schema, kind ("profile",
-/// "suite", "sweep"), tool, date (utcTimestamp() when empty) and device.
-llvm::json::Object fileHeaderJson(llvm::StringRef kind, llvm::StringRef tool,
-                                  const DeviceProperties &dev, double copyGBps,
-                                  const std::string &date = "");
-
-/// A whole `--profile-json` file: the header of kind "profile" and the runs.
+/// A whole `--profile-json` file: the header of kind "profile" (schema,
+/// tool, date, which is utcTimestamp() when empty, and the device with
+/// `copyGBps`), then the runs; indented, with a final newline.
 std::string profileFileJson(const DeviceProperties &dev, double copyGBps,
-                            llvm::ArrayRef<ProfiledRun> runs, llvm::StringRef tool,
+                            std::span<const ProfiledRun> runs, std::string_view tool,
                             const std::string &date = "");
-
-/// `value` as indented text with a final newline.
-std::string formatJson(llvm::json::Value value);
 
 /// Writes `text` to `path`; false with `error` set when the file cannot be written.
 bool writeTextFile(const std::string &path, const std::string &text, std::string &error);

@@ -75,8 +75,8 @@ double measureCopyBandwidth(const Device &dev, size_t bytes, int runs) {
   return 2.0 * static_cast<double>(bytes) / (median(us) * 1e3);
 }
 
-Profile profileExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
-                          llvm::ArrayRef<DeviceTensor> outputs, int runs, double copyGBps) {
+Profile profileExecutable(Executable &exe, std::span<const DeviceTensor> inputs,
+                          std::span<const DeviceTensor> outputs, int runs, double copyGBps) {
   const Program &prog = exe.program();
   const Device &dev = exe.device();
   Profile p;
@@ -131,15 +131,16 @@ Profile profileExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
   return p;
 }
 
-RunTiming timeExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
-                         llvm::ArrayRef<DeviceTensor> outputs, int runs, int warmup) {
-  std::vector<std::vector<DeviceTensor>> in{inputs.vec()}, out{outputs.vec()};
+RunTiming timeExecutable(Executable &exe, std::span<const DeviceTensor> inputs,
+                         std::span<const DeviceTensor> outputs, int runs, int warmup) {
+  std::vector<std::vector<DeviceTensor>> in{{inputs.begin(), inputs.end()}},
+      out{{outputs.begin(), outputs.end()}};
   return timeExecutableRotating(exe, in, out, runs, warmup);
 }
 
 RunTiming timeExecutableRotating(Executable &exe,
-                                 llvm::ArrayRef<std::vector<DeviceTensor>> inputSets,
-                         llvm::ArrayRef<std::vector<DeviceTensor>> outputSets, int runs,
+                                 std::span<const std::vector<DeviceTensor>> inputSets,
+                         std::span<const std::vector<DeviceTensor>> outputSets, int runs,
                          int warmup) {
   const Driver &d = Driver::get();
   exe.device().makeCurrent();

@@ -9,6 +9,7 @@
 
 #include "runtime/Executable.h"
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,8 +59,8 @@ double measureCopyBandwidth(const Device &dev, size_t bytes = size_t(1) << 30, i
 
 /// Runs the program `runs` times (after 3 warm-up runs) with events around
 /// every launch. `copyGBps` of 0 measures the copy first.
-Profile profileExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
-                          llvm::ArrayRef<DeviceTensor> outputs, int runs = 100,
+Profile profileExecutable(Executable &exe, std::span<const DeviceTensor> inputs,
+                          std::span<const DeviceTensor> outputs, int runs = 100,
                           double copyGBps = 0);
 
 /// The time of whole runs, from events on the stream.
@@ -72,13 +73,13 @@ struct RunTiming {
   double hostUsPerRun = 0; ///< wall time of `runs` back-to-back enqueues / runs
 };
 /// Times whole runs with events: the median, after `warmup` untimed runs.
-RunTiming timeExecutable(Executable &exe, llvm::ArrayRef<DeviceTensor> inputs,
-                         llvm::ArrayRef<DeviceTensor> outputs, int runs = 100, int warmup = 10);
+RunTiming timeExecutable(Executable &exe, std::span<const DeviceTensor> inputs,
+                         std::span<const DeviceTensor> outputs, int runs = 100, int warmup = 10);
 /// The same, run i using buffer set i % sets (so a small workload still
 /// reads and writes beyond the L2 across runs).
 RunTiming timeExecutableRotating(Executable &exe,
-                                 llvm::ArrayRef<std::vector<DeviceTensor>> inputSets,
-                         llvm::ArrayRef<std::vector<DeviceTensor>> outputSets, int runs,
+                                 std::span<const std::vector<DeviceTensor>> inputSets,
+                         std::span<const std::vector<DeviceTensor>> outputSets, int runs,
                          int warmup);
 
 std::string formatProfile(const Profile &p);

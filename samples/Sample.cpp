@@ -96,7 +96,7 @@ int runSample(const std::string &title, const Graph &g, const HandWritten &hw) {
     llvm::outs() << "Fused, the graph is " << fused.numKernels()
                  << " kernel; one kernel per op (fusion off) it is " << eager.numKernels()
                  << ". The fused kernel minijit generates:\n\n";
-    for (const CompiledKernel &k : fused.kernels)
+    for (const CompiledKernel &k : fused.detail->kernels)
       llvm::outs() << k.cuda << "\n";
     if (!haveGpu) {
       llvm::outs() << "No GPU here (" << why << "). With one, this sample runs the graph one "

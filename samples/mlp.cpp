@@ -29,7 +29,7 @@ int run(int64_t dim, int layers, int64_t batch, bool check) {
     CompiledGraph e = compileGraph(g, opt);
     llvm::outs() << "fused: " << c.numKernels() << " kernels, unfused: "
                  << e.numKernels() << ". The first layer's fused kernel:\n\n"
-                 << c.kernels[0].cuda << "\nNo GPU here (" << why << "): nothing to run.\n\n";
+                 << c.detail->kernels[0].cuda << "\nNo GPU here (" << why << "): nothing to run.\n\n";
     return 0;
   }
   Device gpu = Device::open();

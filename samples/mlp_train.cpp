@@ -114,7 +114,7 @@ int run(int64_t dim, int layers, int64_t batch, bool small) {
                  << " kernels, one kernel per op: " << eager.numKernels()
                  << ". The first backward kernel (a matmul with the GeLU derivative as its "
                     "epilogue):\n\n"
-                 << fused.kernels[layers].cuda << "\nNo GPU here (" << why << "): nothing to run.\n\n";
+                 << fused.detail->kernels[layers].cuda << "\nNo GPU here (" << why << "): nothing to run.\n\n";
     return 0;
   }
   Device gpu = Device::open();

@@ -130,7 +130,8 @@ std::vector<bool> storedValues(const Graph &g, const CompiledGraph &c) {
     if (n.name.empty())
       continue;
     std::optional<ValueId> id = c.graph.lookup(n.name);
-    stored[i] = id && *id < static_cast<ValueId>(c.plan.storedBy.size()) && c.plan.storedBy[*id] >= 0;
+    const FusionPlan &plan = c.detail->plan;
+    stored[i] = id && *id < static_cast<ValueId>(plan.storedBy.size()) && plan.storedBy[*id] >= 0;
   }
   return stored;
 }
@@ -163,7 +164,7 @@ std::string summarizeTensor(const HostTensor &t) {
     first += (i ? ", " : "") + g4(t.get(i));
   if (n > 4)
     first += ", ...";
-  std::string s = dtypeName(t.dtype()).str() + t.shape().str() + "  mean " + g4(mean) + "  std " +
+  std::string s = std::string(dtypeName(t.dtype())) + t.shape().str() + "  mean " + g4(mean) + "  std " +
                   g4(std::sqrt(var)) + "  min " + g4(lo) + "  max " + g4(hi) + "  [" + first + "]";
   if (nans)
     s += llvm::formatv("  ({0} NaN)", nans).str();

@@ -1,11 +1,15 @@
 //===- tools/Harness.h - run a graph on the GPU and check it ----*- C++ -*-===//
 // What the CLI, the samples, the benchmarks and the GPU tests all do: compile
 // a graph for a device, run it on seeded random inputs with every output
-// poisoned first, and compare each output with the CPU reference.
+// poisoned first, and compare each output with the CPU reference. Its users
+// read the compiler's records of what they ran, so it includes them.
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/CompileDetail.h"
 #include "minijit.h"
+
+#include "llvm/ADT/ArrayRef.h"
 
 #include <optional>
 #include <string>

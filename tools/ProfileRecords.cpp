@@ -1,6 +1,8 @@
 //===- tools/ProfileRecords.cpp - a compiled graph's kernels, described ---===//
 #include "tools/ProfileRecords.h"
 
+#include "compiler/CompileDetail.h"
+
 namespace minijit {
 
 namespace {
@@ -33,17 +35,17 @@ std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
   for (size_t k = 0; k < c.program.kernels.size(); ++k) {
     KernelDescription d;
     int64_t total = c.program.kernels[k].flops;
-    if (k < c.kernels.size()) {
-      const CompiledKernel &ck = c.kernels[k];
+    if (k < c.detail->kernels.size()) {
+      const CompiledKernel &ck = c.detail->kernels[k];
       d.kind = templateName(ck.schedule.kind());
       d.schedule = ck.schedule.describe();
     }
     int64_t onTensorCores = 0;
-    if (k < c.kernels.size() && c.kernels[k].lowered.matmul &&
-        c.kernels[k].schedule.kind() == ScheduleKind::MatmulMma) {
-      const KMatmul &mm = *c.kernels[k].lowered.matmul;
+    if (k < c.detail->kernels.size() && c.detail->kernels[k].lowered.matmul &&
+        c.detail->kernels[k].schedule.kind() == ScheduleKind::MatmulMma) {
+      const KMatmul &mm = *c.detail->kernels[k].lowered.matmul;
       onTensorCores = std::min(total, 2 * mm.M * mm.N * mm.K * mm.batch);
-      d.flops.push_back({"tensor_cores", dtypeName(mm.dtype).str(), onTensorCores});
+      d.flops.push_back({"tensor_cores", std::string(dtypeName(mm.dtype)), onTensorCores});
     }
     if (total - onTensorCores > 0 || d.flops.empty())
       d.flops.push_back({"cuda_cores", "f32", total - onTensorCores});
@@ -56,7 +58,7 @@ std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
 
 ProfiledRun profiledRun(const CompiledGraph &c, Profile profile) {
   ProfiledRun r;
-  r.fusion = c.plan.fusion;
+  r.fusion = c.detail->plan.fusion;
   r.label = r.fusion ? "fused" : "unfused";
   r.profile = std::move(profile);
   r.kernels = describeKernels(c);

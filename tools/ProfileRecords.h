@@ -8,6 +8,7 @@
 
 #include "compiler/Compiler.h"
 #include "runtime/ProfileJson.h"
+#include "runtime/ProfileJsonValues.h"
 
 #include <string>
 #include <vector>

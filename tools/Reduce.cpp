@@ -3,6 +3,10 @@
 
 #include "ir/Error.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <functional>
 #include <optional>
 #include <vector>

@@ -3,6 +3,7 @@
 // Exit status: 0 success, 1 a failed check or a runtime error, 2 bad usage or
 // a file that does not parse or verify.
 //===----------------------------------------------------------------------===//
+#include "compiler/nvrtc/Nvrtc.h"
 #include "tools/Harness.h"
 #include "tools/ProfileRecords.h"
 #include "tools/Reduce.h"
@@ -102,7 +103,7 @@ int cmdCheck(const std::vector<Graph> &gs) {
   for (size_t i = 0; i < gs.size(); ++i) {
     if (i)
       llvm::outs() << "\n";
-    printGraph(llvm::outs(), gs[i]);
+    llvm::outs() << printGraph(gs[i]);
   }
   return kOk;
 }
@@ -318,7 +319,7 @@ bool stillFails(const Graph &g, const std::string &until, const std::string &pat
     llvm::raw_fd_ostream os(path, ec);
     if (ec)
       throw GraphError("reduce: cannot write " + path + ": " + ec.message());
-    printGraph(os, g);
+    os << printGraph(g);
   }
   std::string cmd = until;
   size_t at = cmd.find("{}");

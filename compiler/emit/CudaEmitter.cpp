@@ -28,7 +28,7 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
       sums += h.op == OpKind::Sum || h.op == OpKind::Mean;
     }
     if (ops.insert(h.op).second)
-      order.push_back(opName(h.op).str());
+      order.push_back(std::string(opName(h.op)));
   }
   std::string suffix = "_k" + std::to_string(k.index);
   if (k.kind == KernelKind::Matmul) {
@@ -49,7 +49,7 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
     std::string n = "scan";
     for (const KHeld &h : k.held)
       if (opClass(h.op) == OpClass::Scan && n.find(opName(h.op)) == std::string::npos)
-        n += "_" + opName(h.op).str();
+        n += "_" + std::string(opName(h.op));
     return n + suffix;
   }
   std::string what;
@@ -67,7 +67,7 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
     std::set<OpKind> seen;
     for (const KHeld &h : k.held)
       if (opClass(h.op) == OpClass::Reduce && seen.insert(h.op).second)
-        what += "_" + opName(h.op).str();
+        what += "_" + std::string(opName(h.op));
   }
   return what + (s.kind() == ScheduleKind::OuterCol ? "_col" : "_row") + suffix;
 }

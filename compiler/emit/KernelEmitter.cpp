@@ -83,7 +83,7 @@ void KernelEmitter::header() {
   for (size_t i = 0; i < K.params.size(); ++i) {
     const KParam &p = K.params[i];
     sig += i ? ", " : "";
-    sig += (p.written ? "" : "const ") + storageCType(p.dtype).str() + " *__restrict__ " + p.name;
+    sig += (p.written ? "" : "const ") + std::string(storageCType(p.dtype)) + " *__restrict__ " + p.name;
   }
   if (workspaceBytes(K, S) > 0)
     sig += std::string(K.params.empty() ? "" : ", ") + "unsigned *__restrict__ mj_work";
@@ -126,7 +126,7 @@ std::vector<std::string> KernelEmitter::cacheDeclarations(unsigned itemsPerThrea
       const KParam &p = K.params[v.param];
       std::string n = W.unique(p.name + "_c");
       CacheNames[static_cast<int>(i)] = n;
-      decls.push_back("alignas(16) " + storageCType(p.dtype).str() + " " + n + "[" +
+      decls.push_back("alignas(16) " + std::string(storageCType(p.dtype)) + " " + n + "[" +
                       std::to_string(itemsPerThread) + "][" + std::to_string(vec) + "];");
     }
   return decls;
@@ -243,7 +243,7 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     if (v.kind != KValue::Kind::Load || K.elementIndexed)
       continue;
     const KParam &p = K.params[v.param];
-    std::string raw = storageCType(p.dtype).str();
+    std::string raw = std::string(storageCType(p.dtype));
     if (auto from = lc.readFrom.find(i); from != lc.readFrom.end()) {
       if (vec)
         laneExpr[i] = from->second; // per lane, inside the lane loop
@@ -287,7 +287,7 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     storeAccess[s] = analyzeLanes(Ctx, offsetIn(st.offset, lc), lc.x, lc.extent, lc.vec, lc.var);
     if (vec && (!midRow || aligned(offsetIn(st.offset, lc)))) {
       outArray[s] = W.unique(K.params[st.param].name + "_r");
-      W.line("alignas(16) " + storageCType(K.params[st.param].dtype).str() + " " + outArray[s] +
+      W.line("alignas(16) " + std::string(storageCType(K.params[st.param].dtype)) + " " + outArray[s] +
              "[" + std::to_string(lc.vec) + "];");
     }
   }
@@ -655,7 +655,7 @@ std::string KernelEmitter::passTitle(int pass) const {
   std::string what;
   for (const KReduction &r : K.reductions)
     if (r.pass == pass)
-      what += (what.empty() ? ": " : ", ") + std::string("%") + r.name + " = " + opName(r.op).str() +
+      what += (what.empty() ? ": " : ", ") + std::string("%") + r.name + " = " + std::string(opName(r.op)) +
               (r.onlineMax >= 0 ? " of exp(x - %" + K.reductions[r.onlineMax].name + "), online"
                                  : std::string());
   bool stores = llvm::any_of(K.stores, [&](const KStore &st) {

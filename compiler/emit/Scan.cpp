@@ -61,7 +61,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   w.close();
   w.close();
   for (const One &o : scans) {
-    w.line("// %" + k.reductions[o.r].name + " = " + opName(k.reductions[o.r].op).str() +
+    w.line("// %" + k.reductions[o.r].name + " = " + std::string(opName(k.reductions[o.r].op)) +
            ": the tile's scan");
     w.line("#pragma unroll");
     w.line("for (int it = 1; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +

@@ -54,7 +54,7 @@ void vectorTiles(KernelEmitter &e, const TransposeSchedule &s,
     const KParam &p = k.params[k.values[value].param];
     LaneAccess a = analyzeLanes(e.Ctx, e.offsetIn(k.values[value].offset, lc), ca, s.a, s.vec, "cav");
     std::string r = w.unique(p.name + "_r");
-    w.line("alignas(16) " + storageCType(p.dtype).str() + " " + r + "[" + v + "];");
+    w.line("alignas(16) " + std::string(storageCType(p.dtype)) + " " + r + "[" + v + "];");
     w.line("mj_load(" + r + ", " + p.name + " + " + e.parenIdx(a.base) + ");");
     w.line("#pragma unroll");
     w.line("for (int j = 0; j < " + v + "; ++j) " + tile + "[lr][lv * " + v + " + j] = " +

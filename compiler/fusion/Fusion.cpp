@@ -527,9 +527,7 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
       const Node &hn = g.node(h);
       if (hn.op == OpKind::Input)
         continue;
-      os << "    ";
-      printNode(os, g, h);
-      os << "\n";
+      os << "    " << nodeText(g, h) << "\n";
     }
     if (kg.held.empty() || llvm::all_of(kg.held, [&](ValueId h) {
           return g.node(h).op == OpKind::Input;

@@ -195,10 +195,7 @@ private:
   }
 
   std::string printed(ValueId v) const {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    printNode(os, G, v);
-    return os.str();
+    return nodeText(G, v);
   }
 
   /// Records why lowering cannot go on; returns -1, the failed value.

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/MatmulRewrites.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/ErrorHandling.h"
 
 namespace minijit {

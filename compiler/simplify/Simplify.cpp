@@ -90,7 +90,7 @@ private:
     case OpClass::Constant: {
       uint64_t bits;
       std::memcpy(&bits, &s.value, 8);
-      k += dtypeName(s.dtype).str() + "=" + std::to_string(bits);
+      k += std::string(dtypeName(s.dtype)) + "=" + std::to_string(bits);
       break;
     }
     case OpClass::Reduce:
@@ -104,8 +104,8 @@ private:
       if (s.op == OpKind::Pad)
         k += Shape(s.before).str() + Shape(s.after).str() + "=" + literalText(s.value, DType::F32);
       break;
-    case OpClass::Cast: k += dtypeName(s.dtype).str(); break;
-    case OpClass::Iota: k += s.shape.str() + dtypeName(s.dtype).str() + "a" + std::to_string(s.axis); break;
+    case OpClass::Cast: k += std::string(dtypeName(s.dtype)); break;
+    case OpClass::Iota: k += s.shape.str() + std::string(dtypeName(s.dtype)) + "a" + std::to_string(s.axis); break;
     case OpClass::Concat:
     case OpClass::Gather:
     case OpClass::Scan: k += "a" + std::to_string(s.axis); break;

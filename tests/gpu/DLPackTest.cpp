@@ -108,9 +108,9 @@ TEST_F(DLPack, AGraphRunsOnAWrappedInputAndOutput) {
       HostTensor ref = evaluate(g, {in})[0];
       Tolerance tol = toleranceFor(g, g.outputs()[0]);
       CompareResult c = compareTensors(y.memory.download(), ref, tol);
-      EXPECT_TRUE(c.ok) << dtypeName(dtype).str() << ": " << c.summary;
+      EXPECT_TRUE(c.ok) << std::string(dtypeName(dtype)) << ": " << c.summary;
       c = compareTensors(fresh[0].download(), ref, tol);
-      EXPECT_TRUE(c.ok) << dtypeName(dtype).str() << ": " << c.summary;
+      EXPECT_TRUE(c.ok) << std::string(dtypeName(dtype)) << ": " << c.summary;
       EXPECT_EQ(x.deleted + y.deleted, 0);
     }
     EXPECT_EQ(x.deleted, 1);

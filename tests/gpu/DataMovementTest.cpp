@@ -25,7 +25,7 @@ Tensor touch(const Tensor &x) {
 double padValue(DType t) { return t == DType::Bool ? 1 : -3; }
 
 std::string nameOf(const char *what, DType t, int64_t n) {
-  return std::string(what) + "_" + dtypeName(t).str() + "_" + std::to_string(n);
+  return std::string(what) + "_" + std::string(dtypeName(t)) + "_" + std::to_string(n);
 }
 
 class DataMovement : public GpuTest {};
@@ -108,7 +108,7 @@ TEST_F(DataMovement, IotaEveryDTypeAlongEachAxis) {
 
 TEST_F(DataMovement, CausalMaskFromIotaInASoftmax) {
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
-    Graph g(std::string("causal_softmax_") + dtypeName(t).str());
+    Graph g(std::string("causal_softmax_") + std::string(dtypeName(t)));
     Tensor s = g.input("s", t, {4, 129, 129});
     Tensor q = iota(g, {129, 129}, 0), k = iota(g, {129, 129}, 1);
     g.output(softmax(where(le(k, q), s, -INFINITY), -1), "p");
@@ -118,7 +118,7 @@ TEST_F(DataMovement, CausalMaskFromIotaInASoftmax) {
 
 TEST_F(DataMovement, PadsAndConcatsInsideReductions) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32}) {
-    Graph g(std::string("reduce_views_") + dtypeName(t).str());
+    Graph g(std::string("reduce_views_") + std::string(dtypeName(t)));
     Tensor x = g.input("x", t, {67, 1000});
     Tensor y = g.input("y", t, {67, 37});
     Tensor row = concat({pad(x, {0, 2}, {0, 5}, 1), slice(y, 1, 1, 37, 2)}, 1);
@@ -135,7 +135,7 @@ TEST_F(DataMovement, PadsAndConcatsInsideReductions) {
 
 TEST_F(DataMovement, RotaryHalvesInOneKernel) {
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
-    Graph g(std::string("rotate_half_") + dtypeName(t).str());
+    Graph g(std::string("rotate_half_") + std::string(dtypeName(t)));
     Tensor x = g.input("x", t, {3, 33, 5, 64});
     Tensor cs = g.input("cos", t, {33, 1, 64});
     Tensor sn = g.input("sin", t, {33, 1, 64});
@@ -189,14 +189,14 @@ TEST_F(Gather, TakeAlongAxisEveryDType) {
 
 TEST_F(Gather, EmbeddingLayerNormAndCrossEntropy) {
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
-    Graph g(std::string("embedding_ln_") + dtypeName(t).str());
+    Graph g(std::string("embedding_ln_") + std::string(dtypeName(t)));
     Tensor table = g.input("table", t, {1000, 384});
     Tensor ids = g.input("ids", DType::I32, {129});
     g.output(layerNorm(take(table, spread(ids), 0)), "y");
     expectMatches(g, 2);
   }
   for (DType t : {DType::F32, DType::BF16}) {
-    Graph g(std::string("cross_entropy_") + dtypeName(t).str());
+    Graph g(std::string("cross_entropy_") + std::string(dtypeName(t)));
     Tensor logits = g.input("logits", t, {67, 3001});
     Tensor labels = g.input("labels", DType::I32, {67});
     Tensor m = max(logits, {1}, true);
@@ -242,7 +242,7 @@ TEST_F(ArgReduction, NaNsAndInfinitiesInRows) {
 
 TEST_F(ArgReduction, SoftmaxAndArgmaxInOneKernel) {
   for (DType t : {DType::F32, DType::BF16}) {
-    Graph g(std::string("decode_") + dtypeName(t).str());
+    Graph g(std::string("decode_") + std::string(dtypeName(t)));
     Tensor logits = g.input("logits", t, {17, 32000});
     Tensor p = softmax(logits, 1);
     g.output(p, "p");
@@ -277,7 +277,7 @@ TEST_F(Scan, CumsumAndCumprodEveryDTypeAtOddSizes) {
 
 TEST_F(Scan, PrologueAndEpilogueFuse) {
   for (DType t : {DType::F32, DType::BF16}) {
-    Graph g(std::string("scan_fused_") + dtypeName(t).str());
+    Graph g(std::string("scan_fused_") + std::string(dtypeName(t)));
     Tensor x = g.input("x", t, {67, 4099});
     Tensor w = g.input("w", t, {4099});
     g.output(cumsum(exp(x) * w, -1) * 0.5 + 1.0, "y");

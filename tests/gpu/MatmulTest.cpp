@@ -1,4 +1,5 @@
 //===- tests/gpu/MatmulTest.cpp - matmul and its epilogues on the GPU ------===//
+#include "compiler/CompileDetail.h"
 #include "tests/gpu/GpuTest.h"
 
 namespace minijit {
@@ -16,7 +17,7 @@ const MatmulShape kShapes[] = {{1, 1, 1},   {127, 255, 63}, {64, 64, 64},   {130
 TEST_F(Matmul, EveryDTypeAndOddShape) {
   for (DType t : {DType::F32, DType::F16, DType::BF16})
     for (const MatmulShape &s : kShapes) {
-      Graph g(std::string("mm_") + dtypeName(t).str());
+      Graph g(std::string("mm_") + std::string(dtypeName(t)));
       Tensor a = g.input("a", t, {s.m, s.k});
       Tensor b = g.input("b", t, {s.k, s.n});
       g.output(matmul(a, b), "c");
@@ -49,7 +50,7 @@ TEST_F(Matmul, EveryTileConfiguration) {
         explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
         ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
       } env(c.overrides);
-      Graph g(std::string("mm_") + dtypeName(c.t).str());
+      Graph g(std::string("mm_") + std::string(dtypeName(c.t)));
       Tensor a = g.input("a", c.t, {2, s.m, s.k});
       Tensor b = g.input("b", c.t, {s.k, s.n});
       g.output(matmul(a, b) * 0.5, "c");
@@ -85,7 +86,7 @@ TEST_F(Matmul, TransposedOperandsThroughPermute) {
 /// writes it (x @ W.T + b).
 TEST_F(Matmul, TransposedOperandsReadAsVectors) {
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
-    SCOPED_TRACE(dtypeName(t).str());
+    SCOPED_TRACE(std::string(dtypeName(t)));
     bool f32 = t == DType::F32;
     {
       Graph g("mm_t4");
@@ -133,7 +134,7 @@ TEST_F(Matmul, EpiloguesRunInsideTheKernel) {
     g.output((gelu + res).cast(DType::F32), "y");
     CompileOptions opt;
     opt.compileKernels = false;
-    EXPECT_EQ(compileGraph(g, opt).plan.kernels.size(), 1u);
+    EXPECT_EQ(compileGraph(g, opt).detail->plan.kernels.size(), 1u);
     expectMatches(g, 6);
   }
 }
@@ -167,14 +168,14 @@ TEST_F(Matmul, NarrowProductsRunAsReductions) {
                         {{1000, 1}, {1, 1}, false}};
   for (DType t : {DType::F32, DType::F16, DType::BF16})
     for (const Case &c : cases) {
-      Graph g(std::string("narrow_") + dtypeName(t).str());
+      Graph g(std::string("narrow_") + std::string(dtypeName(t)));
       Tensor a = g.input("a", t, c.a);
       Tensor b = g.input("b", t, c.b);
       Tensor y = matmul(a, c.transposeB ? transpose(b) : b);
       // (a 16-bit product read by an epilogue stays a matmul: the sum's
       // cast would round it where the fused matmul does not)
       g.output(t == DType::F32 ? relu(y * 0.5 + 0.25) : y, "y");
-      SCOPED_TRACE(dtypeName(t).str() + c.a.str() + " @ " + c.b.str());
+      SCOPED_TRACE(std::string(dtypeName(t)) + c.a.str() + " @ " + c.b.str());
       CompileOptions opt;
       opt.compileKernels = false;
       CompiledGraph cg = compileGraph(g, opt);
@@ -198,7 +199,7 @@ TEST_F(Matmul, SumsOfProductsSumTheOperandFirst) {
           Tensor y = reduce(op, matmul(x, transpose(w)), {axis}, keepdim);
           g.output(t == DType::F32 ? y : y.cast(DType::F32), "y");
           SCOPED_TRACE(std::string(opName(op)) + " axis " + std::to_string(axis) +
-                       (keepdim ? " keepdim " : " ") + dtypeName(t).str());
+                       (keepdim ? " keepdim " : " ") + std::string(dtypeName(t)));
           CompileOptions opt;
           opt.compileKernels = false;
           CompiledGraph cg = compileGraph(g, opt);

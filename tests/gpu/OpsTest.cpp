@@ -1,4 +1,5 @@
 //===- tests/gpu/OpsTest.cpp - every op and dtype on the GPU --------------===//
+#include "compiler/CompileDetail.h"
 #include "tests/gpu/GpuTest.h"
 
 namespace minijit {
@@ -36,7 +37,7 @@ TEST_F(Ops, EveryUnaryOpAndDTypeAtOddSizes) {
       for (int64_t n : kSizes) {
         if (t != DType::F32 && n == 1023)
           continue; // f32 covers every size; the others most
-        Graph g(std::string(opName(op)) + "_" + dtypeName(t).str());
+        Graph g(std::string(opName(op)) + "_" + std::string(dtypeName(t)));
         Tensor x = g.input("x", t, {n});
         g.output(unary(op, x), "y");
         expectMatches(g, n, /*fusedOnly=*/true);
@@ -56,7 +57,7 @@ TEST_F(Ops, EveryBinaryOpWithBroadcasting) {
       if (!acceptsType(op, t))
         continue;
       for (auto &[sa, sb] : shapes) {
-        Graph g(std::string(opName(op)) + "_" + dtypeName(t).str());
+        Graph g(std::string(opName(op)) + "_" + std::string(dtypeName(t)));
         Tensor a = g.input("a", t, sa), b = g.input("b", t, sb);
         g.output(binary(op, a, b), "y");
         expectMatches(g, 7, /*fusedOnly=*/true);
@@ -66,7 +67,7 @@ TEST_F(Ops, EveryBinaryOpWithBroadcasting) {
 
 TEST_F(Ops, WhereWithBroadcastingAndLiterals) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32}) {
-    Graph g(std::string("where_") + dtypeName(t).str());
+    Graph g(std::string("where_") + std::string(dtypeName(t)));
     Tensor c = g.input("c", DType::Bool, {33, 1});
     Tensor a = g.input("a", t, {33, 65});
     Tensor b = g.input("b", t, {65});
@@ -79,7 +80,7 @@ TEST_F(Ops, WhereWithBroadcastingAndLiterals) {
 TEST_F(Ops, CastBetweenEveryPairOfDTypes) {
   for (DType from : kTypes)
     for (DType to : kTypes) {
-      Graph g(std::string("cast_") + dtypeName(from).str() + "_" + dtypeName(to).str());
+      Graph g(std::string("cast_") + std::string(dtypeName(from)) + "_" + std::string(dtypeName(to)));
       Tensor x = g.input("x", from, {1025});
       // Scale floats so float->int casts see values beyond the sign.
       Tensor v = isFloat(from) ? x * 40.0 : x;
@@ -90,7 +91,7 @@ TEST_F(Ops, CastBetweenEveryPairOfDTypes) {
 
 TEST_F(Ops, HalfChainsComputeInF32) {
   for (DType t : {DType::F16, DType::BF16}) {
-    Graph g(std::string("gelu_") + dtypeName(t).str());
+    Graph g(std::string("gelu_") + std::string(dtypeName(t)));
     Tensor x = g.input("x", t, {(1 << 20) + 7});
     g.output(0.5 * x * (1.0 + tanh(0.7978846 * (x + 0.044715 * x * x * x))), "y");
     expectMatches(g, 11);
@@ -112,7 +113,7 @@ TEST_F(Ops, PermutedOperandsGoThroughSharedTiles) {
                         {{5, 40, 17, 36}, {0, 3, 1, 2}}, {{20, 33, 3, 65}, {3, 1, 2, 0}}};
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
     for (const Case &c : cases) {
-      Graph g(std::string("tiled_") + dtypeName(t).str());
+      Graph g(std::string("tiled_") + std::string(dtypeName(t)));
       Tensor x = g.input("x", t, c.in);
       Tensor p = permute(x, c.perm);
       Shape out = g.node(p.id()).shape;
@@ -121,12 +122,12 @@ TEST_F(Ops, PermutedOperandsGoThroughSharedTiles) {
       // a second transposed read of the same tensor, of another input
       Tensor z = g.input("z", t, c.in);
       g.output(p * y + row - permute(z, c.perm), "w");
-      SCOPED_TRACE(dtypeName(t).str() + c.in.str());
+      SCOPED_TRACE(std::string(dtypeName(t)) + c.in.str());
       CompileOptions opt;
       opt.compileKernels = false;
       CompiledGraph cg = compileGraph(g, opt);
       ASSERT_EQ(cg.numKernels(), 1u) << cg.fusedText();
-      const TransposeSchedule *ts = cg.kernels[0].schedule.getIf<TransposeSchedule>();
+      const TransposeSchedule *ts = cg.detail->kernels[0].schedule.getIf<TransposeSchedule>();
       EXPECT_NE(ts, nullptr) << cg.fusedText();
       if (ts) {
         EXPECT_EQ(ts->tiled.size(), 2u) << cg.fusedText();
@@ -138,7 +139,7 @@ TEST_F(Ops, PermutedOperandsGoThroughSharedTiles) {
   g.output(permute(x, {0, 2, 1, 3}) * 0.125, "y");
   CompileOptions opt;
   opt.compileKernels = false;
-  EXPECT_EQ(compileGraph(g, opt).kernels[0].schedule.kind(), ScheduleKind::Pointwise);
+  EXPECT_EQ(compileGraph(g, opt).detail->kernels[0].schedule.kind(), ScheduleKind::Pointwise);
   expectMatches(g, 3);
 }
 

@@ -58,7 +58,7 @@ TEST_F(Reductions, IntegerAndHalfReductions) {
   for (DType t : {DType::I32, DType::F16, DType::BF16})
     for (OpKind op : {OpKind::Sum, OpKind::Max, OpKind::Min})
       for (const auto &axes : kAxisSets) {
-        Graph g(std::string(opName(op)) + "_" + dtypeName(t).str());
+        Graph g(std::string(opName(op)) + "_" + std::string(dtypeName(t)));
         Tensor x = g.input("x", t, {17, 33, 65});
         g.output(reduce(op, x, axes), "y");
         expectMatches(g, 5, /*fusedOnly=*/true);
@@ -113,7 +113,7 @@ TEST_F(Reductions, RowsThatStartMidVector) {
       g.output(sum(xf * iota(g, {rows, n}, 1, DType::F32), {1}), "weighted");
       Tensor inner = slice(xf, 1, 1, n - 1);
       g.output((inner - max(inner, {1}, true)).cast(t), "shifted");
-      SCOPED_TRACE(dtypeName(t).str() + " rows of " + std::to_string(n));
+      SCOPED_TRACE(std::string(dtypeName(t)) + " rows of " + std::to_string(n));
       expectMatches(g, static_cast<uint64_t>(n));
     }
 }
@@ -234,7 +234,7 @@ TEST_F(Reductions, FewLongRowsOfSeveralPassesMeetAcrossBlocks) {
       g.output(xf / sum(xf, {0, 1}, true), "y");
       g.output(max(xf, {0, 1}), "mx");
     }
-    SCOPED_TRACE(name + " " + dtypeName(c.t).str() + c.s.str());
+    SCOPED_TRACE(name + " " + std::string(dtypeName(c.t)) + c.s.str());
     expectMatches(g, 17, /*fusedOnly=*/true);
     expectSplitRunsRepeat(g, /*waits=*/true);
   }

@@ -1,4 +1,5 @@
 //===- tests/gpu/RuntimeTest.cpp - the runtime on the GPU ------------------===//
+#include "compiler/CompileDetail.h"
 #include "tests/gpu/GpuTest.h"
 
 namespace minijit {
@@ -129,7 +130,7 @@ TEST_F(Runtime, MoreThan2To31ElementsUse64BitIndexing) {
   CompileOptions opt;
   opt.device = gpu().properties();
   CompiledGraph c = compileGraph(g, opt);
-  ASSERT_TRUE(c.kernels[0].lowered.index64);
+  ASSERT_TRUE(c.detail->kernels[0].lowered.index64);
   HostTensor in(DType::F16, {n});
   for (int64_t i = 0; i < n; i += 1)
     in.set(i, static_cast<double>(i % 2003) / 1024.0 - 1.0);

@@ -1,12 +1,14 @@
 //===- tests/support/BatchCompile.cpp - many programs' kernels in one NVRTC call ===//
 #include "tests/support/BatchCompile.h"
 
+#include "compiler/CompileDetail.h"
 #include "compiler/Mutation.h"
 #include "compiler/emit/CudaEmitter.h"
 #include "compiler/nvrtc/Nvrtc.h"
 
 #include <cassert>
 #include <cctype>
+#include <memory>
 
 namespace minijit {
 
@@ -35,14 +37,19 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
                      const std::vector<std::string> &nvrtcOptions) {
   std::string unit = mutatePreamble(cudaPreamble()) + "\n";
   std::string first, arch;
+  // Each program's records are copied, then renamed and given the image.
+  std::vector<std::shared_ptr<CompileDetail>> details;
   for (size_t p = 0; p < programs.size(); ++p) {
     CompiledGraph &c = *programs[p];
     assert((arch.empty() || arch == c.program.arch) && "one arch for the batch");
     arch = c.program.arch;
-    for (size_t k = 0; k < c.kernels.size(); ++k) {
-      std::string name = c.kernels[k].name + "_p" + std::to_string(p);
-      unit += renameIdentifier(c.kernels[k].cuda, c.kernels[k].name, name) + "\n";
-      c.kernels[k].name = name;
+    details.push_back(std::make_shared<CompileDetail>(*c.detail));
+    c.detail = details.back();
+    for (size_t k = 0; k < details.back()->kernels.size(); ++k) {
+      CompiledKernel &ck = details.back()->kernels[k];
+      std::string name = ck.name + "_p" + std::to_string(p);
+      unit += renameIdentifier(ck.cuda, ck.name, name) + "\n";
+      ck.name = name;
       c.program.kernels[k].name = name;
       if (first.empty())
         first = name;
@@ -51,9 +58,10 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
   if (first.empty())
     return;
   NvrtcOutput out = compileWithNvrtc(unit, first, arch, nvrtcOptions);
-  for (CompiledGraph *c : programs)
-    for (size_t k = 0; k < c->kernels.size(); ++k) {
-      c->kernels[k].origin = CachedKernel::From::Compiled;
+  for (size_t p = 0; p < programs.size(); ++p)
+    for (size_t k = 0; k < details[p]->kernels.size(); ++k) {
+      CompiledGraph *c = programs[p];
+      details[p]->kernels[k].origin = CachedKernel::From::Compiled;
       c->program.kernels[k].cubin = out.cubin;
       c->program.kernels[k].ptx = out.ptx;
       c->program.kernels[k].resources = out.resources;

@@ -14,6 +14,10 @@
 
 #include "ir/Builder.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -217,7 +221,7 @@ private:
         return;
       to.assign(Base.begin(), Base.begin() + d);
       to.push_back(Base[d] * Base[d + 1]);
-      to.append(Base.begin() + d + 2, Base.end());
+      to.insert(to.end(), Base.begin() + d + 2, Base.end());
       break;
     case 1: { // split d by its smallest factor
       int64_t f = 2;
@@ -228,7 +232,7 @@ private:
       to.assign(Base.begin(), Base.begin() + d);
       to.push_back(f);
       to.push_back(Base[d] / f);
-      to.append(Base.begin() + d + 1, Base.end());
+      to.insert(to.end(), Base.begin() + d + 1, Base.end());
       break;
     }
     default: to.push_back(base().numel()); break;

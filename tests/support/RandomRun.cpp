@@ -1,6 +1,7 @@
 //===- tests/support/RandomRun.cpp - many random graphs, every mismatch counted ===//
 #include "tests/support/RandomRun.h"
 
+#include "compiler/CompileDetail.h"
 #include "tests/support/BatchCompile.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -19,7 +20,7 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 void countKernels(const CompiledGraph &c, RandomRunSummary &s) {
-  for (const CompiledKernel &k : c.kernels)
+  for (const CompiledKernel &k : c.detail->kernels)
     ++(k.origin == CachedKernel::From::Compiled ? s.kernelsCompiled : s.kernelsCached);
 }
 

@@ -1,6 +1,7 @@
 // The C++ API as a user meets it (ir/Builder.h, ir/Graph.h): misuse is a
 // GraphError in the C++ spelling, every op is a free function, axes come from
 // any integer range, and the composites build the nodes a user would write.
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
@@ -27,7 +28,7 @@ std::string opsOf(const Graph &g, ValueId from = 0) {
   std::string s;
   for (ValueId id = from; id < static_cast<ValueId>(g.size()); ++id) {
     const Node &n = g.node(id);
-    s += opName(n.op).str() + "(";
+    s += std::string(opName(n.op)) + "(";
     for (ValueId o : n.operands)
       s += std::to_string(o - from) + " ";
     s += ")" + n.shape.str();
@@ -300,8 +301,8 @@ TEST(Api, CompiledGraphCountsAndSummarizesKernels) {
   ASSERT_EQ(c.numKernels(), 1u);
   std::vector<KernelSummary> ks = c.kernelSummaries();
   ASSERT_EQ(ks.size(), 1u);
-  EXPECT_EQ(ks[0].name, c.kernels[0].name);
-  EXPECT_EQ(ks[0].schedule, c.kernels[0].schedule.describe());
+  EXPECT_EQ(ks[0].name, c.detail->kernels[0].name);
+  EXPECT_EQ(ks[0].schedule, c.detail->kernels[0].schedule.describe());
   EXPECT_EQ(ks[0].bytesRead, 64 * 256 * 4);
   EXPECT_EQ(ks[0].bytesWritten, 64 * 256 * 4);
   ASSERT_EQ(ks[0].reasons.size(), 1u);
@@ -315,4 +316,26 @@ TEST(Api, CompiledGraphCountsAndSummarizesKernels) {
   EXPECT_EQ(eager.kernelSummaries().size(), 5u);
   opt.stopAfter = Stage::Graph;
   EXPECT_EQ(compileGraph(g, opt).numKernels(), 0u);
+}
+
+TEST(Api, CompiledGraphKeepsItsDetailBehindAPointer) {
+  Graph g("gelu");
+  Tensor x = g.input("x", DType::F32, {1024});
+  g.output(gelu(x), "y");
+  CompileOptions opt;
+  opt.stopAfter = Stage::Cuda;
+  CompiledGraph c = compileGraph(g, opt);
+  ASSERT_NE(c.detail, nullptr);
+  EXPECT_EQ(c.detail->kernels.size(), c.numKernels());
+  EXPECT_EQ(c.detail->plan.kernels.size(), 1u);
+  CompiledGraph copy = c; // copies share the records, which nothing changes
+  EXPECT_EQ(copy.detail, c.detail);
+  EXPECT_EQ(copy.cudaText(), c.cudaText());
+
+  CompiledGraph none; // no compile: no detail, and every accessor reads it as empty
+  EXPECT_EQ(none.detail, nullptr);
+  EXPECT_EQ(none.numKernels(), 0u);
+  EXPECT_TRUE(none.kernelSummaries().empty());
+  EXPECT_NE(none.fusedText().find("total: 0 kernels"), std::string::npos) << none.fusedText();
+  EXPECT_EQ(none.ptxText(), "");
 }

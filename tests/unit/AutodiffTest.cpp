@@ -11,6 +11,8 @@
 
 #include "tests/support/Expect.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -112,7 +114,7 @@ void checkHalfPrecision(const GradCase &tc) {
         scale = std::max(scale, std::fabs(o32[i].get(e)));
       for (int64_t e = 0; e < o32[i].numel(); ++e)
         EXPECT_NEAR(o16[i].get(e), o32[i].get(e), 4e-2 * scale)
-            << dtypeName(half).str() << " d" << i - 1 << "[" << e << "]";
+            << std::string(dtypeName(half)) << " d" << i - 1 << "[" << e << "]";
     }
   }
 }

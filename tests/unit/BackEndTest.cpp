@@ -1,5 +1,6 @@
 // The back end's pieces on their own: override parsing, the code writer's
 // names, lowering's store requests, fusion reasons, stages, driver handles.
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "compiler/Stage.h"
 #include "compiler/emit/CodeWriter.h"
@@ -58,7 +59,7 @@ TEST(ScheduleOverrides, RangesAreCheckedByTheTemplateThatUsesThem) {
   opt.compileKernels = false;
   opt.scheduleOverrides = "tpr=3";
   CompiledGraph c = compileGraph(g, opt);
-  EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::OuterCol);
+  EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::OuterCol);
 }
 
 TEST(CodeWriter, UniqueNamesSkipTakenAndReservedOnes) {
@@ -145,12 +146,12 @@ TEST(Stage, CompilingStopsAfterTheStageAskedFor) {
   opt.stopAfter = Stage::Graph;
   CompiledGraph c = compileGraph(g, opt);
   EXPECT_EQ(c.reached, Stage::Graph);
-  EXPECT_TRUE(c.kernels.empty());
+  EXPECT_TRUE(c.detail->kernels.empty());
   opt.stopAfter = Stage::Cuda;
   c = compileGraph(g, opt);
   EXPECT_EQ(c.reached, Stage::Cuda);
-  ASSERT_EQ(c.kernels.size(), 1u);
-  EXPECT_FALSE(c.kernels[0].cuda.empty());
+  ASSERT_EQ(c.detail->kernels.size(), 1u);
+  EXPECT_FALSE(c.detail->kernels[0].cuda.empty());
   EXPECT_TRUE(c.program.kernels[0].cubin.empty()); // NVRTC did not run
   EXPECT_EQ(c.timings.back().stage, "emit");
 }

@@ -21,7 +21,7 @@ std::string treeOf(const Graph &g, ValueId id, std::vector<Node> &literals) {
     literals.push_back(n);
     return "C";
   }
-  std::string s = opName(n.op).str() + "(";
+  std::string s = std::string(opName(n.op)) + "(";
   for (size_t i = 0; i < n.operands.size(); ++i)
     s += (i ? ", " : "") + treeOf(g, n.operands[i], literals);
   return s + ")";

@@ -42,7 +42,7 @@ TEST(DLPack, TakesEveryMinijitDType) {
   for (DType d : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool}) {
     FakeTensor f({4, 8});
     f.t.dtype = toDLDataType(d);
-    EXPECT_EQ(checkDLTensor(f.t, 0).dtype, d) << dtypeName(d).str();
+    EXPECT_EQ(checkDLTensor(f.t, 0).dtype, d) << std::string(dtypeName(d));
   }
 }
 

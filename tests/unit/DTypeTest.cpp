@@ -24,7 +24,7 @@ bool isBFloatNaN(uint16_t h) { return (h & 0x7f80u) == 0x7f80u && (h & 0x7fu) !=
 TEST(DType, NamesParseBack) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool}) {
     std::optional<DType> back = parseDType(dtypeName(t));
-    ASSERT_TRUE(back.has_value()) << dtypeName(t).str();
+    ASSERT_TRUE(back.has_value()) << std::string(dtypeName(t));
     EXPECT_EQ(*back, t);
   }
   EXPECT_EQ(dtypeName(DType::BF16), "bf16");

@@ -1,6 +1,7 @@
 // slice, pad, concat and iota (issue 16): the builder's checks and messages,
 // the text round trip, the CPU reference against hand-computed values, the
 // simplifier's rules, and fusion (views and selects, never a copy kernel).
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "compiler/fusion/Fusion.h"
 #include "compiler/simplify/Simplify.h"
@@ -307,7 +308,7 @@ std::string cudaOf(const Graph &g) {
   o.stopAfter = Stage::Cuda;
   CompiledGraph c = compileGraph(g, o);
   std::string all;
-  for (const CompiledKernel &k : c.kernels)
+  for (const CompiledKernel &k : c.detail->kernels)
     all += k.cuda;
   return all;
 }
@@ -596,10 +597,10 @@ TEST(Scan, AKernelOfItsOwnWithItsPrologueAndEpilogue) {
   o.stopAfter = Stage::Cuda;
   CompiledGraph c = compileGraph(g, o);
   ASSERT_EQ(c.numKernels(), 1u);
-  EXPECT_EQ(c.kernels[0].name, "scan_cumsum_k0");
-  EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::Scan);
-  EXPECT_NE(c.kernels[0].cuda.find("mj_warp_scan<MjSum>("), std::string::npos);
-  EXPECT_NE(c.kernels[0].cuda.find("expf("), std::string::npos); // the prologue
+  EXPECT_EQ(c.detail->kernels[0].name, "scan_cumsum_k0");
+  EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::Scan);
+  EXPECT_NE(c.detail->kernels[0].cuda.find("mj_warp_scan<MjSum>("), std::string::npos);
+  EXPECT_NE(c.detail->kernels[0].cuda.find("expf("), std::string::npos); // the prologue
   // A reduction of a scan reads it from memory.
   Graph h("t");
   Tensor y = h.input("y", DType::F32, {64, 100});

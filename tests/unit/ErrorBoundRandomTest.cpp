@@ -45,7 +45,7 @@ std::vector<HostTensor> perturbedEvaluation(const Graph &g, llvm::ArrayRef<HostT
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(-1, 1);
   EvalOptions eo = base;
-  eo.observe = [&](ValueId id, llvm::ArrayRef<HostTensor> values) {
+  eo.observe = [&](ValueId id, std::span<const HostTensor> values) {
     double ulps = allowedUlps(g.node(id).op);
     // The observer sees the values it may change: the test is the kernel here.
     auto &v = const_cast<HostTensor &>(values[id]);

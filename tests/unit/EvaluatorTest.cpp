@@ -111,12 +111,12 @@ TEST(Evaluator, FloatUnaryOpsMatchTheirDefinitions) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       if (std::isnan(want[i]) || std::isinf(want[i])) {
-        expectSame({got[i]}, {want[i]}, opName(c.op).str());
+        expectSame({got[i]}, {want[i]}, std::string(opName(c.op)));
         continue;
       }
       // log2 and exp2 are checked through another formula: allow one f32 ulp.
       EXPECT_NEAR(got[i], want[i], std::fabs(want[i]) * 1.2e-7)
-          << opName(c.op).str() << "(" << kFloatInputs[i] << ")";
+          << std::string(opName(c.op)) << "(" << kFloatInputs[i] << ")";
     }
   }
 }
@@ -135,7 +135,7 @@ TEST(Evaluator, UnaryEdgeValues) {
 TEST(Evaluator, UnaryOpsPropagateNaN) {
   for (OpKind op : {OpKind::Neg, OpKind::Abs, OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Sin,
                     OpKind::Tanh, OpKind::Sigmoid, OpKind::Erf, OpKind::Floor, OpKind::Recip})
-    expectSame(evalUnary(op, DType::F32, {kNaN}), {kNaN}, opName(op).str());
+    expectSame(evalUnary(op, DType::F32, {kNaN}), {kNaN}, std::string(opName(op)));
 }
 
 TEST(Evaluator, ReluOfNaNIsNaN) {
@@ -321,7 +321,7 @@ TEST(Evaluator, HalfResultsAreRoundedAsStored) {
     Tensor x = g.input("x", t, {1});
     g.output(x / 3);
     double got = evaluate(g, {tensorOf(t, {1}, {1})})[0].get(0);
-    EXPECT_EQ(got, t == DType::F16 ? 0.333251953125 : 0.333984375) << dtypeName(t).str();
+    EXPECT_EQ(got, t == DType::F16 ? 0.333251953125 : 0.333984375) << std::string(dtypeName(t));
   }
 }
 
@@ -385,7 +385,7 @@ TEST(Evaluator, ReductionsOverEveryAxisCombination) {
         g.output(reduce(op, x, axes, keepdim));
         HostTensor out = evaluate(g, {xv})[0];
         std::string what =
-            opName(op).str() + " axes " + Shape(axes).str() + (keepdim ? " keepdim" : "");
+            std::string(opName(op)) + " axes " + Shape(axes).str() + (keepdim ? " keepdim" : "");
         // The expected shape and values, computed here.
         DimVector outDims;
         for (int d = 0; d < 3; ++d)
@@ -447,7 +447,7 @@ TEST(Evaluator, ReductionsPropagateNaN) {
     Tensor x = g.input("x", DType::F32, {4});
     g.output(reduce(op, x));
     HostTensor out = evaluate(g, {tensorOf(DType::F32, {4}, {1, kNaN, 3, -kInf})})[0];
-    EXPECT_TRUE(std::isnan(out.get(0))) << opName(op).str();
+    EXPECT_TRUE(std::isnan(out.get(0))) << std::string(opName(op));
   }
 }
 
@@ -700,10 +700,10 @@ TEST(HostTensor, PoisonIsDetectedPerElement) {
     HostTensor h(t, {4});
     h.poison();
     for (int64_t i = 0; i < 4; ++i)
-      EXPECT_TRUE(h.isPoisoned(i)) << dtypeName(t).str();
+      EXPECT_TRUE(h.isPoisoned(i)) << std::string(dtypeName(t));
     h.set(2, 1);
-    EXPECT_FALSE(h.isPoisoned(2)) << dtypeName(t).str();
-    EXPECT_TRUE(h.isPoisoned(3)) << dtypeName(t).str();
+    EXPECT_FALSE(h.isPoisoned(2)) << std::string(dtypeName(t));
+    EXPECT_TRUE(h.isPoisoned(3)) << std::string(dtypeName(t));
   }
 }
 

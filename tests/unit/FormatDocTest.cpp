@@ -76,7 +76,7 @@ Doc splitDoc(const std::string &text) {
 std::set<std::string> opsOfOpsDef() {
   std::set<std::string> ops;
   for (unsigned i = 0; i < kNumOps; ++i)
-    ops.insert(opName(static_cast<OpKind>(i)).str());
+    ops.insert(std::string(opName(static_cast<OpKind>(i))));
   return ops;
 }
 

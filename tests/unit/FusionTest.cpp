@@ -1,4 +1,5 @@
 // compiler/Fusion (fuseGraph): which ops share a kernel, what is stored and why, launch order.
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "compiler/fusion/Fusion.h"
 #include "compiler/lower/Lowering.h"
@@ -473,7 +474,7 @@ TEST(Fusion, ReductionChainsLongerThanAKernelsPassesSplit) {
   CompileOptions opt; // and every kernel compiles (with 33 passes one did not)
   CompiledGraph c;
   ASSERT_NO_THROW(c = compileGraph(g, opt));
-  for (const CompiledKernel &ck : c.kernels)
+  for (const CompiledKernel &ck : c.detail->kernels)
     EXPECT_LE(ck.lowered.passes, kMaxPasses);
   EXPECT_EQ(fused(reductionChain(31)).kernels.size(), 1u); // 32 passes still fit one kernel
 }

@@ -1,6 +1,7 @@
 // The limits of ir/Limits.h: each is enforced with a clear error, and a graph
 // at each limit goes through every stage of the compiler (up to emitting CUDA)
 // without running out of stack.
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
@@ -46,7 +47,7 @@ void compileBothWays(const Graph &g, bool nvrtc) {
     opt.stopAfter = fusion && nvrtc ? Stage::Ptx : Stage::Cuda;
     CompiledGraph c;
     ASSERT_NO_THROW(c = compileGraph(g, opt)) << g.name() << (fusion ? " fused" : " unfused");
-    EXPECT_FALSE(c.kernels.empty()) << g.name() << (fusion ? " fused" : " unfused");
+    EXPECT_FALSE(c.detail->kernels.empty()) << g.name() << (fusion ? " fused" : " unfused");
     for (const ProgramKernel &k : c.program.kernels)
       EXPECT_EQ(k.cubin.empty(), !(fusion && nvrtc)) << g.name() << ": " << k.name << " has no CUBIN";
   }
@@ -91,7 +92,7 @@ TEST(Limits, BytesFollowFromElements) {
   // one would need its own check.
   unsigned widest = 0;
   for (DType d : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool}) {
-    EXPECT_LE(kMaxElements * dtypeSize(d), kMaxTensorBytes) << dtypeName(d).str();
+    EXPECT_LE(kMaxElements * dtypeSize(d), kMaxTensorBytes) << std::string(dtypeName(d));
     widest = std::max(widest, dtypeSize(d));
   }
   EXPECT_EQ(kMaxElements * widest, kMaxTensorBytes);

@@ -62,7 +62,7 @@ TEST(Npy, EveryDTypeRoundTrips) {
     HostTensor y = readNpy(path, "x", std::pair(t, Shape{3, 5, 7}));
     ASSERT_EQ(y.dtype(), t);
     for (int64_t i = 0; i < x.numel(); ++i)
-      EXPECT_EQ(y.get(i), x.get(i)) << dtypeName(t).str() << " element " << i;
+      EXPECT_EQ(y.get(i), x.get(i)) << std::string(dtypeName(t)) << " element " << i;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 using namespace minijit;
@@ -23,6 +24,15 @@ TEST(Printer, SoftmaxPrintsEveryStatementWithItsType) {
                            "  %y = div %t2, %t3 : f32[4096, 1024]\n"
                            "  return %y\n"
                            "}\n");
+}
+
+TEST(Printer, WritesToAStandardStream) {
+  Graph g("neg");
+  Tensor x = g.input("x", DType::F16, {3});
+  g.output(-x, "y");
+  std::ostringstream os;
+  printGraph(os, g);
+  EXPECT_EQ(os.str(), printGraph(g));
 }
 
 TEST(Printer, AttributesOfViewsCastsAndReductions) {
@@ -61,10 +71,7 @@ TEST(Printer, NodeAndOperandText) {
   Graph g;
   Tensor x = g.input("x", DType::F32, {4});
   Tensor y = x + 0.25;
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  printNode(os, g, y.id());
-  EXPECT_EQ(os.str(), "%t0 = add %x, 0.25 : f32[4]");
+  EXPECT_EQ(nodeText(g, y.id()), "%t0 = add %x, 0.25 : f32[4]");
   EXPECT_EQ(operandText(g, x.id()), "%x");
   EXPECT_EQ(operandText(g, y.node().operands[1]), "0.25");
   EXPECT_EQ(typeText(DType::F16, Shape({2, 3})), "f16[2, 3]");

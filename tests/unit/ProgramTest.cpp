@@ -1,4 +1,5 @@
 // Program assembly (runtime/Program.h): buffers, temporary slots, bytes per launch; waves.
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "ir/Builder.h"
 #include "runtime/Profiler.h"
@@ -126,9 +127,9 @@ TEST(Program, FusedChainIsOneKernelWithoutTemporaries) {
 TEST(Program, LaunchGeometryComesFromTheSchedules) {
   CompiledGraph c = lower(chain(), false);
   for (size_t k = 0; k < c.program.kernels.size(); ++k) {
-    EXPECT_EQ(c.program.kernels[k].block, c.kernels[k].schedule.geometry().block);
-    EXPECT_EQ(c.program.kernels[k].grid, c.kernels[k].schedule.geometry().grid);
-    EXPECT_EQ(c.program.kernels[k].name, c.kernels[k].name);
+    EXPECT_EQ(c.program.kernels[k].block, c.detail->kernels[k].schedule.geometry().block);
+    EXPECT_EQ(c.program.kernels[k].grid, c.detail->kernels[k].schedule.geometry().grid);
+    EXPECT_EQ(c.program.kernels[k].name, c.detail->kernels[k].name);
     EXPECT_TRUE(c.program.kernels[k].cubin.empty()); // compileKernels = false
   }
 }

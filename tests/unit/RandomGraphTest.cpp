@@ -1,5 +1,5 @@
 // tests/support/RandomGraph: deterministic graphs that verify, round-trip and compile.
-#include "tests/support/RandomGraph.h"
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "compiler/simplify/Simplify.h"
 #include "ir/ErrorBound.h"
@@ -7,6 +7,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "tests/support/RandomGraph.h"
 
 #include <gtest/gtest.h>
 
@@ -85,18 +86,18 @@ TEST(RandomGraph, EveryGraphCompilesFusedAndUnfused) {
       ASSERT_NO_THROW(c = compileGraph(g, cpuOnly(fusion)))
           << "seed " << seed << (fusion ? " fused" : " unfused") << "\n"
           << printGraph(g);
-      ASSERT_EQ(c.kernels.size(), c.plan.kernels.size());
-      ASSERT_EQ(c.program.kernels.size(), c.plan.kernels.size());
+      ASSERT_EQ(c.detail->kernels.size(), c.detail->plan.kernels.size());
+      ASSERT_EQ(c.program.kernels.size(), c.detail->plan.kernels.size());
       // Launch order: each kernel reads inputs or values stored before it.
-      for (size_t k = 0; k < c.plan.kernels.size(); ++k)
-        for (ValueId r : c.plan.kernels[k].reads) {
+      for (size_t k = 0; k < c.detail->plan.kernels.size(); ++k)
+        for (ValueId r : c.detail->plan.kernels[k].reads) {
           if (c.graph.node(r).op != OpKind::Input) {
-            ASSERT_LT(c.plan.storedBy[r], static_cast<int>(k)) << "seed " << seed;
+            ASSERT_LT(c.detail->plan.storedBy[r], static_cast<int>(k)) << "seed " << seed;
           }
         }
       for (size_t v = 0; v < c.graph.size(); ++v) {
-        if (c.plan.storedBy[v] >= 0) {
-          ASSERT_FALSE(c.plan.storeReason[v].empty()) << "seed " << seed;
+        if (c.detail->plan.storedBy[v] >= 0) {
+          ASSERT_FALSE(c.detail->plan.storeReason[v].empty()) << "seed " << seed;
         }
       }
     }
@@ -106,8 +107,8 @@ TEST(RandomGraph, EveryGraphCompilesFusedAndUnfused) {
 TEST(RandomGraph, FusionNeverNeedsMoreKernels) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     Graph g = randomGraph(seed);
-    size_t fused = compileGraph(g, cpuOnly(true)).plan.kernels.size();
-    size_t eager = compileGraph(g, cpuOnly(false)).plan.kernels.size();
+    size_t fused = compileGraph(g, cpuOnly(true)).detail->plan.kernels.size();
+    size_t eager = compileGraph(g, cpuOnly(false)).detail->plan.kernels.size();
     EXPECT_LE(fused, eager) << "seed " << seed;
   }
 }
@@ -163,9 +164,9 @@ TEST(RandomGraph, CoversTheWideGenerator) {
                     OpKind::Reshape, OpKind::Broadcast, OpKind::Matmul, OpKind::Slice,
                     OpKind::Pad, OpKind::Concat, OpKind::Take, OpKind::TakeAlongAxis,
                     OpKind::Argmax, OpKind::Argmin, OpKind::Cumsum, OpKind::Cumprod, OpKind::Iota})
-    EXPECT_TRUE(ops.count(op)) << opName(op).str();
+    EXPECT_TRUE(ops.count(op)) << std::string(opName(op));
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool})
-    EXPECT_TRUE(types.count(t)) << dtypeName(t).str();
+    EXPECT_TRUE(types.count(t)) << std::string(dtypeName(t));
   for (unsigned r = 2; r <= 5; ++r)
     EXPECT_TRUE(permuteRanks.count(r)) << "permute of rank " << r;
   EXPECT_TRUE(keep && drop && split && merge && manyOutputs);

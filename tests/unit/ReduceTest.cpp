@@ -7,6 +7,8 @@
 #include "ir/Verifier.h"
 #include "tests/support/RandomGraph.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <gtest/gtest.h>
 
 using namespace minijit;

@@ -1,4 +1,5 @@
 // Schedules and CUDA without NVRTC: index and vector width, tails, templates, overrides, names.
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
@@ -76,33 +77,33 @@ bool contains(const std::string &s, const std::string &what) {
 
 TEST(Schedule, SmallTensorsUse32BitIndices) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {1 << 20}));
-  ASSERT_EQ(c.kernels.size(), 1u);
-  EXPECT_FALSE(c.kernels[0].lowered.index64);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "const int vi = (int)blockIdx.x * 256 + threadIdx.x;"))
-      << c.kernels[0].cuda;
-  EXPECT_FALSE(contains(c.kernels[0].cuda, "long long"));
+  ASSERT_EQ(c.detail->kernels.size(), 1u);
+  EXPECT_FALSE(c.detail->kernels[0].lowered.index64);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "const int vi = (int)blockIdx.x * 256 + threadIdx.x;"))
+      << c.detail->kernels[0].cuda;
+  EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "long long"));
 }
 
 TEST(Schedule, LargestInt32TensorStillUses32BitIndices) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {2147483647}));
-  EXPECT_FALSE(c.kernels[0].lowered.index64);
-  EXPECT_FALSE(contains(c.kernels[0].cuda, "long long"));
+  EXPECT_FALSE(c.detail->kernels[0].lowered.index64);
+  EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "long long"));
 }
 
 TEST(Schedule, TensorsOf2To31ElementsUse64BitIndices) {
   for (Shape s : {Shape{2147483648}, Shape{65536, 32769}, Shape{3, 1 << 30}}) {
     CompiledGraph c = lower(unaryGraph(DType::F32, s));
-    EXPECT_TRUE(c.kernels[0].lowered.index64) << s.str();
-    EXPECT_TRUE(contains(c.kernels[0].cuda, "long long")) << s.str();
+    EXPECT_TRUE(c.detail->kernels[0].lowered.index64) << s.str();
+    EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "long long")) << s.str();
   }
 }
 
 TEST(Schedule, LargeReductionsUse64BitIndices) {
   CompiledGraph below = lower(rowSum(65536, 16384));
-  EXPECT_FALSE(below.kernels[0].lowered.index64);
+  EXPECT_FALSE(below.detail->kernels[0].lowered.index64);
   CompiledGraph above = lower(rowSum(65536, 32768));
-  EXPECT_TRUE(above.kernels[0].lowered.index64);
-  EXPECT_TRUE(contains(above.kernels[0].cuda, "const long long row"));
+  EXPECT_TRUE(above.detail->kernels[0].lowered.index64);
+  EXPECT_TRUE(contains(above.detail->kernels[0].cuda, "const long long row"));
 }
 
 TEST(Schedule, AnyLargeParameterNeeds64BitIndices) {
@@ -111,26 +112,26 @@ TEST(Schedule, AnyLargeParameterNeeds64BitIndices) {
   Tensor x = g.input("x", DType::F32, {65536, 65536});
   g.output(sum(x, {0, 1}), "s");
   CompiledGraph c = lower(g);
-  EXPECT_TRUE(c.kernels[0].lowered.index64);
+  EXPECT_TRUE(c.detail->kernels[0].lowered.index64);
 }
 
 // ---- vector width and tails
 
 TEST(Schedule, F32ContiguousUsesFourWideVectors) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {4096, 1024}));
-  EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::Pointwise);
-  EXPECT_EQ(c.kernels[0].schedule.as<PointwiseSchedule>().vec, 4u);
-  EXPECT_FALSE(c.kernels[0].schedule.as<PointwiseSchedule>().tail);
-  EXPECT_EQ(c.kernels[0].schedule.as<PointwiseSchedule>().numVec, 4096 * 1024 / 4);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_load(x_r, x + (vi * 4));")) << c.kernels[0].cuda;
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_store(y_out + (vi * 4), y_out_r);")) << c.kernels[0].cuda;
+  EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::Pointwise);
+  EXPECT_EQ(c.detail->kernels[0].schedule.as<PointwiseSchedule>().vec, 4u);
+  EXPECT_FALSE(c.detail->kernels[0].schedule.as<PointwiseSchedule>().tail);
+  EXPECT_EQ(c.detail->kernels[0].schedule.as<PointwiseSchedule>().numVec, 4096 * 1024 / 4);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_load(x_r, x + (vi * 4));")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_store(y_out + (vi * 4), y_out_r);")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, SixteenBitTypesUseEightWideVectors) {
   for (DType t : {DType::BF16, DType::F16}) {
     CompiledGraph c = lower(unaryGraph(t, {1 << 20}));
-    EXPECT_EQ(c.kernels[0].schedule.as<PointwiseSchedule>().vec, 8u) << dtypeName(t).str();
-    EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_load(x_r, x + (vi * 8));")) << c.kernels[0].cuda;
+    EXPECT_EQ(c.detail->kernels[0].schedule.as<PointwiseSchedule>().vec, 8u) << std::string(dtypeName(t));
+    EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_load(x_r, x + (vi * 8));")) << c.detail->kernels[0].cuda;
   }
 }
 
@@ -138,37 +139,37 @@ TEST(Schedule, TheWidestTypeSetsTheVectorWidth) {
   Graph g("mixed");
   Tensor x = g.input("x", DType::BF16, {1 << 20});
   g.output(x.cast(DType::F32) * 2, "y");
-  EXPECT_EQ(lower(g).kernels[0].schedule.as<PointwiseSchedule>().vec, 4u); // 16 bytes of f32
-  EXPECT_EQ(lower(unaryGraph(DType::I32, {1 << 20})).kernels[0].schedule.as<PointwiseSchedule>().vec, 4u);
+  EXPECT_EQ(lower(g).detail->kernels[0].schedule.as<PointwiseSchedule>().vec, 4u); // 16 bytes of f32
+  EXPECT_EQ(lower(unaryGraph(DType::I32, {1 << 20})).detail->kernels[0].schedule.as<PointwiseSchedule>().vec, 4u);
 }
 
 TEST(Schedule, OddSizesGetAScalarTail) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {1027}));
-  const PointwiseSchedule &s = c.kernels[0].schedule.as<PointwiseSchedule>();
+  const PointwiseSchedule &s = c.detail->kernels[0].schedule.as<PointwiseSchedule>();
   EXPECT_EQ(s.vec, 4u);
   EXPECT_EQ(s.numVec, 256);
   EXPECT_TRUE(s.tail);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "// the last 3 elements, one per thread")) << c.kernels[0].cuda;
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "const int i = 1024 + threadIdx.x;")) << c.kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "// the last 3 elements, one per thread")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "const int i = 1024 + threadIdx.x;")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, SizesBelowFourUseNarrowerVectors) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {3}));
-  const PointwiseSchedule &s = c.kernels[0].schedule.as<PointwiseSchedule>();
+  const PointwiseSchedule &s = c.detail->kernels[0].schedule.as<PointwiseSchedule>();
   EXPECT_EQ(s.vec, 2u);
   EXPECT_EQ(s.numVec, 1);
   EXPECT_TRUE(s.tail);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "// the last 1 element")) << c.kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "// the last 1 element")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, ScalarsUseNoVectors) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {}));
-  const PointwiseSchedule &s = c.kernels[0].schedule.as<PointwiseSchedule>();
+  const PointwiseSchedule &s = c.detail->kernels[0].schedule.as<PointwiseSchedule>();
   EXPECT_EQ(s.vec, 1u);
   EXPECT_EQ(s.numVec, 1);
   EXPECT_FALSE(s.tail);
   EXPECT_EQ(s.grid, 1);
-  EXPECT_FALSE(contains(c.kernels[0].cuda, "mj_load(")) << c.kernels[0].cuda;
+  EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "mj_load(")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, GatheredLoadsAreNotVectorized) {
@@ -177,9 +178,9 @@ TEST(Schedule, GatheredLoadsAreNotVectorized) {
   g.output(exp(x.permute({1, 0})), "y");
   // (without transpose=0 the permuted operand would go through shared tiles)
   CompiledGraph c = lower(g, true, "transpose=0");
-  EXPECT_EQ(c.kernels[0].schedule.as<PointwiseSchedule>().vec, 4u); // the store is contiguous
-  EXPECT_FALSE(contains(c.kernels[0].cuda, "mj_load(")) << c.kernels[0].cuda;
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_store(")) << c.kernels[0].cuda;
+  EXPECT_EQ(c.detail->kernels[0].schedule.as<PointwiseSchedule>().vec, 4u); // the store is contiguous
+  EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "mj_load(")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_store(")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, BroadcastLoadsAreReadOncePerVector) {
@@ -189,23 +190,23 @@ TEST(Schedule, BroadcastLoadsAreReadOncePerVector) {
   g.output(x * scale, "y");
   CompiledGraph cg = lower(g);
   // scale is the same for the four lanes of a vector: one scalar load.
-  EXPECT_TRUE(contains(cg.kernels[0].cuda, "const float scale_v = scale[(vi * 4) / 64];")) << cg.kernels[0].cuda;
+  EXPECT_TRUE(contains(cg.detail->kernels[0].cuda, "const float scale_v = scale[(vi * 4) / 64];")) << cg.detail->kernels[0].cuda;
 }
 
 // ---- reduction templates
 
 TEST(Schedule, RowReductionsUseTheInnerTemplate) {
   CompiledGraph c = lower(rowSum(4096, 1024));
-  EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::InnerRow);
-  EXPECT_EQ(c.kernels[0].schedule.as<RowSchedule>().vec, 4u);
-  EXPECT_EQ(c.kernels[0].name, "red_sum_row_k0");
+  EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::InnerRow);
+  EXPECT_EQ(c.detail->kernels[0].schedule.as<RowSchedule>().vec, 4u);
+  EXPECT_EQ(c.detail->kernels[0].name, "red_sum_row_k0");
 }
 
 TEST(Schedule, ColumnReductionsUseTheOuterTemplate) {
   CompiledGraph c = lower(rowSum(4096, 1024, 0));
-  EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::OuterCol);
-  EXPECT_EQ(c.kernels[0].name, "red_sum_col_k0");
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_col_reduce<MjSum, 8>")) << c.kernels[0].cuda;
+  EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::OuterCol);
+  EXPECT_EQ(c.detail->kernels[0].name, "red_sum_col_k0");
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_col_reduce<MjSum, 8>")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, TheLayoutNotTheAxisChoosesTheTemplate) {
@@ -214,56 +215,56 @@ TEST(Schedule, TheLayoutNotTheAxisChoosesTheTemplate) {
   Tensor x = g.input("x", DType::F32, {1024, 4096});
   g.output(sum(x.permute({1, 0}), {1}), "s");
   CompiledGraph c = lower(g);
-  EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::OuterCol);
+  EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::OuterCol);
 }
 
 TEST(Schedule, ShortRowsShareAWarp) {
   CompiledGraph c = lower(softmax(4096, 64));
-  EXPECT_LT(c.kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
-  EXPECT_GT(c.kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 1u);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_warp_reduce<MjMax, " +
-                                      std::to_string(c.kernels[0].schedule.as<RowSchedule>().threadsPerRow) + ">"))
-      << c.kernels[0].cuda;
+  EXPECT_LT(c.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
+  EXPECT_GT(c.detail->kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 1u);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce<MjMax, " +
+                                      std::to_string(c.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow) + ">"))
+      << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, MediumRowsUseAWarpEach) {
   CompiledGraph c = lower(softmax(4096, 1024));
-  EXPECT_EQ(c.kernels[0].schedule.kind(), ScheduleKind::InnerRow);
-  EXPECT_EQ(c.kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_warp_reduce<MjMax, 32>")) << c.kernels[0].cuda;
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_warp_reduce<MjSum, 32>")) << c.kernels[0].cuda;
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_load(")) << c.kernels[0].cuda;
-  EXPECT_FALSE(contains(c.kernels[0].cuda, "mj_block_reduce<"));
+  EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::InnerRow);
+  EXPECT_EQ(c.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce<MjMax, 32>")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce<MjSum, 32>")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_load(")) << c.detail->kernels[0].cuda;
+  EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "mj_block_reduce<"));
 }
 
 TEST(Schedule, LongRowsUseABlockEach) {
   CompiledGraph c = lower(softmax(512, 16384));
-  const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_GT(s.threadsPerRow, 32u);
   EXPECT_EQ(s.block, s.threadsPerRow);
   EXPECT_EQ(s.rowsPerBlock, 1u);
   EXPECT_EQ(s.grid, 512);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_block_reduce<MjMax, " + std::to_string(s.block) + ">"))
-      << c.kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce<MjMax, " + std::to_string(s.block) + ">"))
+      << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, FewLongRowsAreSplitAcrossBlocks) {
   CompiledGraph c = lower(rowSum(3, 1 << 22)); // 3 rows: a block each would use 3 SMs
-  const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_GT(s.splits, 1u);
   EXPECT_EQ(s.grid, 3 * int64_t(s.splits));
   EXPECT_GE(s.grid, 132); // at least a block per SM of the H200
   EXPECT_EQ(s.chunk * s.splits >= (1 << 22) / 4, true);
   EXPECT_FALSE(s.cached);
   EXPECT_EQ(c.program.kernels[0].workspaceBytes, (3 + 3 * int64_t(s.splits)) * 4);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "atomicAdd(&mj_count[row], 1u)")) << c.kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "atomicAdd(&mj_count[row], 1u)")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, ManyRowsAndShortRowsAreNotSplit) {
   for (const CompiledGraph &c : {lower(rowSum(132, 1 << 20)), lower(rowSum(3, 2048))}) {
-    EXPECT_EQ(c.kernels[0].schedule.as<RowSchedule>().splits, 1u) << c.fusedText();
+    EXPECT_EQ(c.detail->kernels[0].schedule.as<RowSchedule>().splits, 1u) << c.fusedText();
     EXPECT_EQ(c.program.kernels[0].workspaceBytes, 0);
-    EXPECT_FALSE(contains(c.kernels[0].cuda, "mj_work")) << c.kernels[0].cuda;
+    EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "mj_work")) << c.detail->kernels[0].cuda;
   }
 }
 
@@ -271,7 +272,7 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   // softmax: max, then sum, then the stores; 5 rows fill 264 blocks at most
   // (two per SM, all resident), so 52 blocks per row.
   CompiledGraph c = lower(softmax(5, 1 << 22));
-  const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_TRUE(s.waits);
   EXPECT_EQ(s.splits, 52u);
   EXPECT_EQ(s.grid, 5 * 52);
@@ -282,7 +283,7 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   // and the online sum of exp(x - max) as a pair (the chunks are not held in
   // registers, so the sum runs in the max's pass)
   EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 * 5 + 5 * 52 * 3) * 4);
-  const std::string &cuda = c.kernels[0].cuda;
+  const std::string &cuda = c.detail->kernels[0].cuda;
   EXPECT_TRUE(contains(cuda, "__launch_bounds__(512, 2)")) << cuda;
   // the max and the sum of exp(x - max) finish in one pass (online): one barrier
   EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 52u);")) << cuda;
@@ -290,15 +291,15 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   EXPECT_TRUE(contains(cuda, "mj_row_leave(&mj_arrived[row], &mj_left[row], 52u);")) << cuda;
   // a one-pass split does not wait: the last block combines
   CompiledGraph one = lower(rowSum(3, 1 << 22));
-  EXPECT_FALSE(one.kernels[0].schedule.as<RowSchedule>().waits);
+  EXPECT_FALSE(one.detail->kernels[0].schedule.as<RowSchedule>().waits);
   EXPECT_FALSE(one.program.kernels[0].coResident);
-  EXPECT_FALSE(contains(one.kernels[0].cuda, "mj_row_barrier(")) << one.kernels[0].cuda;
+  EXPECT_FALSE(contains(one.detail->kernels[0].cuda, "mj_row_barrier(")) << one.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
   CompiledGraph c = lower(softmax(100, 1024)); // 100 rows, 8 per block
-  EXPECT_NE(100 % c.kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 0u);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "const bool rowValid = rowRaw < 100;")) << c.kernels[0].cuda;
+  EXPECT_NE(100 % c.detail->kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 0u);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "const bool rowValid = rowRaw < 100;")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, OddRowsStartMidVector) {
@@ -306,11 +307,11 @@ TEST(Schedule, OddRowsStartMidVector) {
   // memory, the lanes outside each row masked.
   for (int64_t cols : {50257, 3001, 1023}) {
     CompiledGraph c = lower(softmax(64, cols));
-    const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+    const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
     EXPECT_EQ(s.vec, 4u) << cols;
     ASSERT_TRUE(s.alignedTo.has_value()) << cols;
     EXPECT_EQ(s.vectorsPerRow(cols), (cols + 6) / 4) << cols;
-    const std::string &cuda = c.kernels[0].cuda;
+    const std::string &cuda = c.detail->kernels[0].cuda;
     EXPECT_TRUE(contains(cuda, "const int lead = (int)((row * " + std::to_string(cols) + ") % 4);"))
         << cuda;
     EXPECT_TRUE(contains(cuda, "mj_store_row(y_out + (row * " + std::to_string(cols) + " + k0)"))
@@ -319,15 +320,15 @@ TEST(Schedule, OddRowsStartMidVector) {
     EXPECT_TRUE(contains(cuda, "if (inRow) ")) << cuda;
   }
   // 16-bit rows take 8-wide vectors
-  EXPECT_EQ(lower(softmax(64, 3001, DType::BF16)).kernels[0].schedule.as<RowSchedule>().vec, 8u);
+  EXPECT_EQ(lower(softmax(64, 3001, DType::BF16)).detail->kernels[0].schedule.as<RowSchedule>().vec, 8u);
   // rows of even length keep their exact vectors; short odd rows stay scalar
-  EXPECT_FALSE(lower(softmax(64, 1022)).kernels[0].schedule.as<RowSchedule>().alignedTo);
-  EXPECT_EQ(lower(softmax(64, 1022)).kernels[0].schedule.as<RowSchedule>().vec, 2u);
-  const RowSchedule &shortRows = lower(rowSum(300, 33)).kernels[0].schedule.as<RowSchedule>();
+  EXPECT_FALSE(lower(softmax(64, 1022)).detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
+  EXPECT_EQ(lower(softmax(64, 1022)).detail->kernels[0].schedule.as<RowSchedule>().vec, 2u);
+  const RowSchedule &shortRows = lower(rowSum(300, 33)).detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(shortRows.vec, 1u);
   EXPECT_FALSE(shortRows.alignedTo);
   // a vec override that does not divide contiguous rows starts them mid-vector too
-  EXPECT_TRUE(lower(rowSum(64, 1001), true, "vec=2").kernels[0].schedule.as<RowSchedule>().alignedTo);
+  EXPECT_TRUE(lower(rowSum(64, 1001), true, "vec=2").detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
 }
 
 TEST(Schedule, SumsOfExpOfTheMaxsInputRunOnline) {
@@ -339,38 +340,38 @@ TEST(Schedule, SumsOfExpOfTheMaxsInputRunOnline) {
   wide.output(softmax(h.cast(DType::F32), 1).cast(DType::BF16), "p");
   for (const Graph &g : {softmax(256, 65536), wide}) {
     CompiledGraph c = lower(g);
-    EXPECT_EQ(c.kernels[0].lowered.passes, 2) << g.name();
-    EXPECT_TRUE(llvm::any_of(c.kernels[0].lowered.reductions,
+    EXPECT_EQ(c.detail->kernels[0].lowered.passes, 2) << g.name();
+    EXPECT_TRUE(llvm::any_of(c.detail->kernels[0].lowered.reductions,
                              [](const KReduction &r) { return r.onlineMax >= 0; }));
-    EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_online_exp_sum(")) << c.kernels[0].cuda;
+    EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_online_exp_sum(")) << c.detail->kernels[0].cuda;
   }
-  EXPECT_EQ(lower(softmax(256, 65536, DType::BF16)).kernels[0].lowered.passes, 3);
+  EXPECT_EQ(lower(softmax(256, 65536, DType::BF16)).detail->kernels[0].lowered.passes, 3);
   // rows held in registers reread nothing: as written, unless online=1
-  EXPECT_EQ(lower(softmax(4096, 1000)).kernels[0].lowered.passes, 3);
-  EXPECT_EQ(lower(softmax(4096, 1000), true, "online=1").kernels[0].lowered.passes, 2);
+  EXPECT_EQ(lower(softmax(4096, 1000)).detail->kernels[0].lowered.passes, 3);
+  EXPECT_EQ(lower(softmax(4096, 1000), true, "online=1").detail->kernels[0].lowered.passes, 2);
   // logsumexp: one pass over the row in all, nothing kept in registers
   Graph lse("lse");
   Tensor x = lse.input("x", DType::F32, {8192, 32000});
   Tensor m = max(x, {1}, true);
   lse.output(log(sum(exp(x - m), {1})) + m.reshape({8192}), "lse");
   CompiledGraph one = lower(lse);
-  EXPECT_EQ(one.kernels[0].lowered.passes, 1);
-  EXPECT_FALSE(one.kernels[0].schedule.as<RowSchedule>().cached);
-  EXPECT_TRUE(contains(one.kernels[0].cuda, "mj_online_exp_sum(")) << one.kernels[0].cuda;
-  EXPECT_EQ(one.kernels[0].schedule.as<RowSchedule>().threadsPerRow, 256u);
+  EXPECT_EQ(one.detail->kernels[0].lowered.passes, 1);
+  EXPECT_FALSE(one.detail->kernels[0].schedule.as<RowSchedule>().cached);
+  EXPECT_TRUE(contains(one.detail->kernels[0].cuda, "mj_online_exp_sum(")) << one.detail->kernels[0].cuda;
+  EXPECT_EQ(one.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow, 256u);
   // online=0 keeps the sum in a pass of its own
-  EXPECT_EQ(lower(softmax(256, 65536), true, "online=0").kernels[0].lowered.passes, 3);
-  EXPECT_EQ(lower(lse, true, "online=0").kernels[0].lowered.passes, 2);
+  EXPECT_EQ(lower(softmax(256, 65536), true, "online=0").detail->kernels[0].lowered.passes, 3);
+  EXPECT_EQ(lower(lse, true, "online=0").detail->kernels[0].lowered.passes, 2);
   // the exp of another tensor minus the max, or a column softmax: as written
   Graph other("other");
   Tensor a = other.input("a", DType::F32, {64, 4096});
   Tensor b = other.input("b", DType::F32, {64, 4096});
   other.output(sum(exp(b - max(a, {1}, true)), {1}), "s");
-  EXPECT_EQ(lower(other).kernels[0].lowered.passes, 2);
+  EXPECT_EQ(lower(other).detail->kernels[0].lowered.passes, 2);
   Graph columns("columns");
   Tensor y = columns.input("y", DType::F32, {4096, 512});
   columns.output(softmax(y, 0), "p");
-  EXPECT_EQ(lower(columns).kernels[0].lowered.passes, 3);
+  EXPECT_EQ(lower(columns).detail->kernels[0].lowered.passes, 3);
 }
 
 TEST(Schedule, RowsThatDoNotFitAWarpsRegistersTakeMoreThreads) {
@@ -380,7 +381,7 @@ TEST(Schedule, RowsThatDoNotFitAWarpsRegistersTakeMoreThreads) {
   Tensor x = g.input("x", DType::F16, {16384, 4096});
   g.output(x * rsqrt(mean(x * x, {1}, true) + 1e-6), "y");
   CompiledGraph c = lower(g);
-  const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(s.threadsPerRow, 64u);
   EXPECT_TRUE(s.cached);
 }
@@ -389,18 +390,18 @@ TEST(Schedule, RowsThatDoNotFitAWarpsRegistersTakeMoreThreads) {
 
 TEST(Schedule, OverrideThreadsPerRow) {
   CompiledGraph c = lower(softmax(4096, 1024), true, "tpr=64");
-  const RowSchedule &s = c.kernels[0].schedule.as<RowSchedule>();
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(s.threadsPerRow, 64u);
   EXPECT_EQ(s.block, 64u);
   EXPECT_EQ(s.rowsPerBlock, 1u);
   EXPECT_EQ(s.grid, 4096);
   EXPECT_EQ(c.program.kernels[0].block, 64u);
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_block_reduce<MjMax, 64>")) << c.kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce<MjMax, 64>")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, OverridePointwiseBlockAndItems) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {1 << 20}), true, "block=128,items=2");
-  const PointwiseSchedule &s = c.kernels[0].schedule.as<PointwiseSchedule>();
+  const PointwiseSchedule &s = c.detail->kernels[0].schedule.as<PointwiseSchedule>();
   EXPECT_EQ(s.block, 128u);
   EXPECT_EQ(s.items, 2u);
   EXPECT_EQ(s.grid, (1 << 18) / 256);
@@ -410,7 +411,7 @@ TEST(Schedule, OverridePointwiseBlockAndItems) {
 TEST(Schedule, OverridesThatDoNotApplyAreIgnored) {
   CompiledGraph plain = lower(unaryGraph(DType::F32, {1 << 20}));
   CompiledGraph c = lower(unaryGraph(DType::F32, {1 << 20}), true, "tpr=64,parts=4");
-  EXPECT_EQ(c.kernels[0].cuda, plain.kernels[0].cuda);
+  EXPECT_EQ(c.detail->kernels[0].cuda, plain.detail->kernels[0].cuda);
 }
 
 TEST(Schedule, OverrideErrors) {
@@ -444,23 +445,23 @@ TEST(Schedule, VectorOverrideWiderThanSixteenBytesIsRefused) {
 // ---- names and text
 
 TEST(Schedule, KernelNamesSayTheScheduleAndTheOps) {
-  EXPECT_EQ(lower(softmax(4096, 1024)).kernels[0].name, "softmax_row_k0");
+  EXPECT_EQ(lower(softmax(4096, 1024)).detail->kernels[0].name, "softmax_row_k0");
   Graph gelu("gelu");
   Tensor x = gelu.input("x", DType::F32, {1 << 20});
   gelu.output(0.5 * x * (1.0 + tanh(0.7978846 * (x + 0.044715 * x * x * x))), "y");
-  EXPECT_EQ(lower(gelu).kernels[0].name, "poi_mul_add_tanh_k0");
+  EXPECT_EQ(lower(gelu).detail->kernels[0].name, "poi_mul_add_tanh_k0");
   CompiledGraph eager = lower(gelu, false);
-  ASSERT_EQ(eager.kernels.size(), 9u);
-  EXPECT_EQ(eager.kernels[0].name, "poi_mul_k0");
-  EXPECT_EQ(eager.kernels[8].name, "poi_mul_k8");
+  ASSERT_EQ(eager.detail->kernels.size(), 9u);
+  EXPECT_EQ(eager.detail->kernels[0].name, "poi_mul_k0");
+  EXPECT_EQ(eager.detail->kernels[8].name, "poi_mul_k8");
   Graph lse("lse");
   Tensor y = lse.input("x", DType::F32, {64, 128});
   Tensor m = max(y, {1}, true);
   lse.output(log(sum(exp(y - m), {1}, true)) + m, "l");
-  EXPECT_EQ(lower(lse).kernels[0].name, "logsumexp_row_k0");
+  EXPECT_EQ(lower(lse).detail->kernels[0].name, "logsumexp_row_k0");
   Graph copy("copy");
   copy.output(copy.input("x", DType::F32, {8}));
-  EXPECT_EQ(lower(copy).kernels[0].name, "copy_k0");
+  EXPECT_EQ(lower(copy).detail->kernels[0].name, "copy_k0");
 }
 
 TEST(Schedule, NormalizationKernelNames) {
@@ -468,16 +469,16 @@ TEST(Schedule, NormalizationKernelNames) {
   Tensor x = ln.input("x", DType::F32, {64, 256});
   Tensor d = x - mean(x, {1}, true);
   ln.output(d * rsqrt(mean(d * d, {1}, true) + 1e-5), "y");
-  EXPECT_EQ(lower(ln).kernels[0].name, "layernorm_row_k0");
+  EXPECT_EQ(lower(ln).detail->kernels[0].name, "layernorm_row_k0");
   Graph rms("rms");
   Tensor z = rms.input("x", DType::F32, {64, 256});
   rms.output(z * rsqrt(mean(z * z, {1}, true) + 1e-6), "y");
-  EXPECT_EQ(lower(rms).kernels[0].name, "rmsnorm_row_k0");
+  EXPECT_EQ(lower(rms).detail->kernels[0].name, "rmsnorm_row_k0");
 }
 
 TEST(Schedule, KernelSignatureAndComments) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {1024}, OpKind::Exp));
-  const std::string &s = c.kernels[0].cuda;
+  const std::string &s = c.detail->kernels[0].cuda;
   EXPECT_TRUE(contains(s, "extern \"C\" __global__ void __launch_bounds__(256) poi_exp_k0(const "
                           "float *__restrict__ x, float *__restrict__ y_out) {"))
       << s;
@@ -489,9 +490,9 @@ TEST(Schedule, KernelSignatureAndComments) {
 
 TEST(Schedule, HalfTypesConvertAtLoadsAndStores) {
   CompiledGraph c = lower(unaryGraph(DType::BF16, {1024}, OpKind::Exp));
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_bf2f(")) << c.kernels[0].cuda;
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "mj_f2bf(")) << c.kernels[0].cuda;
-  EXPECT_TRUE(contains(c.kernels[0].cuda, "const unsigned short *__restrict__ x")) << c.kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_bf2f(")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_f2bf(")) << c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "const unsigned short *__restrict__ x")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, ValueNamesThatClashWithCKeywordsAreRenamed) {
@@ -500,8 +501,8 @@ TEST(Schedule, ValueNamesThatClashWithCKeywordsAreRenamed) {
   Tensor y = exp(x).named("float");
   g.output((y * 2).named("out"));
   CompiledGraph c = lower(g);
-  EXPECT_FALSE(contains(c.kernels[0].cuda, "const float float =")) << c.kernels[0].cuda;
-  EXPECT_FALSE(contains(c.kernels[0].cuda, "float *__restrict__ int,")) << c.kernels[0].cuda;
+  EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "const float float =")) << c.detail->kernels[0].cuda;
+  EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "float *__restrict__ int,")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, ValueNamesWithThePreamblePrefixAreRenamed) {
@@ -518,7 +519,7 @@ TEST(Schedule, ValueNamesWithThePreamblePrefixAreRenamed) {
     Tensor x = g.input("x", DType::F32, {1024});
     g.output(exp(x).named("mj_y"));
     CompiledGraph c = lower(g);
-    bool ok = !contains(c.kernels[0].cuda, "const float mj_y =");
+    bool ok = !contains(c.detail->kernels[0].cuda, "const float mj_y =");
     ::_exit(ok ? 0 : 1);
   }
   int status = 0;
@@ -543,13 +544,13 @@ TEST(Schedule, OutputIsDeterministic) {
 }
 
 TEST(Schedule, DescribeNamesTheTemplate) {
-  EXPECT_EQ(lower(unaryGraph(DType::F32, {1027})).kernels[0].schedule.describe(),
+  EXPECT_EQ(lower(unaryGraph(DType::F32, {1027})).detail->kernels[0].schedule.describe(),
             "pointwise: 256 threads per block, 4-wide vectors, 1 per thread, grid 1, scalar tail");
-  EXPECT_EQ(lower(rowSum(4096, 1024, 0)).kernels[0].schedule.describe(),
+  EXPECT_EQ(lower(rowSum(4096, 1024, 0)).detail->kernels[0].schedule.describe(),
             "outer column: 32 columns x 8 parts per block (256 threads), split over 16 blocks per "
             "32 columns (256 positions each), the last to finish combines them, grid 512");
   EXPECT_EQ(
-      lower(softmax(4096, 1024)).kernels[0].schedule.describe().rfind("inner row: a warp per row, ", 0),
+      lower(softmax(4096, 1024)).detail->kernels[0].schedule.describe().rfind("inner row: a warp per row, ", 0),
       0u);
 }
 

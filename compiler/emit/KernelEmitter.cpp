@@ -460,14 +460,17 @@ std::string KernelEmitter::indexValueText(int i, const LaneCtx *lc) {
 
 // ---- reductions
 
-std::string KernelEmitter::accName(int r) {
-  auto it = AccNames.find(r);
-  if (it != AccNames.end())
+std::string KernelEmitter::reductionLocal(std::map<int, std::string> &names, int r,
+                                          const std::string &suffix) {
+  auto it = names.find(r);
+  if (it != names.end())
     return it->second;
-  std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + "_acc");
-  AccNames[r] = n;
+  std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + suffix);
+  names[r] = n;
   return n;
 }
+
+std::string KernelEmitter::accName(int r) { return reductionLocal(AccNames, r, "_acc"); }
 
 bool KernelEmitter::accIsInt(int r) const {
   const KReduction &red = K.reductions[r];
@@ -480,14 +483,7 @@ bool KernelEmitter::hasArgReduction() const {
   return llvm::any_of(K.reductions, [](const KReduction &r) { return isArgReduction(r.op); });
 }
 
-std::string KernelEmitter::accIndexName(int r) {
-  auto it = AccIndexNames.find(r);
-  if (it != AccIndexNames.end())
-    return it->second;
-  std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + "_at");
-  AccIndexNames[r] = n;
-  return n;
-}
+std::string KernelEmitter::accIndexName(int r) { return reductionLocal(AccIndexNames, r, "_at"); }
 
 bool KernelEmitter::hasReductionOf(bool isInt) const {
   for (size_t r = 0; r < K.reductions.size(); ++r)
@@ -518,12 +514,7 @@ void KernelEmitter::declareAccumulators(int pass) {
 }
 
 std::string KernelEmitter::accOnlineMaxName(int r) {
-  auto it = OnlineMaxNames.find(r);
-  if (it != OnlineMaxNames.end())
-    return it->second;
-  std::string n = W.unique(cudaIdentifier(K.reductions[r].name) + "_max");
-  OnlineMaxNames[r] = n;
-  return n;
+  return reductionLocal(OnlineMaxNames, r, "_max");
 }
 
 int KernelEmitter::onlineMaxSlot(int r) const {

@@ -130,6 +130,9 @@ public:
   std::vector<std::string> Names; ///< per value: its local's name
 
 private:
+  /// The local named for reduction r in `names` (its IR name + suffix),
+  /// chosen the first time it is asked for.
+  std::string reductionLocal(std::map<int, std::string> &names, int r, const std::string &suffix);
   void loadInto(const std::string &dst, const KParam &p, const LaneAccess &a, unsigned vec);
   /// A row that starts mid-vector: `offset` with the position along the row
   /// (lc.x) named `position`, a variable defined by the emitted code.

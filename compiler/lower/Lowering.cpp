@@ -691,13 +691,7 @@ private:
   }
 
   void finish() {
-    int maxPass = -1;
-    for (const KReduction &r : L.reductions)
-      maxPass = std::max(maxPass, r.pass);
-    for (const KStore &s : L.stores)
-      if (!s.perRow)
-        maxPass = std::max(maxPass, L.values[s.value].stage);
-    L.passes = std::max(1, maxPass + 1);
+    L.passes = passesOf(L);
     int64_t big = int64_t(1) << 31;
     L.index64 = L.numel >= big || L.rows * L.K >= big;
     for (const KParam &p : L.params)
@@ -731,6 +725,16 @@ LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index) {
 } // namespace minijit
 
 namespace minijit {
+
+int passesOf(const LoweredKernel &k) {
+  int last = -1;
+  for (const KReduction &r : k.reductions)
+    last = std::max(last, r.pass);
+  for (const KStore &s : k.stores)
+    if (!s.perRow)
+      last = std::max(last, k.values[s.value].stage);
+  return std::max(1, last + 1);
+}
 
 std::vector<bool> neededValues(const LoweredKernel &k) {
   std::vector<bool> need(k.values.size(), false);

@@ -162,6 +162,10 @@ constexpr int kMaxPasses = 32;
 /// whether it changed `k`.
 bool sumExpsOnline(LoweredKernel &k);
 
+/// The passes a reduction kernel makes over its rows: one per reduction
+/// stage, the last one also storing what is known only after it.
+int passesOf(const LoweredKernel &k);
+
 /// For each value of a reduction kernel, a bit per pass (bit p: pass p) in
 /// which its element-wise form is needed; 0 for per-row values and unused
 /// ones. For pointwise kernels everything used is in pass 0.

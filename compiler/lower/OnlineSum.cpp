@@ -49,13 +49,7 @@ void restage(LoweredKernel &k) {
     for (int a : v.args)
       v.stage = std::max(v.stage, k.values[a].stage);
   }
-  int last = -1;
-  for (const KReduction &r : k.reductions)
-    last = std::max(last, r.pass);
-  for (const KStore &s : k.stores)
-    if (!s.perRow)
-      last = std::max(last, k.values[s.value].stage);
-  k.passes = std::max(1, last + 1);
+  k.passes = passesOf(k);
 }
 
 } // namespace

@@ -268,15 +268,14 @@ private:
     for (CompiledKernel &ck : D->kernels) {
       ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
       // Rows sum exp(x - max) in the pass of their max (online softmax)
-      // where that saves reading the row again: the row is not held in
-      // registers, or the kernel becomes one pass. A row in registers
-      // rereads nothing, and the online update's extra exps cost more than
-      // the pass (measured on the H200, docs/PERFORMANCE.md).
+      // where the kernel then reads its rows once in all (a logsumexp, a
+      // cross-entropy). Where a pass still follows (a softmax's stores),
+      // the update's extra exps cost about what the saved read does, or
+      // more (measured on the H200, docs/PERFORMANCE.md); online=1 asks
+      // for it anyway.
       if (ck.schedule.kind() == ScheduleKind::InnerRow && overrides.online.value_or(-1) != 0) {
         LoweredKernel online = ck.lowered;
-        bool cached = ck.schedule.as<RowSchedule>().cached;
-        if (sumExpsOnline(online) &&
-            (online.passes == 1 || !cached || overrides.online.value_or(0) != 0)) {
+        if (sumExpsOnline(online) && (online.passes == 1 || overrides.online.value_or(0) != 0)) {
           ck.lowered = std::move(online);
           ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
         }

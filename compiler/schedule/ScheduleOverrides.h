@@ -23,7 +23,7 @@ struct ScheduleOverrides {
   std::optional<int64_t> splits; ///< outer columns: blocks sharing a group of columns
   std::optional<int64_t> transpose; ///< pointwise: 0 keeps permuted operands out of tiles
   /// inner rows: a sum of exp(x - max) in its max's pass (online softmax):
-  /// 0 never, 1 always; unset where it saves a read of the row
+  /// 0 never, 1 always; unset where the kernel then reads its rows once
   std::optional<int64_t> online;
   std::optional<int64_t> tile;  ///< matmul: the block tile's height, one of the template's
   std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn; ///< tensor-core matmul

@@ -279,16 +279,20 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   EXPECT_LE(s.grid, 2 * 132);
   EXPECT_EQ(s.minBlocksPerSM, 2u);
   EXPECT_TRUE(c.program.kernels[0].coResident);
-  // two counters per row, then a partial per block and reduction: the max,
-  // and the online sum of exp(x - max) as a pair (the chunks are not held in
-  // registers, so the sum runs in the max's pass)
-  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 * 5 + 5 * 52 * 3) * 4);
+  // two counters per row, then a partial per block and reduction
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 * 5 + 5 * 52 * 2) * 4);
   const std::string &cuda = c.detail->kernels[0].cuda;
   EXPECT_TRUE(contains(cuda, "__launch_bounds__(512, 2)")) << cuda;
-  // the max and the sum of exp(x - max) finish in one pass (online): one barrier
   EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 52u);")) << cuda;
-  EXPECT_FALSE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 104u);")) << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 104u);")) << cuda;
   EXPECT_TRUE(contains(cuda, "mj_row_leave(&mj_arrived[row], &mj_left[row], 52u);")) << cuda;
+  // online=1: the max and the sum of exp(x - max) in one pass, one barrier;
+  // the sum's partial is a pair (the sum and the max it is relative to)
+  CompiledGraph online = lower(softmax(5, 1 << 22), true, "online=1");
+  EXPECT_EQ(online.program.kernels[0].workspaceBytes, (2 * 5 + 5 * 52 * 3) * 4);
+  EXPECT_TRUE(contains(online.detail->kernels[0].cuda, "mj_row_barrier(&mj_arrived[row], 52u);"))
+      << online.detail->kernels[0].cuda;
+  EXPECT_FALSE(contains(online.detail->kernels[0].cuda, "mj_row_barrier(&mj_arrived[row], 104u);"));
   // a one-pass split does not wait: the last block combines
   CompiledGraph one = lower(rowSum(3, 1 << 22));
   EXPECT_FALSE(one.detail->kernels[0].schedule.as<RowSchedule>().waits);
@@ -332,23 +336,22 @@ TEST(Schedule, OddRowsStartMidVector) {
 }
 
 TEST(Schedule, SumsOfExpOfTheMaxsInputRunOnline) {
-  // softmax: the max and the sum of exp(x - max) in one pass, then the stores;
-  // bf16 values computed in f32 too, not bf16 arithmetic (its exps round)
-  // (rows too long for registers, where the online sum saves reading them again)
+  // online=1 on a softmax: the max and the sum of exp(x - max) in one pass,
+  // then the stores; bf16 values computed in f32 too, not bf16 arithmetic
+  // (its exps round)
   Graph wide("wide");
   Tensor h = wide.input("h", DType::BF16, {256, 65536});
   wide.output(softmax(h.cast(DType::F32), 1).cast(DType::BF16), "p");
-  for (const Graph &g : {softmax(256, 65536), wide}) {
-    CompiledGraph c = lower(g);
+  for (const Graph &g : {softmax(256, 65536), softmax(4096, 1000), wide}) {
+    CompiledGraph c = lower(g, true, "online=1");
     EXPECT_EQ(c.detail->kernels[0].lowered.passes, 2) << g.name();
     EXPECT_TRUE(llvm::any_of(c.detail->kernels[0].lowered.reductions,
                              [](const KReduction &r) { return r.onlineMax >= 0; }));
     EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_online_exp_sum(")) << c.detail->kernels[0].cuda;
+    // by default a softmax keeps its passes: its stores read the row again anyway
+    EXPECT_EQ(lower(g).detail->kernels[0].lowered.passes, 3) << g.name();
   }
-  EXPECT_EQ(lower(softmax(256, 65536, DType::BF16)).detail->kernels[0].lowered.passes, 3);
-  // rows held in registers reread nothing: as written, unless online=1
-  EXPECT_EQ(lower(softmax(4096, 1000)).detail->kernels[0].lowered.passes, 3);
-  EXPECT_EQ(lower(softmax(4096, 1000), true, "online=1").detail->kernels[0].lowered.passes, 2);
+  EXPECT_EQ(lower(softmax(256, 65536, DType::BF16), true, "online=1").detail->kernels[0].lowered.passes, 3);
   // logsumexp: one pass over the row in all, nothing kept in registers
   Graph lse("lse");
   Tensor x = lse.input("x", DType::F32, {8192, 32000});

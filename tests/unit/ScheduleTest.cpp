@@ -328,7 +328,8 @@ TEST(Schedule, OddRowsStartMidVector) {
   // rows of even length keep their exact vectors; short odd rows stay scalar
   EXPECT_FALSE(lower(softmax(64, 1022)).detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
   EXPECT_EQ(lower(softmax(64, 1022)).detail->kernels[0].schedule.as<RowSchedule>().vec, 2u);
-  const RowSchedule &shortRows = lower(rowSum(300, 33)).detail->kernels[0].schedule.as<RowSchedule>();
+  CompiledGraph shortGraph = lower(rowSum(300, 33));
+  const RowSchedule &shortRows = shortGraph.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(shortRows.vec, 1u);
   EXPECT_FALSE(shortRows.alignedTo);
   // a vec override that does not divide contiguous rows starts them mid-vector too

@@ -104,6 +104,12 @@ TEST(ApiErrors, TensorsOfTwoGraphs) {
   EXPECT_EQ(graphErrorOf([&] { grad(sum(y), x); }),
             "grad: the second operand belongs to graph 'g' but the first to graph 'h'; a graph's "
             "values are built from its own inputs");
+  Tensor w = g.input("w", DType::F32, {4});
+  EXPECT_EQ(graphErrorOf([&] { g.update(w, y); }), "update: the tensor belongs to another graph");
+  EXPECT_EQ(graphErrorOf([&] { g.output(y, "out"); }),
+            "output: the tensor belongs to another graph");
+  EXPECT_EQ(graphErrorOf([&] { g.update(Tensor(), w); }),
+            "update: the tensor is empty (default-constructed)");
 }
 
 TEST(ApiErrors, AnInputReturnedUnderAnotherNameKeepsItsName) {

@@ -119,6 +119,38 @@ TEST(Npy, RefusalsNameTheInputAndTheFile) {
             std::string::npos);
 }
 
+TEST(Npy, MalformedHeadersAreRefusedWithWhereTheyBroke) {
+  auto refusal = [](const std::string &name, const std::string &dict) {
+    std::string path = scratchFile(name, numpyBytes(dict, std::string(24, '\0')));
+    std::string m = graphErrorOf([&] { readNpy(path, "input %x"); });
+    std::string prefix = "input %x (" + path + "): ";
+    EXPECT_EQ(m.rfind(prefix, 0), 0u) << m;
+    return m.substr(std::min(m.size(), prefix.size()));
+  };
+  EXPECT_EQ(refusal("order.npy", "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2, 3), }"),
+            "fortran_order is neither True nor False");
+  EXPECT_EQ(refusal("key.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'x': 1}"),
+            "unknown key 'x' in the header");
+  EXPECT_EQ(refusal("lacks.npy", "{'descr': '<f4', 'shape': (2, 3), }"),
+            "the header lacks 'descr', 'fortran_order' or 'shape'");
+  EXPECT_EQ(refusal("brace.npy", "['descr': '<f4']"),
+            "malformed header: expected '{' at byte 0");
+  EXPECT_EQ(refusal("quote.npy", "{descr: '<f4'}"),
+            "malformed header: expected a quoted string at byte 1");
+  EXPECT_EQ(refusal("open.npy", "{'descr: <f4"), "malformed header: an unterminated string");
+  EXPECT_EQ(refusal("dim.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }"),
+            "malformed header: expected a dimension at byte 54");
+  EXPECT_EQ(refusal("huge.npy",
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"),
+            "a dimension is too large");
+  std::string v9 = numpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }",
+                              std::string(24, '\0'));
+  v9[6] = 9;
+  std::string path = scratchFile("v9.npy", v9);
+  EXPECT_EQ(graphErrorOf([&] { readNpy(path, "input %x"); }),
+            "input %x (" + path + "): unsupported .npy format version 9.0");
+}
+
 TEST(Npy, Version2HeadersAreRead) {
   std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
   std::string header = dict;

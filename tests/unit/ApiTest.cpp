@@ -110,6 +110,10 @@ TEST(ApiErrors, TensorsOfTwoGraphs) {
             "output: the tensor belongs to another graph");
   EXPECT_EQ(graphErrorOf([&] { g.update(Tensor(), w); }),
             "update: the tensor is empty (default-constructed)");
+  // the node-level API checks what the builders would
+  NodeSpec none;
+  none.op = OpKind::Concat;
+  EXPECT_EQ(graphErrorOf([&] { g.add(none); }), "concat: expects at least one operand, got 0");
 }
 
 TEST(ApiErrors, AnInputReturnedUnderAnotherNameKeepsItsName) {

@@ -209,7 +209,7 @@ private:
              ";");
       if (red.onlineMax >= 0)
         W.line(E.accOnlineMaxName(static_cast<int>(r)) + " = " +
-               partialOrIdentity("__uint_as_float(__ldcg(&mj_partial[" +
+               onlineMaxPartial("__uint_as_float(__ldcg(&mj_partial[" +
                                      at("lane", E.onlineMaxSlot(static_cast<int>(r))) + "]))",
                                  splits) +
                ";");
@@ -218,9 +218,9 @@ private:
     W.line("if (lane == 0) mj_count[row] = 0u; // ready for the next launch");
   }
 
-  /// A partial read back by lane `lane`, or where the row has fewer blocks
-  /// than the block has threads, the max's identity: an online sum's max.
-  std::string partialOrIdentity(const std::string &v, const std::string &splits) const {
+  /// An online sum's max as read back by lane `lane` (`v`), or -inf, the
+  /// max's identity, in lanes past the row's blocks.
+  std::string onlineMaxPartial(const std::string &v, const std::string &splits) const {
     return S.splits == S.block ? v : "lane < " + splits + " ? " + v + " : (-MJ_INF)";
   }
 
@@ -285,7 +285,7 @@ private:
              ";");
       if (red.onlineMax >= 0)
         W.line(E.accOnlineMaxName(static_cast<int>(r)) + " = " +
-               partialOrIdentity("__uint_as_float(__ldcg(&mj_partial[" +
+               onlineMaxPartial("__uint_as_float(__ldcg(&mj_partial[" +
                                      partialAt(ws, "lane", E.onlineMaxSlot(static_cast<int>(r))) +
                                      "]))",
                                  splits) +

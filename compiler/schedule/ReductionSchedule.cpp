@@ -127,13 +127,24 @@ bool unitStrideAlongRow(const LoweredKernel &k, const IndexExpr &off) {
          ctx.add(at(t), IndexExpr::constant(1)).key();
 }
 
+/// Whether 32-bit indices still hold a row's last vector when rows start
+/// mid-vector: it may begin up to 2 * vec - 2 elements past the tensor's end.
+bool midVectorIndexFits(const LoweredKernel &k, unsigned vec) {
+  if (k.index64)
+    return true;
+  int64_t most = k.rows * k.K;
+  for (const KParam &p : k.params)
+    most = std::max(most, p.numel);
+  return most + 2 * int64_t(vec) < (int64_t(1) << 31);
+}
+
 /// Rows whose length no vector width divides: the widest vector, when the
 /// primary load runs along the row one element a step (its rows then start
 /// mid-vector, RowSchedule::alignedTo); 1 for rows under 16 vectors, whose
 /// masked lanes at the ends would be much of the work.
 unsigned midVectorWidth(const LoweredKernel &k, int primary) {
   unsigned vec = maxVecFor(k);
-  if (primary < 0 || vec < 2 || k.K < 16 * int64_t(vec))
+  if (primary < 0 || vec < 2 || k.K < 16 * int64_t(vec) || !midVectorIndexFits(k, vec))
     return 1;
   return unitStrideAlongRow(k, k.values[primary].offset) ? vec : 1;
 }
@@ -162,7 +173,8 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   if (std::optional<unsigned> vec = vecOverride(k, o)) {
     s.alignedTo.reset();
     if (k.K % *vec != 0) {
-      if (primary < 0 || !unitStrideAlongRow(k, k.values[primary].offset))
+      if (primary < 0 || !unitStrideAlongRow(k, k.values[primary].offset) ||
+          !midVectorIndexFits(k, static_cast<unsigned>(*vec)))
         badOverride("vec=" + std::to_string(*vec) + " does not divide the row length " +
                     std::to_string(k.K) + ", and the rows are not contiguous");
       s.alignedTo = primary;

@@ -85,7 +85,9 @@ struct RowSchedule : LaunchGeometry {
   /// vector.
   std::optional<int> alignedTo;
 
-  /// Vectors one row covers: K / vec, or one more when rows start mid-vector.
+  /// Vectors one row covers: K / vec; when rows start mid-vector, at most
+  /// ceil((K + vec - 1) / vec), for a row that starts up to vec - 1 elements
+  /// into its first vector.
   int64_t vectorsPerRow(int64_t rowLength) const {
     return alignedTo ? (rowLength + 2 * int64_t(vec) - 2) / vec : rowLength / vec;
   }

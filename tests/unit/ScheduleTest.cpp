@@ -332,6 +332,14 @@ TEST(Schedule, OddRowsStartMidVector) {
   const RowSchedule &shortRows = shortGraph.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(shortRows.vec, 1u);
   EXPECT_FALSE(shortRows.alignedTo);
+  // a row's last vector may start past the tensor's end: where that needs
+  // more than 32 bits the rows stay scalar, unless the kernel has 64-bit indices
+  CompiledGraph edge = lower(rowSum(1, 2147483647));
+  EXPECT_FALSE(edge.detail->kernels[0].lowered.index64);
+  EXPECT_FALSE(edge.detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
+  CompiledGraph wide = lower(rowSum(3, 1000000001));
+  EXPECT_TRUE(wide.detail->kernels[0].lowered.index64);
+  EXPECT_TRUE(wide.detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
   // a vec override that does not divide contiguous rows starts them mid-vector too
   EXPECT_TRUE(lower(rowSum(64, 1001), true, "vec=2").detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
 }

@@ -273,13 +273,13 @@ private:
       // the update's extra exps cost about what the saved read does, or
       // more (measured on the H200, docs/PERFORMANCE.md); online=1 asks
       // for it anyway.
-      if (ck.schedule.kind() == ScheduleKind::InnerRow && overrides.online.value_or(-1) != 0) {
-        LoweredKernel online = ck.lowered;
-        if (sumExpsOnline(online) && (online.passes == 1 || overrides.online.value_or(0) != 0)) {
-          ck.lowered = std::move(online);
+      bool never = overrides.online == 0, always = overrides.online.value_or(0) != 0;
+      if (ck.schedule.kind() == ScheduleKind::InnerRow && !never)
+        if (std::optional<LoweredKernel> online = sumExpsOnline(ck.lowered);
+            online && (online->passes == 1 || always)) {
+          ck.lowered = std::move(*online);
           ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
         }
-      }
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
     C.device = Opt.device;

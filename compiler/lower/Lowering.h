@@ -159,8 +159,8 @@ constexpr int kMaxPasses = 32;
 /// same x and rows one pass earlier, and accumulates each in the pass of its
 /// max with a running rescale (online softmax): a softmax reads its rows
 /// once before the stores instead of twice, a logsumexp once in all. Returns
-/// whether it changed `k`.
-bool sumExpsOnline(LoweredKernel &k);
+/// the rewritten kernel, or nullopt where no sum qualifies.
+std::optional<LoweredKernel> sumExpsOnline(const LoweredKernel &k);
 
 /// The passes a reduction kernel makes over its rows: one per reduction
 /// stage, the last one also storing what is known only after it.

@@ -54,26 +54,29 @@ void restage(LoweredKernel &k) {
 
 } // namespace
 
-bool sumExpsOnline(LoweredKernel &k) {
+std::optional<LoweredKernel> sumExpsOnline(const LoweredKernel &k) {
   if (k.kind != KernelKind::Reduction)
-    return false;
-  bool changed = false;
+    return std::nullopt;
+  std::optional<LoweredKernel> online;
   // One at a time: a move can make the next pattern's passes adjacent.
   for (bool found = true; found;) {
     found = false;
-    for (KReduction &r : k.reductions) {
-      int max = onlineMaxOf(k, r);
+    const LoweredKernel &now = online ? *online : k;
+    for (size_t r = 0; r < now.reductions.size(); ++r) {
+      int max = onlineMaxOf(now, now.reductions[r]);
       if (max < 0)
         continue;
-      const KReduction &m = k.reductions[max];
-      r.input = m.input;
-      r.onlineMax = max;
-      restage(k);
-      found = changed = true;
+      if (!online)
+        online = k; // copied only once a sum qualifies
+      KReduction &sum = online->reductions[r];
+      sum.input = online->reductions[max].input;
+      sum.onlineMax = max;
+      restage(*online);
+      found = true;
       break;
     }
   }
-  return changed;
+  return online;
 }
 
 } // namespace minijit

@@ -166,8 +166,8 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                      const ScheduleOverrides &o, int primary) {
   RowSchedule s;
   s.vec = rowVector(k, primary);
-  if (s.vec == 1 && midVectorWidth(k, primary) > 1) {
-    s.vec = midVectorWidth(k, primary);
+  if (unsigned mid = s.vec == 1 ? midVectorWidth(k, primary) : 1; mid > 1) {
+    s.vec = mid;
     s.alignedTo = primary;
   }
   if (std::optional<unsigned> vec = vecOverride(k, o)) {

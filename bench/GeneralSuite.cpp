@@ -105,6 +105,13 @@ Graph product(int64_t m, int64_t k, int64_t n, DType t) {
   return g;
 }
 
+Graph batchedProduct(int64_t batch, int64_t m, int64_t k, int64_t n, DType t) {
+  Graph g("bmm");
+  Tensor x = g.input("x", t, {batch, m, k}), w = g.input("w", t, {batch, k, n});
+  g.output(matmul(x, w), "y");
+  return g;
+}
+
 /// nn.Linear: W stored [out, in], y = gelu(x @ W.T + b).
 Graph linearGelu(int64_t m, int64_t in, int64_t out, DType t) {
   Graph g("linear_gelu");
@@ -170,6 +177,10 @@ std::vector<GeneralWorkload> generalWorkloads() {
       {"linear f32 128x32768x32768", [=] { return linear(128, 32768, 32768, f32); }, false},
       {"linear bf16 128x32768x32768", [=] { return linear(128, 32768, 32768, bf16); }, false},
       {"linear+gelu f16 4096^3", [=] { return linearGelu(4096, 4096, 4096, f16); }, false},
+      // rows of odd length (padded for TMA first), a batch of attention-sized products
+      {"matmul f16 4097x4095x4093", [=] { return product(4097, 4095, 4093, f16); }, false},
+      {"linear bf16 8192x1001x4096", [=] { return linear(8192, 1001, 4096, bf16); }, false},
+      {"bmm f16 64x512x512x64", [=] { return batchedProduct(64, 512, 512, 64, f16); }, false},
   };
 }
 

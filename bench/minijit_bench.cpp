@@ -120,6 +120,7 @@ std::vector<Workload> workloads() {
        false},
       {"mlp 128x16 batch 128", [] { return mlp(128, 16, 128); }, false, false, true},
       {"mlp 4096x4 batch 4096", [] { return mlp(4096, 4, 4096); }, false, false},
+      {"mlp f16 4096x4 batch 4096", [] { return mlp(4096, 4, 4096, DType::F16); }, false, false},
       // One training step (forward, mean, backward: the loss and all gradients).
       {"train mlp 128x16 batch 128",
        [] { return mlpTrain(128, 16, 128, TrainStep::Gradients); }, false, true, true},

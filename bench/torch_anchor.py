@@ -208,6 +208,8 @@ def workloads():
          matmul_bias_gelu, matmul_bias_gelu_library, False),
         ("mlp 128x16 batch 128", [(128, 128)] + [(128, 128)] * 16, f32, mlp_prims, mlp_library, True),
         ("mlp 4096x4 batch 4096", [(4096, 4096)] * 5, f32, mlp_prims, mlp_library, False),
+        ("mlp f16 4096x4 batch 4096", [(4096, 4096)] * 5, torch.float16, mlp_prims, mlp_library,
+         False),
     ]
 
 

@@ -81,6 +81,9 @@ def workloads():
         ("linear bf16 128x32768x32768", [((128, 32768), bf16), ((32768, 32768), bf16)], F.linear),
         ("linear+gelu f16 4096^3", [((4096, 4096), f16), ((4096, 4096), f16), ((4096,), f16)],
          lambda x, w, b: F.gelu(F.linear(x, w, b))),
+        ("matmul f16 4097x4095x4093", [((4097, 4095), f16), ((4095, 4093), f16)], torch.matmul),
+        ("linear bf16 8192x1001x4096", [((8192, 1001), bf16), ((4096, 1001), bf16)], F.linear),
+        ("bmm f16 64x512x512x64", [((64, 512, 512), f16), ((64, 512, 64), f16)], torch.matmul),
     ]
 
 
@@ -88,7 +91,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", required=True)
     p.add_argument("--runs", type=int, default=100)
-    p.add_argument("--only", default="")
+    p.add_argument("--only", default="", help="comma-separated substrings of workload names")
     a = p.parse_args()
     assert a.runs >= 100, "the method asks for the median of at least 100 runs"
     torch.manual_seed(0)
@@ -100,7 +103,7 @@ def main():
     print(f"device: {props.name}; torch {torch.__version__}; copy of 1 GiB: {copy:.0f} GB/s", flush=True)
     rows = []
     for name, inputs, fn in workloads():
-        if a.only and a.only not in name:
+        if a.only and not any(part in name for part in a.only.split(",")):
             continue
         per_set = sum(math.prod(s) * torch.tensor([], dtype=t).element_size() for s, t in inputs)
         sets = max(1, min(8, -(-3 * l2 // per_set)))

@@ -74,7 +74,8 @@ std::string CompiledGraph::fusedText() const {
     std::string line = k.schedule.describe();
     // A matmul's tiles come in waves: say how full the last one is.
     if (k.schedule.kind() == ScheduleKind::MatmulSimt ||
-        k.schedule.kind() == ScheduleKind::MatmulMma)
+        k.schedule.kind() == ScheduleKind::MatmulMma ||
+        k.schedule.kind() == ScheduleKind::MatmulWgmma)
       line += "; " + wavesText(k.schedule, device,
                                k.image.resources.known ? k.image.resources.registers : 0);
     notes.push_back({k.name, line});
@@ -97,6 +98,12 @@ std::string CompiledGraph::fusedText() const {
 std::string CompiledGraph::cudaText() const {
   const CompileDetail &d = detailOf(*this);
   std::string s = cudaPreamble();
+  // The Hopper matmuls' helpers once, each wgmma width once.
+  std::set<std::string> wgmmas;
+  for (const CompiledKernel &k : d.kernels)
+    if (const MatmulWgmmaSchedule *w = k.schedule.getIf<MatmulWgmmaSchedule>())
+      wgmmas.insert(wgmmaFunction(w->bn, k.lowered.matmul->dtype));
+  s += hopperPreamble(wgmmas);
   for (const CompiledKernel &k : d.kernels)
     s += "\n" + k.cuda;
   return s;

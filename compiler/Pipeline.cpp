@@ -142,6 +142,15 @@ void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string
     }
     int64_t elements = isRowKernel(lk.kind) ? lk.rows * lk.K : lk.numel;
     pk.flops = lk.flopsPerElement * elements;
+    // A Hopper matmul reads its operands through TMA descriptors, and its
+    // wgmma needs the architecture-specific target.
+    pk.arch = arch;
+    if (const MatmulWgmmaSchedule *w = d.kernels[k].schedule.getIf<MatmulWgmmaSchedule>()) {
+      pk.arch = "sm_90a";
+      pk.tensorMaps = wgmmaTensorMaps(lk, *w);
+      for (TensorMapSpec &t : pk.tensorMaps)
+        t.buffer = pk.args[t.buffer];
+    }
   }
   // Temporaries share slots when their lifetimes (first write .. last read)
   // do not overlap, so a long unfused chain holds two or three at once.
@@ -192,7 +201,10 @@ public:
       C.graph = simplifyGraph(*source);
       if (!Opt.fusion)
         return;
-      MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate);
+      // Hopper's matmul reads its tiles through TMA, which needs rows of
+      // whole 16-byte units.
+      bool alignRows = hasWgmma(Opt.arch.empty() ? Opt.device.arch() : Opt.arch);
+      MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate, alignRows);
       if (r.applied.empty())
         return;
       C.graph = simplifyGraph(r.graph);
@@ -265,8 +277,9 @@ private:
     if (const char *env = std::getenv("MINIJIT_SCHEDULE"); text.empty() && env)
       text = env;
     ScheduleOverrides overrides = parseScheduleOverrides(text);
+    const std::string arch = Opt.arch.empty() ? Opt.device.arch() : Opt.arch;
     for (CompiledKernel &ck : D->kernels) {
-      ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
+      ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, arch);
       // Rows sum exp(x - max) in the pass of their max (online softmax)
       // where the kernel then reads its rows once in all (a logsumexp, a
       // cross-entropy). Where a pass still follows (a softmax's stores),
@@ -278,19 +291,22 @@ private:
         if (std::optional<LoweredKernel> online = sumExpsOnline(ck.lowered);
             online && (online->passes == 1 || always)) {
           ck.lowered = std::move(*online);
-          ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides);
+          ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, arch);
         }
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
     C.device = Opt.device;
-    assembleProgram(C, *D, Opt.arch.empty() ? Opt.device.arch() : Opt.arch);
+    assembleProgram(C, *D, arch);
   }
 
   void emit() {
     for (size_t k = 0; k < D->kernels.size(); ++k) {
       CompiledKernel &ck = D->kernels[k];
       ck.cuda = mutateKernel(emitKernel(ck.lowered, ck.schedule, ck.name));
-      C.program.kernels[k].source = mutatePreamble(cudaPreamble()) + "\n" + ck.cuda;
+      std::string preamble = cudaPreamble();
+      if (ck.schedule.kind() == ScheduleKind::MatmulWgmma)
+        preamble += hopperPreamble(ck.lowered, ck.schedule.as<MatmulWgmmaSchedule>());
+      C.program.kernels[k].source = mutatePreamble(preamble) + "\n" + ck.cuda;
     }
   }
 
@@ -302,8 +318,15 @@ private:
     std::vector<std::exception_ptr> errors(p.kernels.size());
     auto compileOne = [&](size_t k) {
       try {
-        CachedKernel got = cache.get(p.kernels[k].source, p.kernels[k].name, p.arch, Opt.nvrtcOptions);
+        CachedKernel got =
+            cache.get(p.kernels[k].source, p.kernels[k].name, p.kernels[k].arch, Opt.nvrtcOptions);
         CompiledKernel &ck = D->kernels[k];
+        // ptxas serializes a wgmma whose accumulators it cannot keep in
+        // place (3-4x slower): a defect of the template, not a slow kernel.
+        if (ck.schedule.kind() == ScheduleKind::MatmulWgmma &&
+            got.out.log.find("serialized") != std::string::npos)
+          throw CompileError("kernel " + p.kernels[k].name + ": ptxas serialized its wgmma:\n" +
+                             got.out.log);
         ck.image = std::move(got.out);
         ck.origin = got.from;
         p.kernels[k].cubin = ck.image.cubin;

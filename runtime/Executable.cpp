@@ -30,7 +30,8 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
     if (r != CUDA_SUCCESS)
       throw CudaError(llvm::formatv("cannot load kernel {0} ({1} bytes of CUBIN for {2}): "
                                     "cuModuleLoadData failed: {3}",
-                                    k.name, k.cubin.size(), Prog.arch, d.errorText(r))
+                                    k.name, k.cubin.size(), k.arch.empty() ? Prog.arch : k.arch,
+                                    d.errorText(r))
                           .str());
     Modules.push_back(std::move(m));
     CUfunction f = nullptr;
@@ -80,6 +81,13 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
   // non-blocking stream does not wait for.
   if (!Work.empty())
     d.check(d.cuStreamSynchronize(CU_STREAM_LEGACY), "cuStreamSynchronize");
+  Maps.resize(Prog.kernels.size());
+  MapAddress.resize(Prog.kernels.size());
+  for (size_t k = 0; k < Prog.kernels.size(); ++k) {
+    Maps[k].resize(Prog.kernels[k].tensorMaps.size());
+    MapAddress[k].assign(Prog.kernels[k].tensorMaps.size(), 0);
+  }
+  encodeTensorMaps(); // the temporaries' maps; the inputs' and outputs' follow at bind
   buildParams();
   d.check(d.cuStreamCreate(Stream.receive(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 }
@@ -92,15 +100,52 @@ void Executable::buildParams() {
       p.push_back(&Address[b]);
     if (Prog.kernels[k].workspaceBytes)
       p.push_back(&WorkAddress[k]);
+    for (CUtensorMap &m : Maps[k])
+      p.push_back(&m);
     Params.push_back(std::move(p));
   }
+}
+
+void Executable::encodeTensorMaps() {
+  const Driver &d = Driver::get();
+  for (size_t k = 0; k < Prog.kernels.size(); ++k)
+    for (size_t i = 0; i < Prog.kernels[k].tensorMaps.size(); ++i) {
+      const TensorMapSpec &t = Prog.kernels[k].tensorMaps[i];
+      CUdeviceptr base = Address[t.buffer];
+      if (base == 0 || base == MapAddress[k][i])
+        continue; // not bound yet, or encoded for this address already
+      size_t rank = t.dims.size();
+      int64_t elem = dtypeSize(t.dtype);
+      cuuint64_t dims[5], strides[4];
+      cuuint32_t box[5], unit[5];
+      for (size_t j = 0; j < rank; ++j) {
+        dims[j] = static_cast<cuuint64_t>(t.dims[j]);
+        box[j] = t.box[j];
+        unit[j] = 1;
+        if (j > 0)
+          strides[j - 1] = static_cast<cuuint64_t>(t.strides[j - 1] * elem);
+      }
+      CUresult r = d.cuTensorMapEncodeTiled(
+          &Maps[k][i],
+          t.dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+          static_cast<cuuint32_t>(rank), reinterpret_cast<void *>(base + t.offset * elem), dims,
+          strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (r != CUDA_SUCCESS)
+        throw CudaError(llvm::formatv("kernel {0}: cuTensorMapEncodeTiled for %{1} failed: {2}",
+                                      Prog.kernels[k].name, Prog.buffers[t.buffer].name,
+                                      d.errorText(r))
+                            .str());
+      MapAddress[k][i] = base;
+    }
 }
 
 Executable::Executable(Executable &&o) noexcept
     : Dev(o.Dev), Prog(std::move(o.Prog)), Stream(std::move(o.Stream)),
       Modules(std::move(o.Modules)), Functions(std::move(o.Functions)), Slots(std::move(o.Slots)),
       Work(std::move(o.Work)), Address(std::move(o.Address)),
-      WorkAddress(std::move(o.WorkAddress)), UseGraph(o.UseGraph), Graph(std::move(o.Graph)),
+      WorkAddress(std::move(o.WorkAddress)), Maps(std::move(o.Maps)),
+      MapAddress(std::move(o.MapAddress)), UseGraph(o.UseGraph), Graph(std::move(o.Graph)),
       GraphExec(std::move(o.GraphExec)), GraphAddress(std::move(o.GraphAddress)) {
   buildParams(); // the parameter arrays point into Address, whose storage moved with it
   o.Modules.clear();
@@ -151,6 +196,7 @@ void Executable::bind(std::span<const DeviceTensor> inputs, std::span<const Devi
     Address[Prog.inputs[i]] = inputs[i].data();
   for (size_t i = 0; i < outputs.size(); ++i)
     Address[Prog.outputs[i]] = outputs[i].data();
+  encodeTensorMaps();
 }
 
 void Executable::launchKernel(size_t k) {

@@ -81,6 +81,8 @@ private:
   /// Copies each output that updates an input into that input's memory.
   void copyUpdates();
   void buildParams();
+  /// Encodes each kernel's TMA descriptors whose buffer's address changed.
+  void encodeTensorMaps();
 
   Device Dev;
   Program Prog;
@@ -93,7 +95,11 @@ private:
   std::vector<DeviceTensor> Work;      ///< kernels' zeroed scratch (ProgramKernel::workspaceBytes)
   std::vector<CUdeviceptr> Address;    ///< per buffer, the address bound now
   std::vector<CUdeviceptr> WorkAddress; ///< per kernel, its scratch or 0
-  std::vector<std::vector<void *>> Params; ///< per kernel, pointers into Address
+  /// Per kernel, its TMA descriptors (ProgramKernel::tensorMaps) and the
+  /// buffer address each was encoded for.
+  std::vector<std::vector<CUtensorMap>> Maps;
+  std::vector<std::vector<CUdeviceptr>> MapAddress;
+  std::vector<std::vector<void *>> Params; ///< per kernel, pointers into Address, WorkAddress, Maps
   bool UseGraph = false;
   GraphHandle Graph;
   GraphExecHandle GraphExec;

@@ -38,10 +38,26 @@ struct KernelResources {
   bool known = false;        ///< false when ptxas gave no report
 };
 
+/// A TMA descriptor (CUtensorMap, 128-byte swizzle, zeros outside the
+/// tensor) that a kernel takes by value after its buffer arguments and its
+/// workspace. The executable encodes it (cuTensorMapEncodeTiled) for the
+/// address bound to its buffer, again only when that address changes.
+struct TensorMapSpec {
+  int buffer = -1;              ///< buffer id
+  DType dtype = DType::F16;     ///< of the elements (f16 or bf16)
+  int64_t offset = 0;           ///< elements from the buffer's start to the first one described
+  std::vector<int64_t> dims;    ///< extents, the unit-stride one first
+  std::vector<int64_t> strides; ///< elements between steps of dims[1], dims[2], ...
+  std::vector<unsigned> box;    ///< the extent of one load, per dim
+};
+
 /// One kernel: its image, its launch geometry and what it moves and computes.
 struct ProgramKernel {
   std::string name;     ///< entry point
-  std::string cubin;    ///< compiled for Program::arch
+  /// The target its image is compiled for: Program::arch, or its
+  /// architecture-specific form (sm_90a) for a kernel using wgmma and TMA.
+  std::string arch;
+  std::string cubin;    ///< compiled for `arch`
   std::string ptx;      ///< the PTX, for inspection
   std::string source;   ///< the CUDA C++ compiled (preamble included)
   unsigned block = 256; ///< threads per block (1-D)
@@ -56,6 +72,7 @@ struct ProgramKernel {
   /// executable checks when it loads the kernel.
   bool coResident = false;
   std::vector<int> args; ///< buffer ids, in parameter order
+  std::vector<TensorMapSpec> tensorMaps; ///< passed after the buffers (and the workspace)
   int64_t bytesRead = 0;    ///< each buffer read once
   int64_t bytesWritten = 0; ///< each buffer written once
   int64_t flops = 0;        ///< floating-point operations per launch

@@ -19,6 +19,8 @@ const char *templateName(ScheduleKind k) {
     return "matmul_simt";
   case ScheduleKind::MatmulMma:
     return "matmul_mma";
+  case ScheduleKind::MatmulWgmma:
+    return "matmul_wgmma";
   case ScheduleKind::Transpose:
     return "transpose";
   case ScheduleKind::Scan:
@@ -42,7 +44,8 @@ std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
     }
     int64_t onTensorCores = 0;
     if (k < c.detail->kernels.size() && c.detail->kernels[k].lowered.matmul &&
-        c.detail->kernels[k].schedule.kind() == ScheduleKind::MatmulMma) {
+        (c.detail->kernels[k].schedule.kind() == ScheduleKind::MatmulMma ||
+         c.detail->kernels[k].schedule.kind() == ScheduleKind::MatmulWgmma)) {
       const KMatmul &mm = *c.detail->kernels[k].lowered.matmul;
       onTensorCores = std::min(total, 2 * mm.M * mm.N * mm.K * mm.batch);
       d.flops.push_back({"tensor_cores", std::string(dtypeName(mm.dtype)), onTensorCores});

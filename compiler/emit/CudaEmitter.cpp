@@ -1,6 +1,6 @@
 //===- compiler/emit/CudaEmitter.cpp - readable CUDA C++ from a kernel ----===//
 // Names the kernel and hands it to its template: emit/Pointwise.cpp,
-// RowReduction.cpp, ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, all
+// RowReduction.cpp, ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, MatmulWgmma.cpp, all
 // built from the shared pieces of emit/KernelEmitter.cpp.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"
@@ -81,6 +81,7 @@ std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::str
   case ScheduleKind::OuterCol: emitColumnReduction(e, s.as<ColumnSchedule>()); break;
   case ScheduleKind::MatmulSimt: emitMatmulSimt(e, s.as<MatmulSimtSchedule>()); break;
   case ScheduleKind::MatmulMma: emitMatmulMma(e, s.as<MatmulMmaSchedule>()); break;
+  case ScheduleKind::MatmulWgmma: emitMatmulWgmma(e, s.as<MatmulWgmmaSchedule>()); break;
   case ScheduleKind::Transpose: emitTranspose(e, s.as<TransposeSchedule>()); break;
   case ScheduleKind::Scan: emitScan(e, s.as<ScanSchedule>()); break;
   }

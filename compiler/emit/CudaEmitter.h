@@ -10,6 +10,7 @@
 #include "compiler/lower/Lowering.h"
 #include "compiler/schedule/Schedule.h"
 
+#include <set>
 #include <string>
 
 namespace minijit {
@@ -18,6 +19,19 @@ namespace minijit {
 /// loads, warp and block reductions), then the matmul helpers (cp.async,
 /// ldmatrix, mma.sync). Plain CUDA, no includes.
 const std::string &cudaPreamble();
+
+/// What a Hopper matmul kernel (ScheduleKind::MatmulWgmma) needs after
+/// cudaPreamble(): mbarriers, TMA loads, wgmma descriptors and fences, and
+/// the wgmma of the kernel's tile width and dtype.
+std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s);
+/// The same for a translation unit of several kernels: the helpers once,
+/// then each wgmma (wgmmaFunction's text) once; empty for none.
+std::string hopperPreamble(const std::set<std::string> &wgmmas);
+/// Its parts: the helpers every Hopper kernel shares, and the wgmma of one
+/// tile width and dtype with its accumulators written out (and mj_fence_acc,
+/// which keeps the compiler from reading them before the wait).
+const std::string &hopperHelpers();
+std::string wgmmaFunction(unsigned n, DType dtype);
 
 /// A name that says the schedule and the ops: poi_mul_tanh_add_k1,
 /// softmax_row_k0, red_sum_col_k2.

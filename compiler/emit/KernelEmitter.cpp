@@ -87,6 +87,8 @@ void KernelEmitter::header() {
   }
   if (workspaceBytes(K, S) > 0)
     sig += std::string(K.params.empty() ? "" : ", ") + "unsigned *__restrict__ mj_work";
+  if (S.kind() == ScheduleKind::MatmulWgmma) // A's and B's TMA descriptors, encoded by the host
+    sig += ", const __grid_constant__ MjTensorMap mj_tmA, const __grid_constant__ MjTensorMap mj_tmB";
   W.raw(sig + ") {\n");
   W.setIndent(1);
 }

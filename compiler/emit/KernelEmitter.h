@@ -147,12 +147,13 @@ private:
 };
 
 // One function per template (emit/Pointwise.cpp, RowReduction.cpp,
-// ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, Scan.cpp), each writing the body.
+// ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, MatmulWgmma.cpp, Scan.cpp), each writing the body.
 void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s);
 void emitRowReduction(KernelEmitter &e, const RowSchedule &s);
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s);
 void emitMatmulSimt(KernelEmitter &e, const MatmulSimtSchedule &s);
 void emitMatmulMma(KernelEmitter &e, const MatmulMmaSchedule &s);
+void emitMatmulWgmma(KernelEmitter &e, const MatmulWgmmaSchedule &s);
 void emitTranspose(KernelEmitter &e, const TransposeSchedule &s);
 void emitScan(KernelEmitter &e, const ScanSchedule &s);
 

@@ -35,7 +35,8 @@ bool isReservedName(llvm::StringRef name) {
       "part", "b", "m", "n", "kk", "acc", "tile", "warp", "wm", "wn", "m0", "n0", "mi", "ni", "c",
       "t", "s", "p", "ii", "jj", "As", "Bs", "aBatch", "bBatch", "group", "firstM", "groupRows",
       "kTiles", "tx", "ty", "gm", "gn", "gk", "r", "e", "ok", "af", "bfr", "k0", "k16", "ar",
-      "br", "loadTiles", "lead", "kj", "inRow"};
+      "br", "loadTiles", "lead", "kj", "inRow", "tiles", "inBatch", "phase", "stage", "descA",
+      "descB", "half", "slot"};
   return names.count(name) > 0;
 }
 

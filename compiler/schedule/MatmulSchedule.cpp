@@ -2,13 +2,17 @@
 // The largest tile whose tile count fills the SMs (a grid smaller than the
 // machine leaves SMs idle; smaller tiles cost reuse). f32 runs on the CUDA
 // cores (MatmulSimtSchedule), f16/bf16 on the tensor cores
-// (MatmulMmaSchedule). Overrides (tile, bm, bn, bk, stages, frag, wm, wn) set
-// the parameters by hand for tuning.
+// (MatmulMmaSchedule), or on Hopper through TMA and wgmma
+// (MatmulWgmmaSchedule) where the target has them and TMA can describe both
+// operands. Overrides (tile, bm, bn, bk, stages, frag, wm, wn, wgmma) set the
+// parameters by hand for tuning.
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/ScheduleInternal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace minijit::detail {
@@ -114,12 +118,117 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
             divides(db) && (s.bk * s.bn / per16) % s.block == 0;
 }
 
+/// How TMA reads one operand, or why it cannot: a unit stride along k or
+/// along m (n), 16-byte aligned rows and batches, and batches at a fixed
+/// stride (or one matrix for all).
+std::variant<WgmmaOperand, std::string> wgmmaOperand(const LoweredKernel &k, bool isA) {
+  const KMatmul &mm = *k.matmul;
+  int64_t outer = isA ? mm.M : mm.N;
+  int64_t strideK = isA ? mm.aStrideK : mm.bStrideK;
+  int64_t strideOuter = isA ? mm.aStrideM : mm.bStrideN;
+  const IndexExpr &base = isA ? mm.aBase : mm.bBase;
+  const char *name = isA ? "A" : "B";
+  WgmmaOperand w;
+  // A size-1 axis has no stride to speak of: any 16-byte multiple describes it.
+  auto anyStride = [](int64_t extent) { return (extent + 7) / 8 * 8; };
+  if (strideK == 1 || mm.K == 1) {
+    w.kMajor = true;
+    w.outerStride = outer == 1 ? anyStride(mm.K) : strideOuter;
+  } else if (strideOuter == 1 || outer == 1) {
+    w.kMajor = false;
+    w.outerStride = mm.K == 1 ? anyStride(outer) : strideK;
+  } else {
+    return llvm::formatv("{0} has no unit stride along k or {1}", name, isA ? "m" : "n").str();
+  }
+  IndexContext ctx = k.ctx;
+  if (!ctx.isAffine(base) || (!base.isConstant() && ctx.coefficient(base, k.b) == 0))
+    return llvm::formatv("{0}'s batches are not at a fixed stride", name).str();
+  w.batchStride = mm.batch == 1 ? 0 : ctx.coefficient(base, k.b);
+  w.offset = base.constantTerm();
+  if (w.outerStride % 8 || w.batchStride % 8 || w.offset % 8)
+    return llvm::formatv("{0}'s rows or batches are not 16-byte aligned (TMA needs strides of a "
+                         "multiple of 8 elements)",
+                         name)
+        .str();
+  return w;
+}
+
+/// The Hopper template where it applies, else why not.
+std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel &k,
+                                                            const DeviceProperties &dev,
+                                                            const ScheduleOverrides &o) {
+  const KMatmul &mm = *k.matmul;
+  MatmulWgmmaSchedule s;
+  for (bool isA : {true, false}) {
+    std::variant<WgmmaOperand, std::string> w = wgmmaOperand(k, isA);
+    if (const std::string *why = std::get_if<std::string>(&w))
+      return *why;
+    (isA ? s.a : s.b) = std::get<WgmmaOperand>(w);
+  }
+  s.bm = 128;
+  s.bk = 64;
+  s.pingpong = o.pingpong.value_or(0) != 0;
+  // The widest tile whose count still fills the SMs (ping-pong: whose
+  // accumulators fit one warpgroup).
+  s.bn = 64;
+  for (unsigned bn : {256u, 128u})
+    if ((!s.pingpong || bn <= 128) &&
+        ((mm.M + 127) / 128) * ((mm.N + bn - 1) / bn) * mm.batch >= dev.smCount) {
+      s.bn = bn;
+      break;
+    }
+  if (o.bn) {
+    if (*o.bn != 64 && *o.bn != 128 && (*o.bn != 256 || s.pingpong))
+      badOverride(s.pingpong ? "bn must be 64 or 128 with pingpong=1"
+                             : "bn must be 64, 128 or 256");
+    s.bn = static_cast<unsigned>(*o.bn);
+  }
+  unsigned room = static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048; // alignment, barriers
+  s.stages = std::min(room / s.stageBytes(), 6u);
+  if (o.stages) {
+    if (*o.stages < 2 || *o.stages > 8)
+      badOverride("stages must be 2..8");
+    s.stages = static_cast<unsigned>(*o.stages);
+  }
+  s.sharedBytes = s.stages * s.stageBytes() + 1024;
+  if (s.sharedBytes + 1024 > dev.sharedPerBlockOptin)
+    badOverride(llvm::formatv("a 128x{0}x64 wgmma tile in {1} stages needs {2} bytes of shared "
+                              "memory; the device allows {3}",
+                              s.bn, s.stages, s.sharedBytes, dev.sharedPerBlockOptin)
+                    .str());
+  s.block = 384;
+  s.minBlocksPerSM = 1;
+  s.tilesM = (mm.M + s.bm - 1) / s.bm;
+  s.tilesN = (mm.N + s.bn - 1) / s.bn;
+  s.tiles = s.tilesM * s.tilesN * mm.batch;
+  s.grid = std::min<int64_t>(s.tiles, dev.smCount);
+  return s;
+}
+
 } // namespace
 
 Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                        const ScheduleOverrides &o) {
+                        const ScheduleOverrides &o, bool wgmma) {
   const KMatmul &mm = *k.matmul;
   bool tensorCores = mm.dtype != DType::F32;
+  if (tensorCores && wgmma && o.wgmma.value_or(1) != 0) {
+    std::variant<MatmulWgmmaSchedule, std::string> w = wgmmaSchedule(k, dev, o);
+    if (MatmulWgmmaSchedule *s = std::get_if<MatmulWgmmaSchedule>(&w)) {
+      const std::pair<const char *, bool> mmaKeys[] = {
+          {"tile", o.tile.has_value()}, {"bm", o.bm.has_value()}, {"bk", o.bk.has_value()},
+          {"frag", o.frag.has_value()}, {"wm", o.wm.has_value()},  {"wn", o.wn.has_value()}};
+      for (const std::pair<const char *, bool> &key : mmaKeys)
+        if (key.second)
+          badOverride(std::string(key.first) + " is a key of the mma.sync template; this matmul "
+                                               "runs on wgmma (add wgmma=0 for mma.sync)");
+      return Schedule{*s};
+    }
+    if (o.wgmma)
+      badOverride("wgmma=1: " + std::get<std::string>(w));
+  } else if (o.wgmma.value_or(0) != 0) {
+    badOverride(tensorCores ? "wgmma=1 needs a Hopper target (sm_90 or sm_90a)"
+                            : "wgmma=1 needs f16 or bf16 operands");
+  }
   Tile pick = pickTile(mm, dev, candidateTiles(tensorCores), o);
   if (!tensorCores) {
     MatmulSimtSchedule s;
@@ -157,3 +266,38 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
 }
 
 } // namespace minijit::detail
+
+namespace minijit {
+
+bool hasWgmma(const std::string &arch) { return arch == "sm_90" || arch == "sm_90a"; }
+
+std::vector<TensorMapSpec> wgmmaTensorMaps(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
+  const KMatmul &mm = *k.matmul;
+  std::vector<TensorMapSpec> maps;
+  for (bool isA : {true, false}) {
+    const WgmmaOperand &w = isA ? s.a : s.b;
+    int64_t outer = isA ? mm.M : mm.N;
+    unsigned rows = isA ? s.bm : s.bn;
+    TensorMapSpec t;
+    t.buffer = isA ? mm.aParam : mm.bParam;
+    t.dtype = mm.dtype;
+    t.offset = w.offset;
+    if (w.kMajor) {
+      t.dims = {mm.K, outer};
+      t.box = {s.bk, rows};
+    } else {
+      t.dims = {outer, mm.K};
+      t.box = {64, s.bk};
+    }
+    t.strides = {w.outerStride};
+    if (w.batchStride) {
+      t.dims.push_back(mm.batch);
+      t.strides.push_back(w.batchStride);
+      t.box.push_back(1);
+    }
+    maps.push_back(std::move(t));
+  }
+  return maps;
+}
+
+} // namespace minijit

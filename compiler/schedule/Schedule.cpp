@@ -97,11 +97,12 @@ LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexE
 }
 
 Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                        const ScheduleOverrides &overrides) {
+                        const ScheduleOverrides &overrides, const std::string &arch) {
   switch (k.kind) {
   case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
   case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides);
-  case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides);
+  case KernelKind::Matmul:
+    return detail::matmulSchedule(k, dev, overrides, hasWgmma(arch.empty() ? dev.arch() : arch));
   case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
@@ -112,6 +113,8 @@ const LaunchGeometry &Schedule::geometry() const {
 }
 
 unsigned Schedule::dynamicSharedBytes() const {
+  if (const MatmulWgmmaSchedule *w = getIf<MatmulWgmmaSchedule>())
+    return w->sharedBytes;
   const MatmulMmaSchedule *mma = getIf<MatmulMmaSchedule>();
   return mma ? mma->sharedBytes : 0;
 }
@@ -213,6 +216,27 @@ std::string Schedule::describe() const {
                          s.grid, s.tilesM, s.tilesN)
         .str();
   }
+  case ScheduleKind::MatmulWgmma: {
+    const auto &s = as<MatmulWgmmaSchedule>();
+    auto layout = [](const WgmmaOperand &w, const char *mn) {
+      return llvm::formatv("{0}-major{1}", w.kMajor ? "k" : mn,
+                           w.kMajor ? "" : " (transposed in the wgmma)")
+          .str();
+    };
+    return llvm::formatv("matmul on tensor cores (wgmma m64n{1}k16, sm_90a): {0}x{1} tile, k "
+                         "step {2}, TMA loads with 128-byte swizzle into {3} stages of {4} bytes "
+                         "(mbarriers), 1 producer + 2 consumer warpgroups ({12}), A {5}, B {6}, "
+                         "persistent grid {7} over {8} tiles ({9}x{10}{11})",
+                         s.bm, s.bn, s.bk, s.stages, s.stageBytes(), layout(s.a, "m"),
+                         layout(s.b, "n"), s.grid, s.tiles, s.tilesM, s.tilesN,
+                         s.tiles == s.tilesM * s.tilesN
+                             ? std::string()
+                             : llvm::formatv(" x {0} batches", s.tiles / (s.tilesM * s.tilesN))
+                                   .str(),
+                         s.pingpong ? "ping-pong: every other tile each"
+                                    : "cooperative: 64 rows each")
+        .str();
+  }
   case ScheduleKind::Scan: {
     const auto &s = as<ScanSchedule>();
     return llvm::formatv("scan: a block of {0} threads per row, {1} consecutive elements per "
@@ -236,6 +260,8 @@ unsigned estimatedRegisters(const Schedule &s) {
     unsigned frags = m->fragBuffers * ((wtm / 16) * 4 + (wtn / 8) * 2);
     return acc + frags + 40;
   }
+  if (s.getIf<MatmulWgmmaSchedule>())
+    return 168; // setmaxnreg moves registers to the consumers; the launch needs 168
   return 32;
 }
 

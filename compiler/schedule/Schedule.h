@@ -10,6 +10,7 @@
 #include "compiler/lower/Lowering.h"
 #include "compiler/schedule/ScheduleOverrides.h"
 #include "runtime/DeviceProperties.h"
+#include "runtime/Program.h"
 
 #include <optional>
 #include <string>
@@ -25,6 +26,10 @@ enum class ScheduleKind {
   MatmulMma,  ///< f16/bf16 matmul on the tensor cores: mma.sync m16n8k16, ldmatrix, cp.async
   Transpose,  ///< pointwise with operands read across the innermost axis: tiles through shared memory
   Scan,       ///< cumsum/cumprod along rows: a block per row, tiles scanned by warps then the block
+  /// f16/bf16 matmul on Hopper (sm_90a): TMA tiles into a ring of shared
+  /// memory driven by mbarriers, wgmma from shared-memory descriptors, a
+  /// producer warpgroup and two consumer warpgroups, a persistent grid
+  MatmulWgmma,
 };
 
 /// Every template launches `grid` blocks of `block` threads.
@@ -152,6 +157,45 @@ struct MatmulMmaSchedule : MatmulTile {
   unsigned sharedBytes = 0;        ///< dynamic shared memory per block
 };
 
+/// How one operand of the Hopper matmul lies in memory, as its TMA
+/// descriptor sees it: K-major (k contiguous: A = x, B = nn.Linear's W.T) or
+/// MN-major (m or n contiguous: B = W, A = x.T), and the strides in elements.
+struct WgmmaOperand {
+  bool kMajor = true;
+  int64_t outerStride = 0; ///< elements between rows along the non-contiguous axis
+  int64_t batchStride = 0; ///< elements between batches; 0: one matrix for every batch
+  int64_t offset = 0;      ///< elements from the buffer's start to batch 0's first element
+};
+
+/// The Hopper template (emit/MatmulWgmma.cpp): a 128 x bn tile per step, k
+/// in slices of 64 (128 bytes of f16, the swizzle's width), `stages` slices
+/// in flight. Warpgroup 0 issues the TMA loads; warpgroups 1 and 2 multiply
+/// (wgmma m64n{bn}k16) and run the epilogue on their accumulators. grid =
+/// min(tiles, SMs) blocks walk the tiles.
+struct MatmulWgmmaSchedule : MatmulTile {
+  unsigned stages = 4;
+  /// Ping-pong: each consumer takes every other tile, all its rows (bn at
+  /// most 128), so one's epilogue overlaps the other's multiplies; else
+  /// both take each tile (cooperative), 64 rows each.
+  bool pingpong = false;
+  WgmmaOperand a, b;
+  int64_t tiles = 1;       ///< tilesM x tilesN x batch, walked by the grid
+  unsigned sharedBytes = 0; ///< the stages, plus 1 KiB to align them to 1024 bytes
+  /// Bytes of one stage: a 128 x 64 tile of A and a bn x 64 tile of B.
+  unsigned stageBytes() const { return (bm + bn) * bk * 2; }
+};
+
+/// True when `arch` (an NVRTC target such as "sm_90") has wgmma and TMA:
+/// its kernels may use the Hopper template, compiled for "sm_90a".
+bool hasWgmma(const std::string &arch);
+
+/// The TMA descriptors of a Hopper matmul, A's then B's, each naming in
+/// `buffer` the kernel parameter (LoweredKernel::params) it describes. A
+/// k-major operand loads a whole 64-wide k slice of its 128 (bn) rows at
+/// once; an m- or n-major one loads 64 x 64 boxes, 128 bytes of m (n) by 64
+/// of k each, side by side.
+std::vector<TensorMapSpec> wgmmaTensorMaps(const LoweredKernel &k, const MatmulWgmmaSchedule &s);
+
 /// One template's parameters. The alternatives are in ScheduleKind's order.
 /// A block per row; each tile of block * items elements: every thread scans
 /// its `items` consecutive elements, a warp scan (shuffles) and a block scan
@@ -162,7 +206,7 @@ struct ScanSchedule : LaunchGeometry {
 
 struct Schedule {
   std::variant<PointwiseSchedule, RowSchedule, ColumnSchedule, MatmulSimtSchedule,
-               MatmulMmaSchedule, TransposeSchedule, ScanSchedule>
+               MatmulMmaSchedule, TransposeSchedule, ScanSchedule, MatmulWgmmaSchedule>
       params;
 
   ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }
@@ -179,9 +223,10 @@ struct Schedule {
 /// CompileOptions or $MINIJIT_SCHEDULE) set parameters by hand for
 /// experiments; each template applies the keys that concern it where it
 /// computes its geometry and ignores the others. Throws CompileError for an
-/// override value the kernel cannot take.
+/// override value the kernel cannot take. `arch` is the NVRTC target (empty:
+/// the device's); it decides the tensor-core template (hasWgmma).
 Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                        const ScheduleOverrides &overrides = {});
+                        const ScheduleOverrides &overrides = {}, const std::string &arch = "");
 
 /// Resident blocks per SM of a launch of `s` whose threads use `registers`
 /// each (0: unknown, estimated from the template: a matmul's accumulators

@@ -18,8 +18,10 @@ Schedule pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
 /// Inner rows or outer columns, whichever the layout of the largest load asks for.
 Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                            const ScheduleOverrides &o);
+/// `wgmma`: the target has it (hasWgmma), so f16/bf16 take the Hopper
+/// template where TMA can read both operands.
 Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                        const ScheduleOverrides &o);
+                        const ScheduleOverrides &o, bool wgmma);
 /// cumsum/cumprod: a block per row (schedule/ScanSchedule.cpp).
 Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                       const ScheduleOverrides &o);

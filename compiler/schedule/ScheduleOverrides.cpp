@@ -24,7 +24,8 @@ const Key kKeys[] = {
     {"stages", &ScheduleOverrides::stages}, {"frag", &ScheduleOverrides::frag},
     {"wm", &ScheduleOverrides::wm},       {"wn", &ScheduleOverrides::wn},
     {"splits", &ScheduleOverrides::splits}, {"transpose", &ScheduleOverrides::transpose},
-    {"online", &ScheduleOverrides::online},
+    {"online", &ScheduleOverrides::online}, {"wgmma", &ScheduleOverrides::wgmma},
+    {"pingpong", &ScheduleOverrides::pingpong},
 };
 
 } // namespace
@@ -45,7 +46,7 @@ ScheduleOverrides parseScheduleOverrides(llvm::StringRef text) {
     if (k == std::end(kKeys))
       throw CompileError("schedule override: unknown key '" + key.str() +
                          "' (known: block, vec, items, tpr, cached, online, parts, splits, "
-                         "transpose, tile, bm, bn, bk, stages, frag, wm, wn)");
+                         "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong)");
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       throw CompileError("schedule override: '" + p.str() + "' needs a non-negative integer");

@@ -27,6 +27,13 @@ struct ScheduleOverrides {
   std::optional<int64_t> online;
   std::optional<int64_t> tile;  ///< matmul: the block tile's height, one of the template's
   std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn; ///< tensor-core matmul
+  /// f16/bf16 matmul on Hopper: 0 keeps the mma.sync template (where the
+  /// wgmma one would apply, it takes bn and stages; tile, bm, bk, frag, wm
+  /// and wn are mma.sync's)
+  std::optional<int64_t> wgmma;
+  /// the Hopper matmul: 1 gives each consumer warpgroup every other tile
+  /// (ping-pong), 0 both every tile (cooperative)
+  std::optional<int64_t> pingpong;
 
   bool empty() const;
 };

@@ -1,6 +1,6 @@
 //===- compiler/simplify/MatmulRewrites.cpp - products in a cheaper form --------===//
 // One walk in graph order copies the graph, replacing the products the
-// rewrites apply to. A value that is rewritten keeps its name (on the last
+// rewrites apply to; a second pads the operands of the products left. A value that is rewritten keeps its name (on the last
 // node of its new form), so outputs and --emit texts still name it.
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/MatmulRewrites.h"
@@ -21,6 +21,9 @@ std::string MatmulRewrite::text() const {
   case MatmulRewriteKind::ScalarFactor:
     return "%" + value + ": a scalar factor of an operand moved after the product, into its "
                          "epilogue (reassociates)";
+  case MatmulRewriteKind::AlignedRows:
+    return "%" + value + ": 16-bit operands whose rows are not whole 16-byte units copied into "
+                         "padded rows first (TMA reads only aligned rows)";
   }
   llvm_unreachable("bad rewrite kind");
 }
@@ -29,8 +32,8 @@ namespace {
 
 class Rewriter {
 public:
-  Rewriter(const Graph &g, bool reassociate)
-      : G(g), Reassociate(reassociate), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0),
+  Rewriter(const Graph &g, bool reassociate, bool alignRows)
+      : G(g), Reassociate(reassociate), AlignRows(alignRows), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0),
         OutputUses(g.size(), 0) {
     for (const Node &n : g.nodes())
       for (ValueId o : n.operands)
@@ -124,6 +127,12 @@ private:
       o = Map[o];
     if (n.op == OpKind::Input)
       return Out.input(n.name, n.dtype, n.shape).id();
+    if (AlignRows) { // the last walk: the products that are still matmuls
+      if (n.op == OpKind::Matmul)
+        if (std::optional<ValueId> v = alignedOperands(n, s.operands[0], s.operands[1]))
+          return *v;
+      return add(s);
+    }
     if (n.op == OpKind::Matmul) {
       if (std::optional<ValueId> v = narrowProduct(id, s.operands[0], s.operands[1]))
         return *v;
@@ -236,8 +245,68 @@ private:
     return p;
   }
 
+  /// A 16-bit operand whose rows in memory are not whole 16-byte units
+  /// (the last axis of the value it reads, through a transpose of the last
+  /// two axes if it is one), padded to the next 8 elements and sliced back:
+  /// the pad is a copy kernel, the slice a view the matmul reads with the
+  /// padded row stride. Other views (a broadcast, a reshape) are left alone:
+  /// padding them would copy more than the operand.
+  std::optional<ValueId> alignedRows(ValueId v) {
+    const Node &n = out(v);
+    ValueId src = v;
+    size_t rank = n.shape.rank();
+    bool transposed = n.op == OpKind::Permute && rank >= 2 &&
+                      n.perm[rank - 1] == static_cast<int64_t>(rank - 2) &&
+                      n.perm[rank - 2] == static_cast<int64_t>(rank - 1);
+    for (size_t i = 0; transposed && i + 2 < rank; ++i)
+      transposed = n.perm[i] == static_cast<int64_t>(i);
+    if (transposed)
+      src = n.operands[0];
+    const Node &m = out(src);
+    int64_t last = m.shape[rank - 1];
+    if (m.cls() == OpClass::View || m.op == OpKind::Constant || last % 8 == 0)
+      return std::nullopt;
+    NodeSpec pad;
+    pad.op = OpKind::Pad;
+    pad.operands = {src};
+    pad.before.assign(rank, 0);
+    pad.after.assign(rank, 0);
+    pad.after[rank - 1] = (last + 7) / 8 * 8 - last;
+    NodeSpec slice;
+    slice.op = OpKind::Slice;
+    slice.operands = {add(pad)};
+    slice.axis = -1;
+    slice.start = 0;
+    slice.end = last;
+    ValueId aligned = add(slice);
+    if (!transposed)
+      return aligned;
+    NodeSpec t = specOf(n);
+    t.operands = {aligned};
+    t.name.clear();
+    return add(t);
+  }
+
+  /// A 16-bit product big enough for the pads to pay (2^24 multiply-adds,
+  /// a few microseconds on the tensor cores) with operands alignedRows pads.
+  std::optional<ValueId> alignedOperands(const Node &n, ValueId a, ValueId b) {
+    if (n.dtype == DType::F32)
+      return std::nullopt;
+    const Shape &sa = out(a).shape, &sb = out(b).shape;
+    int64_t m = sa[sa.rank() - 2], k = sa[sa.rank() - 1], cols = sb[sb.rank() - 1];
+    if (m * k * cols < (int64_t(1) << 24))
+      return std::nullopt;
+    std::optional<ValueId> pa = alignedRows(a), pb = alignedRows(b);
+    if (!pa && !pb)
+      return std::nullopt;
+    NodeSpec s = specOf(n);
+    s.operands = {pa.value_or(a), pb.value_or(b)};
+    Applied.push_back({MatmulRewriteKind::AlignedRows, n.name});
+    return add(s);
+  }
+
   const Graph &G;
-  bool Reassociate;
+  bool Reassociate, AlignRows;
   Graph Out;
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted
@@ -247,8 +316,16 @@ private:
 
 } // namespace
 
-MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate) {
-  return Rewriter(g, reassociate).run();
+MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows) {
+  MatmulRewriteResult r = Rewriter(g, reassociate, false).run();
+  if (!alignRows)
+    return r;
+  // A second walk pads the operands of what is still a matmul (not those
+  // of a product that became a sum).
+  MatmulRewriteResult aligned = Rewriter(r.graph, false, true).run();
+  r.graph = std::move(aligned.graph);
+  r.applied.insert(r.applied.end(), aligned.applied.begin(), aligned.applied.end());
+  return r;
 }
 
 } // namespace minijit

@@ -29,6 +29,7 @@ enum class MatmulRewriteKind {
   NarrowProduct, ///< one output row or column: a product and a sum over k
   SumOfProduct,  ///< sum over the product's columns or rows: the operand summed first
   ScalarFactor,  ///< a scalar factor moved after the product
+  AlignedRows,   ///< 16-bit operands padded to rows of whole 16-byte units
 };
 
 /// One rewrite applied, for --emit=fused.
@@ -44,7 +45,8 @@ struct MatmulRewriteResult {
 };
 
 /// Applies the rewrites to `g` (the reassociating ones only with
-/// `reassociate`); the values keep their names.
-MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate);
+/// `reassociate`, the padding of rows only with `alignRows`); the values
+/// keep their names.
+MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows = false);
 
 } // namespace minijit

@@ -37,12 +37,12 @@ TEST_F(Matmul, EveryTileConfiguration) {
                             {DType::F32, "tile=64"},
                             {DType::F32, "tile=32"},
                             {DType::F32, "tile=16"},
-                            {DType::F16, "tile=128"},
-                            {DType::F16, "tile=64"},
-                            {DType::F16, "tile=128,bn=256,wn=4,stages=3"},
-                            {DType::BF16, "tile=128,bk=64,stages=3"},
-                            {DType::F16, "tile=128,wm=2,wn=4,stages=2"},
-                            {DType::BF16, "tile=64,bk=16,stages=6"}};
+                            {DType::F16, "wgmma=0,tile=128"},
+                            {DType::F16, "wgmma=0,tile=64"},
+                            {DType::F16, "wgmma=0,tile=128,bn=256,wn=4,stages=3"},
+                            {DType::BF16, "wgmma=0,tile=128,bk=64,stages=3"},
+                            {DType::F16, "wgmma=0,tile=128,wm=2,wn=4,stages=2"},
+                            {DType::BF16, "wgmma=0,tile=64,bk=16,stages=6"}};
   const MatmulShape shapes[] = {{127, 255, 63}, {130, 66, 40}, {257, 136, 1000}, {64, 64, 64}};
   for (const Config &c : configs)
     for (const MatmulShape &s : shapes) {
@@ -95,6 +95,7 @@ TEST_F(Matmul, TransposedOperandsReadAsVectors) {
       g.output(matmul(at.permute({1, 0}), bt.permute({1, 0})), "c");
       CompileOptions opt;
       opt.compileKernels = false;
+      opt.scheduleOverrides = f32 ? "" : "wgmma=0"; // mma.sync's loads (the run takes wgmma)
       std::string fused = compileGraph(g, opt).fusedText();
       std::string how = f32 ? "by float4" : "by 16-byte cp.async";
       EXPECT_NE(fused.find("A " + how + " along m (stored transposed)"), std::string::npos) << fused;
@@ -222,6 +223,89 @@ TEST_F(Matmul, ScalarFactorsMoveIntoTheEpilogue) {
     CompiledGraph cg = compileGraph(g, opt);
     EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
     expectMatches(g, 4, /*fusedOnly=*/true);
+  }
+}
+
+/// The Hopper template (TMA, mbarriers, wgmma; sm_90a) on every layout TMA
+/// reads (A k- or m-major, B k- or n-major), batched at a stride and
+/// broadcast, with tiles overhanging every edge, more tiles than blocks (the
+/// persistent loop), more k-slices than stages, every tile width and pipeline
+/// depth, and the fused epilogues.
+TEST_F(Matmul, HopperTemplateOnEveryLayout) {
+  struct Case {
+    Shape a, b;
+    bool aT, bT; ///< the operand is stored transposed and read through a permute
+    const char *overrides;
+  };
+  const Case cases[] = {
+      {{16, 8}, {8, 16}, false, false, ""},
+      {{127, 264}, {264, 200}, false, false, ""},
+      {{127, 264}, {264, 200}, false, true, ""},
+      {{136, 264}, {264, 200}, true, false, ""}, // m-major A: rows of m, 16-byte aligned
+      {{136, 264}, {264, 200}, true, true, ""},
+      {{1152, 256}, {256, 1024}, false, false, "bn=64,stages=2"},
+      {{1152, 256}, {256, 1024}, false, true, "bn=128,stages=3"},
+      {{304, 1032}, {1032, 520}, true, false, "bn=256,stages=4"},
+      {{300, 1032}, {1032, 520}, false, true, "bn=256,stages=2"},
+      {{5, 72, 96}, {5, 96, 40}, false, false, ""},
+      {{5, 72, 96}, {5, 96, 40}, true, true, "bn=128"},
+      {{3, 2, 65, 128}, {128, 136}, false, false, ""},
+      {{3, 2, 65, 128}, {128, 136}, false, true, ""},
+      // rows of 1001 or 997 halves: padded to whole 16-byte units first (a pad kernel)
+      {{300, 1001}, {1001, 997}, false, false, ""},
+      {{300, 1001}, {1001, 997}, false, true, ""},
+      // ping-pong: each consumer warpgroup every other tile (2 or 3 per block here)
+      {{1152, 256}, {256, 2048}, false, false, "pingpong=1,bn=64,stages=3"},
+      {{304, 1032}, {1032, 520}, true, true, "pingpong=1"},
+      {{5, 72, 96}, {5, 96, 40}, false, true, "pingpong=1"},
+  };
+  for (DType t : {DType::F16, DType::BF16})
+    for (const Case &c : cases) {
+      struct ScheduleEnv {
+        explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
+        ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
+      } env(c.overrides);
+      Graph g(std::string("hopper_") + std::string(dtypeName(t)));
+      auto operand = [&](const char *name, const Shape &s, bool transposed) {
+        if (!transposed)
+          return g.input(name, t, s);
+        Shape stored = s;
+        std::swap(stored[s.rank() - 1], stored[s.rank() - 2]);
+        return transpose(g.input(name, t, stored));
+      };
+      Tensor a = operand("a", c.a, c.aT), b = operand("b", c.b, c.bT);
+      g.output(matmul(a, b), "c");
+      SCOPED_TRACE(std::string(dtypeName(t)) + c.a.str() + (c.aT ? "T" : "") + " @ " + c.b.str() +
+                   (c.bT ? "T " : " ") + c.overrides);
+      CompileOptions opt;
+      opt.compileKernels = false;
+      std::string fused = compileGraph(g, opt).fusedText();
+      EXPECT_NE(fused.find("wgmma"), std::string::npos) << fused;
+      expectMatches(g, static_cast<uint64_t>(c.a.numel() % 89), /*fusedOnly=*/true);
+    }
+  // the epilogues: bias, GeLU, a residual and a cast, in the accumulators' registers
+  for (const char *overrides : {"pingpong=0", "pingpong=1"})
+  for (DType t : {DType::F16, DType::BF16}) {
+    struct ScheduleEnv {
+      explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
+      ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
+    } env(overrides);
+    SCOPED_TRACE(overrides);
+    Graph g("hopper_epilogue");
+    Tensor x = g.input("x", t, {333, 192});
+    Tensor w = g.input("w", t, {192, 264});
+    Tensor bias = g.input("bias", t, {264});
+    Tensor res = g.input("res", t, {333, 264});
+    Tensor h = matmul(x, w) + bias;
+    Tensor gelu = 0.5 * h * (1.0 + tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
+    g.output((gelu + res).cast(DType::F32), "y");
+    g.output(h, "h");
+    CompileOptions opt;
+    opt.compileKernels = false;
+    CompiledGraph cg = compileGraph(g, opt);
+    EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+    EXPECT_NE(cg.fusedText().find("wgmma"), std::string::npos) << cg.fusedText();
+    expectMatches(g, 12);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cassert>
 #include <cctype>
 #include <memory>
+#include <set>
 
 namespace minijit {
 
@@ -35,8 +36,11 @@ std::string renameIdentifier(const std::string &text, const std::string &from,
 
 void compileTogether(const std::vector<CompiledGraph *> &programs,
                      const std::vector<std::string> &nvrtcOptions) {
-  std::string unit = mutatePreamble(cudaPreamble()) + "\n";
-  std::string first, arch;
+  std::string unit, first, arch;
+  // Hopper matmuls need their helpers, and the architecture-specific target
+  // (whose image the others load from as well).
+  std::set<std::string> wgmmas;
+  std::string unitArch;
   // Each program's records are copied, then renamed and given the image.
   std::vector<std::shared_ptr<CompileDetail>> details;
   for (size_t p = 0; p < programs.size(); ++p) {
@@ -47,6 +51,10 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
     c.detail = details.back();
     for (size_t k = 0; k < details.back()->kernels.size(); ++k) {
       CompiledKernel &ck = details.back()->kernels[k];
+      if (const MatmulWgmmaSchedule *w = ck.schedule.getIf<MatmulWgmmaSchedule>())
+        wgmmas.insert(wgmmaFunction(w->bn, ck.lowered.matmul->dtype));
+      if (c.program.kernels[k].arch != arch)
+        unitArch = c.program.kernels[k].arch;
       std::string name = ck.name + "_p" + std::to_string(p);
       unit += renameIdentifier(ck.cuda, ck.name, name) + "\n";
       ck.name = name;
@@ -57,7 +65,9 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
   }
   if (first.empty())
     return;
-  NvrtcOutput out = compileWithNvrtc(unit, first, arch, nvrtcOptions);
+  unit = mutatePreamble(cudaPreamble() + hopperPreamble(wgmmas)) + "\n" + unit;
+  NvrtcOutput out =
+      compileWithNvrtc(unit, first, unitArch.empty() ? arch : unitArch, nvrtcOptions);
   for (size_t p = 0; p < programs.size(); ++p)
     for (size_t k = 0; k < details[p]->kernels.size(); ++k) {
       CompiledGraph *c = programs[p];

@@ -208,3 +208,47 @@ TEST(MatmulRewrites, AScalarFactorStaysWhenTheRestIsAViewOfALiteral) {
 }
 
 } // namespace
+
+namespace {
+
+/// Hopper's TMA reads rows of whole 16-byte units: a 16-bit operand whose
+/// rows are not (k = 1001 halves, or nn.Linear's W with 1001 columns read
+/// transposed) is padded to the next 8 elements and sliced back; the pad is
+/// the copy, the slice a view. Products already aligned, f32 ones, small
+/// ones and targets without TMA are left as they are.
+TEST(MatmulRewrites, MisalignedHalfOperandsArePaddedForTma) {
+  Graph g("odd");
+  Tensor x = g.input("x", DType::F16, {300, 1001});
+  Tensor w = g.input("w", DType::F16, {997, 1001}); // [out, in]
+  g.output(matmul(x, transpose(w)), "y");
+  MatmulRewriteResult r = rewriteMatmuls(g, true, /*alignRows=*/true);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::AlignedRows);
+  Graph clean = simplifyGraph(r.graph);
+  EXPECT_NO_THROW(verifyGraph(clean));
+  std::string text = body(clean);
+  EXPECT_NE(text.find("pad %x before=[0, 0] after=[0, 7] value=0 : f16[300, 1008]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pad %w before=[0, 0] after=[0, 7] value=0 : f16[997, 1008]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("slice"), std::string::npos) << text;
+  EXPECT_NE(text.find("permute"), std::string::npos) << text; // W still read transposed
+  std::vector<HostTensor> in = randomInputs(g, 4);
+  CompareResult c = compareTensors(evaluate(clean, in)[0], evaluate(g, in)[0], Tolerance{0});
+  EXPECT_TRUE(c.ok) << c.summary; // padding with zeros changes no sum
+
+  EXPECT_TRUE(rewriteMatmuls(g, true, /*alignRows=*/false).applied.empty());
+  Graph aligned("aligned"), f32("f32"), small("small");
+  for (Graph *h : {&aligned, &f32, &small}) {
+    DType t = h == &f32 ? DType::F32 : DType::F16;
+    int64_t k = h == &aligned ? 1008 : 1001, m = h == &small ? 8 : 300;
+    Tensor a = h->input("a", t, {m, k});
+    Tensor b = h->input("b", t, {k, 1000});
+    h->output(matmul(a, b), "y");
+    EXPECT_TRUE(rewriteMatmuls(*h, true, true).applied.empty()) << printGraph(*h);
+  }
+}
+
+} // namespace

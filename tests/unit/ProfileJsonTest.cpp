@@ -145,7 +145,7 @@ TEST(ProfileRecords, TensorCoreMatmulFlopsApartFromItsEpilogue) {
   CompiledGraph c = compileFor(g, true, false);
   std::vector<KernelDescription> ds = describeKernels(c);
   ASSERT_EQ(ds.size(), 1u);
-  EXPECT_EQ(ds[0].kind, "matmul_mma");
+  EXPECT_EQ(ds[0].kind, "matmul_wgmma"); // the H200's f16 template
   ASSERT_EQ(ds[0].flops.size(), 2u);
   EXPECT_EQ(ds[0].flops[0].unit, "tensor_cores");
   EXPECT_EQ(ds[0].flops[0].dtype, "f16");

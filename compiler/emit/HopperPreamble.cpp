@@ -1,0 +1,117 @@
+//===- compiler/emit/HopperPreamble.cpp - helpers of the sm_90a matmul ----===//
+// What emit/MatmulWgmma.cpp calls, added after the common preamble to that
+// kernel's source only: mbarriers, TMA loads, shared-memory matrix
+// descriptors, the wgmma fences, setmaxnreg, and the one wgmma instruction
+// the kernel uses (its n and dtype), written out with its accumulators.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/CudaEmitter.h"
+
+#include <set>
+#include <string>
+
+namespace minijit {
+
+namespace {
+
+const char *const kHopperHelpers = R"(// ---- Hopper helpers (sm_90a): mbarriers, TMA, wgmma ----
+// A TMA descriptor (CUtensorMap), encoded by the host, passed by value.
+struct __align__(64) MjTensorMap { unsigned long long opaque[16]; };
+__device__ __forceinline__ unsigned mj_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+// An mbarrier completes a phase once `count` threads arrived and the bytes
+// announced with expect_tx have landed; waiters name the phase's parity.
+__device__ __forceinline__ void mj_mbar_init(unsigned long long *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(mj_smem_addr(bar)), "r"(count));
+}
+__device__ __forceinline__ void mj_fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+__device__ __forceinline__ void mj_mbar_expect_tx(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(mj_smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mj_mbar_arrive(unsigned long long *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(mj_smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mj_mbar_wait(unsigned long long *bar, unsigned parity) {
+  asm volatile("{\n.reg .pred done;\nwait:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "@!done bra wait;\n}\n" :: "r"(mj_smem_addr(bar)), "r"(parity) : "memory");
+}
+// A box of the tensor `map` at the coordinates (innermost first) into shared
+// memory, swizzled as the map says; its bytes complete on `bar`.
+__device__ __forceinline__ void mj_tma_load(void *dst, const MjTensorMap &map, unsigned long long *bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+               :: "r"(mj_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(mj_smem_addr(bar)), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void mj_tma_load(void *dst, const MjTensorMap &map, unsigned long long *bar, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
+               :: "r"(mj_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(mj_smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+// A shared-memory matrix descriptor with the 128-byte swizzle: the start
+// address, the leading and the stride byte offsets, each in 16-byte units.
+// Adding n to it moves the start by 16 n bytes.
+__device__ __forceinline__ unsigned long long mj_wgmma_desc(const void *smem, unsigned leading, unsigned stride) {
+  return (unsigned long long)((mj_smem_addr(smem) & 0x3FFFF) >> 4) | (unsigned long long)(leading >> 4) << 16 |
+         (unsigned long long)(stride >> 4) << 32 | 1ull << 62;
+}
+__device__ __forceinline__ void mj_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void mj_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void mj_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
+// Registers move between warpgroups: the producer gives, the consumers take.
+template <int N> __device__ __forceinline__ void mj_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(N)); }
+template <int N> __device__ __forceinline__ void mj_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(N)); }
+)";
+
+} // namespace
+
+const std::string &hopperHelpers() {
+  static const std::string text = kHopperHelpers;
+  return text;
+}
+
+std::string wgmmaFunction(unsigned n, DType dtype) {
+  std::string t = dtype == DType::BF16 ? "bf16" : "f16";
+  std::string name = "mj_wgmma_m64n" + std::to_string(n) + "k16_" + t;
+  unsigned regs = n / 2;
+  std::string r = std::to_string(regs);
+  std::string s = "// d (+)= a (64x16) * b (16x" + std::to_string(n) +
+                  ") from shared memory, f32 accumulators; TA / TB: A m-major / B n-major.\n";
+  s += "template <int TA, int TB>\n__device__ __forceinline__ void " + name + "(float (&d)[" + r +
+       "], unsigned long long a, unsigned long long b, int accumulate) {\n";
+  s += "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) +
+       ", 0;\\n\"\n";
+  s += "               \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t +
+       "." + t + " {\"\n";
+  for (unsigned i = 0; i < regs; i += 16) {
+    s += "               \"";
+    for (unsigned j = i; j < i + 16 && j < regs; ++j)
+      s += "%" + std::to_string(j) + (j + 1 < regs ? ", " : "");
+    s += "\"\n";
+  }
+  s += "               \"}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) +
+       ", p, 1, 1, %" + std::to_string(regs + 3) + ", %" + std::to_string(regs + 4) +
+       ";\\n}\\n\"\n";
+  for (unsigned i = 0; i < regs; i += 8) {
+    s += i == 0 ? "               : " : "                 ";
+    for (unsigned j = i; j < i + 8 && j < regs; ++j)
+      s += "\"+f\"(d[" + std::to_string(j) + "])" + (j + 1 < regs ? ", " : "");
+    s += "\n";
+  }
+  s += "               : \"l\"(a), \"l\"(b), \"r\"(accumulate), \"n\"(TA), \"n\"(TB));\n}\n";
+  s += "__device__ __forceinline__ void mj_fence_acc(float (&d)[" + r + "]) {\n";
+  s += "#pragma unroll\n  for (int i = 0; i < " + r +
+       "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n}\n";
+  return s;
+}
+
+std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
+  return hopperPreamble(std::set<std::string>{wgmmaFunction(s.bn, k.matmul->dtype)});
+}
+
+std::string hopperPreamble(const std::set<std::string> &wgmmas) {
+  if (wgmmas.empty())
+    return "";
+  std::string s = hopperHelpers();
+  for (const std::string &f : wgmmas)
+    s += f;
+  return s + "// ---- end of Hopper helpers ----\n";
+}
+
+} // namespace minijit

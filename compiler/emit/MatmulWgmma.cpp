@@ -1,0 +1,222 @@
+//===- compiler/emit/MatmulWgmma.cpp - f16/bf16 matmul on Hopper (sm_90a) -===//
+// Warp-specialised: warpgroup 0 is the producer (one thread issues the TMA
+// loads of each k-slice into a ring of `stages` shared-memory stages, an
+// mbarrier per stage saying it has landed); warpgroups 1 and 2 are the
+// consumers (each multiplies 64 rows of the 128-row tile with wgmma straight
+// from shared memory, frees the stage through a second mbarrier, then runs
+// the fused epilogue on its accumulators). setmaxnreg gives the producer's
+// registers to the consumers. The grid is persistent: each block walks tiles
+// blockIdx.x, + gridDim.x, ..., so the producer already loads the next tile
+// while the consumers store this one.
+//
+// Shared memory per stage: A's 128 x 64 tile, then B's bn x 64 tile, each in
+// rows of 128 bytes swizzled by TMA (128-byte swizzle). A k-major operand is
+// one box (rows of k); an m- or n-major one is boxes of 64 x 64 (rows of 64
+// m or n, one row per k) side by side, which wgmma reads transposed.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/MatmulTiles.h"
+
+namespace minijit {
+
+namespace {
+
+class WgmmaEmitter : MatmulEmitter {
+public:
+  WgmmaEmitter(KernelEmitter &e, const MatmulWgmmaSchedule &s)
+      : MatmulEmitter(e, s), S(s), Stages(std::to_string(s.stages)),
+        StageBytes(std::to_string(s.stageBytes())), ABytes(std::to_string(s.bm * s.bk * 2)),
+        Regs(std::to_string(s.bn / 2)) {}
+
+  void run() {
+    declarations();
+    producer();
+    consumer();
+    W.raw("}\n");
+  }
+
+private:
+  void declarations() {
+    W.line("// " + Stages + " stages of " + StageBytes + " bytes: A's " + std::to_string(S.bm) +
+           "x64 tile, then B's " + std::to_string(S.bn) + "x64");
+    W.line("extern __shared__ __align__(1024) unsigned char mj_smem[];");
+    W.line("// per stage: its tiles have landed (full) / both consumers are done with it (empty)");
+    W.line("__shared__ __align__(8) unsigned long long mj_full[" + Stages + "], mj_empty[" +
+           Stages + "];");
+    if (S.pingpong)
+      W.line("__shared__ __align__(8) unsigned long long mj_turn[2]; // consumer c may multiply "
+             "(the other's mainloop of the tile before is done)");
+    W.line("// the 128-byte swizzle repeats every 1024 bytes: the stages start on such a boundary");
+    W.line("unsigned char *const tiles = mj_smem + (1024 - mj_smem_addr(mj_smem) % 1024) % 1024;");
+    W.line("const int kTiles = " + std::to_string((K.matmul->K + S.bk - 1) / S.bk) +
+           "; // k-slices of 64");
+    W.open("if (threadIdx.x == 0)");
+    W.open("for (int s = 0; s < " + Stages + "; ++s)");
+    W.line("mj_mbar_init(&mj_full[s], 1);  // the producer's arrival, plus the bytes TMA brings");
+    if (S.pingpong)
+      W.line("mj_mbar_init(&mj_empty[s], 1); // the arrival of the consumer that used it");
+    else
+      W.line("mj_mbar_init(&mj_empty[s], 2); // one arrival per consumer warpgroup");
+    W.close();
+    if (S.pingpong)
+      W.line("mj_mbar_init(&mj_turn[0], 1), mj_mbar_init(&mj_turn[1], 1);");
+    W.line("mj_fence_mbar_init();");
+    W.close();
+    W.line("__syncthreads();");
+  }
+
+  /// m0, n0 and b of linear tile `tile`: batch-major, then groups of 8 tile
+  /// rows walked down each column, so the tiles in flight at once share
+  /// rows of A and columns of B in the L2.
+  void tileCoordinates() {
+    std::string perBatch = std::to_string(S.tilesM * S.tilesN);
+    std::string groupTiles = std::to_string(8 * S.tilesN);
+    W.line("const int inBatch = tile % " + perBatch + ";");
+    W.line("const " + E.Idx + " b = tile / " + perBatch + "; // batch");
+    W.line("const int group = inBatch / " + groupTiles + ", firstM = group * 8;");
+    W.line("const int groupRows = min(" + std::to_string(S.tilesM) + " - firstM, 8);");
+    W.line("const " + E.Idx + " m0 = (firstM + inBatch % groupRows) * " + std::to_string(S.bm) +
+           ";");
+    W.line("const " + E.Idx + " n0 = (inBatch % " + groupTiles + " / groupRows) * " +
+           std::to_string(S.bn) + ";");
+  }
+
+  std::string tileLoop() const {
+    return "for (int tile = blockIdx.x; tile < " + std::to_string(S.tiles) +
+           "; tile += gridDim.x)";
+  }
+
+  /// The TMA loads of one operand's slice at k0 = t * 64 into `dst`.
+  void loads(const WgmmaOperand &w, const std::string &map, const std::string &dst,
+             const std::string &outer0, unsigned rows) {
+    std::string batch = w.batchStride ? ", (int)b" : "";
+    if (w.kMajor) {
+      W.line("mj_tma_load(" + dst + ", " + map + ", &mj_full[s], t * 64, (int)" + outer0 + batch +
+             ");");
+      return;
+    }
+    for (unsigned j = 0; j < rows / 64; ++j) {
+      std::string at = j ? " + " + std::to_string(j * 8192) : "";
+      std::string from = j ? " + " + std::to_string(j * 64) : "";
+      W.line("mj_tma_load(" + dst + at + ", " + map + ", &mj_full[s], (int)" + outer0 + from +
+             ", t * 64" + batch + ");");
+    }
+  }
+
+  void producer() {
+    W.open("if (threadIdx.x < 128)");
+    W.line("// warpgroup 0, the producer: one thread issues the loads, the others leave");
+    W.line("mj_setmaxnreg_dec<40>();");
+    W.line("if (threadIdx.x != 0) return;");
+    W.line("int s = 0;");
+    W.line("unsigned phase = 0; // of stage s in the ring, flipping each time round");
+    W.open(tileLoop());
+    tileCoordinates();
+    W.open("for (int t = 0; t < kTiles; ++t)");
+    W.line("mj_mbar_wait(&mj_empty[s], phase ^ 1); // stage s is free again (at once in round 0)");
+    W.line("unsigned char *const stage = tiles + s * " + StageBytes + ";");
+    W.line("mj_mbar_expect_tx(&mj_full[s], " + StageBytes + ");");
+    loads(S.a, "mj_tmA", "stage", "m0", S.bm);
+    loads(S.b, "mj_tmB", "stage + " + ABytes, "n0", S.bn);
+    W.line("if (++s == " + Stages + ") s = 0, phase ^= 1;");
+    W.close();
+    W.close();
+    W.line("return;");
+    W.close();
+  }
+
+  /// The consumer loop, for consumer c: in the cooperative form both take
+  /// every tile, c its 64 rows; in the ping-pong form each takes every other
+  /// tile of the block, all 128 rows (two wgmmas of 64 rows per k step), so
+  /// one's epilogue runs while the other multiplies. `i` counts the block's
+  /// tiles: tile i's k-slices take slots i * kTiles .. of the ring.
+  void consumer() {
+    const KMatmul &mm = *K.matmul;
+    std::string fn = "mj_wgmma_m64n" + std::to_string(S.bn) + "k16_" +
+                     (mm.dtype == DType::BF16 ? "bf16" : "f16") + "<" + (S.a.kMajor ? "0" : "1") +
+                     ", " + (S.b.kMajor ? "0" : "1") + ">";
+    // k-major: rows of 128 bytes, 8-row groups 1024 bytes apart; 16 of k are
+    // 32 bytes along the row. m/n-major: rows of 64 m (n) per k, 64 x 64
+    // boxes 8192 bytes apart; 16 of k are 16 rows, 2048 bytes. Either way 64
+    // rows of A start 8192 bytes after the 64 before.
+    auto desc = [&](const WgmmaOperand &w, const std::string &at) {
+      return "mj_wgmma_desc(" + at + ", " + (w.kMajor ? "16" : "8192") + ", 1024)";
+    };
+    std::string aStep = S.a.kMajor ? "2" : "128", bStep = S.b.kMajor ? "2" : "128";
+    bool pp = S.pingpong;
+    std::string halves = pp ? "2" : "1", step = pp ? "2" : "1";
+    if (pp)
+      W.line("// warpgroups 1 and 2, the consumers: every other tile each, all 128 rows");
+    else
+      W.line("// warpgroups 1 and 2, the consumers: rows c * 64 .. c * 64 + 63 of each tile");
+    W.line("mj_setmaxnreg_inc<232>();");
+    W.line("const int c = threadIdx.x / 128 - 1;");
+    W.line("const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;");
+    W.line(std::string("float acc[") + halves + "][" + Regs + "]; // " +
+           (pp ? "rows 0..63 and 64..127 of the tile" : "this consumer's 64 rows"));
+    std::string first = pp ? "c" : "0";
+    W.open("for (int i = " + first + ", tile = blockIdx.x" + (pp ? " + c * gridDim.x" : "") +
+           "; tile < " + std::to_string(S.tiles) + "; i += " + step + ", tile += " +
+           (pp ? "2 * gridDim.x" : "gridDim.x") + ")");
+    tileCoordinates();
+    W.line("const long long slot = (long long)i * kTiles; // this tile's first slot of the ring");
+    W.line("int s = slot % " + Stages + ";");
+    W.line("unsigned phase = slot / " + Stages + " % 2;");
+    if (pp) {
+      // The mainloops take turns: a consumer waits until the other has
+      // multiplied tile i - 1 (its ((i - 1) / 2)-th), so the two never wait on
+      // ring slots more than one round apart (a parity names one round only).
+      W.line("if (i > 0) mj_mbar_wait(&mj_turn[c], (i - 1) / 2 % 2); // the other's mainloop of "
+             "tile i - 1 is done");
+    }
+    W.open("for (int t = 0; t < kTiles; ++t)");
+    W.line("mj_mbar_wait(&mj_full[s], phase);");
+    W.line("const unsigned char *const stage = tiles + s * " + StageBytes + ";");
+    W.line("const unsigned long long descB = " + desc(S.b, "stage + " + ABytes) + ";");
+    W.line("mj_wgmma_fence();");
+    W.line("#pragma unroll");
+    W.open("for (int half = 0; half < " + halves + "; ++half)");
+    W.line("const unsigned long long descA = " + desc(S.a, pp ? "stage + half * 8192" : "stage + c * 8192") +
+           ";");
+    W.line("#pragma unroll");
+    W.line("for (int k16 = 0; k16 < 4; ++k16) // the descriptors move by 16-byte units");
+    W.line("  " + fn + "(acc[half], descA + k16 * " + aStep + ", descB + k16 * " + bStep +
+           ", t > 0 || k16 > 0);");
+    W.close();
+    W.line("mj_wgmma_commit();");
+    W.line("mj_wgmma_wait<1>(); // the slice before this one is done: free its stage");
+    W.line("if (t > 0 && threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[(s + " +
+           std::to_string(S.stages - 1) + ") % " + Stages + "]);");
+    W.line("if (++s == " + Stages + ") s = 0, phase ^= 1;");
+    W.close();
+    if (pp) // every slot of this tile has landed: the other may wait on the slots after them
+      W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_turn[c ^ 1]); // its turn, during "
+             "this epilogue");
+    W.line("mj_wgmma_wait<0>();");
+    W.line("#pragma unroll");
+    W.line("for (int half = 0; half < " + halves + "; ++half) mj_fence_acc(acc[half]);");
+    W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[(s + " +
+           std::to_string(S.stages - 1) + ") % " + Stages + "]);");
+    W.line("// epilogue: accumulator r holds row 16 * warp + lane / 4 (+8 for r / 2 odd) of the 64, "
+           "column 8 * (r / 4) + 2 * (lane % 4) (+1 for r odd)");
+    W.line("#pragma unroll");
+    W.open("for (int half = 0; half < " + halves + "; ++half)");
+    W.line("#pragma unroll");
+    W.open("for (int r = 0; r < " + Regs + "; ++r)");
+    W.line("const " + E.Idx + " m = m0 + " + (pp ? "half" : "c") +
+           " * 64 + warp * 16 + lane / 4 + r / 2 % 2 * 8;");
+    W.line("const " + E.Idx + " n = n0 + r / 4 * 8 + lane % 4 * 2 + r % 2;");
+    epilogue("acc[half][r]");
+    W.close();
+    W.close();
+    W.close();
+  }
+
+  const MatmulWgmmaSchedule &S;
+  const std::string Stages, StageBytes, ABytes, Regs;
+};
+
+} // namespace
+
+void emitMatmulWgmma(KernelEmitter &e, const MatmulWgmmaSchedule &s) { WgmmaEmitter(e, s).run(); }
+
+} // namespace minijit

@@ -574,3 +574,79 @@ TEST(Schedule, AssumedDeviceIsAnH200) {
   CompiledGraph c = lower(unaryGraph(DType::F32, {8}));
   EXPECT_EQ(c.program.arch, "sm_90");
 }
+
+namespace {
+
+/// The Hopper template's TMA descriptors, as the executable will encode
+/// them: per operand the buffer, the dims (unit stride first), the strides
+/// and the box, for each layout, a batch at a stride and one broadcast, and
+/// the sm_90a target of the kernel while the program stays sm_90.
+TEST(Schedule, HopperMatmulTensorMapsFollowTheLayouts) {
+  struct Case {
+    Shape a, b;
+    bool aT, bT; ///< stored transposed, read through a permute
+    std::vector<int64_t> aDims, aStrides, bDims, bStrides;
+    std::vector<unsigned> aBox, bBox;
+  };
+  const Case cases[] = {
+      // x @ W: A k-major, B n-major (64 x 64 boxes)
+      {{4096, 1024}, {1024, 2048}, false, false, {1024, 4096}, {1024}, {2048, 1024}, {2048},
+       {64, 128}, {64, 64}},
+      // nn.Linear, x @ W.T: B k-major (one box of bn rows)
+      {{512, 1024}, {1024, 768}, false, true, {1024, 512}, {1024}, {1024, 768}, {1024},
+       {64, 128}, {64, 64}},
+      // the weight gradient x.T @ dy: A m-major
+      {{320, 2048}, {2048, 640}, true, false, {320, 2048}, {320}, {640, 2048}, {640},
+       {64, 64}, {64, 64}},
+      // batched at a stride; B shared by the batches (no third dim)
+      {{6, 200, 136}, {6, 136, 72}, false, false, {136, 200, 6}, {136, 27200}, {72, 136, 6},
+       {72, 9792}, {64, 128, 1}, {64, 64, 1}},
+      {{6, 200, 136}, {136, 72}, false, false, {136, 200, 6}, {136, 27200}, {72, 136}, {72},
+       {64, 128, 1}, {64, 64}},
+  };
+  for (const Case &c : cases) {
+    Graph g("mm");
+    auto operand = [&](const char *name, const Shape &s, bool transposed) {
+      if (!transposed)
+        return g.input(name, DType::F16, s);
+      Shape stored = s;
+      std::swap(stored[s.rank() - 1], stored[s.rank() - 2]);
+      return transpose(g.input(name, DType::F16, stored));
+    };
+    g.output(matmul(operand("a", c.a, c.aT), operand("b", c.b, c.bT)), "c");
+    CompiledGraph cg = lower(g);
+    SCOPED_TRACE(cg.fusedText());
+    ASSERT_EQ(cg.program.kernels.size(), 1u);
+    const ProgramKernel &k = cg.program.kernels[0];
+    EXPECT_EQ(cg.detail->kernels[0].schedule.kind(), ScheduleKind::MatmulWgmma);
+    EXPECT_EQ(k.arch, "sm_90a");
+    EXPECT_EQ(cg.program.arch, "sm_90");
+    ASSERT_EQ(k.tensorMaps.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+      const TensorMapSpec &t = k.tensorMaps[i];
+      EXPECT_EQ(cg.program.buffers[t.buffer].name, i == 0 ? "a" : "b");
+      EXPECT_EQ(t.dims, i == 0 ? c.aDims : c.bDims);
+      EXPECT_EQ(t.strides, i == 0 ? c.aStrides : c.bStrides);
+      std::vector<unsigned> box = i == 0 ? c.aBox : c.bBox;
+      if (i == 1 && c.bT) // k-major B: one box of the tile's bn rows
+        box[1] = cg.detail->kernels[0].schedule.as<MatmulWgmmaSchedule>().bn;
+      EXPECT_EQ(t.box, box);
+      EXPECT_EQ(t.offset, 0);
+    }
+  }
+  // f32 and sm_80 keep their templates and take no descriptors
+  Graph f("f32");
+  f.output(matmul(f.input("a", DType::F32, {256, 256}), f.input("b", DType::F32, {256, 256})), "c");
+  EXPECT_TRUE(lower(f).program.kernels[0].tensorMaps.empty());
+  Graph h("f16");
+  h.output(matmul(h.input("a", DType::F16, {256, 256}), h.input("b", DType::F16, {256, 256})), "c");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  opt.arch = "sm_80";
+  CompiledGraph sm80 = compileGraph(h, opt);
+  EXPECT_EQ(sm80.detail->kernels[0].schedule.kind(), ScheduleKind::MatmulMma);
+  EXPECT_EQ(sm80.program.kernels[0].arch, "sm_80");
+  EXPECT_TRUE(sm80.program.kernels[0].tensorMaps.empty());
+}
+
+} // namespace

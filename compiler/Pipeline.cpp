@@ -78,6 +78,21 @@ void dumpStages(const CompiledGraph &c, llvm::ArrayRef<Stage> stages) {
   }
 }
 
+/// What ptxas must have done for a Hopper matmul, else the template is at
+/// fault: no wgmma serialized ("wgmma.mma_async instructions are serialized
+/// due to ...", 3-4x slower), and 168 registers a thread at launch, which
+/// setmaxnreg splits as 40 for the producer's 128 threads and 232 for the
+/// consumers' 256 (with fewer, the consumers' setmaxnreg.inc would wait for
+/// registers the block does not have).
+void checkWgmmaImage(const std::string &kernel, const NvrtcOutput &image) {
+  if (image.log.find("wgmma.mma_async instructions are serialized") != std::string::npos)
+    throw CompileError("kernel " + kernel + ": ptxas serialized its wgmma:\n" + image.log);
+  if (image.resources.known && image.resources.registers != 168)
+    throw CompileError("kernel " + kernel + ": ptxas gave it " +
+                       std::to_string(image.resources.registers) +
+                       " registers a thread, not the 168 its setmaxnreg split needs");
+}
+
 /// One launch per kernel: its name, geometry and workspace.
 void addLaunches(CompiledGraph &c, const CompileDetail &d) {
   for (const CompiledKernel &ck : d.kernels) {
@@ -202,8 +217,9 @@ public:
       if (!Opt.fusion)
         return;
       // Hopper's matmul reads its tiles through TMA, which needs rows of
-      // whole 16-byte units.
-      bool alignRows = hasWgmma(Opt.arch.empty() ? Opt.device.arch() : Opt.arch);
+      // whole 16-byte units (not when wgmma=0 keeps mma.sync).
+      bool alignRows = hasWgmma(Opt.arch.empty() ? Opt.device.arch() : Opt.arch) &&
+                       parseScheduleOverrides(overrideText()).wgmma.value_or(1) != 0;
       MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate, alignRows);
       if (r.applied.empty())
         return;
@@ -272,11 +288,16 @@ private:
     }
   }
 
-  void schedule() {
+  /// CompileOptions::scheduleOverrides, or $MINIJIT_SCHEDULE when empty.
+  std::string overrideText() const {
     std::string text = Opt.scheduleOverrides;
     if (const char *env = std::getenv("MINIJIT_SCHEDULE"); text.empty() && env)
       text = env;
-    ScheduleOverrides overrides = parseScheduleOverrides(text);
+    return text;
+  }
+
+  void schedule() {
+    ScheduleOverrides overrides = parseScheduleOverrides(overrideText());
     const std::string arch = Opt.arch.empty() ? Opt.device.arch() : Opt.arch;
     for (CompiledKernel &ck : D->kernels) {
       ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, arch);
@@ -323,10 +344,8 @@ private:
         CompiledKernel &ck = D->kernels[k];
         // ptxas serializes a wgmma whose accumulators it cannot keep in
         // place (3-4x slower): a defect of the template, not a slow kernel.
-        if (ck.schedule.kind() == ScheduleKind::MatmulWgmma &&
-            got.out.log.find("serialized") != std::string::npos)
-          throw CompileError("kernel " + p.kernels[k].name + ": ptxas serialized its wgmma:\n" +
-                             got.out.log);
+        if (ck.schedule.kind() == ScheduleKind::MatmulWgmma)
+          checkWgmmaImage(p.kernels[k].name, got.out);
         ck.image = std::move(got.out);
         ck.origin = got.from;
         p.kernels[k].cubin = ck.image.cubin;

@@ -18,7 +18,10 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
                                     "compiled without NVRTC)",
                                     k.name)
                           .str());
-    if (Prog.arch != devArch)
+    // sm_90a (architecture-specific features) runs on sm_90 devices only, as sm_90 does.
+    llvm::StringRef progArch(Prog.arch);
+    progArch.consume_back("a");
+    if (progArch != devArch)
       throw CudaError(llvm::formatv("cannot load kernel {0}: it was compiled for {1}, the device "
                                     "({2}) is {3}; compile for the device",
                                     k.name, Prog.arch, Dev.properties().name, devArch)

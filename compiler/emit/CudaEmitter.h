@@ -28,8 +28,7 @@ std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s)
 /// then each wgmma (wgmmaFunction's text) once; empty for none.
 std::string hopperPreamble(const std::set<std::string> &wgmmas);
 /// Its parts: the helpers every Hopper kernel shares, and the wgmma of one
-/// tile width and dtype with its accumulators written out (and mj_fence_acc,
-/// which keeps the compiler from reading them before the wait).
+/// tile width and dtype with its accumulators written out.
 const std::string &hopperHelpers();
 std::string wgmmaFunction(unsigned n, DType dtype);
 

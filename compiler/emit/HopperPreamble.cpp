@@ -57,6 +57,12 @@ template <int N> __device__ __forceinline__ void mj_wgmma_wait() { asm volatile(
 // Registers move between warpgroups: the producer gives, the consumers take.
 template <int N> __device__ __forceinline__ void mj_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(N)); }
 template <int N> __device__ __forceinline__ void mj_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(N)); }
+// The accumulators are written by the tensor cores until the wait: this keeps
+// the compiler from reading them before it (each counts as changed here).
+template <int R> __device__ __forceinline__ void mj_fence_acc(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+}
 )";
 
 } // namespace
@@ -95,9 +101,6 @@ std::string wgmmaFunction(unsigned n, DType dtype) {
     s += "\n";
   }
   s += "               : \"l\"(a), \"l\"(b), \"r\"(accumulate), \"n\"(TA), \"n\"(TB));\n}\n";
-  s += "__device__ __forceinline__ void mj_fence_acc(float (&d)[" + r + "]) {\n";
-  s += "#pragma unroll\n  for (int i = 0; i < " + r +
-       "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n}\n";
   return s;
 }
 

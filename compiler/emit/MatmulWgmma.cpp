@@ -64,40 +64,60 @@ private:
     W.line("__syncthreads();");
   }
 
-  /// m0, n0 and b of linear tile `tile`: batch-major, then groups of 8 tile
-  /// rows walked down each column, so the tiles in flight at once share
-  /// rows of A and columns of B in the L2.
-  void tileCoordinates() {
+  bool batched() const { return S.tiles > S.tilesM * S.tilesN; }
+
+  /// Whether the epilogue's loads or stores read the batch index `b`.
+  bool epilogueUsesBatch() const {
+    IndexContext ctx = K.ctx;
+    for (const KStore &st : K.stores)
+      if (ctx.mentions(st.offset, K.b))
+        return true;
+    for (const KValue &v : K.values)
+      if ((v.kind == KValue::Kind::Load || v.kind == KValue::Kind::Index) &&
+          ctx.mentions(v.offset, K.b))
+        return true;
+    return false;
+  }
+
+  /// m0, n0 (and b, where `withBatch`) of linear tile `tile`: batch-major,
+  /// then groups of 8 tile rows walked down each column, so the tiles in
+  /// flight at once share rows of A and columns of B in the L2.
+  void tileCoordinates(bool withBatch) {
     std::string perBatch = std::to_string(S.tilesM * S.tilesN);
     std::string groupTiles = std::to_string(8 * S.tilesN);
-    W.line("const int inBatch = tile % " + perBatch + ";");
-    W.line("const " + E.Idx + " b = tile / " + perBatch + "; // batch");
-    W.line("const int group = inBatch / " + groupTiles + ", firstM = group * 8;");
+    std::string at = "tile";
+    if (batched()) {
+      W.line("const int inBatch = tile % " + perBatch + ";");
+      at = "inBatch";
+    }
+    if (withBatch)
+      W.line("const " + E.Idx + " b = tile / " + perBatch + "; // batch");
+    W.line("const int group = " + at + " / " + groupTiles + ", firstM = group * 8;");
     W.line("const int groupRows = min(" + std::to_string(S.tilesM) + " - firstM, 8);");
-    W.line("const " + E.Idx + " m0 = (firstM + inBatch % groupRows) * " + std::to_string(S.bm) +
-           ";");
-    W.line("const " + E.Idx + " n0 = (inBatch % " + groupTiles + " / groupRows) * " +
+    W.line("const " + E.Idx + " m0 = (firstM + " + at + " % groupRows) * " +
+           std::to_string(S.bm) + ";");
+    W.line("const " + E.Idx + " n0 = (" + at + " % " + groupTiles + " / groupRows) * " +
            std::to_string(S.bn) + ";");
   }
 
-  std::string tileLoop() const {
-    return "for (int tile = blockIdx.x; tile < " + std::to_string(S.tiles) +
-           "; tile += gridDim.x)";
+  /// An index as TMA's 32-bit coordinate.
+  std::string coord(const std::string &v) const {
+    return E.Idx == "int" ? v : "(int)" + v;
   }
 
   /// The TMA loads of one operand's slice at k0 = t * 64 into `dst`.
   void loads(const WgmmaOperand &w, const std::string &map, const std::string &dst,
              const std::string &outer0, unsigned rows) {
-    std::string batch = w.batchStride ? ", (int)b" : "";
+    std::string batch = w.batchStride ? ", " + coord("b") : "";
     if (w.kMajor) {
-      W.line("mj_tma_load(" + dst + ", " + map + ", &mj_full[s], t * 64, (int)" + outer0 + batch +
-             ");");
+      W.line("mj_tma_load(" + dst + ", " + map + ", &mj_full[s], t * 64, " + coord(outer0) +
+             batch + ");");
       return;
     }
     for (unsigned j = 0; j < rows / 64; ++j) {
       std::string at = j ? " + " + std::to_string(j * 8192) : "";
       std::string from = j ? " + " + std::to_string(j * 64) : "";
-      W.line("mj_tma_load(" + dst + at + ", " + map + ", &mj_full[s], (int)" + outer0 + from +
+      W.line("mj_tma_load(" + dst + at + ", " + map + ", &mj_full[s], " + coord(outer0) + from +
              ", t * 64" + batch + ");");
     }
   }
@@ -109,8 +129,9 @@ private:
     W.line("if (threadIdx.x != 0) return;");
     W.line("int s = 0;");
     W.line("unsigned phase = 0; // of stage s in the ring, flipping each time round");
-    W.open(tileLoop());
-    tileCoordinates();
+    W.open("for (int tile = blockIdx.x; tile < " + std::to_string(S.tiles) +
+           "; tile += gridDim.x)");
+    tileCoordinates(S.a.batchStride || S.b.batchStride);
     W.open("for (int t = 0; t < kTiles; ++t)");
     W.line("mj_mbar_wait(&mj_empty[s], phase ^ 1); // stage s is free again (at once in round 0)");
     W.line("unsigned char *const stage = tiles + s * " + StageBytes + ";");
@@ -126,11 +147,13 @@ private:
 
   /// The consumer loop, for consumer c: in the cooperative form both take
   /// every tile, c its 64 rows; in the ping-pong form each takes every other
-  /// tile of the block, all 128 rows (two wgmmas of 64 rows per k step), so
-  /// one's epilogue runs while the other multiplies. `i` counts the block's
-  /// tiles: tile i's k-slices take slots i * kTiles .. of the ring.
+  /// tile of the block, all 128 rows (two wgmmas of 64 rows, mh = 0 and 1,
+  /// per k step), so one's epilogue runs while the other multiplies. `i`
+  /// counts the block's tiles: tile i's k-slices take slots i * kTiles .. of
+  /// the ring.
   void consumer() {
     const KMatmul &mm = *K.matmul;
+    bool pp = S.pingpong;
     std::string fn = "mj_wgmma_m64n" + std::to_string(S.bn) + "k16_" +
                      (mm.dtype == DType::BF16 ? "bf16" : "f16") + "<" + (S.a.kMajor ? "0" : "1") +
                      ", " + (S.b.kMajor ? "0" : "1") + ">";
@@ -142,8 +165,8 @@ private:
       return "mj_wgmma_desc(" + at + ", " + (w.kMajor ? "16" : "8192") + ", 1024)";
     };
     std::string aStep = S.a.kMajor ? "2" : "128", bStep = S.b.kMajor ? "2" : "128";
-    bool pp = S.pingpong;
-    std::string halves = pp ? "2" : "1", step = pp ? "2" : "1";
+    std::string acc = pp ? "acc[mh]" : "acc";
+    std::string last = std::to_string(S.stages - 1);
     if (pp)
       W.line("// warpgroups 1 and 2, the consumers: every other tile each, all 128 rows");
     else
@@ -151,13 +174,17 @@ private:
     W.line("mj_setmaxnreg_inc<232>();");
     W.line("const int c = threadIdx.x / 128 - 1;");
     W.line("const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;");
-    W.line(std::string("float acc[") + halves + "][" + Regs + "]; // " +
-           (pp ? "rows 0..63 and 64..127 of the tile" : "this consumer's 64 rows"));
-    std::string first = pp ? "c" : "0";
-    W.open("for (int i = " + first + ", tile = blockIdx.x" + (pp ? " + c * gridDim.x" : "") +
-           "; tile < " + std::to_string(S.tiles) + "; i += " + step + ", tile += " +
-           (pp ? "2 * gridDim.x" : "gridDim.x") + ")");
-    tileCoordinates();
+    if (pp)
+      W.line("float acc[2][" + Regs + "]; // rows 0..63 and 64..127 of the tile");
+    else
+      W.line("float acc[" + Regs + "];");
+    if (pp)
+      W.open("for (int i = c, tile = blockIdx.x + c * gridDim.x; tile < " +
+             std::to_string(S.tiles) + "; i += 2, tile += 2 * gridDim.x)");
+    else
+      W.open("for (int i = 0, tile = blockIdx.x; tile < " + std::to_string(S.tiles) +
+             "; ++i, tile += gridDim.x)");
+    tileCoordinates(epilogueUsesBatch());
     W.line("const long long slot = (long long)i * kTiles; // this tile's first slot of the ring");
     W.line("int s = slot % " + Stages + ";");
     W.line("unsigned phase = slot / " + Stages + " % 2;");
@@ -165,49 +192,62 @@ private:
       // The mainloops take turns: a consumer waits until the other has
       // multiplied tile i - 1 (its ((i - 1) / 2)-th), so the two never wait on
       // ring slots more than one round apart (a parity names one round only).
-      W.line("if (i > 0) mj_mbar_wait(&mj_turn[c], (i - 1) / 2 % 2); // the other's mainloop of "
-             "tile i - 1 is done");
+      W.line("if (i > 0) // the other's mainloop of tile i - 1 is done");
+      W.line("  mj_mbar_wait(&mj_turn[c], (i - 1) / 2 % 2);");
     }
     W.open("for (int t = 0; t < kTiles; ++t)");
     W.line("mj_mbar_wait(&mj_full[s], phase);");
     W.line("const unsigned char *const stage = tiles + s * " + StageBytes + ";");
     W.line("const unsigned long long descB = " + desc(S.b, "stage + " + ABytes) + ";");
     W.line("mj_wgmma_fence();");
-    W.line("#pragma unroll");
-    W.open("for (int half = 0; half < " + halves + "; ++half)");
-    W.line("const unsigned long long descA = " + desc(S.a, pp ? "stage + half * 8192" : "stage + c * 8192") +
-           ";");
+    std::string call = fn + "(" + acc + ", descA + k16 * " + aStep + ", descB + k16 * " + bStep +
+                       ", t > 0 || k16 > 0);";
+    if (pp) {
+      W.line("#pragma unroll");
+      W.open("for (int mh = 0; mh < 2; ++mh)");
+      W.line("const unsigned long long descA = " + desc(S.a, "stage + mh * 8192") + ";");
+    } else {
+      W.line("const unsigned long long descA = " + desc(S.a, "stage + c * 8192") + ";");
+    }
     W.line("#pragma unroll");
     W.line("for (int k16 = 0; k16 < 4; ++k16) // the descriptors move by 16-byte units");
-    W.line("  " + fn + "(acc[half], descA + k16 * " + aStep + ", descB + k16 * " + bStep +
-           ", t > 0 || k16 > 0);");
-    W.close();
+    W.line("  " + call);
+    if (pp)
+      W.close();
     W.line("mj_wgmma_commit();");
     W.line("mj_wgmma_wait<1>(); // the slice before this one is done: free its stage");
-    W.line("if (t > 0 && threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[(s + " +
-           std::to_string(S.stages - 1) + ") % " + Stages + "]);");
+    W.line("if (t > 0 && threadIdx.x % 128 == 0)");
+    W.line("  mj_mbar_arrive(&mj_empty[(s + " + last + ") % " + Stages + "]);");
     W.line("if (++s == " + Stages + ") s = 0, phase ^= 1;");
     W.close();
-    if (pp) // every slot of this tile has landed: the other may wait on the slots after them
-      W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_turn[c ^ 1]); // its turn, during "
-             "this epilogue");
+    if (pp) { // every slot of this tile has landed: the other may wait on the slots after them
+      W.line("if (threadIdx.x % 128 == 0) // its turn, during this epilogue");
+      W.line("  mj_mbar_arrive(&mj_turn[c ^ 1]);");
+    }
     W.line("mj_wgmma_wait<0>();");
-    W.line("#pragma unroll");
-    W.line("for (int half = 0; half < " + halves + "; ++half) mj_fence_acc(acc[half]);");
-    W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[(s + " +
-           std::to_string(S.stages - 1) + ") % " + Stages + "]);");
-    W.line("// epilogue: accumulator r holds row 16 * warp + lane / 4 (+8 for r / 2 odd) of the 64, "
-           "column 8 * (r / 4) + 2 * (lane % 4) (+1 for r odd)");
-    W.line("#pragma unroll");
-    W.open("for (int half = 0; half < " + halves + "; ++half)");
+    if (pp) {
+      W.line("mj_fence_acc(acc[0]);");
+      W.line("mj_fence_acc(acc[1]);");
+    } else {
+      W.line("mj_fence_acc(acc);");
+    }
+    W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[(s + " + last + ") % " + Stages +
+           "]);");
+    W.line("// epilogue: accumulator r holds row 16 * warp + lane / 4 (+8 for r / 2 odd) of the "
+           "64, column 8 * (r / 4) + 2 * (lane % 4) (+1 for r odd)");
+    if (pp) {
+      W.line("#pragma unroll");
+      W.open("for (int mh = 0; mh < 2; ++mh)");
+    }
     W.line("#pragma unroll");
     W.open("for (int r = 0; r < " + Regs + "; ++r)");
-    W.line("const " + E.Idx + " m = m0 + " + (pp ? "half" : "c") +
+    W.line("const " + E.Idx + " m = m0 + " + (pp ? "mh" : "c") +
            " * 64 + warp * 16 + lane / 4 + r / 2 % 2 * 8;");
     W.line("const " + E.Idx + " n = n0 + r / 4 * 8 + lane % 4 * 2 + r % 2;");
-    epilogue("acc[half][r]");
+    epilogue(acc + "[r]");
     W.close();
-    W.close();
+    if (pp)
+      W.close();
     W.close();
   }
 

@@ -128,18 +128,24 @@ std::variant<WgmmaOperand, std::string> wgmmaOperand(const LoweredKernel &k, boo
   int64_t strideOuter = isA ? mm.aStrideM : mm.bStrideN;
   const IndexExpr &base = isA ? mm.aBase : mm.bBase;
   const char *name = isA ? "A" : "B";
-  WgmmaOperand w;
-  // A size-1 axis has no stride to speak of: any 16-byte multiple describes it.
+  // k-major where k has the unit stride, m/n-major where m (n) has it; a
+  // size-1 axis has no stride to speak of (any 16-byte multiple describes
+  // it), so with k = 1 or one row either may apply: the first with aligned
+  // rows is taken.
   auto anyStride = [](int64_t extent) { return (extent + 7) / 8 * 8; };
-  if (strideK == 1 || mm.K == 1) {
-    w.kMajor = true;
-    w.outerStride = outer == 1 ? anyStride(mm.K) : strideOuter;
-  } else if (strideOuter == 1 || outer == 1) {
-    w.kMajor = false;
-    w.outerStride = mm.K == 1 ? anyStride(outer) : strideK;
-  } else {
+  std::vector<WgmmaOperand> layouts;
+  if (strideK == 1 || mm.K == 1)
+    layouts.push_back({true, outer == 1 ? anyStride(mm.K) : strideOuter});
+  if (strideOuter == 1 || outer == 1)
+    layouts.push_back({false, mm.K == 1 ? anyStride(outer) : strideK});
+  if (layouts.empty())
     return llvm::formatv("{0} has no unit stride along k or {1}", name, isA ? "m" : "n").str();
-  }
+  WgmmaOperand w = layouts.front();
+  for (const WgmmaOperand &l : layouts)
+    if (l.outerStride % 8 == 0) {
+      w = l;
+      break;
+    }
   IndexContext ctx = k.ctx;
   if (!ctx.isAffine(base) || (!base.isConstant() && ctx.coefficient(base, k.b) == 0))
     return llvm::formatv("{0}'s batches are not at a fixed stride", name).str();
@@ -185,6 +191,11 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   }
   unsigned room = static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048; // alignment, barriers
   s.stages = std::min(room / s.stageBytes(), 6u);
+  if (s.stages < 2)
+    return llvm::formatv("two stages of a 128x{0}x64 tile need more shared memory than the "
+                         "device's {1} bytes",
+                         s.bn, dev.sharedPerBlockOptin)
+        .str();
   if (o.stages) {
     if (*o.stages < 2 || *o.stages > 8)
       badOverride("stages must be 2..8");
@@ -213,21 +224,14 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   bool tensorCores = mm.dtype != DType::F32;
   if (tensorCores && wgmma && o.wgmma.value_or(1) != 0) {
     std::variant<MatmulWgmmaSchedule, std::string> w = wgmmaSchedule(k, dev, o);
-    if (MatmulWgmmaSchedule *s = std::get_if<MatmulWgmmaSchedule>(&w)) {
-      const std::pair<const char *, bool> mmaKeys[] = {
-          {"tile", o.tile.has_value()}, {"bm", o.bm.has_value()}, {"bk", o.bk.has_value()},
-          {"frag", o.frag.has_value()}, {"wm", o.wm.has_value()},  {"wn", o.wn.has_value()}};
-      for (const std::pair<const char *, bool> &key : mmaKeys)
-        if (key.second)
-          badOverride(std::string(key.first) + " is a key of the mma.sync template; this matmul "
-                                               "runs on wgmma (add wgmma=0 for mma.sync)");
+    // (mma.sync's keys, tile, bm, bk, frag, wm and wn, are ignored here, as
+    // every template ignores the keys of others; wgmma=0 makes them apply)
+    if (MatmulWgmmaSchedule *s = std::get_if<MatmulWgmmaSchedule>(&w))
       return Schedule{*s};
-    }
     if (o.wgmma)
       badOverride("wgmma=1: " + std::get<std::string>(w));
-  } else if (o.wgmma.value_or(0) != 0) {
-    badOverride(tensorCores ? "wgmma=1 needs a Hopper target (sm_90 or sm_90a)"
-                            : "wgmma=1 needs f16 or bf16 operands");
+  } else if (tensorCores && o.wgmma.value_or(0) != 0) {
+    badOverride("wgmma=1 needs a Hopper target (sm_90 or sm_90a)");
   }
   Tile pick = pickTile(mm, dev, candidateTiles(tensorCores), o);
   if (!tensorCores) {

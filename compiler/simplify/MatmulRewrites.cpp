@@ -1,7 +1,8 @@
 //===- compiler/simplify/MatmulRewrites.cpp - products in a cheaper form --------===//
 // One walk in graph order copies the graph, replacing the products the
-// rewrites apply to; a second pads the operands of the products left. A value that is rewritten keeps its name (on the last
-// node of its new form), so outputs and --emit texts still name it.
+// rewrites apply to; a second pads the operands of the products left. A value
+// that is rewritten keeps its name (on the last node of its new form), so
+// outputs and --emit texts still name it.
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/MatmulRewrites.h"
 
@@ -33,8 +34,8 @@ namespace {
 class Rewriter {
 public:
   Rewriter(const Graph &g, bool reassociate, bool alignRows)
-      : G(g), Reassociate(reassociate), AlignRows(alignRows), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0),
-        OutputUses(g.size(), 0) {
+      : G(g), Reassociate(reassociate), AlignRows(alignRows), Out(g.name()), Map(g.size(), -1),
+        Uses(g.size(), 0), OutputUses(g.size(), 0) {
     for (const Node &n : g.nodes())
       for (ValueId o : n.operands)
         ++Uses[o];
@@ -245,30 +246,45 @@ private:
     return p;
   }
 
-  /// A 16-bit operand whose rows in memory are not whole 16-byte units
-  /// (the last axis of the value it reads, through a transpose of the last
-  /// two axes if it is one), padded to the next 8 elements and sliced back:
-  /// the pad is a copy kernel, the slice a view the matmul reads with the
-  /// padded row stride. Other views (a broadcast, a reshape) are left alone:
-  /// padding them would copy more than the operand.
-  std::optional<ValueId> alignedRows(ValueId v) {
+  /// How a matmul operand lies in memory, as far as the graph says: the
+  /// value it reads (through a transpose of its last two axes, if it is one)
+  /// and whether that value's rows are whole 16-byte units (or need none:
+  /// a single row or column has no stride to speak of).
+  struct OperandRows {
+    ValueId src;
+    bool transposed, aligned;
+  };
+  OperandRows operandRows(ValueId v) const {
     const Node &n = out(v);
-    ValueId src = v;
     size_t rank = n.shape.rank();
     bool transposed = n.op == OpKind::Permute && rank >= 2 &&
                       n.perm[rank - 1] == static_cast<int64_t>(rank - 2) &&
                       n.perm[rank - 2] == static_cast<int64_t>(rank - 1);
     for (size_t i = 0; transposed && i + 2 < rank; ++i)
       transposed = n.perm[i] == static_cast<int64_t>(i);
-    if (transposed)
-      src = n.operands[0];
-    const Node &m = out(src);
-    int64_t last = m.shape[rank - 1];
-    if (m.cls() == OpClass::View || m.op == OpKind::Constant || last % 8 == 0)
-      return std::nullopt;
+    ValueId src = transposed ? n.operands[0] : v;
+    const Shape &s = out(src).shape;
+    int64_t rows = s[rank - 2], last = s[rank - 1];
+    return {src, transposed, last % 8 == 0 || last == 1 || rows == 1};
+  }
+
+  /// Whether padding `r.src`'s rows is a plain copy of the operand: not of a
+  /// view (a broadcast, a reshape), which would copy more than it.
+  bool paddable(const OperandRows &r) const {
+    const Node &m = out(r.src);
+    return m.cls() != OpClass::View && m.op != OpKind::Constant;
+  }
+
+  /// The operand with its rows padded to the next 8 elements and sliced
+  /// back: the pad is a copy kernel, the slice a view the matmul reads with
+  /// the padded row stride; a transposed operand is transposed again.
+  ValueId padRows(ValueId v, const OperandRows &r) {
+    const Shape &s = out(r.src).shape;
+    size_t rank = s.rank();
+    int64_t last = s[rank - 1];
     NodeSpec pad;
     pad.op = OpKind::Pad;
-    pad.operands = {src};
+    pad.operands = {r.src};
     pad.before.assign(rank, 0);
     pad.after.assign(rank, 0);
     pad.after[rank - 1] = (last + 7) / 8 * 8 - last;
@@ -279,28 +295,30 @@ private:
     slice.start = 0;
     slice.end = last;
     ValueId aligned = add(slice);
-    if (!transposed)
+    if (!r.transposed)
       return aligned;
-    NodeSpec t = specOf(n);
+    NodeSpec t = specOf(out(v));
     t.operands = {aligned};
     t.name.clear();
     return add(t);
   }
 
   /// A 16-bit product big enough for the pads to pay (2^24 multiply-adds,
-  /// a few microseconds on the tensor cores) with operands alignedRows pads.
+  /// batches counted: a few microseconds on the tensor cores), one of whose
+  /// operands has unaligned rows, when both can then be read by TMA: each is
+  /// aligned already or paddable.
   std::optional<ValueId> alignedOperands(const Node &n, ValueId a, ValueId b) {
     if (n.dtype == DType::F32)
       return std::nullopt;
-    const Shape &sa = out(a).shape, &sb = out(b).shape;
-    int64_t m = sa[sa.rank() - 2], k = sa[sa.rank() - 1], cols = sb[sb.rank() - 1];
-    if (m * k * cols < (int64_t(1) << 24))
+    const Shape &sa = out(a).shape;
+    if (n.shape.numel() * sa[sa.rank() - 1] < (int64_t(1) << 24))
       return std::nullopt;
-    std::optional<ValueId> pa = alignedRows(a), pb = alignedRows(b);
-    if (!pa && !pb)
+    OperandRows ra = operandRows(a), rb = operandRows(b);
+    if ((ra.aligned && rb.aligned) || (!ra.aligned && !paddable(ra)) ||
+        (!rb.aligned && !paddable(rb)))
       return std::nullopt;
     NodeSpec s = specOf(n);
-    s.operands = {pa.value_or(a), pb.value_or(b)};
+    s.operands = {ra.aligned ? a : padRows(a, ra), rb.aligned ? b : padRows(b, rb)};
     Applied.push_back({MatmulRewriteKind::AlignedRows, n.name});
     return add(s);
   }

@@ -72,6 +72,7 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
     for (size_t k = 0; k < details[p]->kernels.size(); ++k) {
       CompiledGraph *c = programs[p];
       details[p]->kernels[k].origin = CachedKernel::From::Compiled;
+      c->program.kernels[k].arch = unitArch.empty() ? arch : unitArch; // the image's target
       c->program.kernels[k].cubin = out.cubin;
       c->program.kernels[k].ptx = out.ptx;
       c->program.kernels[k].resources = out.resources;

@@ -12,7 +12,9 @@
 #include "compiler/fusion/Fusion.h"
 #include "compiler/lower/Lowering.h"
 #include "compiler/schedule/Schedule.h"
+#include "compiler/tune/TuningDatabase.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,8 @@ struct CompiledKernel {
   KernelGroup group;     ///< the plan's kernel (FusionPlan::kernels[lowered.index])
   LoweredKernel lowered;
   Schedule schedule;
+  /// Set when the schedule came from the tuning database: what the search found.
+  std::optional<TuningEntry> tuned;
   std::string name;      ///< the extern "C" entry point
   std::string cuda;      ///< the source, without the preamble
   NvrtcOutput image;     ///< CUBIN, PTX, log and resources

@@ -72,6 +72,12 @@ std::string CompiledGraph::fusedText() const {
   std::vector<KernelNotes> notes;
   for (const CompiledKernel &k : d.kernels) {
     std::string line = k.schedule.describe();
+    if (k.tuned)
+      line = llvm::formatv("tuned ({0:f2} us, default {1:f2} us{2}{3}): ", k.tuned->tunedUs,
+                           k.tuned->defaultUs, k.tuned->overrides.empty() ? "" : "; ",
+                           k.tuned->overrides)
+                 .str() +
+             line;
     // A matmul's tiles come in waves: say how full the last one is.
     if (k.schedule.kind() == ScheduleKind::MatmulSimt ||
         k.schedule.kind() == ScheduleKind::MatmulMma ||

@@ -21,6 +21,7 @@
 namespace minijit {
 
 class KernelCache;
+class TuningDatabase;
 struct CompileDetail;
 
 struct CompileOptions {
@@ -42,6 +43,14 @@ struct CompileOptions {
   bool compileKernels = true;
   /// Where compiled kernels are kept; null: KernelCache::global().
   KernelCache *cache = nullptr;
+  /// Schedules a search found (compiler/tune/TuningDatabase.h). UseDatabase
+  /// takes a kernel's tuned schedule where the database holds one, unless
+  /// scheduleOverrides or $MINIJIT_SCHEDULE set parameters by hand; Off
+  /// keeps the rules' schedules.
+  enum class Tuning { Off, UseDatabase };
+  Tuning tuning = Tuning::UseDatabase;
+  /// Where tuned schedules are read; null: TuningDatabase::global().
+  TuningDatabase *tuningDatabase = nullptr;
   /// NVRTC compiles in parallel; 0: one thread per core.
   unsigned threads = 0;
   /// Hand-set schedule parameters for experiments ("tpr=64,vec=4"; see

@@ -297,8 +297,13 @@ private:
   }
 
   void schedule() {
-    ScheduleOverrides overrides = parseScheduleOverrides(overrideText());
+    std::string text = overrideText();
+    ScheduleOverrides overrides = parseScheduleOverrides(text);
     const std::string arch = Opt.arch.empty() ? Opt.device.arch() : Opt.arch;
+    // Hand-set parameters are an experiment: the database stays out of it.
+    TuningDatabase &db = Opt.tuningDatabase ? *Opt.tuningDatabase : TuningDatabase::global();
+    bool tuned = Opt.tuning == CompileOptions::Tuning::UseDatabase && text.empty() &&
+                 !db.directory().empty() && llvm::sys::fs::is_directory(db.directory());
     for (CompiledKernel &ck : D->kernels) {
       ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, arch);
       // Rows sum exp(x - max) in the pass of their max (online softmax)
@@ -314,10 +319,33 @@ private:
           ck.lowered = std::move(*online);
           ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, arch);
         }
+      if (tuned)
+        useTunedSchedule(ck, db, arch);
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
     C.device = Opt.device;
     assembleProgram(C, *D, arch);
+  }
+
+  /// The schedule the database holds for `ck` (keyed by its default
+  /// schedule's text), if any. An entry whose parameters this kernel cannot
+  /// take (written by another build) is reported and left alone.
+  void useTunedSchedule(CompiledKernel &ck, TuningDatabase &db, const std::string &arch) {
+    KernelCache &cache = Opt.cache ? *Opt.cache : KernelCache::global();
+    std::string key =
+        TuningDatabase::keyFor(cache, tuningSource(ck.lowered, ck.schedule), arch, Opt.device);
+    std::optional<TuningEntry> e = db.lookup(key);
+    if (!e)
+      return;
+    try {
+      ck.schedule = chooseSchedule(ck.lowered, Opt.device, parseScheduleOverrides(e->overrides),
+                                   arch);
+      ck.tuned = std::move(e);
+    } catch (const CompileError &err) {
+      llvm::errs() << "minijit: warning: tuning database entry " << db.pathFor(key) << " ('"
+                   << e->overrides << "') does not fit its kernel (" << err.what()
+                   << "); the kernel keeps its default schedule\n";
+    }
   }
 
   void emit() {

@@ -63,6 +63,7 @@ Device Device::open(int ordinal) {
   p.sharedPerSM = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
   p.l2Bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   p.clockKHz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  p.driverVersion = d.version;
   size_t total = 0;
   d.check(d.cuDeviceTotalMem(&total, s.dev), "cuDeviceTotalMem");
   p.totalMemory = static_cast<int64_t>(total);

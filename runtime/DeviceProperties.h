@@ -27,6 +27,7 @@ struct DeviceProperties {
   int64_t l2Bytes = 60 * 1024 * 1024;       ///< bytes of L2 cache
   int64_t totalMemory = 0;                  ///< bytes; 0 when unknown
   int clockKHz = 1980000;                   ///< the SM clock
+  int driverVersion = 0;                    ///< cuDriverGetVersion (13000); 0 when not queried
   bool queried = false;                     ///< true when read from a real device
 
   /// The NVRTC target, e.g. "sm_90".

@@ -1,12 +1,11 @@
 //===- compiler/cache/KernelCache.cpp - compiled kernels, kept ------------------===//
-// Entry layout: "MJKC0001", then five length-prefixed fields (key, cubin,
-// ptx, log, nvrtc version), then the xxHash64 of everything before it.
-// Entries sit in 256 subdirectories named by the key's first two hex digits.
-// A writer fills a fresh temporary file and renames it over the entry, so a
-// reader sees a whole old entry, a whole new one, or none; the checksum
-// catches what the disk itself damages.
+// Entry layout (cache/EntryFile.h): "MJKC0001", then five fields (key,
+// cubin, ptx, log, nvrtc version), then the checksum. Entries sit in 256
+// subdirectories named by the key's first two hex digits.
 //===----------------------------------------------------------------------===//
 #include "compiler/cache/KernelCache.h"
+
+#include "compiler/cache/EntryFile.h"
 
 #include "ir/Error.h"
 #include "ir/Version.h"
@@ -19,14 +18,10 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/xxhash.h"
 
-#include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,35 +31,6 @@ namespace {
 
 constexpr char kMagic[] = "MJKC0001";
 
-void putField(std::string &buf, llvm::StringRef f) {
-  uint64_t n = f.size();
-  buf.append(reinterpret_cast<const char *>(&n), 8);
-  buf.append(f.data(), f.size());
-}
-
-bool getField(llvm::StringRef &rest, std::string &out) {
-  if (rest.size() < 8)
-    return false;
-  uint64_t n;
-  std::memcpy(&n, rest.data(), 8);
-  rest = rest.drop_front(8);
-  if (n > rest.size())
-    return false;
-  out = rest.take_front(n).str();
-  rest = rest.drop_front(n);
-  return true;
-}
-
-std::string defaultDir() {
-  if (const char *d = std::getenv("MINIJIT_CACHE_DIR"); d && *d)
-    return d;
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return std::string(x) + "/minijit";
-  if (const char *h = std::getenv("HOME"); h && *h)
-    return std::string(h) + "/.cache/minijit";
-  return "";
-}
-
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -72,67 +38,12 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 /// No entry is near this size; a larger file at an entry's path is not read.
 constexpr uint64_t kMaxEntryBytes = uint64_t(256) << 20;
 
-/// Writes all of `data` to `fd`, continuing after short writes and EINTR.
-std::error_code writeFully(int fd, llvm::StringRef data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return std::error_code(errno, std::generic_category());
-    data = data.drop_front(static_cast<size_t>(n));
-  }
-  return {};
-}
-
-/// Why a file of `bytes` must not be written: past the file size limit
-/// (ulimit -f) the kernel sends SIGXFSZ, whose default action ends the
-/// process. Empty when the write may go ahead (a process that ignores or
-/// handles SIGXFSZ sees the write fail with EFBIG instead).
-std::string fileSizeLimitProblem(size_t bytes) {
-  struct rlimit rl;
-  if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || bytes <= rl.rlim_cur)
-    return "";
-  struct sigaction sa;
-  if (::sigaction(SIGXFSZ, nullptr, &sa) == 0 && sa.sa_handler != SIG_DFL)
-    return "";
-  return llvm::formatv("an entry of {0} bytes exceeds the file size limit of {1} bytes (ulimit -f)",
-                       bytes, static_cast<uint64_t>(rl.rlim_cur))
-      .str();
-}
-
-/// Writes `data` to a fresh temporary file beside `path`, then renames it to
-/// `path`. On failure, removes the temporary file and says why in `error`.
-bool writeAtomically(const std::string &path, llvm::StringRef data, std::string &error) {
-  error = fileSizeLimitProblem(data.size());
-  if (!error.empty())
-    return false;
-  llvm::SmallString<256> tmp;
-  int fd = -1;
-  std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, tmp);
-  if (ec) {
-    error = ec.message();
-    return false;
-  }
-  ec = writeFully(fd, data);
-  // close() reports what a delayed write could not store (quotas, NFS).
-  if (::close(fd) != 0 && !ec)
-    ec = std::error_code(errno, std::generic_category());
-  if (!ec)
-    ec = llvm::sys::fs::rename(tmp, path);
-  if (!ec)
-    return true;
-  error = ec.message();
-  llvm::sys::fs::remove(tmp);
-  return false;
-}
-
 } // namespace
 
 KernelCache::KernelCache(std::string dir, bool enabled) : Dir(std::move(dir)), Enabled(enabled) {}
 
 KernelCache &KernelCache::global() {
-  static KernelCache cache(defaultDir(), [] {
+  static KernelCache cache(entry::defaultCacheDirectory(), [] {
     const char *d = std::getenv("MINIJIT_DISABLE_CACHE");
     return !(d && *d && std::strcmp(d, "0") != 0);
   }());
@@ -169,7 +80,7 @@ std::string KernelCache::nvrtcIdentity() {
   if (!record.empty() && !path.empty() && ::stat(path.c_str(), &st) == 0 &&
       !llvm::sys::fs::create_directories(Dir)) {
     std::string err;
-    writeAtomically(record,
+    entry::writeAtomically(record,
                     path + "\n" + std::to_string(st.st_size) + "\n" + std::to_string(st.st_mtime) +
                         "\n" + version,
                     err);
@@ -206,29 +117,17 @@ std::string KernelCache::pathFor(const std::string &key) const {
 
 bool KernelCache::parseEntry(llvm::StringRef data, llvm::StringRef key, NvrtcOutput &out,
                              std::string &why) {
-  if (data.size() < 8 + 8 || !data.startswith(llvm::StringRef(kMagic, 8))) {
-    why = "not a minijit cache entry";
+  std::vector<std::string> f; // key, cubin, ptx, log, nvrtc version
+  if (!entry::decode(data, llvm::StringRef(kMagic, 8), "cache entry", 5, f, why))
     return false;
-  }
-  llvm::StringRef body = data.drop_back(8);
-  uint64_t sum;
-  std::memcpy(&sum, data.data() + data.size() - 8, 8);
-  if (llvm::xxHash64(body) != sum) {
-    why = "corrupt or truncated (checksum mismatch)";
-    return false;
-  }
-  llvm::StringRef rest = body.drop_front(8);
-  std::string storedKey, nvrtc;
-  NvrtcOutput o;
-  if (!getField(rest, storedKey) || !getField(rest, o.cubin) || !getField(rest, o.ptx) ||
-      !getField(rest, o.log) || !getField(rest, nvrtc) || !rest.empty()) {
-    why = "malformed (its fields do not add up)";
-    return false;
-  }
-  if (storedKey != key) {
+  if (f[0] != key) {
     why = "for another key";
     return false;
   }
+  NvrtcOutput o;
+  o.cubin = std::move(f[1]);
+  o.ptx = std::move(f[2]);
+  o.log = std::move(f[3]);
   o.resources = parsePtxasReport(o.log);
   out = std::move(o);
   return true;
@@ -245,19 +144,16 @@ bool KernelCache::readEntry(const std::string &key, NvrtcOutput &out) {
                  << "; recompiling it\n";
     return false;
   };
+  std::string data;
   uint64_t size = 0;
-  if (llvm::sys::fs::file_size(path, size))
-    return false; // absent (or unreadable): compile
-  if (size > kMaxEntryBytes)
+  switch (entry::readFile(path, kMaxEntryBytes, data, size)) {
+  case entry::ReadResult::Absent: return false; // absent (or unreadable): compile
+  case entry::ReadResult::TooLarge:
     return corrupt(llvm::formatv("{0} bytes, larger than any entry", size).str());
-  // Read, not mapped: a file another process truncates in place would make a
-  // mapping fault (SIGBUS); a read just sees fewer bytes.
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false,
-                                         /*IsVolatile=*/true);
-  if (!buf)
-    return false;
+  case entry::ReadResult::Read: break;
+  }
   std::string why;
-  if (!parseEntry((*buf)->getBuffer(), key, out, why))
+  if (!parseEntry(data, key, out, why))
     return corrupt(why);
   return true;
 }
@@ -270,20 +166,14 @@ void KernelCache::writeEntry(const std::string &key, const NvrtcOutput &out) {
     std::lock_guard<std::mutex> lock(Mutex);
     nvrtcId = NvrtcId;
   }
-  std::string buf(kMagic, 8);
-  putField(buf, key);
-  putField(buf, out.cubin);
-  putField(buf, out.ptx);
-  putField(buf, out.log);
-  putField(buf, nvrtcId);
-  uint64_t sum = llvm::xxHash64(buf);
-  buf.append(reinterpret_cast<const char *>(&sum), 8);
+  std::string buf = entry::encode(llvm::StringRef(kMagic, 8),
+                                  {key, out.cubin, out.ptx, out.log, nvrtcId});
   std::string path = pathFor(key), error;
   std::string dir = llvm::sys::path::parent_path(path).str();
   std::error_code ec = llvm::sys::fs::create_directories(dir);
   if (ec)
     error = ec.message();
-  if (ec || !writeAtomically(path, buf, error)) {
+  if (ec || !entry::writeAtomically(path, buf, error)) {
     std::lock_guard<std::mutex> lock(Mutex);
     ++Stats.writeFailures;
     warnOnce("cannot write to " + Dir + " (" + error + "); kernels are compiled but not kept");
@@ -293,21 +183,7 @@ void KernelCache::writeEntry(const std::string &key, const NvrtcOutput &out) {
 }
 
 void KernelCache::removeStaleTemps(const std::string &dir) {
-  auto now = std::chrono::system_clock::now();
-  uint64_t removed = 0;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
-    if (!llvm::sys::path::filename(it->path()).contains(".tmp-"))
-      continue;
-    llvm::sys::fs::file_status st;
-    if (llvm::sys::fs::status(it->path(), st) || st.type() != llvm::sys::fs::file_type::regular_file)
-      continue;
-    // A young one may belong to a writer still at work.
-    if (now - st.getLastModificationTime() < std::chrono::seconds(kStaleTempSeconds))
-      continue;
-    if (!llvm::sys::fs::remove(it->path()))
-      ++removed;
-  }
+  uint64_t removed = entry::removeStaleTemps(dir, kStaleTempSeconds);
   if (!removed)
     return;
   std::lock_guard<std::mutex> lock(Mutex);

@@ -14,6 +14,28 @@ struct MatmulShape {
 const MatmulShape kShapes[] = {{1, 1, 1},   {127, 255, 63}, {64, 64, 64},   {130, 66, 40},
                                {1, 300, 17}, {257, 8, 1024}, {1000, 1000, 1000}};
 
+/// MINIJIT_SCHEDULE set for one case only, even when it throws.
+struct ScheduleEnv {
+  explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
+  ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
+};
+
+/// (x @ w + bias) through the lecture's GeLU, plus a residual, cast to f32;
+/// with `keepH` the product plus bias is an output too.
+Graph epilogueGraph(const char *name, DType t, int64_t m, int64_t k, int64_t n, bool keepH) {
+  Graph g(name);
+  Tensor x = g.input("x", t, {m, k});
+  Tensor w = g.input("w", t, {k, n});
+  Tensor bias = g.input("bias", t, {n});
+  Tensor res = g.input("res", t, {m, n});
+  Tensor h = matmul(x, w) + bias;
+  Tensor gelu = 0.5 * h * (1.0 + tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
+  g.output((gelu + res).cast(DType::F32), "y");
+  if (keepH)
+    g.output(h, "h");
+  return g;
+}
+
 TEST_F(Matmul, EveryDTypeAndOddShape) {
   for (DType t : {DType::F32, DType::F16, DType::BF16})
     for (const MatmulShape &s : kShapes) {
@@ -46,10 +68,7 @@ TEST_F(Matmul, EveryTileConfiguration) {
   const MatmulShape shapes[] = {{127, 255, 63}, {130, 66, 40}, {257, 136, 1000}, {64, 64, 64}};
   for (const Config &c : configs)
     for (const MatmulShape &s : shapes) {
-      struct ScheduleEnv { // set for this case only, even when it throws
-        explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
-        ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
-      } env(c.overrides);
+      ScheduleEnv env(c.overrides);
       Graph g(std::string("mm_") + std::string(dtypeName(c.t)));
       Tensor a = g.input("a", c.t, {2, s.m, s.k});
       Tensor b = g.input("b", c.t, {s.k, s.n});
@@ -125,14 +144,7 @@ TEST_F(Matmul, TransposedOperandsReadAsVectors) {
 
 TEST_F(Matmul, EpiloguesRunInsideTheKernel) {
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
-    Graph g("mm_epilogue");
-    Tensor x = g.input("x", t, {200, 96});
-    Tensor w = g.input("w", t, {96, 136});
-    Tensor bias = g.input("bias", t, {136});
-    Tensor res = g.input("res", t, {200, 136});
-    Tensor h = matmul(x, w) + bias;
-    Tensor gelu = 0.5 * h * (1.0 + tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
-    g.output((gelu + res).cast(DType::F32), "y");
+    Graph g = epilogueGraph("mm_epilogue", t, 200, 96, 136, false);
     CompileOptions opt;
     opt.compileKernels = false;
     EXPECT_EQ(compileGraph(g, opt).detail->plan.kernels.size(), 1u);
@@ -261,10 +273,7 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
   };
   for (DType t : {DType::F16, DType::BF16})
     for (const Case &c : cases) {
-      struct ScheduleEnv {
-        explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
-        ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
-      } env(c.overrides);
+      ScheduleEnv env(c.overrides);
       Graph g(std::string("hopper_") + std::string(dtypeName(t)));
       auto operand = [&](const char *name, const Shape &s, bool transposed) {
         if (!transposed)
@@ -285,28 +294,17 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
     }
   // the epilogues: bias, GeLU, a residual and a cast, in the accumulators' registers
   for (const char *overrides : {"pingpong=0", "pingpong=1"})
-  for (DType t : {DType::F16, DType::BF16}) {
-    struct ScheduleEnv {
-      explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
-      ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
-    } env(overrides);
-    SCOPED_TRACE(overrides);
-    Graph g("hopper_epilogue");
-    Tensor x = g.input("x", t, {333, 192});
-    Tensor w = g.input("w", t, {192, 264});
-    Tensor bias = g.input("bias", t, {264});
-    Tensor res = g.input("res", t, {333, 264});
-    Tensor h = matmul(x, w) + bias;
-    Tensor gelu = 0.5 * h * (1.0 + tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
-    g.output((gelu + res).cast(DType::F32), "y");
-    g.output(h, "h");
-    CompileOptions opt;
-    opt.compileKernels = false;
-    CompiledGraph cg = compileGraph(g, opt);
-    EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
-    EXPECT_NE(cg.fusedText().find("wgmma"), std::string::npos) << cg.fusedText();
-    expectMatches(g, 12);
-  }
+    for (DType t : {DType::F16, DType::BF16}) {
+      ScheduleEnv env(overrides);
+      SCOPED_TRACE(overrides);
+      Graph g = epilogueGraph("hopper_epilogue", t, 333, 192, 264, true);
+      CompileOptions opt;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+      EXPECT_NE(cg.fusedText().find("wgmma"), std::string::npos) << cg.fusedText();
+      expectMatches(g, 12);
+    }
 }
 
 } // namespace

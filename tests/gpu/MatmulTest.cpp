@@ -263,6 +263,8 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
       {{5, 72, 96}, {5, 96, 40}, true, true, "bn=128"},
       {{3, 2, 65, 128}, {128, 136}, false, false, ""},
       {{3, 2, 65, 128}, {128, 136}, false, true, ""},
+      // k = 1, an outer product: both operands read along m / n (not run on a GPU yet)
+      {{300, 1}, {1, 264}, false, false, ""},
       // rows of 1001 or 997 halves: padded to whole 16-byte units first (a pad kernel)
       {{300, 1001}, {1001, 997}, false, false, ""},
       {{300, 1001}, {1001, 997}, false, true, ""},

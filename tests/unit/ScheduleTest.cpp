@@ -634,6 +634,19 @@ TEST(Schedule, HopperMatmulTensorMapsFollowTheLayouts) {
       EXPECT_EQ(t.offset, 0);
     }
   }
+  // k = 1 (an outer product): each operand's single row or column has no
+  // stride to speak of, so both are read along m and n, rows of 16 bytes
+  Graph outer("outer");
+  outer.output(matmul(outer.input("a", DType::F16, {300, 1}), outer.input("b", DType::F16, {1, 264})),
+               "c");
+  CompiledGraph o = lower(outer);
+  ASSERT_EQ(o.detail->kernels[0].schedule.kind(), ScheduleKind::MatmulWgmma) << o.fusedText();
+  const MatmulWgmmaSchedule &ow = o.detail->kernels[0].schedule.as<MatmulWgmmaSchedule>();
+  EXPECT_FALSE(ow.a.kMajor);
+  EXPECT_FALSE(ow.b.kMajor);
+  EXPECT_EQ(ow.a.outerStride, 304);
+  EXPECT_EQ(ow.b.outerStride, 264);
+  EXPECT_TRUE(o.rewrites.empty()); // nothing padded
   // f32 and sm_80 keep their templates and take no descriptors
   Graph f("f32");
   f.output(matmul(f.input("a", DType::F32, {256, 256}), f.input("b", DType::F32, {256, 256})), "c");

@@ -193,8 +193,8 @@ void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string
 class Pipeline {
 public:
   Pipeline(const Graph &g, const CompileOptions &opt)
-      : G(g), Opt(opt), Debug(debugLevel()), Dumps(dumpedStages()),
-        D(std::make_shared<CompileDetail>()) {
+      : G(g), Opt(opt), Arch(opt.arch.empty() ? opt.device.arch() : opt.arch),
+        Debug(debugLevel()), Dumps(dumpedStages()), D(std::make_shared<CompileDetail>()) {
     C.detail = D;
     Last = Opt.compileKernels ? Opt.stopAfter : std::min(Opt.stopAfter, Stage::Cuda);
     Last = producingStage(Last);
@@ -218,7 +218,7 @@ public:
         return;
       // Hopper's matmul reads its tiles through TMA, which needs rows of
       // whole 16-byte units (not when wgmma=0 keeps mma.sync).
-      bool alignRows = hasWgmma(Opt.arch.empty() ? Opt.device.arch() : Opt.arch) &&
+      bool alignRows = hasWgmma(Arch) &&
                        parseScheduleOverrides(overrideText()).wgmma.value_or(1) != 0;
       MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate, alignRows);
       if (r.applied.empty())
@@ -299,13 +299,12 @@ private:
   void schedule() {
     std::string text = overrideText();
     ScheduleOverrides overrides = parseScheduleOverrides(text);
-    const std::string arch = Opt.arch.empty() ? Opt.device.arch() : Opt.arch;
     // Hand-set parameters are an experiment: the database stays out of it.
     TuningDatabase &db = Opt.tuningDatabase ? *Opt.tuningDatabase : TuningDatabase::global();
     bool tuned = Opt.tuning == CompileOptions::Tuning::UseDatabase && text.empty() &&
                  !db.directory().empty() && llvm::sys::fs::is_directory(db.directory());
     for (CompiledKernel &ck : D->kernels) {
-      ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, arch);
+      ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, Arch);
       // Rows sum exp(x - max) in the pass of their max (online softmax)
       // where the kernel then reads its rows once in all (a logsumexp, a
       // cross-entropy). Where a pass still follows (a softmax's stores),
@@ -317,29 +316,29 @@ private:
         if (std::optional<LoweredKernel> online = sumExpsOnline(ck.lowered);
             online && (online->passes == 1 || always)) {
           ck.lowered = std::move(*online);
-          ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, arch);
+          ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, Arch);
         }
       if (tuned)
-        useTunedSchedule(ck, db, arch);
+        useTunedSchedule(ck, db);
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
     C.device = Opt.device;
-    assembleProgram(C, *D, arch);
+    assembleProgram(C, *D, Arch);
   }
 
   /// The schedule the database holds for `ck` (keyed by its default
   /// schedule's text), if any. An entry whose parameters this kernel cannot
   /// take (written by another build) is reported and left alone.
-  void useTunedSchedule(CompiledKernel &ck, TuningDatabase &db, const std::string &arch) {
+  void useTunedSchedule(CompiledKernel &ck, TuningDatabase &db) {
     KernelCache &cache = Opt.cache ? *Opt.cache : KernelCache::global();
     std::string key =
-        TuningDatabase::keyFor(cache, tuningSource(ck.lowered, ck.schedule), arch, Opt.device);
+        TuningDatabase::keyFor(cache, tuningSource(ck.lowered, ck.schedule), Arch, Opt.device);
     std::optional<TuningEntry> e = db.lookup(key);
     if (!e)
       return;
     try {
       ck.schedule = chooseSchedule(ck.lowered, Opt.device, parseScheduleOverrides(e->overrides),
-                                   arch);
+                                   Arch);
       ck.tuned = std::move(e);
     } catch (const CompileError &err) {
       llvm::errs() << "minijit: warning: tuning database entry " << db.pathFor(key) << " ('"
@@ -352,10 +351,8 @@ private:
     for (size_t k = 0; k < D->kernels.size(); ++k) {
       CompiledKernel &ck = D->kernels[k];
       ck.cuda = mutateKernel(emitKernel(ck.lowered, ck.schedule, ck.name));
-      std::string preamble = cudaPreamble();
-      if (ck.schedule.kind() == ScheduleKind::MatmulWgmma)
-        preamble += hopperPreamble(ck.lowered, ck.schedule.as<MatmulWgmmaSchedule>());
-      C.program.kernels[k].source = mutatePreamble(preamble) + "\n" + ck.cuda;
+      C.program.kernels[k].source =
+          mutatePreamble(kernelPreamble(ck.lowered, ck.schedule)) + "\n" + ck.cuda;
     }
   }
 
@@ -400,6 +397,7 @@ private:
 
   const Graph &G;
   const CompileOptions &Opt;
+  const std::string Arch; ///< the NVRTC target: CompileOptions::arch, else the device's
   const int Debug;
   const std::vector<Stage> Dumps;
   Stage Last;

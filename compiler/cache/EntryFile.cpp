@@ -129,8 +129,8 @@ bool writeAtomically(const std::string &path, llvm::StringRef data, std::string 
   return false;
 }
 
-ReadResult readFile(const std::string &path, uint64_t maxBytes, std::string &data,
-                    uint64_t &size) {
+ReadResult readFile(const std::string &path, uint64_t maxBytes,
+                    std::unique_ptr<llvm::MemoryBuffer> &data, uint64_t &size) {
   size = 0;
   if (llvm::sys::fs::file_size(path, size))
     return ReadResult::Absent;
@@ -140,8 +140,12 @@ ReadResult readFile(const std::string &path, uint64_t maxBytes, std::string &dat
                                          /*IsVolatile=*/true);
   if (!buf)
     return ReadResult::Absent;
-  data = (*buf)->getBuffer().str();
+  data = std::move(*buf);
   return ReadResult::Read;
+}
+
+std::string entryPath(const std::string &dir, const std::string &key, llvm::StringRef extension) {
+  return dir + "/" + key.substr(0, 2) + "/" + key.substr(2) + extension.str();
 }
 
 uint64_t removeStaleTemps(const std::string &dir, int staleSeconds) {
@@ -170,6 +174,11 @@ std::string defaultCacheDirectory() {
   if (const char *h = std::getenv("HOME"); h && *h)
     return std::string(h) + "/.cache/minijit";
   return "";
+}
+
+bool cacheDisabled() {
+  const char *d = std::getenv("MINIJIT_DISABLE_CACHE");
+  return d && *d && std::strcmp(d, "0") != 0;
 }
 
 } // namespace minijit::entry

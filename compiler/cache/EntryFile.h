@@ -12,8 +12,10 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,8 +41,12 @@ enum class ReadResult {
   Read,     ///< `data` holds it
   TooLarge, ///< larger than `maxBytes`: `size` says how large; not read
 };
-ReadResult readFile(const std::string &path, uint64_t maxBytes, std::string &data,
-                    uint64_t &size);
+ReadResult readFile(const std::string &path, uint64_t maxBytes,
+                    std::unique_ptr<llvm::MemoryBuffer> &data, uint64_t &size);
+
+/// Where the entry for `key` (hex) lives in `dir`: in one of 256
+/// subdirectories named by its first two digits, then the rest + `extension`.
+std::string entryPath(const std::string &dir, const std::string &key, llvm::StringRef extension);
 
 /// Removes the temporary files in `dir` older than `staleSeconds` (younger
 /// ones may belong to a writer still at work); returns how many.
@@ -49,5 +55,8 @@ uint64_t removeStaleTemps(const std::string &dir, int staleSeconds);
 /// $MINIJIT_CACHE_DIR, else $XDG_CACHE_HOME/minijit, else ~/.cache/minijit
 /// (empty without a home).
 std::string defaultCacheDirectory();
+
+/// MINIJIT_DISABLE_CACHE is set to something other than 0: nothing is kept.
+bool cacheDisabled();
 
 } // namespace minijit::entry

@@ -20,8 +20,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,10 +41,7 @@ constexpr uint64_t kMaxEntryBytes = uint64_t(256) << 20;
 KernelCache::KernelCache(std::string dir, bool enabled) : Dir(std::move(dir)), Enabled(enabled) {}
 
 KernelCache &KernelCache::global() {
-  static KernelCache cache(entry::defaultCacheDirectory(), [] {
-    const char *d = std::getenv("MINIJIT_DISABLE_CACHE");
-    return !(d && *d && std::strcmp(d, "0") != 0);
-  }());
+  static KernelCache cache(entry::defaultCacheDirectory(), !entry::cacheDisabled());
   return cache;
 }
 
@@ -112,7 +107,7 @@ std::string KernelCache::keyFor(const std::string &source, const std::string &ar
 }
 
 std::string KernelCache::pathFor(const std::string &key) const {
-  return Dir + "/" + key.substr(0, 2) + "/" + key.substr(2) + ".mjk";
+  return entry::entryPath(Dir, key, ".mjk");
 }
 
 bool KernelCache::parseEntry(llvm::StringRef data, llvm::StringRef key, NvrtcOutput &out,
@@ -144,7 +139,7 @@ bool KernelCache::readEntry(const std::string &key, NvrtcOutput &out) {
                  << "; recompiling it\n";
     return false;
   };
-  std::string data;
+  std::unique_ptr<llvm::MemoryBuffer> data;
   uint64_t size = 0;
   switch (entry::readFile(path, kMaxEntryBytes, data, size)) {
   case entry::ReadResult::Absent: return false; // absent (or unreadable): compile
@@ -153,7 +148,7 @@ bool KernelCache::readEntry(const std::string &key, NvrtcOutput &out) {
   case entry::ReadResult::Read: break;
   }
   std::string why;
-  if (!parseEntry(data, key, out, why))
+  if (!parseEntry(data->getBuffer(), key, out, why))
     return corrupt(why);
   return true;
 }

@@ -32,6 +32,10 @@ std::string hopperPreamble(const std::set<std::string> &wgmmas);
 const std::string &hopperHelpers();
 std::string wgmmaFunction(unsigned n, DType dtype);
 
+/// The preamble kernel `k` scheduled as `s` is compiled after: cudaPreamble(),
+/// and hopperPreamble() for a Hopper matmul.
+std::string kernelPreamble(const LoweredKernel &k, const Schedule &s);
+
 /// A name that says the schedule and the ops: poi_mul_tanh_add_k1,
 /// softmax_row_k0, red_sum_col_k2.
 std::string kernelName(const LoweredKernel &k, const Schedule &s);

@@ -108,6 +108,11 @@ std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s)
   return hopperPreamble(std::set<std::string>{wgmmaFunction(s.bn, k.matmul->dtype)});
 }
 
+std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {
+  const MatmulWgmmaSchedule *w = s.getIf<MatmulWgmmaSchedule>();
+  return w ? cudaPreamble() + hopperPreamble(k, *w) : cudaPreamble();
+}
+
 std::string hopperPreamble(const std::set<std::string> &wgmmas) {
   if (wgmmas.empty())
     return "";

@@ -17,8 +17,6 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
 namespace minijit {
@@ -33,20 +31,15 @@ constexpr uint64_t kMaxEntryBytes = 1 << 20; ///< an entry is a few hundred byte
 std::string tuningSource(const LoweredKernel &k, const Schedule &s) {
   LoweredKernel anywhere = k;
   anywhere.index = 0;
-  std::string preamble = cudaPreamble();
-  if (const MatmulWgmmaSchedule *w = s.getIf<MatmulWgmmaSchedule>())
-    preamble += hopperPreamble(anywhere, *w);
-  return preamble + "\n" + emitKernel(anywhere, s, "k");
+  return kernelPreamble(anywhere, s) + "\n" + emitKernel(anywhere, s, "k");
 }
 
 TuningDatabase::TuningDatabase(std::string dir) : Dir(std::move(dir)) {}
 
 TuningDatabase &TuningDatabase::global() {
   static TuningDatabase db([] {
-    const char *d = std::getenv("MINIJIT_DISABLE_CACHE");
     std::string base = entry::defaultCacheDirectory();
-    return (d && *d && std::strcmp(d, "0") != 0) || base.empty() ? std::string()
-                                                                  : base + "/tuning";
+    return entry::cacheDisabled() || base.empty() ? std::string() : base + "/tuning";
   }());
   return db;
 }
@@ -65,7 +58,7 @@ std::string TuningDatabase::keyFor(KernelCache &cache, const std::string &defaul
 }
 
 std::string TuningDatabase::pathFor(const std::string &key) const {
-  return Dir + "/" + key.substr(0, 2) + "/" + key.substr(2) + ".mjt";
+  return entry::entryPath(Dir, key, ".mjt");
 }
 
 std::optional<TuningEntry> TuningDatabase::lookup(const std::string &key) {
@@ -83,7 +76,7 @@ std::optional<TuningEntry> TuningDatabase::lookup(const std::string &key) {
                  << "; the kernel keeps its default schedule\n";
     return std::nullopt;
   };
-  std::string data;
+  std::unique_ptr<llvm::MemoryBuffer> data;
   uint64_t size = 0;
   switch (entry::readFile(path, kMaxEntryBytes, data, size)) {
   case entry::ReadResult::Absent: return std::nullopt;
@@ -93,7 +86,7 @@ std::optional<TuningEntry> TuningDatabase::lookup(const std::string &key) {
   }
   std::vector<std::string> f; // key, overrides, tuned us, default us, candidates, driver
   std::string why;
-  if (!entry::decode(data, llvm::StringRef(kMagic, 8), "tuning entry", 6, f, why))
+  if (!entry::decode(data->getBuffer(), llvm::StringRef(kMagic, 8), "tuning entry", 6, f, why))
     return corrupt(why);
   if (f[0] != key)
     return corrupt("for another key");

@@ -203,10 +203,14 @@ std::string CompiledGraph::timingText() const {
     total += st.ms;
   }
   os << llvm::formatv("  {0,-10} {1,8:f2} ms\n", "total", total);
-  int hits = 0;
-  for (const CompiledKernel &k : d.kernels)
-    hits += k.origin != CachedKernel::From::Compiled;
-  os << llvm::formatv("  kernels: {0} ({1} from the cache)\n", d.kernels.size(), hits);
+  int hits = 0, shared = 0;
+  for (const CompiledKernel &k : d.kernels) {
+    hits += k.origin == CachedKernel::From::Memory || k.origin == CachedKernel::From::Disk;
+    shared += k.origin == CachedKernel::From::Shared;
+  }
+  os << llvm::formatv("  kernels: {0} ({1} from the cache, {2} the image of another of the same "
+                      "code)\n",
+                      d.kernels.size(), hits, shared);
   return os.str();
 }
 

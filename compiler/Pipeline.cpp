@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <optional>
 
 namespace minijit {
@@ -104,6 +105,8 @@ void addLaunches(CompiledGraph &c, const CompileDetail &d) {
     pk.workspaceBytes = workspaceBytes(ck.lowered, ck.schedule);
     if (const RowSchedule *row = ck.schedule.getIf<RowSchedule>())
       pk.coResident = row->splits > 1 && row->waits;
+    if (ck.lowered.symbolic)
+      pk.sizeArgs = ck.lowered.symbolic->values;
     c.program.kernels.push_back(std::move(pk));
   }
 }
@@ -304,7 +307,7 @@ private:
     bool tuned = Opt.tuning == CompileOptions::Tuning::UseDatabase && text.empty() &&
                  !db.directory().empty() && llvm::sys::fs::is_directory(db.directory());
     for (CompiledKernel &ck : D->kernels) {
-      ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, Arch);
+      ck.schedule = chooseScheduleForSizes(ck.lowered, Opt.device, overrides, Arch);
       // Rows sum exp(x - max) in the pass of their max (online softmax)
       // where the kernel then reads its rows once in all (a logsumexp, a
       // cross-entropy). Where a pass still follows (a softmax's stores),
@@ -316,7 +319,7 @@ private:
         if (std::optional<LoweredKernel> online = sumExpsOnline(ck.lowered);
             online && (online->passes == 1 || always)) {
           ck.lowered = std::move(*online);
-          ck.schedule = chooseSchedule(ck.lowered, Opt.device, overrides, Arch);
+          ck.schedule = chooseScheduleForSizes(ck.lowered, Opt.device, overrides, Arch);
         }
       if (tuned)
         useTunedSchedule(ck, db);
@@ -337,8 +340,8 @@ private:
     if (!e)
       return;
     try {
-      ck.schedule = chooseSchedule(ck.lowered, Opt.device, parseScheduleOverrides(e->overrides),
-                                   Arch);
+      ck.schedule = chooseScheduleForSizes(ck.lowered, Opt.device,
+                                           parseScheduleOverrides(e->overrides), Arch);
       ck.tuned = std::move(e);
     } catch (const CompileError &err) {
       llvm::errs() << "minijit: warning: tuning database entry " << db.pathFor(key) << " ('"
@@ -357,42 +360,67 @@ private:
   }
 
   /// Every kernel through the cache (NVRTC on a miss), in parallel; the
-  /// first error is rethrown once all are done.
+  /// first error is rethrown once all are done. Kernels of the same
+  /// structure (the same text but for names and comments: the layers of an
+  /// MLP) compile once and share the image, in this program and with
+  /// earlier programs of the process (KernelCache::getShared).
   void compileKernels() {
     Program &p = C.program;
     KernelCache &cache = Opt.cache ? *Opt.cache : KernelCache::global();
-    std::vector<std::exception_ptr> errors(p.kernels.size());
+    size_t n = p.kernels.size();
+    std::vector<std::string> structure(n);
+    std::vector<size_t> first(n); // the kernel whose image kernel k takes
+    std::map<std::string, size_t> seen;
+    for (size_t k = 0; k < n; ++k) {
+      structure[k] = structuralSource(D->kernels[k].lowered, D->kernels[k].schedule);
+      first[k] = seen.emplace(structure[k], k).first->second;
+    }
+    std::vector<std::exception_ptr> errors(n);
     auto compileOne = [&](size_t k) {
       try {
-        CachedKernel got =
-            cache.get(p.kernels[k].source, p.kernels[k].name, p.kernels[k].arch, Opt.nvrtcOptions);
+        KernelCache::SharedKernel got = cache.getShared(
+            structure[k], p.kernels[k].source, p.kernels[k].name, p.kernels[k].arch,
+            Opt.nvrtcOptions);
         CompiledKernel &ck = D->kernels[k];
         // ptxas serializes a wgmma whose accumulators it cannot keep in
         // place (3-4x slower): a defect of the template, not a slow kernel.
         if (ck.schedule.kind() == ScheduleKind::MatmulWgmma)
-          checkWgmmaImage(p.kernels[k].name, got.out);
-        ck.image = std::move(got.out);
-        ck.origin = got.from;
-        p.kernels[k].cubin = ck.image.cubin;
-        p.kernels[k].ptx = ck.image.ptx;
-        p.kernels[k].resources = ck.image.resources;
+          checkWgmmaImage(p.kernels[k].name, got.kernel.out);
+        ck.image = std::move(got.kernel.out);
+        ck.origin = got.kernel.from;
+        p.kernels[k].entry = got.entry;
       } catch (...) {
         errors[k] = std::current_exception();
       }
     };
-    if (p.kernels.size() <= 1) {
-      for (size_t k = 0; k < p.kernels.size(); ++k)
+    std::vector<size_t> unique;
+    for (size_t k = 0; k < n; ++k)
+      if (first[k] == k)
+        unique.push_back(k);
+    if (unique.size() <= 1) {
+      for (size_t k : unique)
         compileOne(k);
     } else {
       unsigned threads = Opt.threads ? Opt.threads : llvm::hardware_concurrency().compute_thread_count();
-      llvm::ThreadPool pool(llvm::hardware_concurrency(std::min<unsigned>(threads, p.kernels.size())));
-      for (size_t k = 0; k < p.kernels.size(); ++k)
+      llvm::ThreadPool pool(llvm::hardware_concurrency(std::min<unsigned>(threads, unique.size())));
+      for (size_t k : unique)
         pool.async([&, k] { compileOne(k); });
       pool.wait();
     }
     for (std::exception_ptr &e : errors)
       if (e)
         std::rethrow_exception(e);
+    for (size_t k = 0; k < n; ++k) {
+      CompiledKernel &ck = D->kernels[k];
+      if (first[k] != k) {
+        ck.image = D->kernels[first[k]].image;
+        ck.origin = CachedKernel::From::Shared;
+        p.kernels[k].entry = p.kernels[first[k]].entry;
+      }
+      p.kernels[k].cubin = ck.image.cubin;
+      p.kernels[k].ptx = ck.image.ptx;
+      p.kernels[k].resources = ck.image.resources;
+    }
   }
 
   const Graph &G;

@@ -5,10 +5,12 @@
 #include "ir/Evaluator.h"
 
 #include "ir/Autodiff.h"
+#include "ir/Bind.h"
 #include "ir/Error.h"
 #include "ir/EvaluatorInternal.h"
 #include "ir/Printer.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Parallel.h"
@@ -576,8 +578,24 @@ private:
 
 } // namespace
 
+namespace {
+
+/// `g` with its named dimensions bound by the inputs' shapes.
+Graph boundByInputs(const Graph &g, std::span<const HostTensor> inputs) {
+  std::vector<Shape> shapes;
+  for (const HostTensor &t : inputs)
+    shapes.push_back(t.shape());
+  return bindDims(g, bindingsFromInputs(g, shapes));
+}
+
+} // namespace
+
 std::vector<HostTensor> evaluate(const Graph &g, std::span<const HostTensor> inputs,
                                  const EvalOptions &options) {
+  if (hasUnboundDims(g)) {
+    assert(!options.stored && "`stored` flags the nodes of a bound graph");
+    return evaluate(boundByInputs(g, inputs), inputs, options);
+  }
   if (hasDerivatives(g)) {
     assert(!options.stored && "`stored` flags the nodes of a graph without derivatives");
     return evaluate(expandAutodiff(g), inputs, options);
@@ -588,6 +606,8 @@ std::vector<HostTensor> evaluate(const Graph &g, std::span<const HostTensor> inp
 
 std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
                                                  std::span<const HostTensor> inputs) {
+  if (hasUnboundDims(g))
+    return outOfRangeIndices(boundByInputs(g, inputs), inputs);
   if (hasDerivatives(g))
     return outOfRangeIndices(expandAutodiff(g), inputs);
   std::vector<OutOfRangeIndices> found;
@@ -615,6 +635,10 @@ std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
 }
 
 std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed) {
+  if (hasUnboundDims(g))
+    throw GraphError("graph '" + g.name() + "' has named dimensions without sizes (" +
+                     llvm::join(dimNames(g), ", ") +
+                     "): bind them first (bindDims, or --dim NAME=SIZE)");
   std::vector<HostTensor> ins;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Node &n = g.node(g.inputs()[i]);

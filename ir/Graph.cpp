@@ -104,6 +104,18 @@ int64_t normalizedAxis(llvm::StringRef op, int64_t axis, unsigned rank) {
   return axis < 0 ? axis + r : axis;
 }
 
+/// Refuses an op that needs a number of elements along `axis` where the
+/// operand has a named size there (its value is known only at run time).
+void refuseNamedAxis(llvm::StringRef op, const Shape &s, int64_t axis, llvm::StringRef doing) {
+  Dim d = s.dim(static_cast<unsigned>(axis));
+  if (!d.isNamed() || d.isBound())
+    return;
+  fail(llvm::formatv("{0}: axis {1} of {2} is the named dimension {3}; {4} a named dimension is "
+                     "not supported (its size is known only when the graph runs)",
+                     op, axis, s.str(), d.str(), doing)
+           .str());
+}
+
 /// Checks a pad value against the dtype it takes (exact for i32 and bool).
 void checkPadValue(double v, DType t) {
   char text[32];
@@ -208,6 +220,14 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     if (spec.name.empty())
       fail("input: a graph argument needs a name");
     checkShape(spec.shape, "input %" + spec.name);
+    for (unsigned d = 0; d < spec.shape.rank(); ++d) {
+      DimExpr e = spec.shape.dim(d).expr();
+      if (e.names.size() > 1 || (!e.isNumber() && e.coef != 1))
+        fail(llvm::formatv("input %{0}: dimension {1} is {2}; an argument's dimensions are numbers "
+                           "or single names (reshape inside the graph to a product)",
+                           spec.name, d, e.str())
+                 .str());
+    }
     n.dtype = spec.dtype;
     n.shape = spec.shape;
     break;
@@ -251,8 +271,8 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                .str());
     const Node &first = operand(0);
     n.axis = normalizedAxis(op, spec.axis, first.shape.rank());
-    DimVector out(first.shape.dims().begin(), first.shape.dims().end());
-    out[n.axis] = 0;
+    std::vector<Dim> out = first.shape.allDims();
+    int64_t total = 0;
     for (unsigned i = 0; i < spec.operands.size(); ++i) {
       const Node &x = operand(i);
       checkSameDType(spec.op, first, x, spelling);
@@ -262,16 +282,18 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                            i, refOf(x), x.shape.rank(), refOf(first), first.shape.rank())
                  .str());
       for (unsigned d = 0; d < x.shape.rank(); ++d)
-        if (d != n.axis && x.shape[d] != first.shape[d])
+        if (d != n.axis && !sameDim(x.shape.dim(d), first.shape.dim(d)))
           fail(llvm::formatv("concat: shapes {0} and {1} differ in dim {2} ({3} vs {4}); only "
                              "the concatenated axis {5} may differ",
-                             first.shape.str(), x.shape.str(), d, first.shape[d], x.shape[d],
-                             n.axis)
+                             first.shape.str(), x.shape.str(), d, first.shape.dim(d).str(),
+                             x.shape.dim(d).str(), n.axis)
                    .str());
-      out[n.axis] += x.shape[n.axis];
+      refuseNamedAxis(op, x.shape, n.axis, "concatenating along");
+      total += x.shape[n.axis];
     }
+    out[n.axis] = Dim(total);
     n.dtype = first.dtype;
-    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    n.shape = Shape(std::span<const Dim>(out));
     break;
   }
   case OpClass::Gather: {
@@ -283,14 +305,14 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                          op, refOf(idx), dtypeName(idx.dtype), castHint(idx.name, DType::I32, spelling))
                .str());
     n.axis = normalizedAxis(op, spec.axis, x.shape.rank());
-    DimVector out;
+    std::vector<Dim> out;
     if (spec.op == OpKind::Take) {
       for (unsigned d = 0; d < n.axis; ++d)
-        out.push_back(x.shape[d]);
-      for (int64_t s : idx.shape.dims())
-        out.push_back(s);
+        out.push_back(x.shape.dim(d));
+      for (unsigned d = 0; d < idx.shape.rank(); ++d)
+        out.push_back(idx.shape.dim(d));
       for (unsigned d = n.axis + 1; d < x.shape.rank(); ++d)
-        out.push_back(x.shape[d]);
+        out.push_back(x.shape.dim(d));
       if (out.size() > kMaxRank)
         fail(llvm::formatv("take: the result would have rank {0} ({1} before the axis, {2} of the "
                            "indices, {3} after); at most {4}",
@@ -304,21 +326,27 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                            refOf(idx), idx.shape.rank(), refOf(x), x.shape.rank())
                  .str());
       for (unsigned d = 0; d < x.shape.rank(); ++d) {
-        int64_t a = x.shape[d], b = idx.shape[d];
+        Dim a = x.shape.dim(d), b = idx.shape.dim(d);
         if (d == n.axis) {
           out.push_back(b);
           continue;
         }
-        if (a != b && a != 1 && b != 1)
-          fail(llvm::formatv("take_along_axis: {0} and the indices {1} do not broadcast (dim {2}: "
-                             "{3} vs {4}); only the axis {5} may differ",
-                             x.shape.str(), idx.shape.str(), d, a, b, n.axis)
-                   .str());
-        out.push_back(std::max(a, b));
+        if (sameDim(a, b) || (b.isBound() && b.size() == 1 && !b.isNamed())) {
+          out.push_back(a);
+          continue;
+        }
+        if (a.isBound() && a.size() == 1 && !a.isNamed()) {
+          out.push_back(b);
+          continue;
+        }
+        fail(llvm::formatv("take_along_axis: {0} and the indices {1} do not broadcast (dim {2}: "
+                           "{3} vs {4}); only the axis {5} may differ",
+                           x.shape.str(), idx.shape.str(), d, a.str(), b.str(), n.axis)
+                 .str());
       }
     }
     n.dtype = x.dtype;
-    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    n.shape = Shape(std::span<const Dim>(out));
     break;
   }
   case OpClass::Scan:
@@ -388,13 +416,13 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       }
       std::sort(axes.begin(), axes.end());
     }
-    DimVector out;
+    std::vector<Dim> out;
     for (int i = 0; i < rank; ++i) {
       bool reduced = llvm::is_contained(axes, i);
       if (!reduced)
-        out.push_back(x.shape[i]);
+        out.push_back(x.shape.dim(i));
       else if (spec.keepdim)
-        out.push_back(1);
+        out.push_back(Dim(int64_t(1)));
     }
     if (isArgReduction(spec.op) && axes.size() != 1)
       fail(llvm::formatv("{0}: takes one axis, got {1}", op,
@@ -403,7 +431,7 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     n.axes = axes;
     n.keepdim = spec.keepdim;
     n.dtype = isArgReduction(spec.op) ? DType::I32 : x.dtype;
-    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    n.shape = Shape(std::span<const Dim>(out));
     break;
   }
   case OpClass::View: {
@@ -425,16 +453,17 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
         fail(llvm::formatv("permute: perm={0} is not a permutation of 0..{1} (operand shape {2})",
                            dimsStr(spec.perm), static_cast<int>(rank) - 1, x.shape.str())
                  .str());
-      DimVector out;
+      std::vector<Dim> out;
       for (int64_t p : spec.perm)
-        out.push_back(x.shape[p]);
+        out.push_back(x.shape.dim(static_cast<unsigned>(p)));
       n.perm = spec.perm;
-      n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+      n.shape = Shape(std::span<const Dim>(out));
       break;
     }
     if (spec.op == OpKind::Slice) {
       unsigned rank = x.shape.rank();
       n.axis = normalizedAxis(op, spec.axis, rank);
+      refuseNamedAxis(op, x.shape, n.axis, "slicing");
       int64_t size = x.shape[n.axis];
       int64_t start = spec.start < 0 ? spec.start + size : spec.start;
       int64_t end = spec.end < 0 ? spec.end + size : spec.end;
@@ -458,9 +487,8 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       n.start = start;
       n.end = end;
       n.step = spec.step;
-      DimVector out(x.shape.dims().begin(), x.shape.dims().end());
-      out[n.axis] = (end - start + spec.step - 1) / spec.step;
-      n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+      n.shape = x.shape;
+      n.shape.setDim(n.axis, Dim((end - start + spec.step - 1) / spec.step));
       break;
     }
     if (spec.op == OpKind::Pad) {
@@ -470,27 +498,33 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                            "{3})",
                            dimsStr(spec.before), dimsStr(spec.after), x.shape.str(), rank)
                  .str());
-      DimVector out;
+      std::vector<Dim> out;
       for (unsigned d = 0; d < rank; ++d) {
         if (spec.before[d] < 0 || spec.after[d] < 0)
           fail(llvm::formatv("pad: before={0} after={1} has a negative count at axis {2}; pads "
                              "add elements (drop them with slice)",
                              dimsStr(spec.before), dimsStr(spec.after), d)
                    .str());
-        out.push_back(spec.before[d] + x.shape[d] + spec.after[d]);
+        if (spec.before[d] == 0 && spec.after[d] == 0) {
+          out.push_back(x.shape.dim(d));
+          continue;
+        }
+        refuseNamedAxis(op, x.shape, d, "padding");
+        out.push_back(Dim(spec.before[d] + x.shape[d] + spec.after[d]));
       }
       checkPadValue(spec.value, x.dtype);
       n.before = spec.before;
       n.after = spec.after;
       n.value = isFloat(x.dtype) ? static_cast<double>(static_cast<float>(spec.value)) : spec.value;
-      n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+      n.shape = Shape(std::span<const Dim>(out));
       break;
     }
     checkShape(spec.shape, op);
     if (spec.op == OpKind::Reshape) {
-      if (spec.shape.numel() != x.shape.numel())
+      Dim from = x.shape.numelDim(), to = spec.shape.numelDim();
+      if (!sameDim(from, to))
         fail(llvm::formatv("reshape: cannot reshape {0} ({1} elements) to {2} ({3} elements)",
-                           x.shape.str(), x.shape.numel(), spec.shape.str(), spec.shape.numel())
+                           x.shape.str(), from.str(), spec.shape.str(), to.str())
                  .str());
     } else {
       assert(spec.op == OpKind::Broadcast && "views are reshape, permute, broadcast");
@@ -499,12 +533,14 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                            spec.shape.str())
                  .str());
       unsigned off = spec.shape.rank() - x.shape.rank();
-      for (unsigned i = 0; i < x.shape.rank(); ++i)
-        if (x.shape[i] != 1 && x.shape[i] != spec.shape[off + i])
+      for (unsigned i = 0; i < x.shape.rank(); ++i) {
+        Dim from = x.shape.dim(i), to = spec.shape.dim(off + i);
+        bool one = from.isBound() && from.size() == 1 && (!from.isNamed() || to.isBound());
+        if (!one && !sameDim(from, to))
           fail(llvm::formatv("broadcast: {0} does not broadcast to {1} (dim {2}: {3} vs {4})",
-                             x.shape.str(), spec.shape.str(), off + i, x.shape[i],
-                             spec.shape[off + i])
+                             x.shape.str(), spec.shape.str(), off + i, from.str(), to.str())
                    .str());
+      }
     }
     n.shape = spec.shape;
     break;
@@ -520,18 +556,19 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                          a.shape.str(), b.shape.str())
                .str());
     unsigned ra = a.shape.rank(), rb = b.shape.rank();
-    if (a.shape[ra - 1] != b.shape[rb - 2])
+    if (!sameDim(a.shape.dim(ra - 1), b.shape.dim(rb - 2)))
       fail(llvm::formatv("matmul: inner dimensions do not match: {0} @ {1} ({2} vs {3})",
-                         a.shape.str(), b.shape.str(), a.shape[ra - 1], b.shape[rb - 2])
+                         a.shape.str(), b.shape.str(), a.shape.dim(ra - 1).str(),
+                         b.shape.dim(rb - 2).str())
                .str());
-    Shape batchA(llvm::makeArrayRef(a.shape.dims()).drop_back(2));
-    Shape batchB(llvm::makeArrayRef(b.shape.dims()).drop_back(2));
-    Shape batch = broadcastShapes(batchA, batchB, "matmul (batch dimensions)");
-    DimVector out(batch.dims().begin(), batch.dims().end());
-    out.push_back(a.shape[ra - 2]);
-    out.push_back(b.shape[rb - 1]);
+    std::vector<Dim> dimsA = a.shape.allDims(), dimsB = b.shape.allDims();
+    Shape batchA(std::span<const Dim>(dimsA).first(ra - 2));
+    Shape batchB(std::span<const Dim>(dimsB).first(rb - 2));
+    std::vector<Dim> out = broadcastShapes(batchA, batchB, "matmul (batch dimensions)").allDims();
+    out.push_back(dimsA[ra - 2]);
+    out.push_back(dimsB[rb - 1]);
     n.dtype = a.dtype;
-    n.shape = Shape(llvm::ArrayRef<int64_t>(out));
+    n.shape = Shape(std::span<const Dim>(out));
     checkShape(n.shape, "matmul result");
     break;
   }
@@ -548,10 +585,10 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     };
     floatOnly(y, isVjp ? "the output" : "the loss");
     floatOnly(x, isVjp ? "the input" : "the value");
-    if (!isVjp && y.shape.numel() != 1)
+    if (!isVjp && (y.shape.numel() != 1 || y.shape.hasNames()))
       fail(llvm::formatv("grad: the loss %{0} has shape {1} ({2} elements) but must have one "
                          "element; reduce it first (e.g. {3}) or use vjp",
-                         y.name, y.shape.str(), y.shape.numel(),
+                         y.name, y.shape.str(), y.shape.numelDim().str(),
                          spelling == Spelling::Cpp ? llvm::formatv("`mean({0})`", y.name).str()
                                                    : llvm::formatv("`mean %{0}`", y.name).str())
                .str());

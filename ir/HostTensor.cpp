@@ -12,8 +12,21 @@
 
 namespace minijit {
 
+namespace {
+
+/// A tensor's shape is numbers: a named dimension gives its bound size.
+Shape sizesOf(const Shape &shape) {
+  if (!shape.isBound())
+    throw GraphError("a tensor of shape " + shape.str() +
+                     " needs a size for each named dimension; bind them first");
+  return Shape(std::span<const int64_t>(shape.dims()));
+}
+
+} // namespace
+
 HostTensor::HostTensor(DType dtype, const Shape &shape)
-    : Type(dtype), Dims(shape), Data(static_cast<size_t>(shape.numel()) * dtypeSize(dtype)) {}
+    : Type(dtype), Dims(sizesOf(shape)),
+      Data(static_cast<size_t>(shape.numel()) * dtypeSize(dtype)) {}
 
 double HostTensor::get(int64_t i) const {
   const uint8_t *p = Data.data();

@@ -23,7 +23,7 @@ namespace {
 
 enum class Tok {
   Eof, Ident, Value, Number, LParen, RParen, LBrace, RBrace, LBracket, RBracket, Comma, Colon,
-  Equals, Arrow
+  Equals, Arrow, Star
 };
 
 struct Token {
@@ -83,6 +83,7 @@ public:
     case ',': return single(Tok::Comma);
     case ':': return single(Tok::Colon);
     case '=': return single(Tok::Equals);
+    case '*': return single(Tok::Star);
     default: break;
     }
     if (c == '-' && Pos + 1 < Text.size() && Text[Pos + 1] == '>') {
@@ -302,6 +303,57 @@ private:
     }
   }
 
+  /// One dimension: a number, a name, or a product of them (`B*S`, `4*B`).
+  Dim parseDim() {
+    Dim d(int64_t(1));
+    for (;;) {
+      Token t = Cur;
+      if (t.kind == Tok::Number) {
+        consume();
+        d = d * Dim(parseInt(t, "dimension"));
+      } else if (t.kind == Tok::Ident) {
+        consume();
+        if (!isDimName(t.text))
+          error(t, llvm::formatv("'{0}' is not a valid dimension name (a letter or '_', then "
+                                 "letters, digits and '_')",
+                                 shown(t.text))
+                       .str());
+        d = d * Dim(std::string_view(t.text));
+      } else {
+        error(t, "expected a dimension (a number or a name such as B), got " + describe(t));
+      }
+      if (Cur.kind != Tok::Star)
+        return d;
+      consume();
+    }
+  }
+
+  /// `[4096, B, B*S]`, checked with checkShape (`what` names it).
+  Shape parseShape(llvm::StringRef what) {
+    Token open = expect(Tok::LBracket, "'['");
+    std::vector<Dim> dims;
+    if (Cur.kind != Tok::RBracket)
+      for (;;) {
+        Token at = Cur;
+        dims.push_back(parseDim());
+        if (dims.size() > 64)
+          error(at, "too many entries in the dimension list");
+        if (Cur.kind == Tok::Comma) {
+          consume();
+          continue;
+        }
+        break;
+      }
+    expect(Tok::RBracket, "',' or ']'");
+    Shape s{std::span<const Dim>(dims)};
+    try {
+      checkShape(s, what);
+    } catch (const GraphError &e) {
+      error(open, e.what());
+    }
+    return s;
+  }
+
   std::pair<DType, Shape> parseType() {
     Token t = expect(Tok::Ident, "a dtype (f32, f16, bf16, i32, bool)");
     std::optional<DType> d = parseDType(t.text);
@@ -309,15 +361,7 @@ private:
       error(t, llvm::formatv("unknown dtype '{0}' (expected f32, f16, bf16, i32 or bool)",
                              shown(t.text))
                    .str());
-    Token open = Cur;
-    DimVector dims = parseIntList("dimension");
-    Shape s = Shape(llvm::ArrayRef<int64_t>(dims));
-    try {
-      checkShape(s, "type");
-    } catch (const GraphError &e) {
-      error(open, e.what());
-    }
-    return {*d, s};
+    return {*d, parseShape("type")};
   }
 
   Graph parseGraph(Token &nameTok) {
@@ -551,14 +595,7 @@ private:
       spec.perm = parseIntList("axis");
     } else if (key.text == "shape" &&
                (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)) {
-      Token open = Cur;
-      DimVector dims = parseIntList("dimension");
-      spec.shape = Shape(llvm::ArrayRef<int64_t>(dims));
-      try {
-        checkShape(spec.shape, opName(spec.op));
-      } catch (const GraphError &e) {
-        error(open, e.what());
-      }
+      spec.shape = parseShape(opName(spec.op));
     } else if (key.text == "axis" && (spec.op == OpKind::Slice || cls == OpClass::Concat ||
                                       cls == OpClass::Iota || cls == OpClass::Gather ||
                                       cls == OpClass::Scan)) {
@@ -577,14 +614,7 @@ private:
         error(at, "pad: value= is a number literal, not a value");
       spec.value = lit->value;
     } else if (key.text == "shape" && cls == OpClass::Iota) {
-      Token open = Cur;
-      DimVector dims = parseIntList("dimension");
-      spec.shape = Shape(llvm::ArrayRef<int64_t>(dims));
-      try {
-        checkShape(spec.shape, opName(spec.op));
-      } catch (const GraphError &e) {
-        error(open, e.what());
-      }
+      spec.shape = parseShape(opName(spec.op));
     } else if (key.text == "dtype" && cls == OpClass::Iota) {
       Token v = expect(Tok::Ident, "a dtype");
       std::optional<DType> d = parseDType(v.text);

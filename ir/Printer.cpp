@@ -82,16 +82,14 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
       printDims(os, n.after);
       os << " value=" << literalText(n.value, n.dtype);
     } else {
-      os << " shape=";
-      printDims(os, n.shape.dims());
+      os << " shape=" << n.shape.str();
     }
     break;
   case OpClass::Cast:
     os << " to=" << dtypeName(n.dtype);
     break;
   case OpClass::Iota:
-    os << " shape=";
-    printDims(os, n.shape.dims());
+    os << " shape=" << n.shape.str();
     os << " axis=" << n.axis << " dtype=" << dtypeName(n.dtype);
     break;
   case OpClass::Concat:

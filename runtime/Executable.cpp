@@ -38,7 +38,8 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
                           .str());
     Modules.push_back(std::move(m));
     CUfunction f = nullptr;
-    d.check(d.cuModuleGetFunction(&f, Modules.back().get(), k.name.c_str()), "cuModuleGetFunction");
+    const std::string &entry = k.entry.empty() ? k.name : k.entry;
+    d.check(d.cuModuleGetFunction(&f, Modules.back().get(), entry.c_str()), "cuModuleGetFunction");
     Functions.push_back(f);
     // Above 48 KiB a block gets dynamic shared memory only once asked for.
     if (k.dynamicShared > 48 * 1024) {
@@ -101,6 +102,8 @@ void Executable::buildParams() {
     std::vector<void *> p;
     for (int b : Prog.kernels[k].args)
       p.push_back(&Address[b]);
+    for (int64_t &size : Prog.kernels[k].sizeArgs)
+      p.push_back(&size);
     if (Prog.kernels[k].workspaceBytes)
       p.push_back(&WorkAddress[k]);
     for (CUtensorMap &m : Maps[k])

@@ -39,8 +39,8 @@ struct KernelResources {
 };
 
 /// A TMA descriptor (CUtensorMap, 128-byte swizzle, zeros outside the
-/// tensor) that a kernel takes by value after its buffer arguments and its
-/// workspace. The executable encodes it (cuTensorMapEncodeTiled) for the
+/// tensor) that a kernel takes by value after its buffer arguments, its
+/// sizes and its workspace. The executable encodes it (cuTensorMapEncodeTiled) for the
 /// address bound to its buffer, again only when that address changes.
 struct TensorMapSpec {
   int buffer = -1;              ///< buffer id
@@ -53,7 +53,10 @@ struct TensorMapSpec {
 
 /// One kernel: its image, its launch geometry and what it moves and computes.
 struct ProgramKernel {
-  std::string name;     ///< entry point
+  std::string name;     ///< the kernel's name (its entry point, unless `entry` says otherwise)
+  /// The entry point in `cubin`: another kernel's name where this one
+  /// shares that kernel's image (the same code but for names); empty: `name`.
+  std::string entry;
   /// The target its image is compiled for: Program::arch, or its
   /// architecture-specific form (sm_90a) for a kernel using wgmma and TMA.
   std::string arch;
@@ -72,6 +75,10 @@ struct ProgramKernel {
   /// executable checks when it loads the kernel.
   bool coResident = false;
   std::vector<int> args; ///< buffer ids, in parameter order
+  /// Sizes of named dimensions the kernel computes its extent from, passed
+  /// (as 64-bit integers) after the buffers: one kernel image serves every
+  /// binding whose kernel text is the same.
+  std::vector<int64_t> sizeArgs;
   std::vector<TensorMapSpec> tensorMaps; ///< passed after the buffers (and the workspace)
   int64_t bytesRead = 0;    ///< each buffer read once
   int64_t bytesWritten = 0; ///< each buffer written once

@@ -4,6 +4,7 @@
 // a file that does not parse or verify.
 //===----------------------------------------------------------------------===//
 #include "compiler/nvrtc/Nvrtc.h"
+#include "ir/Bind.h"
 #include "tools/Harness.h"
 #include "tools/ProfileRecords.h"
 #include "tools/Reduce.h"
@@ -77,6 +78,38 @@ std::vector<HostTensor> inputsFor(const Graph &g, uint64_t seed, const DataFlags
     ins[it - g.inputs().begin()] = readNpy(path, "input %" + n.name, std::pair(n.dtype, n.shape));
   }
   return ins;
+} catch (const UsageError &) {
+  throw;
+} catch (const GraphError &e) {
+  throw UsageError(e.what());
+}
+
+/// `g` with its named dimensions bound: from --dim and, where `d` is given
+/// (the commands that take inputs), from the shapes of the --input files.
+/// A graph without names is returned as it is. Throws UsageError for a
+/// malformed --dim, a dimension nothing gives a size, or sizes that disagree.
+Graph bindForCommand(const Graph &g, const std::vector<std::string> &dimFlags,
+                     const DataFlags *d) try {
+  DimBindings sizes;
+  for (const std::string &flag : dimFlags)
+    if (std::string error = parseDimBinding(flag, sizes); !error.empty())
+      throw UsageError(error);
+  if (!hasUnboundDims(g))
+    return g;
+  std::map<std::string, std::string> from;
+  for (const auto &[name, size] : sizes)
+    from[name] = "--dim " + name + "=" + std::to_string(size);
+  for (const std::string &spec : d ? d->inputs : std::vector<std::string>{}) {
+    auto [name, path] = llvm::StringRef(spec).split('=');
+    name.consume_front("%");
+    std::optional<ValueId> id = g.lookup(name);
+    if (!id || g.node(*id).op != OpKind::Input || path.empty())
+      continue; // inputsFor reports it
+    const Node &n = g.node(*id);
+    HostTensor t = readNpy(path, "input %" + n.name);
+    matchShape(n.shape, t.shape(), "input %" + n.name + " (" + path.str() + ")", sizes, from);
+  }
+  return bindDims(g, sizes);
 } catch (const UsageError &) {
   throw;
 } catch (const GraphError &e) {
@@ -404,6 +437,11 @@ int main(int argc, char **argv) {
   cl::opt<std::string> saveDir("save", cl::desc("write each output as DIR/NAME.npy"),
                                cl::value_desc("DIR"), cl::sub(evalCmd), cl::sub(runCmd),
                                cl::sub(compareCmd));
+  cl::list<std::string> dimFlags(
+      "dim", cl::desc("NAME=SIZE: the size of a named dimension, e.g. --dim B=4096 (repeatable; "
+                      "sizes also come from the shapes of --input files)"),
+      cl::value_desc("NAME=SIZE"), cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
+      cl::sub(compareCmd));
   cl::opt<bool> noFusion("no-fusion", cl::desc("one kernel per op, as an eager framework runs"),
                          cl::sub(compileCmd), cl::sub(runCmd));
   cl::opt<bool> noReassociate(
@@ -464,6 +502,11 @@ int main(int argc, char **argv) {
     data.saveDir = saveDir;
     if (checkCmd)
       return cmdCheck(gs);
+    if (!reduceCmd) {
+      std::vector<std::string> dims(dimFlags.begin(), dimFlags.end());
+      for (Graph &g : gs)
+        g = bindForCommand(g, dims, compileCmd ? nullptr : &data);
+    }
     if (evalCmd)
       return cmdEval(gs, seed, data);
     if (compileCmd)

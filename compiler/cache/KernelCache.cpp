@@ -243,6 +243,34 @@ CachedKernel KernelCache::get(const std::string &source, const std::string &kern
   return result;
 }
 
+KernelCache::SharedKernel KernelCache::getShared(const std::string &structure,
+                                                const std::string &source,
+                                                const std::string &kernel,
+                                                const std::string &arch,
+                                                llvm::ArrayRef<std::string> options) {
+  if (!Enabled)
+    return {get(source, kernel, arch, options), kernel};
+  std::string key = keyFor(structure, arch, options);
+  std::optional<std::pair<std::string, std::string>> earlier;
+  {
+    std::lock_guard<std::mutex> lock(Mutex);
+    auto it = Structures.find(key);
+    if (it != Structures.end())
+      earlier = it->second;
+  }
+  if (earlier && earlier->first != source) {
+    CachedKernel k = get(earlier->first, earlier->second, arch, options);
+    k.from = CachedKernel::From::Shared;
+    std::lock_guard<std::mutex> lock(Mutex);
+    ++Stats.shared;
+    return {std::move(k), earlier->second};
+  }
+  CachedKernel k = get(source, kernel, arch, options);
+  std::lock_guard<std::mutex> lock(Mutex);
+  Structures.emplace(key, std::make_pair(source, kernel));
+  return {std::move(k), kernel};
+}
+
 CacheStats KernelCache::stats() const {
   std::lock_guard<std::mutex> lock(Mutex);
   return Stats;
@@ -251,6 +279,7 @@ CacheStats KernelCache::stats() const {
 void KernelCache::clearMemory() {
   std::lock_guard<std::mutex> lock(Mutex);
   Memory.clear();
+  Structures.clear();
 }
 
 } // namespace minijit

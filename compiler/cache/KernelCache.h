@@ -27,10 +27,14 @@ struct CacheStats {
   uint64_t memoryHits = 0, diskHits = 0, compiles = 0;
   uint64_t corruptEntries = 0, writeFailures = 0;
   uint64_t staleTempsRemoved = 0; ///< left by writers that died mid-write
+  /// Kernels that took the image of an earlier one of the same structure
+  /// (getShared), without a compile or a lookup of their own source.
+  uint64_t shared = 0;
 };
 
 struct CachedKernel {
-  enum class From { Compiled, Memory, Disk };
+  /// Shared: the image of another kernel of the same structure (getShared).
+  enum class From { Compiled, Memory, Disk, Shared };
   NvrtcOutput out;
   From from = From::Compiled;
   double ms = 0; ///< time spent getting it (compile, or read)
@@ -50,6 +54,21 @@ public:
   /// Concurrent requests for one key compile it once. Throws CompileError.
   CachedKernel get(const std::string &source, const std::string &kernel, const std::string &arch,
                    llvm::ArrayRef<std::string> options);
+
+  /// A kernel compiled as another one's image: `entry` is the entry point
+  /// the image has (the other kernel's name), or `kernel` itself.
+  struct SharedKernel {
+    CachedKernel kernel;
+    std::string entry;
+  };
+  /// get(source, kernel, ...), unless this process compiled a kernel of the
+  /// same `structure` (structuralSource: the text with the IR's names taken
+  /// out) for this target: then that kernel's image and entry point,
+  /// From::Shared. The 16 layers of an MLP, and the same layer in the
+  /// programs of several batch sizes, compile once.
+  SharedKernel getShared(const std::string &structure, const std::string &source,
+                         const std::string &kernel, const std::string &arch,
+                         llvm::ArrayRef<std::string> options);
 
   /// The key and the disk path of an entry (for tests and tools).
   std::string keyFor(const std::string &source, const std::string &arch,
@@ -84,6 +103,8 @@ private:
   bool Enabled;
   mutable std::mutex Mutex;
   std::map<std::string, std::shared_future<NvrtcOutput>> Memory;
+  /// Structure key -> the source and entry point compiled for it (getShared).
+  std::map<std::string, std::pair<std::string, std::string>> Structures;
   CacheStats Stats;
   std::string NvrtcId;
   bool Warned = false;

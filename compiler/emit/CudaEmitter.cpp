@@ -88,4 +88,20 @@ std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::str
   return e.W.text();
 }
 
+std::string structuralSource(const LoweredKernel &k, const Schedule &s) {
+  LoweredKernel a = k;
+  a.index = 0;
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    a.values[i].name = "v" + std::to_string(i);
+    a.values[i].text.clear();
+  }
+  for (size_t i = 0; i < a.params.size(); ++i)
+    a.params[i].name = a.params[i].irName = "p" + std::to_string(i);
+  for (size_t i = 0; i < a.reductions.size(); ++i)
+    a.reductions[i].name = "r" + std::to_string(i);
+  for (KHeld &h : a.held)
+    h.text.clear();
+  return kernelPreamble(a, s) + "\n" + emitKernel(a, s, "k");
+}
+
 } // namespace minijit

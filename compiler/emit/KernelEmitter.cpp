@@ -20,6 +20,10 @@ KernelEmitter::KernelEmitter(const LoweredKernel &k, const Schedule &s, const st
       Idx(k.index64 ? "long long" : "int") {
   for (const KParam &p : K.params)
     W.reserve(p.name);
+  // A named size is a parameter of its own name, where that is free.
+  if (K.symbolic)
+    for (const std::string &n : K.symbolic->names)
+      SizeParams.push_back(W.unique(isReservedName(n) ? "dim_" + n : n));
   // A gather's index in an offset is the local holding it (widened with
   // 64-bit indices, so the product with a stride does not overflow).
   Ctx.setValueNamer([this](int v) { return K.index64 ? "(long long)" + ref(v) : ref(v); });
@@ -40,21 +44,30 @@ KernelEmitter::KernelEmitter(const LoweredKernel &k, const Schedule &s, const st
 
 namespace {
 
+/// The outer extent in words: its expression for a symbolic kernel
+/// ("B rows"), else the number ("4096 rows").
+std::string extentWords(const LoweredKernel &k, int64_t value, const char *what) {
+  if (k.symbolic)
+    return k.symbolic->extent.str() + " " + what + "s";
+  return std::to_string(value) + " " + what + (value == 1 ? "" : "s");
+}
+
 /// What the kernel computes, for the first line of its header.
 std::string kernelSummary(const LoweredKernel &k) {
   switch (k.kind) {
   case KernelKind::Pointwise: return "pointwise over " + typeText(k.dtype, k.domain);
   case KernelKind::Reduction:
-    return llvm::formatv("reduction of {0} over axes {1} ({2} row{3} of {4})", k.domain.str(),
-                         Shape(k.reducedAxes).str(), k.rows, k.rows == 1 ? "" : "s", k.K)
+    return llvm::formatv("reduction of {0} over axes {1} ({2} of {3})", k.domain.str(),
+                         Shape(k.reducedAxes).str(), extentWords(k, k.rows, "row"), k.K)
         .str();
   case KernelKind::Scan:
-    return llvm::formatv("scan of {0} along axis {1} ({2} row{3} of {4})", k.domain.str(),
-                         k.reducedAxes[0], k.rows, k.rows == 1 ? "" : "s", k.K)
+    return llvm::formatv("scan of {0} along axis {1} ({2} of {3})", k.domain.str(),
+                         k.reducedAxes[0], extentWords(k, k.rows, "row"), k.K)
         .str();
   case KernelKind::Matmul: {
     bool epilogue = llvm::any_of(k.held, [](const KHeld &h) { return isElementwise(h.op); });
-    return llvm::formatv("matmul, {0} x [{1}, {2}] @ [{2}, {3}]{4}", k.matmul->batch, k.matmul->M,
+    std::string m = k.symbolic ? k.symbolic->extent.str() : std::to_string(k.matmul->M);
+    return llvm::formatv("matmul, {0} x [{1}, {2}] @ [{2}, {3}]{4}", k.matmul->batch, m,
                          k.matmul->K, k.matmul->N, epilogue ? ", with its elementwise epilogue" : "")
         .str();
   }
@@ -62,11 +75,40 @@ std::string kernelSummary(const LoweredKernel &k) {
   llvm_unreachable("bad kernel kind");
 }
 
+/// The local a symbolic kernel computes its outer extent in.
+const char *extentLocal(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Pointwise: return "mj_numel";
+  case KernelKind::Reduction:
+  case KernelKind::Scan: return "mj_rows";
+  case KernelKind::Matmul: return "mj_m";
+  }
+  llvm_unreachable("bad kernel kind");
+}
+
 } // namespace
+
+std::string KernelEmitter::extent() const {
+  if (K.symbolic)
+    return extentLocal(K.kind);
+  switch (K.kind) {
+  case KernelKind::Pointwise: return std::to_string(K.numel);
+  case KernelKind::Reduction:
+  case KernelKind::Scan: return std::to_string(K.rows);
+  case KernelKind::Matmul: return std::to_string(K.matmul->M);
+  }
+  llvm_unreachable("bad kernel kind");
+}
+
+std::string KernelEmitter::extentMinus1() const {
+  if (K.symbolic)
+    return extent() + " - 1";
+  return std::to_string(std::stoll(extent()) - 1);
+}
 
 void KernelEmitter::header() {
   W.line("// kernel k" + std::to_string(K.index) + " " + Name + ": " + kernelSummary(K));
-  W.line("// schedule: " + S.describe());
+  W.line("// schedule: " + S.describe(symbolic() ? GridText::AtLaunch : GridText::Number));
   for (const KHeld &h : K.held)
     W.line("//   " + h.text);
   std::string reads, writes;
@@ -85,12 +127,25 @@ void KernelEmitter::header() {
     sig += i ? ", " : "";
     sig += (p.written ? "" : "const ") + std::string(storageCType(p.dtype)) + " *__restrict__ " + p.name;
   }
+  for (const std::string &n : SizeParams)
+    sig += (sig.back() == '(' ? "" : ", ") + std::string("const long long ") + n;
   if (workspaceBytes(K, S) > 0)
-    sig += std::string(K.params.empty() ? "" : ", ") + "unsigned *__restrict__ mj_work";
+    sig += std::string(sig.back() == '(' ? "" : ", ") + "unsigned *__restrict__ mj_work";
   if (S.kind() == ScheduleKind::MatmulWgmma) // A's and B's TMA descriptors, encoded by the host
     sig += ", const __grid_constant__ MjTensorMap mj_tmA, const __grid_constant__ MjTensorMap mj_tmB";
   W.raw(sig + ") {\n");
   W.setIndent(1);
+  if (!K.symbolic)
+    return;
+  // The extent from the named sizes, as this launch binds them.
+  const DimExpr &x = K.symbolic->extent;
+  std::string value = x.coef == 1 ? "" : std::to_string(x.coef);
+  for (const std::string &n : x.names) {
+    size_t at = llvm::find(K.symbolic->names, n) - K.symbolic->names.begin();
+    value += (value.empty() ? "" : " * ") + SizeParams[at];
+  }
+  W.line("const " + Idx + " " + extent() + " = (" + Idx + ")(" + value + "); // " + x.str() +
+         ", bound at launch");
 }
 
 std::string KernelEmitter::ref(int i) const {

@@ -107,6 +107,17 @@ public:
   /// lowered without `lc`.
   std::string laneIndexText(const IndexExpr &e, const LaneCtx *lc);
 
+  // ---- named sizes
+  /// The kernel's outer extent as code: a pointwise kernel's elements, a
+  /// row kernel's rows, a matmul's m. A number, or in a kernel whose extent
+  /// is a product of named dimensions (LoweredKernel::symbolic) the local
+  /// the header computes from the size parameters (mj_numel, mj_rows, mj_m).
+  std::string extent() const;
+  /// `extent() - 1`, folded for a number.
+  std::string extentMinus1() const;
+  /// The extent is computed from named sizes at run time.
+  bool symbolic() const { return K.symbolic.has_value(); }
+
   // ---- text
   std::string ref(int i) const;
   std::string idx(const IndexExpr &e) { return Ctx.str(e); }
@@ -128,6 +139,8 @@ public:
   const std::vector<uint32_t> Use;
   const std::string Idx; ///< the index type: int or long long
   std::vector<std::string> Names; ///< per value: its local's name
+  /// Per name of LoweredKernel::symbolic, the kernel parameter holding its size.
+  std::vector<std::string> SizeParams;
 
 private:
   /// The local named for reduction r in `names` (its IR name + suffix),

@@ -5,15 +5,25 @@
 
 namespace minijit {
 
+std::string MatmulEmitter::tilesMText() const {
+  if (!E.symbolic())
+    return std::to_string(T.tilesM);
+  return "(" + mText() + " + " + std::to_string(T.bm - 1) + ") / " + std::to_string(T.bm);
+}
+
 void MatmulEmitter::prologue() {
   // Which tile this block computes, grouped 8 tiles tall so that blocks
   // running together share rows of A and columns of B in the L2.
   const std::string &Idx = E.Idx;
-  std::string tiles = std::to_string(T.tilesM * T.tilesN);
-  W.line("const int tile = blockIdx.x % " + tiles + ";");
-  W.line("const " + Idx + " b = blockIdx.x / " + tiles + "; // batch");
+  std::string tiles = E.symbolic() ? tilesMText() + " * " + std::to_string(T.tilesN)
+                                   : std::to_string(T.tilesM * T.tilesN);
+  if (E.symbolic())
+    W.line("const int tiles = " + tiles + "; // of this launch's m");
+  W.line("const int tile = blockIdx.x % " + std::string(E.symbolic() ? "tiles" : tiles) + ";");
+  W.line("const " + Idx + " b = blockIdx.x / " + std::string(E.symbolic() ? "tiles" : tiles) +
+         "; // batch");
   W.line("const int group = tile / " + std::to_string(8 * T.tilesN) + ", firstM = group * 8;");
-  W.line("const int groupRows = min(" + std::to_string(T.tilesM) + " - firstM, 8);");
+  W.line("const int groupRows = min(" + tilesMText() + " - firstM, 8);");
   W.line("const " + Idx + " m0 = (firstM + tile % groupRows) * " + std::to_string(T.bm) + ";");
   W.line("const " + Idx + " n0 = ((tile % " + std::to_string(8 * T.tilesN) + ") / groupRows) * " +
          std::to_string(T.bn) + ";");
@@ -32,6 +42,9 @@ MatmulOperand MatmulEmitter::operand(bool isA) const {
   o.colVar = isA ? "gk" : "gn";
   o.rowExtent = isA ? mm.M : mm.K;
   o.colExtent = isA ? mm.K : mm.N;
+  o.rowsVary = isA && E.symbolic();
+  o.rowExtentText = isA ? mText() : std::to_string(mm.K);
+  o.colExtentText = std::to_string(o.colExtent);
   o.row0 = isA ? "m0" : "k0";
   o.col0 = isA ? "k0" : "n0";
   o.rows = isA ? T.bm : T.bk;
@@ -44,19 +57,18 @@ MatmulOperand MatmulEmitter::operand(bool isA) const {
 }
 
 std::string MatmulEmitter::inBounds(const MatmulOperand &o) const {
-  bool rowsWhole = o.rowExtent % (o.isA ? T.bm : T.bk) == 0;
+  bool rowsWhole = !o.rowsVary && o.rowExtent % (o.isA ? T.bm : T.bk) == 0;
   bool colsWhole = o.colExtent % (o.isA ? T.bk : T.bn) == 0;
   std::string c;
   if (!rowsWhole)
-    c = o.rowVar + " < " + std::to_string(o.rowExtent);
+    c = o.rowVar + " < " + o.rowExtentText;
   if (!colsWhole)
-    c += (c.empty() ? "" : " && ") + o.colVar + " < " + std::to_string(o.colExtent);
+    c += (c.empty() ? "" : " && ") + o.colVar + " < " + o.colExtentText;
   return c;
 }
 
 std::string MatmulEmitter::bothBounds(const MatmulOperand &o) const {
-  return o.rowVar + " < " + std::to_string(o.rowExtent) + " && " + o.colVar + " < " +
-         std::to_string(o.colExtent);
+  return o.rowVar + " < " + o.rowExtentText + " && " + o.colVar + " < " + o.colExtentText;
 }
 
 std::string MatmulEmitter::tilePosition(const MatmulOperand &o, const std::string &e) const {
@@ -83,7 +95,7 @@ std::string MatmulEmitter::operandLoad(const MatmulOperand &o, bool toFloat) con
 
 void MatmulEmitter::epilogue(const std::string &accExpr) {
   const KMatmul &mm = *K.matmul;
-  W.open("if (m < " + std::to_string(mm.M) + " && n < " + std::to_string(mm.N) + ")");
+  W.open("if (m < " + mText() + " && n < " + std::to_string(mm.N) + ")");
   for (size_t i = 0; i < K.values.size(); ++i)
     if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
       W.line("const float " + E.Names[i] + " = " + accExpr + ";" + E.comment(static_cast<int>(i)));
@@ -109,7 +121,7 @@ bool MatmulEmitter::vectorEpilogueFits() const {
 
 void MatmulEmitter::vectorEpilogue(const std::string &accExpr) {
   const KMatmul &mm = *K.matmul;
-  W.open("if (m < " + std::to_string(mm.M) + " && nv < " + std::to_string(mm.N / 4) + ")");
+  W.open("if (m < " + mText() + " && nv < " + std::to_string(mm.N / 4) + ")");
   LaneCtx lc;
   lc.vec = 4;
   lc.x = K.n;

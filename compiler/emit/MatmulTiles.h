@@ -18,6 +18,10 @@ struct MatmulOperand {
   bool isA;
   std::string name, batch, rowVar, colVar, row0, col0;
   int64_t rowExtent, colExtent; ///< of the matrix
+  /// The extents as code: A's rows are m, the launch's for a kernel that
+  /// serves many sizes (KernelEmitter::extent()).
+  std::string rowExtentText, colExtentText;
+  bool rowsVary = false; ///< rowExtent is such an m: no tile is known to be whole
   unsigned rows, cols;          ///< of the tile
   int64_t rowStride, colStride;
   bool vec;  ///< float4s along the tile's columns (the unit stride)
@@ -30,6 +34,10 @@ public:
 
   /// Tile coordinates and the batch offsets of both operands.
   void prologue();
+  /// m as code: a number, or the launch's m (KernelEmitter::extent()).
+  std::string mText() const { return E.extent(); }
+  /// The tiles along m as code.
+  std::string tilesMText() const;
   MatmulOperand operand(bool isA) const;
   /// The bounds check of a tile element at (rowVar, colVar): empty when
   /// every tile lies inside the matrix (the extents are whole tiles).

@@ -49,6 +49,9 @@ private:
     W.line("unsigned char *const tiles = mj_smem + (1024 - mj_smem_addr(mj_smem) % 1024) % 1024;");
     W.line("const int kTiles = " + std::to_string((K.matmul->K + S.bk - 1) / S.bk) +
            "; // k-slices of 64");
+    if (E.symbolic())
+      W.line("const int mj_tiles = " + tilesMText() + " * " +
+             std::to_string(S.tilesN * K.matmul->batch) + "; // of this launch's m");
     W.open("if (threadIdx.x == 0)");
     W.open("for (int s = 0; s < " + Stages + "; ++s)");
     W.line("mj_mbar_init(&mj_full[s], 1);  // the producer's arrival, plus the bytes TMA brings");
@@ -64,7 +67,11 @@ private:
     W.line("__syncthreads();");
   }
 
-  bool batched() const { return S.tiles > S.tilesM * S.tilesN; }
+  bool batched() const { return K.matmul->batch > 1; }
+
+  /// The tiles the grid walks, as code: a number, or the local the
+  /// declarations compute from this launch's m.
+  std::string tilesText() const { return E.symbolic() ? "mj_tiles" : std::to_string(S.tiles); }
 
   /// Whether the epilogue's loads or stores read the batch index `b`.
   bool epilogueUsesBatch() const {
@@ -83,7 +90,8 @@ private:
   /// then groups of 8 tile rows walked down each column, so the tiles in
   /// flight at once share rows of A and columns of B in the L2.
   void tileCoordinates(bool withBatch) {
-    std::string perBatch = std::to_string(S.tilesM * S.tilesN);
+    std::string perBatch = E.symbolic() ? tilesMText() + " * " + std::to_string(S.tilesN)
+                                        : std::to_string(S.tilesM * S.tilesN);
     std::string groupTiles = std::to_string(8 * S.tilesN);
     std::string at = "tile";
     if (batched()) {
@@ -93,7 +101,7 @@ private:
     if (withBatch)
       W.line("const " + E.Idx + " b = tile / " + perBatch + "; // batch");
     W.line("const int group = " + at + " / " + groupTiles + ", firstM = group * 8;");
-    W.line("const int groupRows = min(" + std::to_string(S.tilesM) + " - firstM, 8);");
+    W.line("const int groupRows = min(" + tilesMText() + " - firstM, 8);");
     W.line("const " + E.Idx + " m0 = (firstM + " + at + " % groupRows) * " +
            std::to_string(S.bm) + ";");
     W.line("const " + E.Idx + " n0 = (" + at + " % " + groupTiles + " / groupRows) * " +
@@ -129,8 +137,7 @@ private:
     W.line("if (threadIdx.x != 0) return;");
     W.line("int s = 0;");
     W.line("unsigned phase = 0; // of stage s in the ring, flipping each time round");
-    W.open("for (int tile = blockIdx.x; tile < " + std::to_string(S.tiles) +
-           "; tile += gridDim.x)");
+    W.open("for (int tile = blockIdx.x; tile < " + tilesText() + "; tile += gridDim.x)");
     tileCoordinates(S.a.batchStride || S.b.batchStride);
     W.open("for (int t = 0; t < kTiles; ++t)");
     W.line("mj_mbar_wait(&mj_empty[s], phase ^ 1); // stage s is free again (at once in round 0)");
@@ -179,10 +186,10 @@ private:
     else
       W.line("float acc[" + Regs + "];");
     if (pp)
-      W.open("for (int i = c, tile = blockIdx.x + c * gridDim.x; tile < " +
-             std::to_string(S.tiles) + "; i += 2, tile += 2 * gridDim.x)");
+      W.open("for (int i = c, tile = blockIdx.x + c * gridDim.x; tile < " + tilesText() +
+             "; i += 2, tile += 2 * gridDim.x)");
     else
-      W.open("for (int i = 0, tile = blockIdx.x; tile < " + std::to_string(S.tiles) +
+      W.open("for (int i = 0, tile = blockIdx.x; tile < " + tilesText() +
              "; ++i, tile += gridDim.x)");
     tileCoordinates(epilogueUsesBatch());
     W.line("const long long slot = (long long)i * kTiles; // this tile's first slot of the ring");

@@ -28,7 +28,12 @@ void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s) {
   lc.x = k.elem;
   lc.extent = s.numVec * s.vec;
   lc.var = s.vec > 1 ? "vi" : "i";
-  bool exact = s.numVec % (int64_t(b) * s.items) == 0;
+  // A kernel serving many sizes guards every vector and leaves the tail to
+  // its launch's size; one size knows whether the grid covers it exactly.
+  bool exact = !e.symbolic() && s.numVec % (int64_t(b) * s.items) == 0;
+  std::string numVec = e.symbolic() ? (s.vec > 1 ? e.extent() + " / " + std::to_string(s.vec)
+                                                 : e.extent())
+                                    : std::to_string(s.numVec);
   if (s.items > 1) {
     w.line("const " + Idx + " first = (" + Idx + ")blockIdx.x * " + std::to_string(b * s.items) +
            " + threadIdx.x;");
@@ -41,13 +46,27 @@ void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s) {
            " + threadIdx.x;" + vectorComment(s.vec));
   }
   if (!exact)
-    w.open("if (" + lc.var + " < " + std::to_string(s.numVec) + ")");
+    w.open("if (" + lc.var + " < " + numVec + ")");
   e.elementWork(0, lc, "");
   if (!exact)
     w.close();
   if (s.items > 1)
     w.close();
-  if (s.tail) {
+  if (e.symbolic() && s.vec > 1 && e.K.symbolic->extent.coef % s.vec != 0) {
+    w.line("// the elements past the last whole vector (fewer than " + std::to_string(s.vec) +
+           "), one per thread");
+    w.line("const " + Idx + " done = " + e.extent() + " / " + std::to_string(s.vec) + " * " +
+           std::to_string(s.vec) + ";");
+    w.open("if (blockIdx.x == 0 && threadIdx.x < " + e.extent() + " - done)");
+    w.line("const " + Idx + " i = done + threadIdx.x;");
+    LaneCtx t;
+    t.vec = 1;
+    t.x = k.elem;
+    t.extent = k.numel;
+    t.var = "i";
+    e.elementWork(0, t, "");
+    w.close();
+  } else if (s.tail && !e.symbolic()) {
     int64_t done = s.numVec * s.vec, rest = k.numel - done;
     w.line("// the last " + std::to_string(rest) +
            (rest == 1 ? " element" : " elements, one per thread"));

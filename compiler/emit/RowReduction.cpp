@@ -18,7 +18,7 @@ class RowEmitter {
 public:
   RowEmitter(KernelEmitter &e, const RowSchedule &s)
       : E(e), W(e.W), K(e.K), S(s), Idx(e.Idx), Block(s.threadsPerRow > 32),
-        Partial(K.rows % s.rowsPerBlock != 0) {}
+        Partial(e.symbolic() ? s.rowsPerBlock > 1 : K.rows % s.rowsPerBlock != 0) {}
 
   void run() {
     sharedAndRow();
@@ -97,8 +97,8 @@ private:
       return;
     }
     W.line("const " + Idx + " rowRaw = " + raw + ";");
-    W.line("const bool rowValid = rowRaw < " + std::to_string(K.rows) + ";");
-    W.line("const " + Idx + " row = rowValid ? rowRaw : " + std::to_string(K.rows - 1) +
+    W.line("const bool rowValid = rowRaw < " + E.extent() + ";");
+    W.line("const " + Idx + " row = rowValid ? rowRaw : " + E.extentMinus1() +
            "; // spare lanes redo the last row but store nothing");
   }
 
@@ -179,7 +179,7 @@ private:
     };
     W.line("// the row's partial results meet in mj_work: a counter per row, then the partials");
     W.line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
-           std::to_string(ws.counters()) + ";");
+           countersText(ws) + ";");
     W.open("if (lane == 0)");
     for (size_t r = 0; r < K.reductions.size(); ++r) {
       std::string acc = E.accName(static_cast<int>(r));
@@ -251,9 +251,8 @@ private:
     if (barrier == 0) {
       W.line("// the row's blocks meet in mj_work: arrivals and departures per row, then the "
              "partials");
-      W.line("unsigned *const mj_arrived = mj_work, *const mj_left = mj_work + " +
-             std::to_string(K.rows) + ", *const mj_partial = mj_work + " +
-             std::to_string(ws.counters()) + ";");
+      W.line("unsigned *const mj_arrived = mj_work, *const mj_left = mj_work + " + E.extent() +
+             ", *const mj_partial = mj_work + " + countersText(ws) + ";");
     }
     W.open("if (lane == 0)");
     for (size_t r = 0; r < K.reductions.size(); ++r) {
@@ -295,6 +294,14 @@ private:
     if (!reducesAfter(pass))
       W.line("if (lane == 0) mj_row_leave(&mj_arrived[row], &mj_left[row], " + splits +
              "u); // the last block out resets the counters");
+  }
+
+  /// The words of counters before the partials (SplitWorkspace::counters):
+  /// one per row, two with barriers.
+  std::string countersText(const SplitWorkspace &ws) const {
+    if (!E.symbolic())
+      return std::to_string(ws.counters());
+    return S.waits ? "2 * " + E.extent() : E.extent();
   }
 
   bool reducesAfter(int pass) const {

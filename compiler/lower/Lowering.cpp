@@ -90,10 +90,18 @@ private:
       DomainIdx[r - 2] = L.m;
       DomainIdx[r - 1] = L.n;
       L.numel = dom.numel();
+      // m alone may be named (a batch of rows through a layer); a named
+      // batch, n or k is compiled for its value.
+      bool othersNamed = false;
+      for (unsigned d = 0; d < r; ++d)
+        othersNamed = othersNamed || (d != r - 2 && dom.dim(d).isNamed());
+      if (!othersNamed)
+        Extent = dom.dim(r - 2);
       return;
     }
     if (KG.kind == KernelKind::Pointwise) {
       L.numel = dom.numel();
+      Extent = dom.numelDim();
       L.elem = L.ctx.var("i", L.numel);
       llvm::SmallVector<unsigned, kMaxRank> all;
       for (unsigned d = 0; d < dom.rank(); ++d)
@@ -103,6 +111,7 @@ private:
     }
     llvm::SmallVector<unsigned, kMaxRank> kept, red;
     DimVector keptSizes, redSizes;
+    Dim rows(int64_t(1));
     for (unsigned d = 0; d < dom.rank(); ++d) {
       if (llvm::is_contained(KG.reducedAxes, d)) {
         red.push_back(d);
@@ -110,14 +119,70 @@ private:
       } else {
         kept.push_back(d);
         keptSizes.push_back(dom[d]);
+        rows = rows * dom.dim(d);
       }
     }
+    Extent = rows;
     L.rows = KG.rows();
     L.K = KG.reducedSize();
     L.row = L.ctx.var("row", L.rows);
     L.k = L.ctx.var("k", L.K);
     decompose(L.row, keptSizes, kept);
     decompose(L.k, redSizes, red);
+  }
+
+  /// Named dimensions only ahead of numbered ones: every stride of such a
+  /// shape is a number, so its named sizes only count its outer rows.
+  static bool namesLead(const Shape &s) {
+    bool numbers = false;
+    for (unsigned d = 0; d < s.rank(); ++d) {
+      if (s.dim(d).isNamed() && numbers)
+        return false;
+      numbers = numbers || !s.dim(d).isNamed();
+    }
+    return true;
+  }
+
+  /// Marks the kernel's outer extent `extent` symbolic when it has names
+  /// and they only count rows: named dimensions lead the domain and every
+  /// buffer the kernel reads or writes, so no stride or row length depends
+  /// on them and a schedule chosen for a larger size of the bucket is valid
+  /// for this one. Otherwise the kernel is compiled for the sizes bound.
+  void setSymbolic(const Dim &extent) {
+    if (!extent.isNamed() || !namesLead(KG.domain))
+      return;
+    if (KG.kind != KernelKind::Matmul)
+      for (unsigned d = 0; d < KG.domain.rank(); ++d)
+        if (KG.domain.dim(d).isNamed() && llvm::is_contained(KG.reducedAxes, d))
+          return; // a named row length
+    for (const KParam &p : L.params)
+      if (!namesLead(G.node(p.node).shape))
+        return;
+    KSymbolic s;
+    s.extent = extent.expr();
+    for (const std::string &n : s.extent.names)
+      if (!llvm::is_contained(s.names, n))
+        s.names.push_back(n);
+    for (const std::string &n : s.names) {
+      std::optional<int64_t> v = boundSize(n);
+      if (!v)
+        return; // no dimension of the graph is that name alone: compiled for its value
+      s.values.push_back(*v);
+    }
+    L.symbolic = std::move(s);
+  }
+
+  /// The bound value of named dimension `name`, from a dimension of the
+  /// graph that is exactly that name.
+  std::optional<int64_t> boundSize(const std::string &name) const {
+    for (const Node &n : G.nodes())
+      for (unsigned d = 0; d < n.shape.rank(); ++d) {
+        Dim dim = n.shape.dim(d);
+        if (dim.isNamed() && dim.expr().coef == 1 && dim.expr().names.size() == 1 &&
+            dim.expr().names[0] == name)
+          return dim.size();
+      }
+    return std::nullopt;
   }
 
   /// Sets DomainIdx[dims[i]] from a flat index over `sizes` (row-major).
@@ -691,6 +756,8 @@ private:
   }
 
   void finish() {
+    if (Extent)
+      setSymbolic(*Extent);
     L.passes = passesOf(L);
     int64_t big = int64_t(1) << 31;
     L.index64 = L.numel >= big || L.rows * L.K >= big;
@@ -713,6 +780,7 @@ private:
   std::map<std::string, int> Memo;
   llvm::StringSet<> UsedParamNames;
   std::optional<StoreRequest> Problem; ///< the first value found to need a store
+  std::optional<Dim> Extent; ///< the outer extent with its names (buildDomain)
 };
 
 } // namespace

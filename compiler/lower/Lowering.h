@@ -101,6 +101,17 @@ struct KHeld {
   std::string text; ///< the node printed as IR
 };
 
+/// A kernel whose outer extent (a pointwise kernel's elements, a row
+/// kernel's rows, a matmul's m) is a product of named dimensions: the
+/// kernel computes the extent from those sizes, passed as parameters, so one
+/// compiled kernel serves every binding that gives the same kernel text
+/// (docs/GUIDE.md, "Named dimensions").
+struct KSymbolic {
+  DimExpr extent;                 ///< e.g. 1024*B
+  std::vector<std::string> names; ///< its names, distinct and sorted: the size parameters
+  std::vector<int64_t> values;    ///< their bound values, in the same order
+};
+
 struct LoweredKernel {
   KernelKind kind = KernelKind::Pointwise;
   int index = 0;        ///< position in the plan
@@ -130,6 +141,8 @@ struct LoweredKernel {
   /// order, loads among the arithmetic.
   bool elementIndexed = false;
   int64_t flopsPerElement = 0; ///< arithmetic ops per domain element
+  /// Set when the outer extent depends on named dimensions.
+  std::optional<KSymbolic> symbolic;
 };
 
 /// What a kernel needs instead of being lowered: `node` stored by a kernel of

@@ -121,7 +121,20 @@ unsigned Schedule::dynamicSharedBytes() const {
 
 namespace {
 
-std::string describeRow(const RowSchedule &s) {
+/// "grid 512", or "grid sized at launch" for a kernel that serves many sizes.
+std::string gridWords(int64_t grid, GridText how) {
+  return how == GridText::AtLaunch ? std::string("grid sized at launch")
+                                   : "grid " + std::to_string(grid);
+}
+
+/// " (32x16 tiles)", or nothing where the tile count is sized at launch.
+std::string tileWords(int64_t tilesM, int64_t tilesN, GridText how) {
+  if (how == GridText::AtLaunch)
+    return llvm::formatv(" (m in tiles x {0})", tilesN).str();
+  return llvm::formatv(" ({0}x{1} tiles)", tilesM, tilesN).str();
+}
+
+std::string describeRow(const RowSchedule &s, GridText grid) {
   unsigned t = s.threadsPerRow;
   std::string who = t == 1    ? std::string("1 thread")
                     : t < 32  ? llvm::formatv("{0} threads", t).str()
@@ -144,34 +157,37 @@ std::string describeRow(const RowSchedule &s) {
       : s.cached   ? llvm::formatv("{0} per thread held in registers", s.itemsPerThread).str()
                    : std::string("looped over the row (read again in each pass)");
   return llvm::formatv("inner row: {0} per row, {1} row{2} per block ({3} threads), {4}-wide "
-                       "vectors{5}, {6}, grid {7}",
+                       "vectors{5}, {6}, {7}",
                        who, s.rowsPerBlock, s.rowsPerBlock == 1 ? "" : "s", s.block, s.vec,
                        s.alignedTo ? " aligned to memory (rows start mid-vector, the lanes "
                                      "outside a row masked)"
                                    : "",
-                       how, s.grid)
+                       how, gridWords(s.grid, grid))
       .str();
 }
 
 } // namespace
 
-std::string Schedule::describe() const {
+std::string Schedule::describe(GridText grid) const {
   switch (kind()) {
   case ScheduleKind::Pointwise: {
     const auto &s = as<PointwiseSchedule>();
+    std::string tail = grid == GridText::AtLaunch ? ", scalar tail where the vectors leave elements"
+                       : s.tail                    ? ", scalar tail"
+                                                   : "";
     return llvm::formatv("pointwise: {0} threads per block, {1}-wide vectors, {2} per thread, "
-                         "grid {3}{4}",
-                         s.block, s.vec, s.items, s.grid, s.tail ? ", scalar tail" : "")
+                         "{3}{4}",
+                         s.block, s.vec, s.items, gridWords(s.grid, grid), tail)
         .str();
   }
-  case ScheduleKind::InnerRow: return describeRow(as<RowSchedule>());
+  case ScheduleKind::InnerRow: return describeRow(as<RowSchedule>(), grid);
   case ScheduleKind::Transpose: {
     const auto &s = as<TransposeSchedule>();
     return llvm::formatv("transpose: {0}x{0} tiles over axis {1} ({2}) and the innermost axis "
                          "({3}), {4} operand{5} staged through shared memory, {6} threads per "
-                         "block, grid {7}",
+                         "block, {7}",
                          s.tile, s.axis, s.a, s.c, s.tiled.size(), s.tiled.size() == 1 ? "" : "s",
-                         s.block, s.grid)
+                         s.block, gridWords(s.grid, grid))
         .str();
   }
   case ScheduleKind::OuterCol: {
@@ -182,15 +198,15 @@ std::string Schedule::describe() const {
                                      s.splits, s.chunk)
                            .str()
                      : std::string();
-    return llvm::formatv("outer column: 32 columns x {0} parts per block ({1} threads){2}, grid {3}",
-                         s.parts, s.block, split, s.grid)
+    return llvm::formatv("outer column: 32 columns x {0} parts per block ({1} threads){2}, {3}",
+                         s.parts, s.block, split, gridWords(s.grid, grid))
         .str();
   }
   case ScheduleKind::MatmulSimt: {
     const auto &s = as<MatmulSimtSchedule>();
     return llvm::formatv("matmul on CUDA cores: {0}x{1} tile, k step {2}, {3}x{4} outputs per "
                          "thread ({5} threads), double-buffered through registers, A {6}, B {7}, "
-                         "grid {8} ({9}x{10} tiles)",
+                         "{8}{9}",
                          s.bm, s.bn, s.bk, s.tm, s.tn, s.block,
                          s.vecA    ? "by float4"
                          : s.vecAT ? "by float4 along m (stored transposed)"
@@ -198,14 +214,14 @@ std::string Schedule::describe() const {
                          s.vecB    ? "by float4"
                          : s.vecBT ? "by float4 along k (stored transposed)"
                                    : "by elements",
-                         s.grid, s.tilesM, s.tilesN)
+                         gridWords(s.grid, grid), tileWords(s.tilesM, s.tilesN, grid))
         .str();
   }
   case ScheduleKind::MatmulMma: {
     const auto &s = as<MatmulMmaSchedule>();
     return llvm::formatv("matmul on tensor cores (mma.sync m16n8k16): {0}x{1} tile, k step {2}, "
                          "{3}x{4} warps, {5} stages in {6} bytes of shared memory, A {7}, B {8}, "
-                         "grid {9} ({10}x{11} tiles)",
+                         "{9}{10}",
                          s.bm, s.bn, s.bk, s.warpsM, s.warpsN, s.stages, s.sharedBytes,
                          s.vecA    ? "by 16-byte cp.async"
                          : s.vecAT ? "by 16-byte cp.async along m (stored transposed)"
@@ -213,7 +229,7 @@ std::string Schedule::describe() const {
                          s.vecB    ? "by 16-byte cp.async"
                          : s.vecBT ? "by 16-byte cp.async along k (stored transposed)"
                                    : "by elements",
-                         s.grid, s.tilesM, s.tilesN)
+                         gridWords(s.grid, grid), tileWords(s.tilesM, s.tilesN, grid))
         .str();
   }
   case ScheduleKind::MatmulWgmma: {
@@ -226,9 +242,13 @@ std::string Schedule::describe() const {
     return llvm::formatv("matmul on tensor cores (wgmma m64n{1}k16, sm_90a): {0}x{1} tile, k "
                          "step {2}, TMA loads with 128-byte swizzle into {3} stages of {4} bytes "
                          "(mbarriers), 1 producer + 2 consumer warpgroups ({12}), A {5}, B {6}, "
-                         "persistent grid {7} over {8} tiles ({9}x{10}{11})",
+                         "persistent {7} over {8} tiles ({9}x{10}{11})",
                          s.bm, s.bn, s.bk, s.stages, s.stageBytes(), layout(s.a, "m"),
-                         layout(s.b, "n"), s.grid, s.tiles, s.tilesM, s.tilesN,
+                         layout(s.b, "n"), gridWords(s.grid, grid),
+                         grid == GridText::AtLaunch ? std::string("the") : std::to_string(s.tiles),
+                         grid == GridText::AtLaunch ? std::string("m in tiles")
+                                                    : std::to_string(s.tilesM),
+                         s.tilesN,
                          s.tiles == s.tilesM * s.tilesN
                              ? std::string()
                              : llvm::formatv(" x {0} batches", s.tiles / (s.tilesM * s.tilesN))
@@ -240,8 +260,8 @@ std::string Schedule::describe() const {
   case ScheduleKind::Scan: {
     const auto &s = as<ScanSchedule>();
     return llvm::formatv("scan: a block of {0} threads per row, {1} consecutive elements per "
-                         "thread per tile, warp then block scan, grid {2}",
-                         s.block, s.items, s.grid)
+                         "thread per tile, warp then block scan, {2}",
+                         s.block, s.items, gridWords(s.grid, grid))
         .str();
   }
   }

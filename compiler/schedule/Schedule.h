@@ -32,6 +32,9 @@ enum class ScheduleKind {
   MatmulWgmma,
 };
 
+/// How Schedule::describe prints the grid: its size, or "sized at launch".
+enum class GridText { Number, AtLaunch };
+
 /// Every template launches `grid` blocks of `block` threads.
 struct LaunchGeometry {
   unsigned block = 256; ///< threads per block
@@ -216,7 +219,9 @@ struct Schedule {
   /// Dynamic shared memory the launch asks for (the multi-stage matmul tiles).
   unsigned dynamicSharedBytes() const;
   /// One line for --emit=fused, e.g. "inner row: 32 threads per row, ...".
-  std::string describe() const;
+  /// GridText::AtLaunch leaves out the grid and tile counts, which a kernel
+  /// serving many sizes (LoweredKernel::symbolic) gets at each launch.
+  std::string describe(GridText grid = GridText::Number) const;
 };
 
 /// Chooses the template and its parameters. `overrides` (parsed from
@@ -227,6 +232,20 @@ struct Schedule {
 /// the device's); it decides the tensor-core template (hasWgmma).
 Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const ScheduleOverrides &overrides = {}, const std::string &arch = "");
+
+/// The size a symbolic kernel's rules are applied at: its extent rounded up
+/// to a power of two (1, 2, 4, ...). All sizes of a bucket get one schedule,
+/// so one kernel text and one compile (docs/GUIDE.md, "Named dimensions").
+int64_t bucketExtent(int64_t extent);
+
+/// chooseSchedule for a kernel that may serve many sizes
+/// (LoweredKernel::symbolic): the rules see the extent of its bucket, and
+/// the grid (and tile counts) are sized for the kernel's own extent. A
+/// template that cannot take its extent at launch (a transpose, a column
+/// reduction, a scan) is chosen for the sizes bound, and `k.symbolic` is
+/// cleared. Kernels without names: chooseSchedule.
+Schedule chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
+                                const ScheduleOverrides &overrides, const std::string &arch);
 
 /// Resident blocks per SM of a launch of `s` whose threads use `registers`
 /// each (0: unknown, estimated from the template: a matmul's accumulators

@@ -281,7 +281,8 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
         if (!transposed)
           return g.input(name, t, s);
         Shape stored = s;
-        std::swap(stored[s.rank() - 1], stored[s.rank() - 2]);
+        stored.setDim(s.rank() - 1, s.dim(s.rank() - 2));
+        stored.setDim(s.rank() - 2, s.dim(s.rank() - 1));
         return transpose(g.input(name, t, stored));
       };
       Tensor a = operand("a", c.a, c.aT), b = operand("b", c.b, c.bT);

@@ -610,7 +610,8 @@ TEST(Schedule, HopperMatmulTensorMapsFollowTheLayouts) {
       if (!transposed)
         return g.input(name, DType::F16, s);
       Shape stored = s;
-      std::swap(stored[s.rank() - 1], stored[s.rank() - 2]);
+      stored.setDim(s.rank() - 1, s.dim(s.rank() - 2));
+      stored.setDim(s.rank() - 2, s.dim(s.rank() - 1));
       return transpose(g.input(name, DType::F16, stored));
     };
     g.output(matmul(operand("a", c.a, c.aT), operand("b", c.b, c.bT)), "c");

@@ -67,6 +67,30 @@ std::vector<KernelSummary> CompiledGraph::kernelSummaries() const {
 
 std::string CompiledGraph::graphText() const { return printGraph(graph); }
 
+namespace {
+
+/// "named sizes B bound at launch: one kernel for 2049..4096 rows".
+std::string sizesText(const LoweredKernel &k) {
+  const KSymbolic &sym = *k.symbolic;
+  int64_t extent = k.kind == KernelKind::Pointwise ? k.numel
+                   : k.kind == KernelKind::Matmul  ? k.matmul->M
+                                                   : k.rows;
+  const char *what = k.kind == KernelKind::Pointwise ? "elements"
+                     : k.kind == KernelKind::Matmul  ? "rows of m"
+                                                     : "rows";
+  int64_t hi = bucketExtent(extent), lo = hi / 2 + 1;
+  std::string names;
+  for (const std::string &n : sym.names)
+    names += (names.empty() ? "" : ", ") + n;
+  return llvm::formatv("named size{0} {1} bound at launch ({2} = {3}), scheduled for the bucket of {4} {5}",
+                       sym.names.size() == 1 ? "" : "s", names, sym.extent.str(), extent,
+                       lo == hi ? std::to_string(hi) : llvm::formatv("{0}..{1}", lo, hi).str(),
+                       what)
+      .str();
+}
+
+} // namespace
+
 std::string CompiledGraph::fusedText() const {
   const CompileDetail &d = detailOf(*this);
   std::vector<KernelNotes> notes;
@@ -84,6 +108,10 @@ std::string CompiledGraph::fusedText() const {
         k.schedule.kind() == ScheduleKind::MatmulWgmma)
       line += "; " + wavesText(k.schedule, device,
                                k.image.resources.known ? k.image.resources.registers : 0);
+    if (k.lowered.symbolic)
+      line += "; " + sizesText(k.lowered);
+    if (k.origin == CachedKernel::From::Shared)
+      line += "; the compiled image of another kernel of the same code";
     notes.push_back({k.name, line});
   }
   std::string s;

@@ -80,5 +80,23 @@ TEST_F(Graphs, RandomGraphsFusedAndUnfused) {
   MJ_REQUIRE_GPU();
 }
 
+TEST_F(Graphs, RandomGraphsWithNamedSizes) {
+  // Each graph's leading size named B and bound at three sizes (its own,
+  // twice it plus one, and 1): the kernels that serve a bucket of sizes
+  // against the reference, fused and unfused, outputs poisoned.
+  RandomRunOptions o;
+  o.count = 60;
+  o.first = 5001;
+  o.namedSizes = true;
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  RandomRunSummary s = runRandomGraphs(o, Gpu ? &*Gpu : nullptr, os);
+  EXPECT_GT(s.graphs, o.count) << "most graphs take a name, so most seeds run three bindings";
+  EXPECT_TRUE(s.findings.empty()) << s.findings.size() << " programs flagged, seeds "
+                                  << s.line(o.first) << "\n"
+                                  << os.str();
+  MJ_REQUIRE_GPU();
+}
+
 } // namespace
 } // namespace minijit

@@ -27,6 +27,8 @@ int main(int argc, char **argv) {
   cl::opt<bool> compileOnly("compile-only", cl::desc("compile, even with a GPU"));
   cl::opt<bool> movement("movement", cl::desc("graphs with the data-movement ops too "
                                               "(RandomGraphOptions::dataMovement)"));
+  cl::opt<bool> named("named", cl::desc("name each graph's leading size B and check it at three "
+                                        "sizes (RandomRunOptions::namedSizes)"));
   cl::opt<bool> stopAtFirst("stop-at-first", cl::desc("stop after the first flagged graph"));
   cl::opt<std::string> dump("dump", cl::desc("write each flagged graph to DIR/rg<seed>.mj"),
                             cl::value_desc("DIR"));
@@ -45,6 +47,7 @@ int main(int argc, char **argv) {
   o.dumpDir = dump;
   o.graph.ops = static_cast<int>(ops);
   o.graph.dataMovement = movement;
+  o.namedSizes = named;
   std::optional<Device> gpu;
   std::string why;
   if (!compileOnly && Device::available(&why))

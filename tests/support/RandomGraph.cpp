@@ -13,6 +13,7 @@
 #include "tests/support/RandomGraph.h"
 
 #include "ir/Builder.h"
+#include "ir/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
@@ -371,6 +372,55 @@ private:
 Graph randomGraph(uint64_t seed, const RandomGraphOptions &options) {
   Generator g(seed, options);
   return g.run();
+}
+
+namespace {
+
+/// `s` with each dimension that is a multiple k of `size` named k * `name`.
+Shape namedSizes(const Shape &s, int64_t size, const std::string &name) {
+  std::vector<Dim> dims;
+  for (unsigned d = 0; d < s.rank(); ++d) {
+    int64_t v = s[d];
+    bool multiple = size > 1 && v % size == 0;
+    dims.push_back(multiple ? Dim(v / size) * Dim(name) : Dim(v));
+  }
+  return Shape(std::span<const Dim>(dims));
+}
+
+} // namespace
+
+std::optional<Graph> nameDimension(const Graph &g, int64_t size, const std::string &name) {
+  Graph out(g.name());
+  try {
+    for (const Node &n : g.nodes()) {
+      NodeSpec spec = specOf(n);
+      bool attribute = n.op == OpKind::Input || n.op == OpKind::Reshape ||
+                       n.op == OpKind::Broadcast || n.cls() == OpClass::Iota;
+      if (attribute) {
+        spec.shape = namedSizes(n.shape, size, name);
+        // An argument takes single names (a multiple stays a number there).
+        if (n.op == OpKind::Input)
+          for (unsigned d = 0; d < n.shape.rank(); ++d)
+            if (spec.shape.dim(d).isNamed() && spec.shape.dim(d).expr().coef != 1)
+              spec.shape.setDim(d, Dim(n.shape[d]));
+      }
+      out.add(spec);
+    }
+    for (size_t o = 0; o < g.outputs().size(); ++o) {
+      if (g.updates()[o] >= 0)
+        out.update(g.updates()[o], g.outputs()[o]);
+      else
+        out.output(g.outputs()[o]);
+    }
+  } catch (const GraphError &) {
+    return std::nullopt;
+  }
+  bool named = false;
+  for (ValueId in : out.inputs())
+    named = named || out.node(in).shape.hasNames();
+  if (!named)
+    return std::nullopt;
+  return out;
 }
 
 } // namespace minijit

@@ -13,6 +13,8 @@
 #include "ir/Graph.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace minijit {
 
@@ -35,5 +37,13 @@ struct RandomGraphOptions {
 /// away from their poles), so a mismatch means a wrong kernel, not an
 /// ill-conditioned one.
 Graph randomGraph(uint64_t seed, const RandomGraphOptions &options = {});
+
+/// `g` with each dimension of `size` in its arguments' types and in its
+/// shape attributes (reshapes, broadcasts, iotas) made the named size
+/// `name`, and each multiple k * size made `k*name`: one graph for every
+/// size of `name` (issue 17). nullopt when that graph does not build: a
+/// dimension equal to `size` only by chance, an axis sliced, padded or
+/// concatenated along, or no dimension of that size in the arguments.
+std::optional<Graph> nameDimension(const Graph &g, int64_t size, const std::string &name);
 
 } // namespace minijit

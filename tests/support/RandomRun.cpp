@@ -2,6 +2,8 @@
 #include "tests/support/RandomRun.h"
 
 #include "compiler/CompileDetail.h"
+#include "ir/Bind.h"
+#include "ir/Error.h"
 #include "tests/support/BatchCompile.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -71,7 +73,8 @@ namespace {
 /// One graph's two programs on their way through a batch.
 struct Pending {
   uint64_t seed;
-  Graph graph;
+  Graph graph;      ///< bound, when it has named sizes
+  std::string dims; ///< its binding ("B=7"), or empty
   std::optional<CompiledGraph> program[2]; ///< fused, unfused
   std::string error[2];                    ///< why a program could not be compiled
 };
@@ -94,7 +97,8 @@ public:
         break;
       std::vector<Pending> graphs;
       for (; done < O.count && graphs.size() < batch; ++done)
-        graphs.push_back(prepare(O.first + done * stride));
+        for (Pending &p : prepareAll(O.first + done * stride))
+          graphs.push_back(std::move(p));
       if (O.batch > 0)
         compileBatch(graphs);
       for (Pending &p : graphs)
@@ -117,8 +121,30 @@ private:
     return opt;
   }
 
-  Pending prepare(uint64_t seed) {
-    Pending p{seed, randomGraph(seed, O.graph), {}, {}};
+  /// The graph of `seed`, or with named sizes its bindings.
+  std::vector<Pending> prepareAll(uint64_t seed) {
+    std::vector<Pending> out;
+    Graph g = randomGraph(seed, O.graph);
+    std::optional<Graph> named;
+    int64_t size = g.node(g.inputs()[0]).shape.rank() ? g.node(g.inputs()[0]).shape[0] : 1;
+    if (O.namedSizes)
+      named = nameDimension(g, size, "B");
+    if (!named) {
+      out.push_back(prepare(seed, std::move(g), ""));
+      return out;
+    }
+    for (int64_t b : {size, 2 * size + 1, int64_t(1)}) {
+      try {
+        out.push_back(prepare(seed, bindDims(*named, {{"B", b}}), "B=" + std::to_string(b)));
+      } catch (const GraphError &) {
+        // too large a tensor at this size: the other bindings still run
+      }
+    }
+    return out;
+  }
+
+  Pending prepare(uint64_t seed, Graph graph, std::string dims) {
+    Pending p{seed, std::move(graph), std::move(dims), {}, {}};
     for (int f = 0; f < 2; ++f) {
       // A throw is a finding like a wrong value: the run must not stop on it.
       try {
@@ -180,6 +206,8 @@ private:
           finding.what = e.what();
         }
       }
+      if (!p.dims.empty())
+        finding.what = "[" + p.dims + "] " + finding.what;
       dump(p);
       Log << llvm::formatv("{0} seed={1} fusion={2}: {3}\n", finding.error ? "error" : "mismatch",
                            p.seed, finding.fused ? "on" : "off", finding.what);
@@ -200,7 +228,7 @@ private:
       return;
     }
     os << "# minijit_random_run seed " << p.seed << ": minijit run THIS --check --seed " << p.seed
-       << "\n"
+       << (p.dims.empty() ? "" : " --dim " + p.dims) << "\n"
        << printGraph(p.graph);
   }
 

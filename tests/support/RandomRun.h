@@ -34,6 +34,11 @@ struct RandomRunOptions {
   /// (`minijit run FILE --check --seed SEED`) and reduce (`minijit reduce`).
   std::string dumpDir;
   RandomGraphOptions graph;  ///< the generator's
+  /// Named sizes (issue 17): each graph's first argument's leading size is
+  /// named B (nameDimension) and the graph is checked bound at three sizes,
+  /// its own, twice it plus one and 1, each a graph of the run; a graph
+  /// that cannot be named is checked as it is.
+  bool namedSizes = false;
 };
 
 /// One graph that did not pass.

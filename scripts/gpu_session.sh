@@ -12,9 +12,10 @@
 # pictures in $OUT (pictures.tar.gz) with its log (pictures.log): run it alone,
 # so that what comes back stays within a few files.
 # devices: every GPU of the host (minijit devices --bandwidth), the multi-GPU
-# sample, and on each device in turn (MINIJIT_DEVICE) `minijit run --check`
-# and the GPU tests DEVICES_FILTER selects (default: Devices.*, the tests of
-# several devices and threads).
+# sample, and on each device in turn (MINIJIT_DEVICE) `minijit run --check`,
+# the GPU tests DEVICES_FILTER selects (default: Devices.*, the tests of
+# several devices and threads) and, where PyTorch is, the DLPack round trip
+# on cuda:N.
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
 # compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list (TUNE_SUITE=general
 # takes its rows from the generalization suite): lines
@@ -60,6 +61,11 @@ if want devices; then
       > "$out/devices_tests_$dev.log" 2>&1
     echo "GPU tests on device $dev: exit $?"
     grep -E "^\[  (PASSED|FAILED|SKIPPED)|Skipped|Failure" "$out/devices_tests_$dev.log" | head -20
+    if [ -f $bin/libminijit_dlpack_shim.so ]; then
+      timeout 120 python3 tests/gpu/dlpack_torch.py $bin/libminijit_dlpack_shim.so --device $dev \
+        > "$out/dlpack_device_$dev.log" 2>&1
+      echo "dlpack round trip on cuda:$dev: exit $?"; tail -1 "$out/dlpack_device_$dev.log"
+    fi
   done
   timeout 60 $bin/minijit run samples/softmax.mj --device $ngpu > "$out/run_device_missing.log" 2>&1
   echo "minijit run --device $ngpu (no such device): exit $? (1 expected): $(tail -1 "$out/run_device_missing.log")"

@@ -24,10 +24,16 @@ struct Device::State {
 
 bool Device::available(std::string *why) { return Driver::available(why); }
 
-Device Device::open(int ordinal) {
+int Device::count() {
   const Driver &d = Driver::get();
   int count = 0;
   d.check(d.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  return count;
+}
+
+Device Device::open(int ordinal) {
+  const Driver &d = Driver::get();
+  int count = Device::count();
   if (count == 0)
     throw CudaError("no CUDA device found (the driver reports 0 devices)");
   if (ordinal < 0 || ordinal >= count)
@@ -92,6 +98,15 @@ std::pair<size_t, size_t> Device::memoryInfo() const {
   const Driver &d = Driver::get();
   d.check(d.cuMemGetInfo(&free, &total), "cuMemGetInfo");
   return {free, total};
+}
+
+bool Device::canAccessPeer(const Device &other) const {
+  if (S->dev == other.S->dev)
+    return false;
+  const Driver &d = Driver::get();
+  int can = 0;
+  d.check(d.cuDeviceCanAccessPeer(&can, S->dev, other.S->dev), "cuDeviceCanAccessPeer");
+  return can != 0;
 }
 
 Allocator &Device::allocator() const { return *S->allocator; }

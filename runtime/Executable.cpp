@@ -8,6 +8,23 @@
 
 namespace minijit {
 
+void checkTensorDevice(const char *call, const char *role, const std::string &name,
+                       int tensorDevice, int executableDevice) {
+  if (tensorDevice == executableDevice)
+    return;
+  throw GraphError(llvm::formatv("{0}: {1} %{2} is on device {3} but the executable runs on "
+                                 "device {4}",
+                                 call, role, name, tensorDevice, executableDevice)
+                       .str());
+}
+
+bool loadsOn(const Program &program, const DeviceProperties &device) {
+  // sm_90a (architecture-specific features) runs on sm_90 devices only, as sm_90 does.
+  llvm::StringRef progArch(program.arch);
+  progArch.consume_back("a");
+  return progArch == device.arch();
+}
+
 Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std::move(program)) {
   const Driver &d = Driver::get();
   Dev.makeCurrent();
@@ -18,10 +35,7 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
                                     "compiled without NVRTC)",
                                     k.name)
                           .str());
-    // sm_90a (architecture-specific features) runs on sm_90 devices only, as sm_90 does.
-    llvm::StringRef progArch(Prog.arch);
-    progArch.consume_back("a");
-    if (progArch != devArch)
+    if (!loadsOn(Prog, Dev.properties()))
       throw CudaError(llvm::formatv("cannot load kernel {0}: it was compiled for {1}, the device "
                                     "({2}) is {3}; compile for the device",
                                     k.name, Prog.arch, Dev.properties().name, devArch)
@@ -167,7 +181,7 @@ Executable::~Executable() {
     Driver::get().cuStreamSynchronize(Stream.get());
 }
 
-void Executable::checkInputs(std::span<const DeviceTensor> inputs) const {
+void Executable::checkInputs(const char *call, std::span<const DeviceTensor> inputs) const {
   if (inputs.size() != Prog.inputs.size())
     throw GraphError(llvm::formatv("graph '{0}' takes {1} input{2}, got {3}", Prog.graphName,
                                    Prog.inputs.size(), Prog.inputs.size() == 1 ? "" : "s",
@@ -182,11 +196,17 @@ void Executable::checkInputs(std::span<const DeviceTensor> inputs) const {
                                                              inputs[i].shape().str()
                                                        : std::string("an empty tensor"))
                            .str());
+    checkTensorDevice(call, "input", b.name, inputs[i].device().ordinal(), Dev.ordinal());
   }
 }
 
 void Executable::bind(std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs) {
-  checkInputs(inputs);
+  bindAs("bind", inputs, outputs);
+}
+
+void Executable::bindAs(const char *call, std::span<const DeviceTensor> inputs,
+                        std::span<const DeviceTensor> outputs) {
+  checkInputs(call, inputs);
   if (outputs.size() != Prog.outputs.size())
     throw GraphError(llvm::formatv("graph '{0}' has {1} outputs, got {2} output tensors",
                                    Prog.graphName, Prog.outputs.size(), outputs.size())
@@ -197,7 +217,9 @@ void Executable::bind(std::span<const DeviceTensor> inputs, std::span<const Devi
       throw GraphError(llvm::formatv("output {0} (%{1}): expected a {2}{3} tensor", i, b.name,
                                      dtypeName(b.dtype), b.shape.str())
                            .str());
+    checkTensorDevice(call, "output", b.name, outputs[i].device().ordinal(), Dev.ordinal());
   }
+  Dev.makeCurrent(); // the tensor maps are encoded in the device's context
   for (size_t i = 0; i < inputs.size(); ++i)
     Address[Prog.inputs[i]] = inputs[i].data();
   for (size_t i = 0; i < outputs.size(); ++i)
@@ -206,6 +228,11 @@ void Executable::bind(std::span<const DeviceTensor> inputs, std::span<const Devi
 }
 
 void Executable::launchKernel(size_t k) {
+  Dev.makeCurrent();
+  launch(k);
+}
+
+void Executable::launch(size_t k) {
   const Driver &d = Driver::get();
   const ProgramKernel &pk = Prog.kernels[k];
   CUresult r = d.cuLaunchKernel(Functions[k], static_cast<unsigned>(pk.grid), 1, 1, pk.block, 1, 1,
@@ -232,7 +259,7 @@ void Executable::copyUpdates() {
 void Executable::launchAll() {
   if (!UseGraph) {
     for (size_t k = 0; k < Functions.size(); ++k)
-      launchKernel(k);
+      launch(k);
     copyUpdates();
     return;
   }
@@ -244,7 +271,7 @@ void Executable::launchAll() {
             "cuStreamBeginCapture");
     try {
       for (size_t k = 0; k < Functions.size(); ++k)
-        launchKernel(k);
+        launch(k);
       copyUpdates();
     } catch (...) {
       GraphHandle partial;
@@ -261,12 +288,12 @@ void Executable::launchAll() {
 
 void Executable::enqueue(std::span<const DeviceTensor> inputs,
                          std::span<const DeviceTensor> outputs) {
-  Dev.makeCurrent();
-  bind(inputs, outputs);
+  bindAs("enqueue", inputs, outputs); // makes the device's context current
   launchAll();
 }
 
 void Executable::synchronize() {
+  Dev.makeCurrent();
   const Driver &d = Driver::get();
   CUresult r = d.cuStreamSynchronize(Stream.get());
   if (r != CUDA_SUCCESS)
@@ -295,7 +322,7 @@ std::vector<DeviceTensor> Executable::allocateOutputs() {
 
 std::vector<DeviceTensor> Executable::run(std::span<const DeviceTensor> inputs) {
   Dev.makeCurrent();
-  checkInputs(inputs);
+  checkInputs("run", inputs);
   std::vector<DeviceTensor> outs = allocateOutputs();
   enqueue(inputs, outs);
   synchronize();
@@ -326,6 +353,7 @@ std::vector<HostTensor> Executable::run(std::span<const HostTensor> inputs) {
 }
 
 int Executable::residentBlocks(size_t k) const {
+  Dev.makeCurrent();
   const Driver &d = Driver::get();
   int blocks = 0;
   d.check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Functions[k],

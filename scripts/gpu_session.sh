@@ -3,7 +3,7 @@
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [bench] [anchors] [general] [samples] [train] [tune] [sanitize]
-#                          [random] [mutation] [dlpack] [pictures]
+#                          [random] [mutation] [dlpack] [pictures] [devices]
 # general: the generalization suite (minijit_bench --suite general, fused) and
 # its PyTorch anchors (bench/torch_general.py) in the same call, joined into
 # general_table.md.
@@ -11,6 +11,11 @@
 # sweeps, about 4 minutes) in a scratch folder, then one tarball of its data and
 # pictures in $OUT (pictures.tar.gz) with its log (pictures.log): run it alone,
 # so that what comes back stays within a few files.
+# devices: every GPU of the host (minijit devices --bandwidth), the multi-GPU
+# sample, and on each device in turn (MINIJIT_DEVICE) `minijit run --check`,
+# the GPU tests DEVICES_FILTER selects (default: Devices.*, the tests of
+# several devices and threads) and, where PyTorch is, the DLPack round trip
+# on cuda:N.
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
 # compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list (TUNE_SUITE=general
 # takes its rows from the generalization suite): lines
@@ -39,9 +44,31 @@ if want samples; then
     echo "minijit run samples/$s.mj --check: exit $?"
   done
   timeout 60 $bin/minijit compare samples/softmax.mj 2>&1 | tee "$out/compare.log"
-  for s in gelu softmax layernorm rmsnorm mlp; do
+  for s in gelu softmax layernorm rmsnorm mlp mlp_multi_gpu; do
     [ -x $bin/sample_$s ] && timeout 120 $bin/sample_$s >> "$out/samples.log" 2>&1 && echo "sample_$s: ok"
   done
+fi
+if want devices; then
+  timeout 120 $bin/minijit devices --bandwidth 2>&1 | tee "$out/devices.txt"
+  echo "minijit devices: exit ${PIPESTATUS[0]}"
+  timeout 300 $bin/sample_mlp_multi_gpu 2>&1 | tee "$out/multi_gpu.log"
+  echo "sample_mlp_multi_gpu: exit ${PIPESTATUS[0]}"
+  ngpu=$(nvidia-smi -L | grep -c "^GPU")
+  for ((dev = 0; dev < ngpu; dev++)); do
+    timeout 60 $bin/minijit run samples/softmax.mj --check --device $dev > "$out/run_device_$dev.log" 2>&1
+    echo "minijit run samples/softmax.mj --check --device $dev: exit $?"
+    MINIJIT_DEVICE=$dev timeout 500 $bin/minijit_gpu_tests --gtest_filter="${DEVICES_FILTER:-Devices.*}" \
+      > "$out/devices_tests_$dev.log" 2>&1
+    echo "GPU tests on device $dev: exit $?"
+    grep -E "^\[  (PASSED|FAILED|SKIPPED)|Skipped|Failure" "$out/devices_tests_$dev.log" | head -20
+    if [ -f $bin/libminijit_dlpack_shim.so ]; then
+      timeout 120 python3 tests/gpu/dlpack_torch.py $bin/libminijit_dlpack_shim.so --device $dev \
+        > "$out/dlpack_device_$dev.log" 2>&1
+      echo "dlpack round trip on cuda:$dev: exit $?"; tail -1 "$out/dlpack_device_$dev.log"
+    fi
+  done
+  timeout 60 $bin/minijit run samples/softmax.mj --device $ngpu > "$out/run_device_missing.log" 2>&1
+  echo "minijit run --device $ngpu (no such device): exit $? (1 expected): $(tail -1 "$out/run_device_missing.log")"
 fi
 if want bench; then
   timeout 400 $bin/minijit_bench --json "$out/minijit.json" 2>&1 | tee "$out/bench.log"

@@ -51,6 +51,15 @@ CheckedRun checkCompiled(const Graph &g, const Device &gpu, CompiledGraph compil
                          const std::vector<HostTensor> *inputs = nullptr,
                          std::optional<std::vector<HostTensor>> reference = std::nullopt);
 
+/// What checkCompiled does after its run: compares `r.outputs`, a run of
+/// `r.compiled` on `r.inputs`, with the CPU reference of `g` on `r.inputs`
+/// (or with `reference`, when given), and sets r.reference, r.bounds,
+/// r.compare and r.ok. `g` is the graph compiled, or one with the same values
+/// (by name) at other sizes: the whole batch of which each device ran a
+/// slice with the program of one, their outputs gathered in `r.outputs`.
+void checkOutputs(const Graph &g, CheckedRun &r,
+                  std::optional<std::vector<HostTensor>> reference = std::nullopt);
+
 /// What a run does to its inputs, on the host: each output that updates an
 /// argument in place replaces that argument's tensor in `inputs`, so the CPU
 /// reference can take the same steps as the device.

@@ -1,10 +1,12 @@
 //===- tools/minijit.cpp - the command-line tool ---------------------------===//
-// check / eval / compile / run / compare on a .mj file (see DESIGN.md).
+// check / eval / compile / run / compare / reduce on a .mj file, and
+// devices (the GPUs of the host), as docs/GUIDE.md describes.
 // Exit status: 0 success, 1 a failed check or a runtime error, 2 bad usage or
 // a file that does not parse or verify.
 //===----------------------------------------------------------------------===//
 #include "compiler/nvrtc/Nvrtc.h"
 #include "ir/Bind.h"
+#include "tools/DeviceReport.h"
 #include "tools/Harness.h"
 #include "tools/ProfileRecords.h"
 #include "tools/Reduce.h"
@@ -204,6 +206,7 @@ struct RunFlags {
   std::string trace;
   std::string profileJson; ///< --profile-json: the per-kernel profile as data
   uint64_t seed = 0;
+  int device = 0; ///< --device: the GPU's ordinal
   DataFlags data;
 };
 
@@ -222,7 +225,7 @@ bool writeProfileJson(const std::string &path, const Device &gpu, double copyGBp
 }
 
 int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
-  Device gpu = Device::open();
+  Device gpu = Device::open(f.device);
   int status = kOk;
   std::vector<ProfiledRun> profiled;
   double copy = 0;
@@ -230,8 +233,9 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
     std::vector<HostTensor> ins = inputsFor(g, f.seed, f.data);
     CheckedRun r = runAndCheck(g, gpu, f.fusion, f.seed, &ins);
     const Program &p = r.compiled.program;
-    llvm::outs() << llvm::formatv("graph {0} on {1}: {2} kernel{3} (fusion {4}), seed {5}\n",
-                                  g.name(), gpu.properties().name, p.kernels.size(),
+    llvm::outs() << llvm::formatv("graph {0} on {1} (device {2}): {3} kernel{4} (fusion {5}), "
+                                  "seed {6}\n",
+                                  g.name(), gpu.properties().name, gpu.ordinal(), p.kernels.size(),
                                   p.kernels.size() == 1 ? "" : "s", f.fusion ? "on" : "off",
                                   f.seed);
     for (size_t i = 0; i < r.outputs.size(); ++i) {
@@ -294,14 +298,15 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
 }
 
 int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
-               const std::string &profileJson) {
-  Device gpu = Device::open();
+               const std::string &profileJson, int device) {
+  Device gpu = Device::open(device);
   int status = kOk;
   double copy = measureCopyBandwidth(gpu);
   std::vector<ProfiledRun> profiled;
   for (const Graph &g : gs) {
-    llvm::outs() << llvm::formatv("graph {0} on {1} (copy bandwidth {2:f0} GB/s), seed {3}\n",
-                                  g.name(), gpu.properties().name, copy, seed);
+    llvm::outs() << llvm::formatv("graph {0} on {1} (device {2}, copy bandwidth {3:f0} GB/s), "
+                                  "seed {4}\n",
+                                  g.name(), gpu.properties().name, gpu.ordinal(), copy, seed);
     llvm::outs() << llvm::formatv("  {0,-8} {1,8} {2,14} {3,12} {4,10} {5,8}  {6}\n", "fusion",
                                   "kernels", "bytes moved", "time (us)", "GB/s", "%copy", "check");
     double times[2] = {0, 0};
@@ -343,6 +348,48 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
   if (!profileJson.empty() && !writeProfileJson(profileJson, gpu, copy, profiled))
     return kFailed;
   return status;
+}
+
+/// Lists every GPU of the host with the properties the schedules use, and
+/// which pairs can read each other's memory. Throws CudaError without a
+/// driver.
+int cmdDevices(bool bandwidth) {
+  int count = Device::count();
+  if (count == 0) {
+    llvm::errs() << "minijit: the CUDA driver reports no GPU\n";
+    return kFailed;
+  }
+  std::vector<Device> devices;
+  for (int i = 0; i < count; ++i)
+    devices.push_back(Device::open(i));
+  int driver = devices[0].properties().driverVersion;
+  llvm::outs() << llvm::formatv("{0} GPU{1}, CUDA driver {2}.{3}\n", count, count == 1 ? "" : "s",
+                                driver / 1000, driver % 1000 / 10);
+  for (const Device &dev : devices) {
+    DeviceFacts facts;
+    facts.ordinal = dev.ordinal();
+    facts.properties = dev.properties();
+    facts.freeBytes = static_cast<int64_t>(dev.memoryInfo().first);
+    if (bandwidth)
+      facts.copyGBps = measureCopyBandwidth(dev);
+    llvm::outs() << describeDevice(facts);
+  }
+  if (count > 1) {
+    llvm::outs() << "peer access (kernels of the row's device reading the column's memory):\n";
+    llvm::outs() << llvm::formatv("  {0,6}", "");
+    for (int j = 0; j < count; ++j)
+      llvm::outs() << llvm::formatv(" {0,4}", j);
+    llvm::outs() << "\n";
+    for (int i = 0; i < count; ++i) {
+      llvm::outs() << llvm::formatv("  {0,6}", i);
+      for (int j = 0; j < count; ++j) {
+        const char *cell = i == j ? "-" : devices[i].canAccessPeer(devices[j]) ? "yes" : "no";
+        llvm::outs() << llvm::formatv(" {0,4}", cell);
+      }
+      llvm::outs() << "\n";
+    }
+  }
+  return kOk;
 }
 
 /// Runs `until` on `g` written to a scratch file: true when it exits 0.
@@ -415,6 +462,7 @@ int main(int argc, char **argv) {
   cl::SubCommand runCmd("run", "run FILE on the GPU (seeded random inputs)");
   cl::SubCommand compareCmd("compare", "fused vs unfused on the GPU, side by side");
   cl::SubCommand reduceCmd("reduce", "shrink FILE's graph while a command keeps succeeding on it");
+  cl::SubCommand devicesCmd("devices", "list the GPUs and the properties the schedules use");
   cl::opt<std::string> file(cl::Positional, cl::desc("FILE.mj"), cl::Required, cl::sub(checkCmd),
                             cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
                             cl::sub(compareCmd), cl::sub(reduceCmd));
@@ -463,6 +511,13 @@ int main(int argc, char **argv) {
                              cl::sub(runCmd));
   cl::opt<bool> graphReplay("graph-replay", cl::desc("launch through a CUDA graph"),
                             cl::sub(runCmd));
+  cl::opt<int> device("device",
+                      cl::desc("the GPU to run on, by its ordinal (minijit devices lists them)"),
+                      cl::value_desc("N"), cl::init(0), cl::sub(runCmd), cl::sub(compareCmd));
+  cl::opt<bool> bandwidth("bandwidth",
+                          cl::desc("measure each GPU's device-to-device copy bandwidth (copies "
+                                   "1 GiB 23 times)"),
+                          cl::sub(devicesCmd));
   cl::opt<std::string> profileJson("profile-json",
                                    cl::desc("write the per-kernel profile as JSON to this file "
                                             "(docs/PROFILE_JSON.md; scripts/plot.py draws it)"),
@@ -476,10 +531,24 @@ int main(int argc, char **argv) {
     llvm::errs() << errStream.str();
     return kUsage;
   }
-  if (!checkCmd && !evalCmd && !compileCmd && !runCmd && !compareCmd && !reduceCmd) {
-    llvm::errs() << "usage: minijit {check|eval|compile|run|compare|reduce} FILE [options]; see "
-                    "minijit --help\n";
+  if (!checkCmd && !evalCmd && !compileCmd && !runCmd && !compareCmd && !reduceCmd &&
+      !devicesCmd) {
+    llvm::errs() << "usage: minijit {check|eval|compile|run|compare|reduce} FILE [options], or "
+                    "minijit devices; see minijit --help\n";
     return kUsage;
+  }
+  if (device < 0) {
+    llvm::errs() << "minijit: --device " << device
+                 << ": a device ordinal is 0 or more (minijit devices lists them)\n";
+    return kUsage;
+  }
+  if (devicesCmd) {
+    try {
+      return cmdDevices(bandwidth);
+    } catch (const Error &e) {
+      llvm::errs() << "minijit: " << e.what() << "\n";
+      return kFailed;
+    }
   }
   if (reduceCmd && until.empty()) {
     llvm::errs() << "minijit: reduce needs --until CMD: a command that exits 0 while a "
@@ -523,9 +592,10 @@ int main(int argc, char **argv) {
     f.graphReplay = graphReplay;
     f.data = data;
     f.profileJson = profileJson;
+    f.device = device;
     if (runCmd)
       return cmdRun(gs, f);
-    return cmdCompare(gs, seed, data, profileJson);
+    return cmdCompare(gs, seed, data, profileJson, device);
   } catch (const UsageError &e) {
     llvm::errs() << "minijit: " << e.what() << "\n";
     return kUsage;

@@ -2,7 +2,9 @@
 // Every GPU test compares with the CPU reference on fresh random inputs, with
 // outputs poisoned before the run. Without a driver or device, graphs are
 // still compiled fused and unfused through NVRTC (so CI checks every kernel
-// compiles), then the test reports SKIPPED: it did not run on a GPU.
+// compiles), then the test reports SKIPPED: it did not run on a GPU. The
+// device is $MINIJIT_DEVICE (an ordinal, 0 when unset), so the whole suite
+// runs on any GPU of the host.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -10,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -21,11 +25,42 @@
 
 namespace minijit {
 
+/// The ordinal $MINIJIT_DEVICE names, 0 when it is unset or empty; -1 with
+/// `error` set when it is not a number from 0 up.
+inline int deviceOrdinalFromEnv(std::string &error) {
+  const char *v = std::getenv("MINIJIT_DEVICE");
+  if (!v || !*v)
+    return 0;
+  char *end = nullptr;
+  errno = 0;
+  long n = std::strtol(v, &end, 10);
+  if (*end || errno || n < 0 || n > std::numeric_limits<int>::max()) {
+    error = std::string("MINIJIT_DEVICE=") + v + ": expected a device ordinal (0, 1, ...)";
+    return -1;
+  }
+  return static_cast<int>(n);
+}
+
 class GpuTest : public ::testing::Test {
 protected:
+  /// Opens the device $MINIJIT_DEVICE names. A value that is not an ordinal,
+  /// or a device the driver does not have, fails every test (SetUp) rather
+  /// than skipping it: the run asked for a GPU it cannot have.
   static void SetUpTestSuite() {
-    if (!Gpu && Device::available(&WhyNot))
-      Gpu = Device::open();
+    if (Gpu || !OpenError.empty())
+      return;
+    int ordinal = deviceOrdinalFromEnv(OpenError);
+    if (ordinal < 0 || !Device::available(&WhyNot))
+      return;
+    try {
+      Gpu = Device::open(ordinal);
+    } catch (const CudaError &e) {
+      OpenError = std::string("MINIJIT_DEVICE=") + std::to_string(ordinal) + ": " + e.what();
+    }
+  }
+  void SetUp() override {
+    if (!OpenError.empty())
+      FAIL() << OpenError;
   }
   const Device &gpu() const { return *Gpu; }
 
@@ -55,6 +90,7 @@ protected:
 
   static inline std::optional<Device> Gpu;
   static inline std::string WhyNot;
+  static inline std::string OpenError; ///< a device asked for and not opened
 };
 
 /// A sample's path: $MINIJIT_SAMPLES, ./samples, or the source tree's.

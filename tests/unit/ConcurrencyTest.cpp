@@ -161,6 +161,37 @@ TEST_F(ConcurrencyTest, EightThreadsShareOneCacheInMemoryAndOnDisk) {
   EXPECT_EQ(s.corruptEntries, 0u);
 }
 
+TEST_F(ConcurrencyTest, ThreadsCompilingForTwoArchitecturesShareOneCache) {
+  // What a host with GPUs of two architectures does when a thread per device
+  // compiles the same graph at once: each architecture's kernels are
+  // compiled once, every thread gets its own architecture's images.
+  Graph g = workloads()[0].graph;
+  const char *arch[2] = {"sm_80", "sm_90"};
+  KernelCache cache(Dir, true);
+  std::vector<CompiledGraph> got(kThreads);
+  onThreads([&](int t) {
+    CompileOptions opt;
+    opt.cache = &cache;
+    opt.arch = arch[t % 2];
+    opt.tuning = CompileOptions::Tuning::Off;
+    opt.threads = 2;
+    got[t] = compileGraph(g, opt);
+  });
+  size_t n = got[0].numKernels();
+  ASSERT_GT(n, 0u);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(got[t].program.arch, arch[t % 2]) << "thread " << t;
+    EXPECT_TRUE(cubinsOf(got[t]) == cubinsOf(got[t % 2])) << "thread " << t;
+  }
+  for (size_t k = 0; k < n; ++k)
+    EXPECT_FALSE(got[0].program.kernels[k].cubin == got[1].program.kernels[k].cubin)
+        << "kernel " << k << " has one image for both architectures";
+  CacheStats s = cache.stats();
+  EXPECT_EQ(s.compiles, 2 * n);
+  EXPECT_EQ(s.memoryHits, (kThreads - 2) * n);
+  EXPECT_EQ(filesUnder(Dir, ".mjk").size(), 2 * n);
+}
+
 TEST_F(ConcurrencyTest, EightThreadsEvaluateGraphsAtOnce) {
   std::vector<Workload> w = workloads();
   std::vector<std::vector<HostTensor>> inputs, expected;

@@ -1,5 +1,6 @@
 // NVRTC and the kernel cache: misses, memory and disk hits, corrupt entries, threads, errors.
 #include "compiler/cache/KernelCache.h"
+#include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "compiler/nvrtc/Nvrtc.h"
 #include "ir/Builder.h"
@@ -253,6 +254,67 @@ TEST_F(KernelCacheTest, ConcurrentRequestsCompileOnce) {
     compiled += from[t] == static_cast<int>(CachedKernel::From::Compiled);
   }
   EXPECT_EQ(compiled, 1);
+}
+
+// Two GPUs of different architectures (issue 18): a graph compiled for each
+// compiles its kernels once per architecture, and the cache keeps both images,
+// in memory and on disk, each found again by the next compile for its arch.
+TEST_F(KernelCacheTest, EachArchitectureKeepsItsOwnImages) {
+  Graph g("softmax");
+  Tensor x = g.input("x", DType::F32, {64, 256});
+  Tensor e = exp(x - max(x, {1}, true));
+  g.output(e / sum(e, {1}, true), "y");
+  auto compileFor = [&](KernelCache &cache, const char *arch) {
+    CompileOptions opt;
+    opt.cache = &cache;
+    opt.arch = arch;
+    opt.tuning = CompileOptions::Tuning::Off;
+    opt.threads = 1;
+    return compileGraph(g, opt);
+  };
+  auto expectOrigin = [](const CompiledGraph &c, CachedKernel::From from, const char *what) {
+    for (const CompiledKernel &k : c.detail->kernels)
+      EXPECT_EQ(k.origin, from) << what << ": kernel " << k.name;
+  };
+
+  KernelCache cache(Dir, true);
+  CompiledGraph a80 = compileFor(cache, "sm_80");
+  CompiledGraph a90 = compileFor(cache, "sm_90");
+  size_t n = a80.numKernels();
+  ASSERT_GT(n, 0u);
+  ASSERT_EQ(a90.numKernels(), n);
+  EXPECT_EQ(a80.program.arch, "sm_80");
+  EXPECT_EQ(a90.program.arch, "sm_90");
+  for (size_t k = 0; k < n; ++k) {
+    EXPECT_NE(a80.detail->kernels[k].image.ptx.find(".target sm_80"), std::string::npos);
+    EXPECT_NE(a90.detail->kernels[k].image.ptx.find(".target sm_90"), std::string::npos);
+    EXPECT_FALSE(a80.program.kernels[k].cubin == a90.program.kernels[k].cubin) << "kernel " << k;
+  }
+  expectOrigin(a80, CachedKernel::From::Compiled, "first sm_80 compile");
+  expectOrigin(a90, CachedKernel::From::Compiled, "first sm_90 compile");
+  EXPECT_EQ(cache.stats().compiles, 2 * n);
+  EXPECT_EQ(filesUnder(Dir, ".mjk").size(), 2 * n);
+
+  // Compiled again in the same process: both from memory, nothing compiled.
+  CompiledGraph b80 = compileFor(cache, "sm_80");
+  CompiledGraph b90 = compileFor(cache, "sm_90");
+  expectOrigin(b80, CachedKernel::From::Memory, "second sm_80 compile");
+  expectOrigin(b90, CachedKernel::From::Memory, "second sm_90 compile");
+  EXPECT_EQ(cache.stats().compiles, 2 * n);
+  EXPECT_EQ(cache.stats().memoryHits, 2 * n);
+
+  // In another process (a new cache on the same folder): both from the disk.
+  KernelCache fresh(Dir, true);
+  CompiledGraph c90 = compileFor(fresh, "sm_90");
+  CompiledGraph c80 = compileFor(fresh, "sm_80");
+  expectOrigin(c80, CachedKernel::From::Disk, "sm_80 compile of a new cache");
+  expectOrigin(c90, CachedKernel::From::Disk, "sm_90 compile of a new cache");
+  EXPECT_EQ(fresh.stats().compiles, 0u);
+  EXPECT_EQ(fresh.stats().diskHits, 2 * n);
+  for (size_t k = 0; k < n; ++k) {
+    EXPECT_TRUE(c80.program.kernels[k].cubin == a80.program.kernels[k].cubin) << "kernel " << k;
+    EXPECT_TRUE(c90.program.kernels[k].cubin == a90.program.kernels[k].cubin) << "kernel " << k;
+  }
 }
 
 TEST_F(KernelCacheTest, DisabledCacheCompilesEveryTimeAndWritesNothing) {

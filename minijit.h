@@ -15,6 +15,7 @@
 
 #include "compiler/Compiler.h"
 #include "ir/Autodiff.h"
+#include "ir/Bind.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 #include "ir/Evaluator.h"
@@ -35,10 +36,15 @@
 namespace minijit {
 
 /// Compiles `g` for `gpu` (its architecture and SM count) and loads it.
+/// A graph with named dimensions (`g.input("x", DType::F32, {Dim("B"),
+/// 1024})`) is compiled for each binding its runs bring, on first use, one
+/// kernel per bucket of sizes (docs/GUIDE.md, "Named dimensions").
 /// Throws GraphError, CompileError or CudaError.
 inline Executable compile(const Graph &g, const Device &gpu, CompileOptions options = {}) {
   options.device = gpu.properties();
   options.arch.clear();
+  if (hasUnboundDims(g))
+    return Executable(gpu, g.name(), programArguments(g), programMaker(g, options));
   return Executable(gpu, compileGraph(g, options).program);
 }
 

@@ -69,23 +69,18 @@ std::string CompiledGraph::graphText() const { return printGraph(graph); }
 
 namespace {
 
-/// "named sizes B bound at launch: one kernel for 2049..4096 rows".
+/// "named size B bound at launch (B = 3000), scheduled for its bucket, B in 2049..4096".
 std::string sizesText(const LoweredKernel &k) {
   const KSymbolic &sym = *k.symbolic;
   int64_t extent = k.kind == KernelKind::Pointwise ? k.numel
                    : k.kind == KernelKind::Matmul  ? k.matmul->M
                                                    : k.rows;
-  const char *what = k.kind == KernelKind::Pointwise ? "elements"
-                     : k.kind == KernelKind::Matmul  ? "rows of m"
-                                                     : "rows";
-  int64_t hi = bucketExtent(extent), lo = hi / 2 + 1;
   std::string names;
   for (const std::string &n : sym.names)
     names += (names.empty() ? "" : ", ") + n;
-  return llvm::formatv("named size{0} {1} bound at launch ({2} = {3}), scheduled for the bucket of {4} {5}",
+  return llvm::formatv("named size{0} {1} bound at launch ({2} = {3}), scheduled for its bucket, {4}",
                        sym.names.size() == 1 ? "" : "s", names, sym.extent.str(), extent,
-                       lo == hi ? std::to_string(hi) : llvm::formatv("{0}..{1}", lo, hi).str(),
-                       what)
+                       bucketText(sym.extent, extent))
       .str();
 }
 

@@ -58,6 +58,9 @@ struct CompileOptions {
   std::string scheduleOverrides;
   /// Extra NVRTC options (-lineinfo keeps source lines for Nsight Compute).
   std::vector<std::string> nvrtcOptions = {"-lineinfo"};
+  /// programMaker: print why each new binding compiled what it compiled
+  /// (also on with MINIJIT_LOG=recompiles).
+  bool logRecompiles = false;
 };
 
 struct StageTime {
@@ -115,7 +118,21 @@ struct CompiledGraph {
 };
 
 /// Compiles `g`. Throws GraphError for a graph that does not verify and
-/// CompileError for what the code generator or NVRTC rejects.
+/// CompileError for what the code generator or NVRTC rejects. A graph with
+/// named dimensions is compiled once bound (ir/Bind.h: bindDims), or through
+/// programMaker.
 CompiledGraph compileGraph(const Graph &g, const CompileOptions &options = {});
+
+/// The arguments of `g` as it declares them, named dimensions included.
+std::vector<ProgramArgument> programArguments(const Graph &g);
+
+/// The programs of a graph with named dimensions, one per binding: `g`
+/// bound and compiled with `options`. Kernels whose text a binding shares
+/// with an earlier one (the sizes of one bucket) are not compiled again
+/// (KernelCache::getShared). With `options.logRecompiles` (or
+/// MINIJIT_LOG=recompiles) each new binding prints to stderr which kernels
+/// NVRTC compiled for it and why: a kernel's first bucket of sizes, or a
+/// kernel whose code holds the sizes (a named stride, row length, ...).
+ProgramMaker programMaker(const Graph &g, CompileOptions options);
 
 } // namespace minijit

@@ -7,6 +7,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+#include <mutex>
+
 namespace minijit {
 
 struct Device::State {
@@ -15,6 +18,9 @@ struct Device::State {
   int ordinal = 0;
   DeviceProperties props;
   std::unique_ptr<Allocator> allocator;
+  /// Loaded modules by image (loadModule), held while some executable uses them.
+  std::mutex moduleMutex;
+  std::map<std::string, std::weak_ptr<const ModuleHandle>> modules;
   ~State() {
     allocator.reset(); // frees cached blocks while the context lives
     if (ctx)
@@ -110,5 +116,27 @@ bool Device::canAccessPeer(const Device &other) const {
 }
 
 Allocator &Device::allocator() const { return *S->allocator; }
+
+std::shared_ptr<const ModuleHandle> Device::loadModule(const std::string &cubin,
+                                                       const std::string &what) const {
+  std::lock_guard<std::mutex> lock(S->moduleMutex);
+  auto it = S->modules.find(cubin);
+  if (it != S->modules.end())
+    if (std::shared_ptr<const ModuleHandle> m = it->second.lock())
+      return m;
+  // Forget the images no executable holds any more.
+  for (auto e = S->modules.begin(); e != S->modules.end();)
+    e = e->second.expired() ? S->modules.erase(e) : std::next(e);
+  makeCurrent();
+  const Driver &d = Driver::get();
+  auto m = std::make_shared<ModuleHandle>();
+  CUresult r = d.cuModuleLoadData(m->receive(), cubin.data());
+  if (r != CUDA_SUCCESS)
+    throw CudaError(llvm::formatv("cannot load {0} ({1} bytes of CUBIN): cuModuleLoadData failed: {2}",
+                                  what, cubin.size(), d.errorText(r))
+                        .str());
+  S->modules[cubin] = m;
+  return m;
+}
 
 } // namespace minijit

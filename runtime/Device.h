@@ -7,6 +7,7 @@
 #pragma once
 
 #include "runtime/DeviceProperties.h"
+#include "runtime/DriverHandle.h"
 
 #include <cuda.h>
 
@@ -59,6 +60,13 @@ public:
   bool canAccessPeer(const Device &other) const;
   /// The device's caching allocator, which DeviceTensor allocates from.
   Allocator &allocator() const;
+  /// The module of `cubin` loaded in this device's context, shared by every
+  /// executable of this Device (and its copies) that loads the same image:
+  /// a kernel serving many programs (the layers of an MLP, the bindings of
+  /// a graph with named dimensions) is loaded once. Released with its last
+  /// user. Throws CudaError, naming `what`, when the driver refuses it.
+  std::shared_ptr<const ModuleHandle> loadModule(const std::string &cubin,
+                                                 const std::string &what) const;
 
   /// True for copies of the same opened device.
   bool operator==(const Device &o) const { return S == o.S; }

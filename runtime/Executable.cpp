@@ -6,6 +6,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <map>
+
 namespace minijit {
 
 void checkTensorDevice(const char *call, const char *role, const std::string &name,
@@ -25,36 +28,125 @@ bool loadsOn(const Program &program, const DeviceProperties &device) {
   return progArch == device.arch();
 }
 
-Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std::move(program)) {
-  const Driver &d = Driver::get();
+/// One binding's program, loaded: its modules and functions, temporaries,
+/// the table of buffer addresses its launches read, and its CUDA graph.
+struct Executable::Instance {
+  Program Prog;
+  DimBindings Sizes; ///< empty for a graph without names
+  // Destroyed in reverse order: the graph before the modules it launches.
+  std::vector<std::shared_ptr<const ModuleHandle>> Modules;
+  std::vector<CUfunction> Functions;
+  std::vector<DeviceTensor> Slots;      ///< temporaries' memory, while in use
+  std::vector<DeviceTensor> Work;       ///< kernels' zeroed scratch (ProgramKernel::workspaceBytes)
+  std::vector<CUdeviceptr> Address;     ///< per buffer, the address bound now
+  std::vector<CUdeviceptr> WorkAddress; ///< per kernel, its scratch or 0
+  /// Per kernel, its TMA descriptors (ProgramKernel::tensorMaps) and the
+  /// buffer address each was encoded for.
+  std::vector<std::vector<CUtensorMap>> Maps;
+  std::vector<std::vector<CUdeviceptr>> MapAddress;
+  /// Per kernel, pointers into Address, the sizes, WorkAddress and Maps.
+  std::vector<std::vector<void *>> Params;
+  GraphHandle Graph;
+  GraphExecHandle GraphExec;
+  std::vector<CUdeviceptr> GraphAddress; ///< the addresses the graph was captured with
+
+  void buildParams() {
+    Params.clear();
+    for (size_t k = 0; k < Prog.kernels.size(); ++k) {
+      std::vector<void *> p;
+      for (int b : Prog.kernels[k].args)
+        p.push_back(&Address[b]);
+      for (int64_t &size : Prog.kernels[k].sizeArgs)
+        p.push_back(&size);
+      if (Prog.kernels[k].workspaceBytes)
+        p.push_back(&WorkAddress[k]);
+      for (CUtensorMap &m : Maps[k])
+        p.push_back(&m);
+      Params.push_back(std::move(p));
+    }
+  }
+
+  /// Encodes each kernel's TMA descriptors whose buffer's address changed.
+  void encodeTensorMaps() {
+    const Driver &d = Driver::get();
+    for (size_t k = 0; k < Prog.kernels.size(); ++k)
+      for (size_t i = 0; i < Prog.kernels[k].tensorMaps.size(); ++i) {
+        const TensorMapSpec &t = Prog.kernels[k].tensorMaps[i];
+        CUdeviceptr base = Address[t.buffer];
+        if (base == 0 || base == MapAddress[k][i])
+          continue; // not bound yet, or encoded for this address already
+        size_t rank = t.dims.size();
+        int64_t elem = dtypeSize(t.dtype);
+        cuuint64_t dims[5], strides[4];
+        cuuint32_t box[5], unit[5];
+        for (size_t j = 0; j < rank; ++j) {
+          dims[j] = static_cast<cuuint64_t>(t.dims[j]);
+          box[j] = t.box[j];
+          unit[j] = 1;
+          if (j > 0)
+            strides[j - 1] = static_cast<cuuint64_t>(t.strides[j - 1] * elem);
+        }
+        CUresult r = d.cuTensorMapEncodeTiled(
+            &Maps[k][i],
+            t.dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            static_cast<cuuint32_t>(rank), reinterpret_cast<void *>(base + t.offset * elem), dims,
+            strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+          throw CudaError(llvm::formatv("kernel {0}: cuTensorMapEncodeTiled for %{1} failed: {2}",
+                                        Prog.kernels[k].name, Prog.buffers[t.buffer].name,
+                                        d.errorText(r))
+                              .str());
+        MapAddress[k][i] = base;
+      }
+  }
+};
+
+Executable::Executable(const Device &dev, Program program) : Dev(dev) {
   Dev.makeCurrent();
+  GraphName = program.graphName;
+  Instances.push_back(load(std::move(program), {}));
+  Cur = Instances.back().get();
+  acquireMemory(*Cur);
+  Driver::get().check(Driver::get().cuStreamCreate(Stream.receive(), CU_STREAM_NON_BLOCKING),
+                      "cuStreamCreate");
+}
+
+Executable::Executable(const Device &dev, std::string graphName,
+                       std::vector<ProgramArgument> arguments, ProgramMaker make)
+    : Dev(dev), GraphName(std::move(graphName)), Arguments(std::move(arguments)),
+      Make(std::move(make)) {
+  Dev.makeCurrent();
+  Driver::get().check(Driver::get().cuStreamCreate(Stream.receive(), CU_STREAM_NON_BLOCKING),
+                      "cuStreamCreate");
+}
+
+std::unique_ptr<Executable::Instance> Executable::load(Program program, DimBindings sizes) {
+  const Driver &d = Driver::get();
+  auto in = std::make_unique<Instance>();
+  in->Prog = std::move(program);
+  in->Sizes = std::move(sizes);
+  const Program &prog = in->Prog;
   std::string devArch = Dev.properties().arch();
-  for (const ProgramKernel &k : Prog.kernels) {
+  for (const ProgramKernel &k : prog.kernels) {
     if (k.cubin.empty())
       throw CudaError(llvm::formatv("cannot load kernel {0}: it has no CUBIN (the program was "
                                     "compiled without NVRTC)",
                                     k.name)
                           .str());
-    if (!loadsOn(Prog, Dev.properties()))
+    if (!loadsOn(prog, Dev.properties()))
       throw CudaError(llvm::formatv("cannot load kernel {0}: it was compiled for {1}, the device "
                                     "({2}) is {3}; compile for the device",
-                                    k.name, Prog.arch, Dev.properties().name, devArch)
+                                    k.name, prog.arch, Dev.properties().name, devArch)
                           .str());
-    // The modules loaded so far are released by their handles if this or
-    // any later step throws.
-    ModuleHandle m;
-    CUresult r = d.cuModuleLoadData(m.receive(), k.cubin.data());
-    if (r != CUDA_SUCCESS)
-      throw CudaError(llvm::formatv("cannot load kernel {0} ({1} bytes of CUBIN for {2}): "
-                                    "cuModuleLoadData failed: {3}",
-                                    k.name, k.cubin.size(), k.arch.empty() ? Prog.arch : k.arch,
-                                    d.errorText(r))
-                          .str());
-    Modules.push_back(std::move(m));
+    // A kernel that shares another's image shares its module too.
+    in->Modules.push_back(Dev.loadModule(k.cubin, "kernel " + k.name));
     CUfunction f = nullptr;
     const std::string &entry = k.entry.empty() ? k.name : k.entry;
-    d.check(d.cuModuleGetFunction(&f, Modules.back().get(), entry.c_str()), "cuModuleGetFunction");
-    Functions.push_back(f);
+    d.check(d.cuModuleGetFunction(&f, in->Modules.back()->get(), entry.c_str()),
+            "cuModuleGetFunction");
+    in->Functions.push_back(f);
     // Above 48 KiB a block gets dynamic shared memory only once asked for.
     if (k.dynamicShared > 48 * 1024) {
       CUresult r = d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -67,131 +159,154 @@ Executable::Executable(const Device &dev, Program program) : Dev(dev), Prog(std:
                             .str());
     }
   }
-  for (size_t k = 0; k < Prog.kernels.size(); ++k) {
-    const ProgramKernel &pk = Prog.kernels[k];
+  for (size_t k = 0; k < prog.kernels.size(); ++k) {
+    const ProgramKernel &pk = prog.kernels[k];
     if (!pk.coResident)
       continue;
-    int64_t resident = int64_t(residentBlocks(k)) * Dev.properties().smCount;
+    int blocks = 0;
+    d.check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, in->Functions[k],
+                                                          static_cast<int>(pk.block),
+                                                          pk.dynamicShared),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    int64_t resident = int64_t(blocks) * Dev.properties().smCount;
     if (pk.grid > resident)
       throw CudaError(llvm::formatv("cannot run kernel {0}: its {1} blocks wait for each other, but "
                                     "{2} holds only {3} of them at once ({4} per SM); compile for "
                                     "this device",
-                                    pk.name, pk.grid, Dev.properties().name, resident,
-                                    residentBlocks(k))
+                                    pk.name, pk.grid, Dev.properties().name, resident, blocks)
                           .str());
   }
-  for (int64_t bytes : Prog.slotBytes)
-    Slots.emplace_back(Dev, DType::Bool, Shape{std::max<int64_t>(bytes, 1)});
-  Address.assign(Prog.buffers.size(), 0);
-  for (size_t b = 0; b < Prog.buffers.size(); ++b)
-    if (Prog.buffers[b].role == ProgramBuffer::Role::Temp)
-      Address[b] = Slots[Prog.buffers[b].slot].data();
-  WorkAddress.assign(Prog.kernels.size(), 0);
-  for (size_t k = 0; k < Prog.kernels.size(); ++k) {
-    int64_t bytes = Prog.kernels[k].workspaceBytes;
+  in->Address.assign(prog.buffers.size(), 0);
+  in->WorkAddress.assign(prog.kernels.size(), 0);
+  in->Maps.resize(prog.kernels.size());
+  in->MapAddress.resize(prog.kernels.size());
+  for (size_t k = 0; k < prog.kernels.size(); ++k) {
+    in->Maps[k].resize(prog.kernels[k].tensorMaps.size());
+    in->MapAddress[k].assign(prog.kernels[k].tensorMaps.size(), 0);
+  }
+  in->buildParams();
+  return in;
+}
+
+void Executable::acquireMemory(Instance &in) {
+  if (!in.Slots.empty() || !in.Work.empty())
+    return;
+  const Driver &d = Driver::get();
+  const Program &prog = in.Prog;
+  for (int64_t bytes : prog.slotBytes)
+    in.Slots.emplace_back(Dev, DType::Bool, Shape{std::max<int64_t>(bytes, 1)});
+  for (size_t b = 0; b < prog.buffers.size(); ++b)
+    if (prog.buffers[b].role == ProgramBuffer::Role::Temp)
+      in.Address[b] = in.Slots[prog.buffers[b].slot].data();
+  for (size_t k = 0; k < prog.kernels.size(); ++k) {
+    int64_t bytes = prog.kernels[k].workspaceBytes;
     if (bytes == 0)
       continue;
-    Work.emplace_back(Dev, DType::Bool, Shape{bytes});
-    d.check(d.cuMemsetD8(Work.back().data(), 0, static_cast<size_t>(bytes)), "cuMemsetD8");
-    WorkAddress[k] = Work.back().data();
+    in.Work.emplace_back(Dev, DType::Bool, Shape{bytes});
+    d.check(d.cuMemsetD8(in.Work.back().data(), 0, static_cast<size_t>(bytes)), "cuMemsetD8");
+    in.WorkAddress[k] = in.Work.back().data();
   }
   // The memsets ran on the legacy stream, which this executable's
   // non-blocking stream does not wait for.
-  if (!Work.empty())
+  if (!in.Work.empty())
     d.check(d.cuStreamSynchronize(CU_STREAM_LEGACY), "cuStreamSynchronize");
-  Maps.resize(Prog.kernels.size());
-  MapAddress.resize(Prog.kernels.size());
-  for (size_t k = 0; k < Prog.kernels.size(); ++k) {
-    Maps[k].resize(Prog.kernels[k].tensorMaps.size());
-    MapAddress[k].assign(Prog.kernels[k].tensorMaps.size(), 0);
-  }
-  encodeTensorMaps(); // the temporaries' maps; the inputs' and outputs' follow at bind
-  buildParams();
-  d.check(d.cuStreamCreate(Stream.receive(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-}
-
-void Executable::buildParams() {
-  Params.clear();
-  for (size_t k = 0; k < Prog.kernels.size(); ++k) {
-    std::vector<void *> p;
-    for (int b : Prog.kernels[k].args)
-      p.push_back(&Address[b]);
-    for (int64_t &size : Prog.kernels[k].sizeArgs)
-      p.push_back(&size);
-    if (Prog.kernels[k].workspaceBytes)
-      p.push_back(&WorkAddress[k]);
-    for (CUtensorMap &m : Maps[k])
-      p.push_back(&m);
-    Params.push_back(std::move(p));
-  }
-}
-
-void Executable::encodeTensorMaps() {
-  const Driver &d = Driver::get();
-  for (size_t k = 0; k < Prog.kernels.size(); ++k)
-    for (size_t i = 0; i < Prog.kernels[k].tensorMaps.size(); ++i) {
-      const TensorMapSpec &t = Prog.kernels[k].tensorMaps[i];
-      CUdeviceptr base = Address[t.buffer];
-      if (base == 0 || base == MapAddress[k][i])
-        continue; // not bound yet, or encoded for this address already
-      size_t rank = t.dims.size();
-      int64_t elem = dtypeSize(t.dtype);
-      cuuint64_t dims[5], strides[4];
-      cuuint32_t box[5], unit[5];
-      for (size_t j = 0; j < rank; ++j) {
-        dims[j] = static_cast<cuuint64_t>(t.dims[j]);
-        box[j] = t.box[j];
-        unit[j] = 1;
-        if (j > 0)
-          strides[j - 1] = static_cast<cuuint64_t>(t.strides[j - 1] * elem);
-      }
-      CUresult r = d.cuTensorMapEncodeTiled(
-          &Maps[k][i],
-          t.dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-          static_cast<cuuint32_t>(rank), reinterpret_cast<void *>(base + t.offset * elem), dims,
-          strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      if (r != CUDA_SUCCESS)
-        throw CudaError(llvm::formatv("kernel {0}: cuTensorMapEncodeTiled for %{1} failed: {2}",
-                                      Prog.kernels[k].name, Prog.buffers[t.buffer].name,
-                                      d.errorText(r))
-                            .str());
-      MapAddress[k][i] = base;
-    }
+  in.encodeTensorMaps(); // the temporaries' maps; the inputs' and outputs' follow at bind
 }
 
 Executable::Executable(Executable &&o) noexcept
-    : Dev(o.Dev), Prog(std::move(o.Prog)), Stream(std::move(o.Stream)),
-      Modules(std::move(o.Modules)), Functions(std::move(o.Functions)), Slots(std::move(o.Slots)),
-      Work(std::move(o.Work)), Address(std::move(o.Address)),
-      WorkAddress(std::move(o.WorkAddress)), Maps(std::move(o.Maps)),
-      MapAddress(std::move(o.MapAddress)), UseGraph(o.UseGraph), Graph(std::move(o.Graph)),
-      GraphExec(std::move(o.GraphExec)), GraphAddress(std::move(o.GraphAddress)) {
-  buildParams(); // the parameter arrays point into Address, whose storage moved with it
-  o.Modules.clear();
-}
+    : Dev(o.Dev), GraphName(std::move(o.GraphName)), Arguments(std::move(o.Arguments)),
+      Make(std::move(o.Make)), Stream(std::move(o.Stream)), Instances(std::move(o.Instances)),
+      Cur(std::exchange(o.Cur, nullptr)), UseGraph(o.UseGraph) {}
 
 Executable::~Executable() {
-  // The handles release the graph, the modules and the stream after this,
+  // The handles release the graphs, the modules and the stream after this,
   // in the device's context, once the work queued has finished.
-  if (!Stream && Modules.empty())
+  if (!Stream && Instances.empty())
     return;
   Dev.makeCurrent();
   if (Stream)
     Driver::get().cuStreamSynchronize(Stream.get());
 }
 
-void Executable::checkInputs(const char *call, std::span<const DeviceTensor> inputs) const {
-  if (inputs.size() != Prog.inputs.size())
-    throw GraphError(llvm::formatv("graph '{0}' takes {1} input{2}, got {3}", Prog.graphName,
-                                   Prog.inputs.size(), Prog.inputs.size() == 1 ? "" : "s",
+Executable::Instance &Executable::current() const {
+  if (!Cur)
+    throw GraphError("graph '" + GraphName +
+                     "' has named dimensions and has not run yet: its program depends on the "
+                     "sizes its inputs bring (run, bind or allocateOutputs(inputs) first)");
+  return *Cur;
+}
+
+const Program &Executable::program() const { return current().Prog; }
+
+const DimBindings &Executable::dims() const { return current().Sizes; }
+
+Executable::Instance &Executable::select(const char *call, std::span<const Shape> shapes) {
+  if (!Make)
+    return current();
+  // The binding of the last run again: its inputs' shapes, number by number.
+  if (Cur && shapes.size() == Cur->Prog.inputs.size()) {
+    bool same = true;
+    for (size_t i = 0; i < shapes.size() && same; ++i)
+      same = shapes[i].dims() == Cur->Prog.buffers[Cur->Prog.inputs[i]].shape.dims();
+    if (same)
+      return *Cur;
+  }
+  if (shapes.size() != Arguments.size())
+    throw GraphError(llvm::formatv("{0}: graph '{1}' takes {2} input{3}, got {4}", call, GraphName,
+                                   Arguments.size(), Arguments.size() == 1 ? "" : "s",
+                                   shapes.size())
+                         .str());
+  DimBindings sizes;
+  std::map<std::string, std::string> from;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    matchShape(Arguments[i].shape, shapes[i], "input %" + Arguments[i].name, sizes, from);
+  Instance *found = nullptr;
+  for (const std::unique_ptr<Instance> &in : Instances)
+    if (in->Sizes == sizes)
+      found = in.get();
+  if (!found) {
+    Instances.push_back(load(Make(sizes), sizes));
+    found = Instances.back().get();
+  }
+  if (found != Cur) {
+    // Another binding takes over: the one in use gives its temporaries back
+    // to the caching allocator, once the work that reads them is done.
+    if (Cur && (!Cur->Slots.empty() || !Cur->Work.empty())) {
+      synchronize();
+      Cur->Slots.clear();
+      Cur->Work.clear();
+      std::fill(Cur->WorkAddress.begin(), Cur->WorkAddress.end(), 0);
+      Cur->GraphExec.reset();
+      Cur->Graph.reset();
+    }
+    Cur = found;
+    acquireMemory(*Cur);
+  }
+  return *Cur;
+}
+
+Executable::Instance &Executable::select(const char *call, std::span<const DeviceTensor> inputs) {
+  if (!Make)
+    return current();
+  std::vector<Shape> shapes;
+  for (const DeviceTensor &t : inputs)
+    shapes.push_back(t.valid() ? t.shape() : Shape());
+  return select(call, shapes);
+}
+
+void Executable::checkInputs(const char *call, const Instance &in,
+                             std::span<const DeviceTensor> inputs) const {
+  const Program &prog = in.Prog;
+  if (inputs.size() != prog.inputs.size())
+    throw GraphError(llvm::formatv("graph '{0}' takes {1} input{2}, got {3}", prog.graphName,
+                                   prog.inputs.size(), prog.inputs.size() == 1 ? "" : "s",
                                    inputs.size())
                          .str());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ProgramBuffer &b = Prog.buffers[Prog.inputs[i]];
+    const ProgramBuffer &b = prog.buffers[prog.inputs[i]];
     if (!inputs[i].valid() || inputs[i].dtype() != b.dtype || inputs[i].shape() != b.shape)
       throw GraphError(llvm::formatv("input {0} (%{1}): expected {2}{3}, got {4}", i, b.name,
-                                     dtypeName(b.dtype), b.shape.str(),
+                                     dtypeName(b.dtype), b.shape.boundStr(),
                                      inputs[i].valid() ? std::string(dtypeName(inputs[i].dtype())) +
                                                              inputs[i].shape().str()
                                                        : std::string("an empty tensor"))
@@ -206,90 +321,93 @@ void Executable::bind(std::span<const DeviceTensor> inputs, std::span<const Devi
 
 void Executable::bindAs(const char *call, std::span<const DeviceTensor> inputs,
                         std::span<const DeviceTensor> outputs) {
-  checkInputs(call, inputs);
-  if (outputs.size() != Prog.outputs.size())
+  Dev.makeCurrent(); // a new binding loads, the tensor maps are encoded, in the device's context
+  Instance &in = select(call, inputs);
+  checkInputs(call, in, inputs);
+  const Program &prog = in.Prog;
+  if (outputs.size() != prog.outputs.size())
     throw GraphError(llvm::formatv("graph '{0}' has {1} outputs, got {2} output tensors",
-                                   Prog.graphName, Prog.outputs.size(), outputs.size())
+                                   prog.graphName, prog.outputs.size(), outputs.size())
                          .str());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const ProgramBuffer &b = Prog.buffers[Prog.outputs[i]];
+    const ProgramBuffer &b = prog.buffers[prog.outputs[i]];
     if (!outputs[i].valid() || outputs[i].dtype() != b.dtype || outputs[i].shape() != b.shape)
       throw GraphError(llvm::formatv("output {0} (%{1}): expected a {2}{3} tensor", i, b.name,
-                                     dtypeName(b.dtype), b.shape.str())
+                                     dtypeName(b.dtype), b.shape.boundStr())
                            .str());
     checkTensorDevice(call, "output", b.name, outputs[i].device().ordinal(), Dev.ordinal());
   }
-  Dev.makeCurrent(); // the tensor maps are encoded in the device's context
   for (size_t i = 0; i < inputs.size(); ++i)
-    Address[Prog.inputs[i]] = inputs[i].data();
+    in.Address[prog.inputs[i]] = inputs[i].data();
   for (size_t i = 0; i < outputs.size(); ++i)
-    Address[Prog.outputs[i]] = outputs[i].data();
-  encodeTensorMaps();
+    in.Address[prog.outputs[i]] = outputs[i].data();
+  in.encodeTensorMaps();
 }
 
 void Executable::launchKernel(size_t k) {
   Dev.makeCurrent();
-  launch(k);
+  launch(current(), k);
 }
 
-void Executable::launch(size_t k) {
+void Executable::launch(Instance &in, size_t k) {
   const Driver &d = Driver::get();
-  const ProgramKernel &pk = Prog.kernels[k];
-  CUresult r = d.cuLaunchKernel(Functions[k], static_cast<unsigned>(pk.grid), 1, 1, pk.block, 1, 1,
-                                pk.dynamicShared, Stream.get(), Params[k].data(), nullptr);
+  const ProgramKernel &pk = in.Prog.kernels[k];
+  CUresult r = d.cuLaunchKernel(in.Functions[k], static_cast<unsigned>(pk.grid), 1, 1, pk.block, 1,
+                                1, pk.dynamicShared, Stream.get(), in.Params[k].data(), nullptr);
   if (r != CUDA_SUCCESS)
     throw CudaError(llvm::formatv("launching kernel {0} (grid {1}, block {2}) failed: {3}", pk.name,
                                   pk.grid, pk.block, d.errorText(r))
                         .str());
 }
 
-void Executable::copyUpdates() {
+void Executable::copyUpdates(Instance &in) {
   const Driver &d = Driver::get();
-  for (size_t o = 0; o < Prog.updates.size(); ++o) {
-    int in = Prog.updates[o];
-    if (in < 0)
+  const Program &prog = in.Prog;
+  for (size_t o = 0; o < prog.updates.size(); ++o) {
+    int i = prog.updates[o];
+    if (i < 0)
       continue;
-    const ProgramBuffer &b = Prog.buffers[Prog.outputs[o]];
-    d.check(d.cuMemcpyDtoDAsync(Address[Prog.inputs[in]], Address[Prog.outputs[o]],
+    const ProgramBuffer &b = prog.buffers[prog.outputs[o]];
+    d.check(d.cuMemcpyDtoDAsync(in.Address[prog.inputs[i]], in.Address[prog.outputs[o]],
                                 static_cast<size_t>(b.bytes()), Stream.get()),
             "cuMemcpyDtoDAsync (an update in place)");
   }
 }
 
-void Executable::launchAll() {
+void Executable::launchAll(Instance &in) {
   if (!UseGraph) {
-    for (size_t k = 0; k < Functions.size(); ++k)
-      launch(k);
-    copyUpdates();
+    for (size_t k = 0; k < in.Functions.size(); ++k)
+      launch(in, k);
+    copyUpdates(in);
     return;
   }
   const Driver &d = Driver::get();
-  if (!GraphExec || GraphAddress != Address) {
-    GraphExec.reset();
-    Graph.reset();
+  if (!in.GraphExec || in.GraphAddress != in.Address) {
+    in.GraphExec.reset();
+    in.Graph.reset();
     d.check(d.cuStreamBeginCapture(Stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
             "cuStreamBeginCapture");
     try {
-      for (size_t k = 0; k < Functions.size(); ++k)
-        launch(k);
-      copyUpdates();
+      for (size_t k = 0; k < in.Functions.size(); ++k)
+        launch(in, k);
+      copyUpdates(in);
     } catch (...) {
       GraphHandle partial;
       d.cuStreamEndCapture(Stream.get(), partial.receive());
       throw;
     }
-    d.check(d.cuStreamEndCapture(Stream.get(), Graph.receive()), "cuStreamEndCapture");
-    d.check(d.cuGraphInstantiateWithFlags(GraphExec.receive(), Graph.get(), 0),
+    d.check(d.cuStreamEndCapture(Stream.get(), in.Graph.receive()), "cuStreamEndCapture");
+    d.check(d.cuGraphInstantiateWithFlags(in.GraphExec.receive(), in.Graph.get(), 0),
             "cuGraphInstantiate");
-    GraphAddress = Address;
+    in.GraphAddress = in.Address;
   }
-  d.check(d.cuGraphLaunch(GraphExec.get(), Stream.get()), "cuGraphLaunch");
+  d.check(d.cuGraphLaunch(in.GraphExec.get(), Stream.get()), "cuGraphLaunch");
 }
 
 void Executable::enqueue(std::span<const DeviceTensor> inputs,
                          std::span<const DeviceTensor> outputs) {
   bindAs("enqueue", inputs, outputs); // makes the device's context current
-  launchAll();
+  launchAll(*Cur);
 }
 
 void Executable::synchronize() {
@@ -297,32 +415,38 @@ void Executable::synchronize() {
   const Driver &d = Driver::get();
   CUresult r = d.cuStreamSynchronize(Stream.get());
   if (r != CUDA_SUCCESS)
-    throw CudaError(llvm::formatv("running graph '{0}' failed: {1}", Prog.graphName,
-                                  d.errorText(r))
+    throw CudaError(llvm::formatv("running graph '{0}' failed: {1}", GraphName, d.errorText(r))
                         .str());
 }
 
 std::vector<DeviceTensor> Executable::allocateOutputs() {
+  const Program &prog = current().Prog;
   std::vector<DeviceTensor> outs;
-  for (size_t i = 0; i < Prog.outputs.size(); ++i) {
+  for (size_t i = 0; i < prog.outputs.size(); ++i) {
     // An output listed twice shares one tensor.
     bool repeat = false;
     for (size_t j = 0; j < i && !repeat; ++j)
-      if (Prog.outputs[j] == Prog.outputs[i]) {
+      if (prog.outputs[j] == prog.outputs[i]) {
         outs.push_back(outs[j]);
         repeat = true;
       }
     if (repeat)
       continue;
-    const ProgramBuffer &b = Prog.buffers[Prog.outputs[i]];
-    outs.emplace_back(Dev, b.dtype, b.shape);
+    const ProgramBuffer &b = prog.buffers[prog.outputs[i]];
+    outs.emplace_back(Dev, b.dtype, Shape(std::span<const int64_t>(b.shape.dims())));
   }
   return outs;
 }
 
+std::vector<DeviceTensor> Executable::allocateOutputs(std::span<const DeviceTensor> inputs) {
+  Dev.makeCurrent();
+  select("allocateOutputs", inputs);
+  return allocateOutputs();
+}
+
 std::vector<DeviceTensor> Executable::run(std::span<const DeviceTensor> inputs) {
   Dev.makeCurrent();
-  checkInputs("run", inputs);
+  checkInputs("run", select("run", inputs), inputs);
   std::vector<DeviceTensor> outs = allocateOutputs();
   enqueue(inputs, outs);
   synchronize();
@@ -331,16 +455,20 @@ std::vector<DeviceTensor> Executable::run(std::span<const DeviceTensor> inputs) 
 
 std::vector<HostTensor> Executable::run(std::span<const HostTensor> inputs) {
   Dev.makeCurrent();
-  if (inputs.size() != Prog.inputs.size())
-    throw GraphError(llvm::formatv("graph '{0}' takes {1} inputs, got {2}", Prog.graphName,
-                                   Prog.inputs.size(), inputs.size())
+  std::vector<Shape> shapes;
+  for (const HostTensor &t : inputs)
+    shapes.push_back(t.shape());
+  const Program &prog = select("run", shapes).Prog;
+  if (inputs.size() != prog.inputs.size())
+    throw GraphError(llvm::formatv("graph '{0}' takes {1} inputs, got {2}", prog.graphName,
+                                   prog.inputs.size(), inputs.size())
                          .str());
   std::vector<DeviceTensor> dins;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ProgramBuffer &b = Prog.buffers[Prog.inputs[i]];
+    const ProgramBuffer &b = prog.buffers[prog.inputs[i]];
     if (inputs[i].dtype() != b.dtype || inputs[i].shape() != b.shape)
       throw GraphError(llvm::formatv("input {0} (%{1}): expected {2}{3}, got {4}{5}", i, b.name,
-                                     dtypeName(b.dtype), b.shape.str(),
+                                     dtypeName(b.dtype), b.shape.boundStr(),
                                      dtypeName(inputs[i].dtype()), inputs[i].shape().str())
                            .str());
     dins.push_back(DeviceTensor::fromHost(Dev, inputs[i]));
@@ -354,11 +482,12 @@ std::vector<HostTensor> Executable::run(std::span<const HostTensor> inputs) {
 
 int Executable::residentBlocks(size_t k) const {
   Dev.makeCurrent();
+  const Instance &in = current();
   const Driver &d = Driver::get();
   int blocks = 0;
-  d.check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Functions[k],
-                                                        static_cast<int>(Prog.kernels[k].block),
-                                                        Prog.kernels[k].dynamicShared),
+  d.check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, in.Functions[k],
+                                                        static_cast<int>(in.Prog.kernels[k].block),
+                                                        in.Prog.kernels[k].dynamicShared),
           "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return blocks;
 }

@@ -15,6 +15,7 @@
 #include <cuda.h>
 
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,17 @@ bool loadsOn(const Program &program, const DeviceProperties &device);
 
 /// A Program loaded on one device, with its stream and temporaries.
 ///
+/// Named dimensions: an executable of a graph whose arguments have named
+/// sizes (`%x: f32[B, 1024]`) binds them from the shapes of each run's
+/// inputs. The first run of a binding makes its program (ProgramMaker) and
+/// loads it; later runs of that binding reuse it (its launch parameters and
+/// CUDA graph), with no compile and no lookup beyond comparing the inputs'
+/// shapes with the last run's. Kernels whose code does not depend on the
+/// sizes (one text per bucket of sizes) are compiled and loaded once for
+/// all bindings. Inputs that disagree on a name are refused before anything
+/// is launched. The temporaries are those of the binding in use: another
+/// binding gives them back to the device's caching allocator.
+///
 /// Several devices: a Program does not depend on the device it is loaded on
 /// beyond its architecture, so one compile serves every GPU of that
 /// architecture: `Executable(gpu0, c.program)`, `Executable(gpu1,
@@ -58,14 +70,26 @@ public:
   /// Throws CudaError naming a kernel that does not load (a CUBIN for another
   /// architecture, a damaged image).
   Executable(const Device &dev, Program program);
+  /// A graph with named dimensions, declared by `arguments`: each binding
+  /// its runs bring is made by `make` and loaded on first use. `graphName`
+  /// names it in messages.
+  Executable(const Device &dev, std::string graphName, std::vector<ProgramArgument> arguments,
+             ProgramMaker make);
   ~Executable();
   Executable(const Executable &) = delete;
   Executable &operator=(const Executable &) = delete;
   Executable(Executable &&) noexcept;
   Executable &operator=(Executable &&) = delete;
 
-  const Program &program() const { return Prog; }
+  /// The program of the binding in use (of a graph with named dimensions:
+  /// the last run's or bind's). Throws GraphError before the first run of
+  /// a graph with named dimensions.
+  const Program &program() const;
   const Device &device() const { return Dev; }
+  /// The sizes of the binding in use; empty for a graph without names.
+  const DimBindings &dims() const;
+  /// How many bindings have been made (programs loaded); 1 without names.
+  size_t bindings() const { return Instances.size(); }
 
   /// Uploads `inputs`, runs, waits and downloads the outputs. Throws
   /// GraphError for an input of the wrong dtype or shape. Every run, on host
@@ -94,8 +118,10 @@ public:
   }
   /// Waits for everything enqueued; throws CudaError for a failed kernel.
   void synchronize();
-  /// Allocates one device tensor per graph output.
+  /// Allocates one device tensor per graph output (of the binding in use).
   std::vector<DeviceTensor> allocateOutputs();
+  /// The same for the binding that `inputs` bring (made if new).
+  std::vector<DeviceTensor> allocateOutputs(std::span<const DeviceTensor> inputs);
 
   /// When on, the launches are captured once in a CUDA graph (per set of
   /// buffer addresses) and replayed: one driver call per run.
@@ -112,41 +138,43 @@ public:
   int residentBlocks(size_t k) const;
 
 private:
+  struct Instance; // one binding's program, loaded: executable.cpp
+
+  /// Loads `program` as a new instance.
+  std::unique_ptr<Instance> load(Program program, DimBindings sizes);
+  /// The instance of the binding the inputs' shapes give (made and loaded
+  /// on first use) made current; for a graph without names, the one.
+  /// Throws GraphError, naming `call`, for inputs that bind no sizes.
+  Instance &select(const char *call, std::span<const Shape> shapes);
+  Instance &select(const char *call, std::span<const DeviceTensor> inputs);
+  /// The instance in use; throws GraphError before the first binding.
+  Instance &current() const;
   /// Throws GraphError, naming `call`, for inputs of the wrong number, dtype,
   /// shape or device.
-  void checkInputs(const char *call, std::span<const DeviceTensor> inputs) const;
+  void checkInputs(const char *call, const Instance &in,
+                   std::span<const DeviceTensor> inputs) const;
   /// bind, with errors naming `call`.
   void bindAs(const char *call, std::span<const DeviceTensor> inputs,
               std::span<const DeviceTensor> outputs);
   /// Enqueues kernel `k` (its context current already).
-  void launch(size_t k);
-  void launchAll();
+  void launch(Instance &in, size_t k);
+  void launchAll(Instance &in);
   /// Copies each output that updates an input into that input's memory.
-  void copyUpdates();
-  void buildParams();
-  /// Encodes each kernel's TMA descriptors whose buffer's address changed.
-  void encodeTensorMaps();
+  void copyUpdates(Instance &in);
+  /// Allocates the temporaries and scratch of `in` (given back when
+  /// another instance takes over).
+  void acquireMemory(Instance &in);
 
   Device Dev;
-  Program Prog;
-  // Destroyed in reverse order: the graph before the modules it launches,
-  // the modules before the stream.
+  std::string GraphName;
+  std::vector<ProgramArgument> Arguments; ///< of a graph with named dimensions
+  ProgramMaker Make;                      ///< null: one program, no names
+  // Destroyed in reverse order: the instances (their graphs and modules)
+  // before the stream.
   StreamHandle Stream;
-  std::vector<ModuleHandle> Modules;
-  std::vector<CUfunction> Functions;
-  std::vector<DeviceTensor> Slots;     ///< temporaries' memory
-  std::vector<DeviceTensor> Work;      ///< kernels' zeroed scratch (ProgramKernel::workspaceBytes)
-  std::vector<CUdeviceptr> Address;    ///< per buffer, the address bound now
-  std::vector<CUdeviceptr> WorkAddress; ///< per kernel, its scratch or 0
-  /// Per kernel, its TMA descriptors (ProgramKernel::tensorMaps) and the
-  /// buffer address each was encoded for.
-  std::vector<std::vector<CUtensorMap>> Maps;
-  std::vector<std::vector<CUdeviceptr>> MapAddress;
-  std::vector<std::vector<void *>> Params; ///< per kernel, pointers into Address, WorkAddress, Maps
+  std::vector<std::unique_ptr<Instance>> Instances;
+  Instance *Cur = nullptr; ///< the binding in use
   bool UseGraph = false;
-  GraphHandle Graph;
-  GraphExecHandle GraphExec;
-  std::vector<CUdeviceptr> GraphAddress; ///< the addresses the graph was captured with
 };
 
 } // namespace minijit

@@ -10,6 +10,7 @@
 #include "ir/Shape.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,15 @@ struct ProgramKernel {
   KernelResources resources; ///< ptxas's report
 };
 
+/// An argument of a graph as it declares it (`%x: f32[B, 1024]`): what an
+/// executable of a graph with named dimensions matches the inputs of a run
+/// against, to find the sizes they bind.
+struct ProgramArgument {
+  std::string name; ///< without '%'
+  DType dtype = DType::F32;
+  Shape shape;      ///< numbers and names (Shape::hasNames)
+};
+
 /// A compiled graph: what compileGraph produces and an Executable runs.
 struct Program {
   std::string graphName;             ///< the graph's name
@@ -108,5 +118,9 @@ struct Program {
     return b;
   }
 };
+
+/// Makes the Program of one binding of a graph's named dimensions (the
+/// compiler's programMaker: compileGraph of the bound graph).
+using ProgramMaker = std::function<Program(const DimBindings &sizes)>;
 
 } // namespace minijit

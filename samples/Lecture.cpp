@@ -19,7 +19,7 @@ Graph gelu(int64_t n, DType dtype) {
   return g;
 }
 
-Graph softmax(int64_t rows, int64_t cols, DType dtype) {
+Graph softmax(Dim rows, int64_t cols, DType dtype) {
   Graph g("softmax");
   Tensor x = g.input("x", dtype, {rows, cols});
   Tensor m = max(x, {1}, /*keepdim=*/true).named("m");
@@ -28,7 +28,7 @@ Graph softmax(int64_t rows, int64_t cols, DType dtype) {
   return g;
 }
 
-Graph layernorm(int64_t rows, int64_t cols, DType dtype) {
+Graph layernorm(Dim rows, int64_t cols, DType dtype) {
   Graph g("layernorm");
   Tensor x = g.input("x", dtype, {rows, cols});
   Tensor w = g.input("w", dtype, {cols});
@@ -88,7 +88,7 @@ Graph greedyDecode(int64_t rows, int64_t vocab, DType dtype) {
   return g;
 }
 
-Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype) {
+Graph mlp(int64_t dim, int layers, Dim batch, DType dtype) {
   Graph g("mlp");
   Tensor x = g.input("x", dtype, {batch, dim});
   for (int i = 0; i < layers; ++i) {

@@ -11,10 +11,12 @@ namespace minijit::lecture {
 
 /// y = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), elementwise over [n].
 Graph gelu(int64_t n, DType dtype = DType::F32);
-/// Softmax over the last axis of [rows, cols]: exp(x - max) / sum.
-Graph softmax(int64_t rows, int64_t cols, DType dtype = DType::F32);
-/// Layer normalization over the last axis of [rows, cols], with weight and bias.
-Graph layernorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
+/// Softmax over the last axis of [rows, cols]: exp(x - max) / sum. `rows`
+/// may be a named size (Dim("B")): one graph for every batch size.
+Graph softmax(Dim rows, int64_t cols, DType dtype = DType::F32);
+/// Layer normalization over the last axis of [rows, cols], with weight and
+/// bias; `rows` may be a named size.
+Graph layernorm(Dim rows, int64_t cols, DType dtype = DType::F32);
 /// RMS normalization over the last axis of [rows, cols], with a weight.
 Graph rmsnorm(int64_t rows, int64_t cols, DType dtype = DType::F32);
 /// Rotary position embedding of x: [b, s, h, d] with cos and sin tables
@@ -30,8 +32,9 @@ Graph crossEntropy(int64_t rows, int64_t vocab, DType dtype = DType::F32);
 /// A greedy decoding step: the i32 token argmax(softmax(logits)) per row of
 /// [rows, vocab]. One kernel fused.
 Graph greedyDecode(int64_t rows, int64_t vocab, DType dtype = DType::F32);
-/// The lecture's MLP forward: `layers` times (x @ W_i, then GeLU), x: [batch, dim].
-Graph mlp(int64_t dim, int layers, int64_t batch, DType dtype = DType::F32);
+/// The lecture's MLP forward: `layers` times (x @ W_i, then GeLU), x: [batch,
+/// dim]; `batch` may be a named size.
+Graph mlp(int64_t dim, int layers, Dim batch, DType dtype = DType::F32);
 
 /// What a training step does with the gradients.
 enum class TrainStep {

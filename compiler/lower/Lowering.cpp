@@ -15,12 +15,29 @@
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
 #include <optional>
 
 namespace minijit {
+
+int64_t bucketExtent(const DimExpr &extent, int64_t value) {
+  if (extent.isNumber())
+    return value;
+  int64_t named = value / extent.coef;
+  return extent.coef *
+         static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(2, named))));
+}
+
+std::string bucketText(const DimExpr &extent, int64_t value) {
+  DimExpr names = extent;
+  names.coef = 1;
+  int64_t hi = bucketExtent(extent, value) / extent.coef;
+  int64_t lo = hi == 2 ? 1 : hi / 2 + 1;
+  return names.str() + " in " + std::to_string(lo) + ".." + std::to_string(hi);
+}
 
 int64_t KernelGroup::rows() const {
   if (!isRowKernel(kind))
@@ -84,7 +101,7 @@ private:
       for (unsigned d = 0; d + 2 < r; ++d)
         batchDims.push_back(d);
       L.b = L.ctx.var("b", Shape(batch).numel());
-      L.m = L.ctx.var("m", dom[r - 2]);
+      L.m = L.ctx.var("m", rangeOf(dom.dim(r - 2)));
       L.n = L.ctx.var("n", dom[r - 1]);
       decompose(L.b, batch, batchDims);
       DomainIdx[r - 2] = L.m;
@@ -102,7 +119,7 @@ private:
     if (KG.kind == KernelKind::Pointwise) {
       L.numel = dom.numel();
       Extent = dom.numelDim();
-      L.elem = L.ctx.var("i", L.numel);
+      L.elem = L.ctx.var("i", rangeOf(*Extent));
       llvm::SmallVector<unsigned, kMaxRank> all;
       for (unsigned d = 0; d < dom.rank(); ++d)
         all.push_back(d);
@@ -125,7 +142,7 @@ private:
     Extent = rows;
     L.rows = KG.rows();
     L.K = KG.reducedSize();
-    L.row = L.ctx.var("row", L.rows);
+    L.row = L.ctx.var("row", rangeOf(rows));
     L.k = L.ctx.var("k", L.K);
     decompose(L.row, keptSizes, kept);
     decompose(L.k, redSizes, red);
@@ -185,12 +202,23 @@ private:
     return std::nullopt;
   }
 
+  /// The range an outer loop variable of extent `extent` is declared
+  /// with: the extent, or for a named one its bucket's largest (so the
+  /// index arithmetic simplifies alike for every size of the bucket).
+  static int64_t rangeOf(const Dim &extent) { return bucketExtent(extent.expr(), extent.size()); }
+
   /// Sets DomainIdx[dims[i]] from a flat index over `sizes` (row-major).
+  /// A named outermost dimension takes no remainder (the flat index is below
+  /// the product of the sizes), so that its index does not fold away where
+  /// its size is 1, nor depend on the size (the flat index's range is its
+  /// bucket's, rangeOf).
   void decompose(const IndexExpr &flat, llvm::ArrayRef<int64_t> sizes,
                  llvm::ArrayRef<unsigned> dims) {
     int64_t inner = 1;
     for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) {
-      DomainIdx[dims[i]] = L.ctx.mod(L.ctx.div(flat, inner), sizes[i]);
+      IndexExpr q = L.ctx.div(flat, inner);
+      bool named = i == 0 && KG.domain.dim(dims[0]).isNamed();
+      DomainIdx[dims[i]] = named ? q : L.ctx.mod(q, sizes[i]);
       inner *= sizes[i];
     }
   }
@@ -203,11 +231,16 @@ private:
     return off;
   }
 
+  /// Dimension d of `s` stretches to the size of a broadcast: a 1 that is
+  /// a number. A named size bound to 1 is its own name's size everywhere,
+  /// so its index passes through (the kernel text stays that of its bucket).
+  static bool stretches(const Shape &s, unsigned d) { return s[d] == 1 && !s.dim(d).isNamed(); }
+
   Index broadcastIndex(const Shape &from, const Shape &to, const Index &idx) {
     Index out;
     unsigned off = to.rank() - from.rank();
     for (unsigned i = 0; i < from.rank(); ++i)
-      out.push_back(from[i] == 1 ? IndexExpr::constant(0) : idx[off + i]);
+      out.push_back(stretches(from, i) ? IndexExpr::constant(0) : idx[off + i]);
     mutateBroadcastIndex(L.ctx, out, from, to); // a test hook (compiler/Mutation.h)
     return out;
   }
@@ -533,8 +566,8 @@ private:
       in.insert(in.end(), idx.begin() + n.axis + is.rank(), idx.end());
     } else {
       for (unsigned d = 0; d < xs.rank(); ++d) {
-        at.push_back(is[d] == 1 ? IndexExpr::constant(0) : idx[d]);
-        in.push_back(xs[d] == 1 ? IndexExpr::constant(0) : idx[d]);
+        at.push_back(stretches(is, d) ? IndexExpr::constant(0) : idx[d]);
+        in.push_back(stretches(xs, d) ? IndexExpr::constant(0) : idx[d]);
       }
     }
     int index = value(n.operands[1], at);
@@ -675,7 +708,7 @@ private:
         Index out;
         unsigned batchRank = s.rank() - 2, off = (r - 2) - batchRank;
         for (unsigned d = 0; d < batchRank; ++d)
-          out.push_back(s[d] == 1 ? IndexExpr::constant(0) : DomainIdx[off + d]);
+          out.push_back(stretches(s, d) ? IndexExpr::constant(0) : DomainIdx[off + d]);
         out.push_back(row);
         out.push_back(col);
         return out;

@@ -156,6 +156,18 @@ struct StoreRequest {
 /// The lowered kernel, or the value that must be stored first.
 using LoweringResult = std::variant<LoweredKernel, StoreRequest>;
 
+/// The largest extent of the bucket of `extent` (`value` bound), an outer
+/// extent with named sizes (LoweredKernel::symbolic): the product of its
+/// names rounded up to a power of two, at least 2 (a named size of 1 is not
+/// folded away), times its number. A symbolic kernel's index arithmetic is
+/// simplified, and its schedule chosen, for that extent, so every size of a
+/// bucket gets one kernel text and one compile (docs/GUIDE.md, "Named
+/// dimensions"). A number is its own bucket.
+int64_t bucketExtent(const DimExpr &extent, int64_t value);
+/// The bucket in words: "B in 2049..4096" (the names' product; "B in 1..2"
+/// for the first).
+std::string bucketText(const DimExpr &extent, int64_t value);
+
 /// Lowers kernel `index` of `plan`. Fusion stores what a StoreRequest names
 /// and forms the kernels again.
 LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index);

@@ -233,11 +233,6 @@ struct Schedule {
 Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const ScheduleOverrides &overrides = {}, const std::string &arch = "");
 
-/// The size a symbolic kernel's rules are applied at: its extent rounded up
-/// to a power of two (1, 2, 4, ...). All sizes of a bucket get one schedule,
-/// so one kernel text and one compile (docs/GUIDE.md, "Named dimensions").
-int64_t bucketExtent(int64_t extent);
-
 /// chooseSchedule for a kernel that may serve many sizes
 /// (LoweredKernel::symbolic): the rules see the extent of its bucket, and
 /// the grid (and tile counts) are sized for the kernel's own extent. A

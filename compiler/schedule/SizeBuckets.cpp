@@ -89,15 +89,12 @@ bool sizeGrid(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) 
 
 } // namespace
 
-int64_t bucketExtent(int64_t extent) {
-  return static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(1, extent))));
-}
-
 Schedule chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
                                 const ScheduleOverrides &overrides, const std::string &arch) {
   if (!k.symbolic)
     return chooseSchedule(k, dev, overrides, arch);
-  Schedule s = chooseSchedule(withExtent(k, bucketExtent(extentOf(k))), dev, overrides, arch);
+  Schedule s = chooseSchedule(withExtent(k, bucketExtent(k.symbolic->extent, extentOf(k))), dev,
+                              overrides, arch);
   if (sizeGrid(s, k, dev))
     return s;
   k.symbolic.reset();

@@ -221,7 +221,7 @@ TEST(NamedDims, OneKernelTextServesTheSizesOfABucket) {
   EXPECT_NE(at3.find("rowValid = rowRaw < mj_rows"), std::string::npos) << at3;
   for (int64_t b : {2, 5, 1000, 4097, 65536})
     EXPECT_EQ(cudaAt(g, {{"B", b}}), at3) << "B=" << b;
-  EXPECT_NE(cudaAt(g, {{"B", 1}}), at3) << "one row: the row index folds away";
+  EXPECT_EQ(cudaAt(g, {{"B", 1}}), at3) << "a named size of 1 is not folded away";
   // A static graph's kernel keeps its numbers.
   EXPECT_EQ(cudaAt(softmaxGraph({4096, 1024}), {}).find("const long long"), std::string::npos);
 }
@@ -234,12 +234,17 @@ TEST(NamedDims, ANameThatIsAStrideIsCompiledForItsSize) {
   EXPECT_EQ(cudaAt(g, {{"B", 256}}).find("const long long B"), std::string::npos);
 }
 
-TEST(NamedDims, BucketsArePowersOfTwo) {
-  EXPECT_EQ(bucketExtent(1), 1);
-  EXPECT_EQ(bucketExtent(2), 2);
-  EXPECT_EQ(bucketExtent(3), 4);
-  EXPECT_EQ(bucketExtent(4096), 4096);
-  EXPECT_EQ(bucketExtent(4097), 8192);
+TEST(NamedDims, BucketsArePowersOfTwoOfTheNamedSizes) {
+  DimExpr b = Dim("B").expr(), b1024 = (Dim(1024) * Dim("B")).expr();
+  EXPECT_EQ(bucketExtent(b, 1), 2) << "a named 1 shares the bucket of 2";
+  EXPECT_EQ(bucketExtent(b, 2), 2);
+  EXPECT_EQ(bucketExtent(b, 3), 4);
+  EXPECT_EQ(bucketExtent(b, 4096), 4096);
+  EXPECT_EQ(bucketExtent(b, 4097), 8192);
+  EXPECT_EQ(bucketExtent(b1024, 1024 * 3000), 1024 * 4096);
+  EXPECT_EQ(bucketExtent(Dim(1000).expr(), 1000), 1000) << "a number is its own bucket";
+  EXPECT_EQ(bucketText(b1024, 1024 * 3000), "B in 2049..4096");
+  EXPECT_EQ(bucketText(b, 1), "B in 1..2");
 }
 
 TEST(NamedDims, TheGridIsSizedForTheBoundSize) {
@@ -250,8 +255,8 @@ TEST(NamedDims, TheGridIsSizedForTheBoundSize) {
   ASSERT_EQ(a.program.kernels.size(), 1u);
   EXPECT_EQ(a.program.kernels[0].grid, (3000 + 7) / 8);
   EXPECT_EQ(a.program.kernels[0].sizeArgs, std::vector<int64_t>({3000}));
-  EXPECT_NE(a.fusedText().find("named size B bound at launch (B = 3000), scheduled for the bucket "
-                               "of 2049..4096 rows"),
+  EXPECT_NE(a.fusedText().find("named size B bound at launch (B = 3000), scheduled for its "
+                               "bucket, B in 2049..4096"),
             std::string::npos)
       << a.fusedText();
 }
@@ -281,5 +286,42 @@ TEST(NamedDims, IdenticalLayersCompileOnce) {
   CompiledGraph d = compileGraph(bindDims(g, {{"B", 120}}), opt);
   EXPECT_EQ(cache.stats().compiles, 1u);
   EXPECT_EQ(d.program.kernels[3].sizeArgs, std::vector<int64_t>({120}));
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(NamedDims, RecompilesAreLoggedWithTheirReason) {
+  llvm::SmallString<64> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("minijit-log", dir));
+  KernelCache cache(dir.str().str(), true);
+  Graph g("t");
+  Tensor x = g.input("x", DType::F32, {Dim("B"), 64});
+  g.output(softmax(x, -1), "s");
+  g.output(transpose(x) * 2.0f, "y");
+  CompileOptions opt;
+  opt.cache = &cache;
+  opt.logRecompiles = true;
+  ProgramMaker make = programMaker(g, opt);
+  testing::internal::CaptureStderr();
+  Program p3 = make({{"B", 300}});
+  Program p5 = make({{"B", 500}});
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(p3.kernels.size(), 2u);
+  EXPECT_EQ(p5.kernels[0].sizeArgs, std::vector<int64_t>({500}));
+  EXPECT_NE(log.find("minijit: graph 't' bound to B=300: 2 kernels, 2 compiled by NVRTC, 0 from "
+                     "the cache or shared"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("compiled softmax_row_k0: the first binding of its bucket of sizes (B in "
+                     "257..512)"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("minijit: graph 't' bound to B=500: 2 kernels, 1 compiled by NVRTC, 1 from "
+                     "the cache or shared"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("compiled poi_mul_k1: its code holds the sizes"), std::string::npos) << log;
+  std::vector<ProgramArgument> args = programArguments(g);
+  ASSERT_EQ(args.size(), 1u);
+  EXPECT_EQ(args[0].shape.str(), "[B, 64]");
   llvm::sys::fs::remove_directories(dir);
 }

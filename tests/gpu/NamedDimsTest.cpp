@@ -1,0 +1,138 @@
+// Named dimensions on the GPU (issue 17): one executable of a graph with a
+// named batch size runs at many sizes, bucket edges included, each checked
+// against the CPU reference with poisoned outputs; kernels of one bucket are
+// compiled once; inputs that disagree on a name launch nothing.
+#include "tests/gpu/GpuTest.h"
+
+#include "compiler/cache/KernelCache.h"
+#include "ir/Bind.h"
+#include "tests/support/Expect.h"
+
+#include "llvm/Support/FileSystem.h"
+
+namespace minijit {
+namespace {
+
+class NamedDims : public GpuTest {
+protected:
+  /// Runs `exe` on seeded inputs of `g` bound to B = `b`, its outputs
+  /// poisoned first, and compares each with the reference.
+  void expectBindingMatches(Executable &exe, const Graph &g, int64_t b) {
+    Graph bound = bindDims(g, {{"B", b}});
+    std::vector<HostTensor> ins = randomInputs(bound, 7000 + static_cast<uint64_t>(b));
+    std::vector<DeviceTensor> din;
+    for (const HostTensor &h : ins)
+      din.push_back(DeviceTensor::fromHost(gpu(), h));
+    std::vector<DeviceTensor> dout = exe.allocateOutputs(din);
+    poisonTensors(dout);
+    exe.enqueue(din, dout);
+    exe.synchronize();
+    EXPECT_EQ(exe.dims().at("B"), b);
+    std::vector<HostTensor> ref = evaluate(bound, ins);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      CompareResult c = compareTensors(dout[i].download(), ref[i],
+                                       toleranceFor(bound, bound.outputs()[i]));
+      EXPECT_TRUE(c.ok) << g.name() << " at B=" << b << ", output " << i << ": " << c.summary
+                        << (exe.graphReplay() ? " (graph replay)" : "");
+    }
+  }
+
+  /// Without a GPU: every binding's kernels through NVRTC, then SKIPPED.
+  void compileOnly(const Graph &g, const std::vector<int64_t> &sizes) {
+    for (int64_t b : sizes)
+      EXPECT_NO_THROW(compileGraph(bindDims(g, {{"B", b}}))) << g.name() << " at B=" << b;
+    GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
+  }
+};
+
+Graph softmaxRows() {
+  Graph g("softmax_named");
+  Tensor x = g.input("x", DType::F32, {Dim("B"), 1000});
+  g.output(softmax(x, -1), "y");
+  return g;
+}
+
+Graph layerNormRows() {
+  Graph g("layernorm_named");
+  Tensor x = g.input("x", DType::F32, {Dim("B"), 768});
+  Tensor w = g.input("w", DType::F32, {768});
+  Tensor b = g.input("b", DType::F32, {768});
+  g.output(layerNorm(x, w, b), "y");
+  return g;
+}
+
+Graph mlpRows() {
+  Graph g("mlp_named");
+  Tensor h = g.input("x", DType::F32, {Dim("B"), 256});
+  for (int i = 0; i < 3; ++i) {
+    Tensor w = g.input("w" + std::to_string(i), DType::F32, {256, 256});
+    Tensor b = g.input("b" + std::to_string(i), DType::F32, {256});
+    h = relu(matmul(h, w) + b);
+  }
+  g.output(h, "y");
+  return g;
+}
+
+/// Sizes at the edges of the power-of-two buckets, and some again.
+const std::vector<int64_t> kSizes = {1, 2, 3, 127, 128, 129, 1000, 4096, 4097, 3, 1000, 1};
+
+TEST_F(NamedDims, OneExecutableServesEverySize) {
+  for (const Graph &g : {softmaxRows(), layerNormRows(), mlpRows()}) {
+    if (!Gpu) {
+      compileOnly(g, kSizes);
+      continue;
+    }
+    llvm::SmallString<64> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("minijit-named", dir));
+    KernelCache cache(dir.str().str(), true);
+    CompileOptions opt;
+    opt.cache = &cache;
+    Executable exe = compile(g, gpu(), opt);
+    for (int64_t b : kSizes)
+      expectBindingMatches(exe, g, b);
+    EXPECT_EQ(exe.bindings(), 9u) << "one program per distinct size";
+    // One kernel text serves each bucket of sizes: far fewer compiles than
+    // bindings times kernels.
+    EXPECT_LE(cache.stats().compiles, g.name() == "mlp_named" ? 8u : 3u)
+        << g.name() << ": " << cache.stats().compiles << " NVRTC compiles";
+    llvm::sys::fs::remove_directories(dir);
+  }
+}
+
+TEST_F(NamedDims, GraphReplayFollowsTheBinding) {
+  Graph g = softmaxRows();
+  if (!Gpu)
+    return compileOnly(g, {5, 700});
+  Executable exe = compile(g, gpu());
+  exe.setGraphReplay(true);
+  for (int64_t b : {5, 700, 5, 700, 64})
+    expectBindingMatches(exe, g, b);
+}
+
+TEST_F(NamedDims, InputsThatDisagreeLaunchNothing) {
+  Graph g("pair");
+  Tensor x = g.input("x", DType::F32, {Dim("B"), 8});
+  Tensor y = g.input("y", DType::F32, {Dim("B"), 8});
+  g.output(x + y, "z");
+  if (!Gpu)
+    return compileOnly(g, {5});
+  Executable exe = compile(g, gpu());
+  std::vector<DeviceTensor> ins = {
+      DeviceTensor::fromHost(gpu(), HostTensor::random(DType::F32, {5, 8}, 1)),
+      DeviceTensor::fromHost(gpu(), HostTensor::random(DType::F32, {6, 8}, 2))};
+  std::vector<DeviceTensor> outs = {DeviceTensor(gpu(), DType::F32, {5, 8})};
+  poisonTensors(outs);
+  EXPECT_EQ(graphErrorOf([&] { exe.enqueue(ins, outs); }),
+            "input %y: dimension 0 is B, which is 5 (from input %x), but input %y has 6");
+  exe.synchronize();
+  HostTensor z = outs[0].download();
+  for (int64_t i = 0; i < z.numel(); ++i)
+    ASSERT_TRUE(z.isPoisoned(i)) << "element " << i << " was written";
+  EXPECT_EQ(exe.bindings(), 0u);
+  EXPECT_EQ(graphErrorOf([&] { exe.program(); }),
+            "graph 'pair' has named dimensions and has not run yet: its program depends on the "
+            "sizes its inputs bring (run, bind or allocateOutputs(inputs) first)");
+}
+
+} // namespace
+} // namespace minijit

@@ -500,15 +500,13 @@ void KernelEmitter::declareAccumulators(int pass) {
     if (red.pass != pass)
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
+    W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
+           accIdentity(static_cast<int>(r)) + ";");
     if (isArgReduction(red.op)) {
-      OpKind extreme = red.op == OpKind::Argmax ? OpKind::Max : OpKind::Min;
-      W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
-             reduceText(extreme, isInt).identity + ";");
-      W.line("int " + accIndexName(static_cast<int>(r)) + " = 2147483647; // its position");
+      W.line("int " + accIndexName(static_cast<int>(r)) + " = " +
+             secondIdentity(static_cast<int>(r)) + "; // its position");
       continue;
     }
-    W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
-           reduceText(red.op, isInt).identity + ";");
     if (red.onlineMax >= 0)
       W.line("float " + accOnlineMaxName(static_cast<int>(r)) + " = " +
              reduceText(OpKind::Max, false).identity + "; // the max it is relative to");
@@ -519,11 +517,42 @@ std::string KernelEmitter::accOnlineMaxName(int r) {
   return reductionLocal(OnlineMaxNames, r, "_max");
 }
 
-int KernelEmitter::onlineMaxSlot(int r) const {
-  int slot = static_cast<int>(K.reductions.size());
-  for (int o = 0; o < r; ++o)
-    slot += K.reductions[o].onlineMax >= 0;
-  return slot;
+std::string KernelEmitter::accIdentity(int r) const {
+  const KReduction &red = K.reductions[r];
+  OpKind op = red.op == OpKind::Argmax ? OpKind::Max : red.op == OpKind::Argmin ? OpKind::Min : red.op;
+  return reduceText(op, accIsInt(r)).identity;
+}
+
+std::string KernelEmitter::secondName(int r) {
+  return isArgReduction(K.reductions[r].op) ? accIndexName(r) : accOnlineMaxName(r);
+}
+
+std::string KernelEmitter::secondIdentity(int r) const {
+  return isArgReduction(K.reductions[r].op) ? "2147483647" : reduceText(OpKind::Max, false).identity;
+}
+
+void KernelEmitter::storePartial(int r, const std::function<std::string(int)> &at) {
+  std::string acc = accName(r);
+  W.line("mj_partial[" + at(r) + "] = " +
+         (accIsInt(r) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") + ";");
+  if (!hasSecondWord(K.reductions[r]))
+    return;
+  // an argmax's position is an int, an online sum's max a float
+  bool position = isArgReduction(K.reductions[r].op);
+  std::string second = secondName(r);
+  W.line("mj_partial[" + at(secondWordSlot(K, r)) + "] = " +
+         (position ? "(unsigned)" + second : "__float_as_uint(" + second + ")") + ";");
+}
+
+std::pair<std::string, std::string>
+KernelEmitter::loadedPartial(int r, const std::function<std::string(int)> &at) {
+  auto raw = [&](int slot) { return "__ldcg(&mj_partial[" + at(slot) + "])"; };
+  std::string value = accIsInt(r) ? "(int)" + raw(r) : "__uint_as_float(" + raw(r) + ")";
+  if (!hasSecondWord(K.reductions[r]))
+    return {value, ""};
+  int slot = secondWordSlot(K, r);
+  bool position = isArgReduction(K.reductions[r].op);
+  return {value, position ? "(int)" + raw(slot) : "__uint_as_float(" + raw(slot) + ")"};
 }
 
 bool KernelEmitter::hasOnlineSum() const {

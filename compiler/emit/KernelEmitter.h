@@ -11,6 +11,7 @@
 #include "compiler/lower/Lowering.h"
 #include "compiler/schedule/Schedule.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -100,9 +101,23 @@ public:
   std::string accIndexName(int r);
   /// An online sum's own running max, which its sum is relative to.
   std::string accOnlineMaxName(int r);
-  /// Where a split row's workspace holds online sum r's max among the
-  /// partials of a block (SplitWorkspace: after one slot per reduction).
-  int onlineMaxSlot(int r) const;
+  /// The identity reduction r's accumulator starts from (an argmax's: the
+  /// identity of max).
+  std::string accIdentity(int r) const;
+
+  // ---- the partials of a reduction split over blocks (SplitWorkspace)
+  /// The lines that leave reduction r's accumulators in mj_partial: its
+  /// value at at(r) and, for a pair (hasSecondWord), its second word (an
+  /// online sum's max, an argmax's position) at at(secondWordSlot(r)).
+  void storePartial(int r, const std::function<std::string(int)> &at);
+  /// Reduction r's partial as read back from mj_partial (through the L2,
+  /// addressed like storePartial): the value's expression, and the second
+  /// word's (empty for a partial of one word).
+  std::pair<std::string, std::string> loadedPartial(int r,
+                                                    const std::function<std::string(int)> &at);
+  /// The local holding the second word of reduction r and its identity.
+  std::string secondName(int r);
+  std::string secondIdentity(int r) const;
   /// `e` with lc's element index for this lane (in the lane loop `j`), or as
   /// lowered without `lc`.
   std::string laneIndexText(const IndexExpr &e, const LaneCtx *lc);

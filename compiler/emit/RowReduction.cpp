@@ -170,58 +170,37 @@ private:
   /// launch.
   void combineSplits(int pass) {
     SplitWorkspace ws = splitWorkspace(K, S);
-    std::string splits = std::to_string(ws.splits);
-    auto at = [&](const std::string &part, int r) {
-      std::string i = "row * " + splits + " + " + part;
-      return ws.reductions == 1 ? i
-                                : "(" + i + ") * " + std::to_string(ws.reductions) + " + " +
-                                      std::to_string(r);
-    };
     W.line("// the row's partial results meet in mj_work: a counter per row, then the partials");
     W.line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
            std::to_string(ws.counters()) + ";");
     W.open("if (lane == 0)");
-    for (size_t r = 0; r < K.reductions.size(); ++r) {
-      std::string acc = E.accName(static_cast<int>(r));
-      W.line("mj_partial[" + at("part", static_cast<int>(r)) + "] = " +
-             (E.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
-             ";");
-      if (K.reductions[r].onlineMax >= 0)
-        W.line("mj_partial[" + at("part", E.onlineMaxSlot(static_cast<int>(r))) +
-               "] = __float_as_uint(" + E.accOnlineMaxName(static_cast<int>(r)) + ");");
-    }
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      E.storePartial(static_cast<int>(r), partialAt(ws, "part"));
     W.line("__threadfence(); // the partials are visible before the count says so");
     W.line("mj_last = atomicAdd(&mj_count[row], 1u) == " + std::to_string(S.splits - 1) + "u;");
     W.close();
     W.line("__syncthreads();");
     W.line("if (!mj_last) return;");
     W.line("__threadfence();");
-    for (size_t r = 0; r < K.reductions.size(); ++r) {
-      const KReduction &red = K.reductions[r];
-      bool isInt = E.accIsInt(static_cast<int>(r));
-      std::string acc = E.accName(static_cast<int>(r));
-      std::string raw = "__ldcg(&mj_partial[" + at("lane", static_cast<int>(r)) + "])";
-      std::string v = isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")";
-      W.line(acc + " = " +
-             (S.splits == S.block ? v
-                                  : "lane < " + splits + " ? " + v + " : " +
-                                        reduceText(red.op, isInt).identity) +
-             ";");
-      if (red.onlineMax >= 0)
-        W.line(E.accOnlineMaxName(static_cast<int>(r)) + " = " +
-               onlineMaxPartial("__uint_as_float(__ldcg(&mj_partial[" +
-                                     at("lane", E.onlineMaxSlot(static_cast<int>(r))) + "]))",
-                                 splits) +
-               ";");
-    }
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      readPartial(ws, static_cast<int>(r));
     E.finishReductions(pass, ReduceScope::Block, S.block, false);
     W.line("if (lane == 0) mj_count[row] = 0u; // ready for the next launch");
   }
 
-  /// An online sum's max as read back by lane `lane` (`v`), or -inf, the
-  /// max's identity, in lanes past the row's blocks.
-  std::string onlineMaxPartial(const std::string &v, const std::string &splits) const {
-    return S.splits == S.block ? v : "lane < " + splits + " ? " + v + " : (-MJ_INF)";
+  /// Lane `lane` takes the partial of block `lane` of the row into
+  /// reduction r's accumulators (both words of a pair); lanes past the
+  /// row's blocks take the identities.
+  void readPartial(const SplitWorkspace &ws, int r) {
+    auto [value, second] = E.loadedPartial(r, partialAt(ws, "lane"));
+    auto orIdentity = [&](const std::string &v, const std::string &identity) {
+      return S.splits == S.block ? v
+                                 : "lane < " + std::to_string(ws.splits) + " ? " + v + " : " +
+                                       identity;
+    };
+    W.line(E.accName(r) + " = " + orIdentity(value, E.accIdentity(r)) + ";");
+    if (!second.empty())
+      W.line(E.secondName(r) + " = " + orIdentity(second, E.secondIdentity(r)) + ";");
   }
 
   bool reducesIn(int pass) const {
@@ -231,12 +210,14 @@ private:
     return false;
   }
 
-  /// Where mj_partial holds reduction r of block `part` of this row.
-  std::string partialAt(const SplitWorkspace &ws, const std::string &part, int r) const {
-    std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
-    return ws.reductions == 1
-               ? i
-               : "(" + i + ") * " + std::to_string(ws.reductions) + " + " + std::to_string(r);
+  /// Where mj_partial holds word `slot` of block `part`'s partials of this row.
+  std::function<std::string(int)> partialAt(const SplitWorkspace &ws, const std::string &part) const {
+    return [ws, part](int slot) {
+      std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
+      return ws.words == 1 ? i
+                           : "(" + i + ") * " + std::to_string(ws.words) + " + " +
+                                 std::to_string(slot);
+    };
   }
 
   /// A row split over blocks that meet after pass `pass` (barrier number
@@ -256,41 +237,15 @@ private:
              std::to_string(ws.counters()) + ";");
     }
     W.open("if (lane == 0)");
-    for (size_t r = 0; r < K.reductions.size(); ++r) {
-      if (K.reductions[r].pass != pass)
-        continue;
-      std::string acc = E.accName(static_cast<int>(r));
-      W.line("mj_partial[" + partialAt(ws, "part", static_cast<int>(r)) + "] = " +
-             (E.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
-             ";");
-      if (K.reductions[r].onlineMax >= 0)
-        W.line("mj_partial[" + partialAt(ws, "part", E.onlineMaxSlot(static_cast<int>(r))) +
-               "] = __float_as_uint(" + E.accOnlineMaxName(static_cast<int>(r)) + ");");
-    }
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if (K.reductions[r].pass == pass)
+        E.storePartial(static_cast<int>(r), partialAt(ws, "part"));
     W.close();
     W.line("mj_row_barrier(&mj_arrived[row], " + std::to_string(int64_t(S.splits) * (barrier + 1)) +
            "u); // all " + splits + " blocks of the row have left their partials");
-    for (size_t r = 0; r < K.reductions.size(); ++r) {
-      const KReduction &red = K.reductions[r];
-      if (red.pass != pass)
-        continue;
-      bool isInt = E.accIsInt(static_cast<int>(r));
-      std::string acc = E.accName(static_cast<int>(r));
-      std::string raw = "__ldcg(&mj_partial[" + partialAt(ws, "lane", static_cast<int>(r)) + "])";
-      std::string v = isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")";
-      W.line(acc + " = " +
-             (S.splits == S.block
-                  ? v
-                  : "lane < " + splits + " ? " + v + " : " + reduceText(red.op, isInt).identity) +
-             ";");
-      if (red.onlineMax >= 0)
-        W.line(E.accOnlineMaxName(static_cast<int>(r)) + " = " +
-               onlineMaxPartial("__uint_as_float(__ldcg(&mj_partial[" +
-                                     partialAt(ws, "lane", E.onlineMaxSlot(static_cast<int>(r))) +
-                                     "]))",
-                                 splits) +
-               ";");
-    }
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if (K.reductions[r].pass == pass)
+        readPartial(ws, static_cast<int>(r));
     E.finishReductions(pass, ReduceScope::Block, S.block, false);
     if (!reducesAfter(pass))
       W.line("if (lane == 0) mj_row_leave(&mj_arrived[row], &mj_left[row], " + splits +

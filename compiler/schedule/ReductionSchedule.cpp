@@ -66,9 +66,6 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, RowSched
   int64_t kv = s.vectorsPerRow(k.K);
   if (s.threadsPerRow <= 32 || k.rows >= dev.smCount)
     return;
-  // argmax/argmin partials are (value, index) pairs the workspace does not hold.
-  if (llvm::any_of(k.reductions, [](const KReduction &r) { return isArgReduction(r.op); }))
-    return;
   bool waits = k.passes > 1;
   int64_t wanted = waits ? int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows
                          : (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
@@ -307,9 +304,7 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       badOverride("splits must be 1.." + std::to_string(k.K));
     splits = *o.splits;
   }
-  // argmax/argmin partials are (value, index) pairs the workspace does not hold.
-  bool arg = llvm::any_of(k.reductions, [](const KReduction &r) { return isArgReduction(r.op); });
-  if (k.passes == 1 && splits >= 2 && !arg) {
+  if (k.passes == 1 && splits >= 2) {
     s.chunk = (k.K + splits - 1) / splits;
     s.splits = static_cast<unsigned>((k.K + s.chunk - 1) / s.chunk);
     s.grid = groups * s.splits;

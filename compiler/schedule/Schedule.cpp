@@ -292,17 +292,34 @@ std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned r
       .str();
 }
 
-SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
-  // an online sum's partial is a pair: its sum and the max it is relative to
-  int partials = static_cast<int>(k.reductions.size());
+bool hasSecondWord(const KReduction &r) { return r.onlineMax >= 0 || isArgReduction(r.op); }
+
+int secondWordSlot(const LoweredKernel &k, int r) {
+  assert(hasSecondWord(k.reductions[r]) && "a partial of one word");
+  int slot = static_cast<int>(k.reductions.size());
+  for (int o = 0; o < r; ++o)
+    slot += hasSecondWord(k.reductions[o]);
+  return slot;
+}
+
+namespace {
+
+/// Words of one block's partials: one per reduction, two for a pair.
+int partialWords(const LoweredKernel &k) {
+  int words = static_cast<int>(k.reductions.size());
   for (const KReduction &r : k.reductions)
-    partials += r.onlineMax >= 0;
-  return SplitWorkspace{k.rows, s.splits, partials, s.waits ? 2 * k.rows : k.rows};
+    words += hasSecondWord(r);
+  return words;
+}
+
+} // namespace
+
+SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
+  return SplitWorkspace{k.rows, s.splits, partialWords(k), s.waits ? 2 * k.rows : k.rows};
 }
 
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s) {
-  return SplitWorkspace{k.rows, s.splits, static_cast<int>(k.reductions.size()),
-                        (k.rows + 31) / 32};
+  return SplitWorkspace{k.rows, s.splits, partialWords(k), (k.rows + 31) / 32};
 }
 
 int64_t workspaceBytes(const LoweredKernel &k, const Schedule &s) {

@@ -101,20 +101,30 @@ struct RowSchedule : LaunchGeometry {
 /// The scratch memory a reduction split over blocks needs (RowSchedule or
 /// ColumnSchedule splits > 1): counters (a row's blocks done, or at a
 /// barrier; with barriers a second one per row, blocks past the last; for
-/// columns one per block of 32 columns), then the partial results, the one
-/// of reduction r from block `part` of row (or column) `row` at
-/// (row * splits + part) * reductions + r. The emitter addresses it; the
-/// compiler allocates bytes() for the launch, zeroed, and the kernel leaves
-/// it zeroed.
+/// columns one per block of 32 columns), then the partial results, `words`
+/// per block: the one of reduction r from block `part` of row (or column)
+/// `row` at (row * splits + part) * words + r, and after one word per
+/// reduction the second words of the partials that are pairs (an online
+/// sum's max, an argmax's or argmin's position), in reduction order
+/// (secondWordSlot). The emitter addresses it; the compiler allocates
+/// bytes() for the launch, zeroed, and the kernel leaves it zeroed.
 struct SplitWorkspace {
   int64_t rows;
   unsigned splits;
-  int reductions;
+  int words;
   int64_t counterWords;
   int64_t counters() const { return counterWords; } ///< words before the partials
-  int64_t partials() const { return rows * splits * reductions; }
+  int64_t partials() const { return rows * splits * words; }
   int64_t bytes() const { return (counters() + partials()) * 4; }
 };
+
+/// Whether reduction `r`'s partial result is a pair, two words in the
+/// split workspace: an online sum's (sum, max), an argmax's or argmin's
+/// (value, position).
+bool hasSecondWord(const KReduction &r);
+/// Where a block's partials hold the second word of reduction `r` (one
+/// with hasSecondWord): after one word per reduction, in reduction order.
+int secondWordSlot(const LoweredKernel &k, int r);
 
 struct ColumnSchedule : LaunchGeometry {
   unsigned parts = 8; ///< threads sharing one column

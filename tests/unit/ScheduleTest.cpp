@@ -300,6 +300,100 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   EXPECT_FALSE(contains(one.detail->kernels[0].cuda, "mj_row_barrier(")) << one.detail->kernels[0].cuda;
 }
 
+/// Softmax over rows of `cols`, then the argmax of the probabilities (a
+/// greedy decoding step), in `t`.
+Graph greedyDecode(int64_t rows, int64_t cols, DType t = DType::F32) {
+  Graph g("greedy");
+  Tensor x = g.input("x", t, {rows, cols});
+  g.output(argmax(softmax(x, 1), 1), "token");
+  return g;
+}
+
+TEST(Schedule, FewLongRowsWithAnArgmaxAreSplitToo) {
+  // 64 rows of 128256: four blocks a row (two per SM, all resident), meeting
+  // after each pass; the argmax's partial is a pair (value, position), so a
+  // block leaves four words: the max, the sum, the argmax's value and position
+  CompiledGraph c = lower(greedyDecode(64, 128256));
+  ASSERT_EQ(c.detail->kernels.size(), 1u);
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(s.splits, 4u);
+  EXPECT_TRUE(s.waits);
+  EXPECT_EQ(s.grid, 256);
+  EXPECT_EQ(s.chunk, 8016);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 * 64 + 64 * 4 * 4) * 4);
+  const std::string &cuda = c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(cuda, "mj_partial[(row * 4 + part) * 4 + 2] = __float_as_uint(token_acc);"))
+      << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_partial[(row * 4 + part) * 4 + 3] = (unsigned)token_at;")) << cuda;
+  EXPECT_TRUE(contains(cuda, "token_at = lane < 4 ? (int)__ldcg(&mj_partial[(row * 4 + lane) * 4 + "
+                             "3]) : 2147483647;"))
+      << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 12u);")) << cuda;
+  // an argmax alone is one pass: the last block of the row combines the pairs
+  Graph one("one");
+  Tensor x = one.input("x", DType::BF16, {3, 128257});
+  one.output(argmin(x, 1), "i");
+  CompiledGraph o = lower(one);
+  const RowSchedule &os = o.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_GT(os.splits, 1u);
+  EXPECT_FALSE(os.waits);
+  EXPECT_EQ(o.program.kernels[0].workspaceBytes, int64_t(3 + 3 * os.splits * 2) * 4);
+  EXPECT_TRUE(contains(o.detail->kernels[0].cuda, "mj_block_argreduce<false, 512>(i_acc, i_at")) << o.detail->kernels[0].cuda;
+  // many rows fill the SMs unsplit
+  EXPECT_EQ(lower(greedyDecode(4096, 32000)).detail->kernels[0].schedule.as<RowSchedule>().splits, 1u);
+}
+
+TEST(Schedule, FewLongColumnsWithAnArgminAreSplitToo) {
+  Graph g("cols");
+  Tensor x = g.input("x", DType::F32, {100003, 40});
+  g.output(argmin(x, 0), "i");
+  CompiledGraph c = lower(g);
+  const ColumnSchedule &s = c.detail->kernels[0].schedule.as<ColumnSchedule>();
+  EXPECT_GT(s.splits, 1u);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, int64_t(2 + 40 * s.splits * 2) * 4);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda,
+                       "mj_arg_update<false>(i_acc, i_at, __uint_as_float(__ldcg(&mj_partial["))
+      << c.detail->kernels[0].cuda;
+}
+
+TEST(Schedule, SplitRowsWithArgReductionsOnShapesNobodyTunedFor) {
+  // odd, prime, tiny and huge rows, 16-bit and f32, few and many: a split
+  // row's blocks cover it exactly once; blocks that wait are all resident
+  // (two per SM); long rows on fewer rows than SMs never run on one block
+  // a row.
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t rows : {1, 2, 7, 64, 131, 1000})
+      for (int64_t cols : {1, 3, 1023, 50257, 128257, 1 << 20}) {
+        if (rows * cols > (int64_t(1) << 26))
+          continue;
+        for (const Graph &g : {greedyDecode(rows, cols, t), [&] {
+               Graph a("arg");
+               a.output(argmax(a.input("x", t, {rows, cols}), 1), "i");
+               return a;
+             }()}) {
+          CompiledGraph c = lower(g);
+          const CompiledKernel &k = c.detail->kernels.back();
+          const RowSchedule *s = k.schedule.getIf<RowSchedule>();
+          ASSERT_NE(s, nullptr) << g.name() << " " << rows << "x" << cols;
+          std::string what = g.name() + " " + std::string(dtypeName(t)) + " " +
+                             std::to_string(rows) + "x" + std::to_string(cols);
+          int64_t kv = s->vectorsPerRow(cols);
+          if (s->splits == 1) {
+            EXPECT_FALSE(rows < 132 && kv >= 8 * int64_t(s->threadsPerRow) && s->threadsPerRow > 32)
+                << what << ": long rows on " << s->grid << " blocks";
+            continue;
+          }
+          EXPECT_GE(s->chunk * s->splits, kv) << what;
+          EXPECT_LT(s->chunk * (s->splits - 1), kv) << what;
+          EXPECT_EQ(s->grid, rows * s->splits) << what;
+          EXPECT_EQ(s->waits, k.lowered.passes > 1) << what;
+          if (s->waits) {
+            EXPECT_LE(s->grid, 2 * 132) << what;
+          }
+        }
+      }
+}
+
 TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
   CompiledGraph c = lower(softmax(100, 1024)); // 100 rows, 8 per block
   EXPECT_NE(100 % c.detail->kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 0u);

@@ -42,6 +42,11 @@ struct LaneCtx {
   /// masked.
   std::optional<IndexExpr> alignedOffset;
   int64_t rowLength = 0;
+  /// Online sums whose values go to a group's array instead (a row loop
+  /// that loads several vectors ahead, RowSchedule::ahead): reduction -> the
+  /// element's text, which may name the lane `j`; the caller declares the
+  /// array and updates the sum once for the group.
+  std::map<int, std::string> onlineInto;
 };
 
 /// Who combines the threads' partial results of a reduction.
@@ -64,6 +69,16 @@ public:
   /// True when elementWork(pass, lc, ...) reads lc.var: some load it makes
   /// or some store (a cached load after its first pass does not).
   bool elementWorkUsesIndex(int pass, const LaneCtx &lc) const;
+  /// The loads of pass `pass` worth issuing ahead of the work on them (a
+  /// row loop over groups of vectors, RowSchedule::ahead): those that move
+  /// the row's data (vectors, lanes gathered, lanes of rows that start
+  /// mid-vector; with one-element vectors every load), none where loads
+  /// read indices computed per element.
+  std::vector<int> aheadLoads(int pass, const LaneCtx &lc);
+  /// The load of value `i` for the vector at lc.var into `dst` (an array of
+  /// lc.vec elements), as elementWork would make it; elementWork then reads
+  /// it through lc.readFrom. Rows that start mid-vector need `k0` defined.
+  void loadAhead(int i, const std::string &dst, const LaneCtx &lc);
   /// Loads kept in registers across passes (LaneCtx::cached), each named
   /// once: their declarations, `itemsPerThread` x `vec` elements each.
   std::vector<std::string> cacheDeclarations(unsigned itemsPerThread, unsigned vec);
@@ -101,6 +116,11 @@ public:
   std::string accIndexName(int r);
   /// An online sum's own running max, which its sum is relative to.
   std::string accOnlineMaxName(int r);
+  /// The online sum (KReduction::onlineMax) whose running max is max
+  /// reduction r, in r's pass, or -1: r is then not accumulated apart but
+  /// takes that max once the sum is combined (the same value: the max of
+  /// the same elements, NaN where one is).
+  int trackingSum(int r) const;
   /// The identity reduction r's accumulator starts from (an argmax's: the
   /// identity of max).
   std::string accIdentity(int r) const;

@@ -84,7 +84,9 @@ template <typename Op, int THREADS, typename T> __device__ __forceinline__ T mj_
 // Online softmax (Milakov and Gimelshein, 2018): the sum of exp(a - max) over a
 // row in the pass that finds the max. s is the sum relative to m, the max of
 // what it has seen; a vector of values (the lanes outside a row at -inf)
-// rescales it once if it holds a larger one. NaN sticks to both.
+// rescales it once if it holds a larger one. NaN sticks to both. Without a
+// branch: where M is finite, exp(-inf - M) is 0 (as are the sum and its
+// rescale while m is -inf); where M is -inf every value was, and the sum is 0.
 __device__ __forceinline__ float mj_online_rescale(float s, float m, float M) { return m == -MJ_INF ? 0.0f : s * expf(m - M); }
 template <int N> __device__ __forceinline__ void mj_online_exp_sum(float &s, float &m, const float (&a)[N]) {
   float M = m;
@@ -92,8 +94,9 @@ template <int N> __device__ __forceinline__ void mj_online_exp_sum(float &s, flo
   for (int j = 0; j < N; ++j) M = mj_max(M, a[j]);
   float t = 0.0f;
 #pragma unroll
-  for (int j = 0; j < N; ++j) t += a[j] == -MJ_INF ? 0.0f : expf(a[j] - M);
-  s = mj_online_rescale(s, m, M) + t;
+  for (int j = 0; j < N; ++j) t += expf(a[j] - M);
+  const float r = s * expf(m - M);
+  s = M == -MJ_INF ? 0.0f : r + t;
   m = M;
 }
 __device__ __forceinline__ void mj_online_exp_sum(float &s, float &m, float a) {

@@ -9,6 +9,7 @@
 #include "compiler/emit/KernelEmitter.h"
 
 #include "compiler/emit/ExprEmitter.h"
+#include "compiler/lower/CudaNames.h"
 
 namespace minijit {
 
@@ -145,22 +146,110 @@ private:
       W.close();
       return;
     }
+    std::string start = "lane", bound = std::to_string(kv);
     if (S.splits > 1) {
       std::string chunk = std::to_string(S.chunk);
       if (p == 0)
         W.line("const " + Idx + " first = part * " + chunk + ", end = min(first + " + chunk +
                ", (" + Idx + ")" + std::to_string(kv) + ");");
-      W.line("#pragma unroll 4");
-      W.open("for (" + Idx + " " + lc.var + " = first + lane; " + lc.var + " < end; " + lc.var +
-             " += " + std::to_string(t) + ")");
-      E.elementWork(p, lc, storeGuard);
-      W.close();
+      start = "first + lane";
+      bound = "end";
+    }
+    if (S.ahead > 1) {
+      groupLoop(p, lc, start, bound, storeGuard);
       return;
     }
-    W.open("for (" + Idx + " " + lc.var + " = lane; " + lc.var + " < " + std::to_string(kv) +
-           "; " + lc.var + " += " + std::to_string(t) + ")");
+    if (S.splits > 1)
+      W.line("#pragma unroll 4");
+    W.open("for (" + Idx + " " + lc.var + " = " + start + "; " + lc.var + " < " + bound + "; " +
+           lc.var + " += " + std::to_string(t) + ")");
     E.elementWork(p, lc, storeGuard);
     W.close();
+  }
+
+  /// A looped row's pass over groups of S.ahead vectors a thread (t
+  /// apart): a group's loads are all issued before the work on any of them,
+  /// so they are in flight together, and an online sum takes the group's
+  /// values at once (one rescale). Whole groups first, without a test; then
+  /// the vectors past them, fewer than a group, as one group whose vectors
+  /// past the row (or chunk) are neither loaded nor used.
+  void groupLoop(int p, const LaneCtx &lc, const std::string &start, const std::string &bound,
+                 const std::string &storeGuard) {
+    unsigned t = S.threadsPerRow, u = S.ahead;
+    std::string kb = W.unique("kb");
+    W.line(Idx + " " + kb + " = " + start + "; // this thread's next group of " +
+           std::to_string(u) + " vectors, " + std::to_string(t) + " apart");
+    W.open("for (; " + kb + " + " + std::to_string(int64_t(u - 1) * t) + " < " + bound + "; " +
+           kb + " += " + std::to_string(int64_t(u) * t) + ")");
+    group(p, lc, kb, "", storeGuard);
+    W.close();
+    W.open("if (" + kb + " < " + bound + ")");
+    W.line("// the last vectors, fewer than " + std::to_string(u));
+    group(p, lc, kb, bound, storeGuard);
+    W.close();
+  }
+
+  /// One group of S.ahead vectors from `kb`: the loads, then the work. With
+  /// `bound`, only the vectors below it (the others' online values at -inf).
+  void group(int p, const LaneCtx &lc, const std::string &kb, const std::string &bound,
+             const std::string &storeGuard) {
+    unsigned t = S.threadsPerRow;
+    std::string us = std::to_string(S.ahead);
+    std::string index = "const " + Idx + " " + lc.var + " = " + kb + " + u * " + std::to_string(t) + ";";
+    std::string live = "if (" + lc.var + " < " + bound + ")";
+    LaneCtx g = lc;
+    std::vector<int> loads = E.aheadLoads(p, lc);
+    std::vector<std::string> arrays;
+    std::string lane = lc.vec > 1 ? "j" : "0";
+    for (int i : loads) {
+      const KParam &param = K.params[K.values[i].param];
+      std::string a = W.unique(param.name + "_a");
+      W.line("alignas(16) " + std::string(storageCType(param.dtype)) + " " + a + "[" + us + "][" +
+             std::to_string(lc.vec) + "];");
+      arrays.push_back(a);
+      g.readFrom[i] = loadConv(param.dtype, a + "[u][" + lane + "]");
+    }
+    if (!loads.empty()) {
+      W.line("#pragma unroll");
+      W.open("for (int u = 0; u < " + us + "; ++u)");
+      W.line(index);
+      if (!bound.empty())
+        W.open(live);
+      if (lc.alignedOffset)
+        W.line("const " + Idx + " k0 = " + lc.var + " * " + std::to_string(lc.vec) + " - lead;");
+      for (size_t n = 0; n < loads.size(); ++n)
+        E.loadAhead(loads[n], arrays[n] + "[u]", lc);
+      if (!bound.empty())
+        W.close();
+      W.close();
+    }
+    std::map<int, std::string> groupIn;
+    std::string values = std::to_string(int64_t(S.ahead) * lc.vec);
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if (K.reductions[r].pass == p && K.reductions[r].onlineMax >= 0) {
+        std::string in = W.unique(cudaIdentifier(K.reductions[r].name) + "_in");
+        W.line("float " + in + "[" + values + "]; // the group's values for the online sum");
+        if (!bound.empty()) {
+          W.line("#pragma unroll");
+          W.line("for (int i = 0; i < " + values + "; ++i) " + in +
+                 "[i] = (-MJ_INF); // the vectors past the row add nothing");
+        }
+        groupIn[static_cast<int>(r)] = in;
+        g.onlineInto[static_cast<int>(r)] =
+            in + (lc.vec > 1 ? "[u * " + std::to_string(lc.vec) + " + j]" : "[u]");
+      }
+    W.line("#pragma unroll");
+    W.open("for (int u = 0; u < " + us + "; ++u)");
+    if (!bound.empty() || E.elementWorkUsesIndex(p, g))
+      W.line(index);
+    if (!bound.empty())
+      W.open(live);
+    E.elementWork(p, g, storeGuard);
+    if (!bound.empty())
+      W.close();
+    W.close();
+    for (const auto &[r, in] : groupIn)
+      W.line("mj_online_exp_sum(" + E.accName(r) + ", " + E.accOnlineMaxName(r) + ", " + in + ");");
   }
 
   /// A row split over blocks: each block leaves its partial results in

@@ -159,6 +159,30 @@ unsigned rowThreads(int64_t kv, const DeviceProperties &dev) {
                     std::min(512u, static_cast<unsigned>(dev.maxThreadsPerBlock)));
 }
 
+/// Vectors a thread loads before it works on them, in a row read in a loop.
+/// One at a time, a warp issues its next load only after the work on the
+/// last (in order), so while it computes it has nothing in flight; an SM of
+/// 2048 threads holds 32 KB in flight at most, the least that covers HBM's
+/// latency at its bandwidth (Little's law: 4.2 TB/s x ~1 us over 132 SMs).
+/// An online sum's work per element (an exp, a running max, a rescale per
+/// update) is the most a row does: there each thread loads four vectors
+/// (64 bytes with 16-byte vectors), or as many as it has, before the work
+/// on them, which also rescales once for all of them. Elsewhere a row keeps
+/// one vector at a time unless `ahead` is set. Loads at indices read per
+/// element stay in value order.
+void chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule &s) {
+  s.ahead = 1;
+  if (s.cached || k.elementIndexed)
+    return;
+  if (llvm::any_of(k.reductions, [](const KReduction &r) { return r.onlineMax >= 0; }))
+    s.ahead = std::clamp(s.itemsPerThread, 1u, 4u);
+  if (!o.ahead)
+    return;
+  if (*o.ahead < 1 || *o.ahead > 16)
+    badOverride("ahead must be 1..16");
+  s.ahead = static_cast<unsigned>(*o.ahead);
+}
+
 Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                      const ScheduleOverrides &o, int primary) {
   RowSchedule s;
@@ -230,6 +254,7 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   splitLongRows(k, dev, s);
   if (o.cached)
     s.cached = *o.cached && (s.splits == 1 || s.waits);
+  chooseAhead(k, o, s);
   return Schedule{s};
 }
 

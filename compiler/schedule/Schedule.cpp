@@ -123,6 +123,8 @@ namespace {
 
 std::string describeRow(const RowSchedule &s) {
   unsigned t = s.threadsPerRow;
+  std::string ahead =
+      s.ahead > 1 ? llvm::formatv(", {0} vectors a thread loaded at a time", s.ahead).str() : "";
   std::string who = t == 1    ? std::string("1 thread")
                     : t < 32  ? llvm::formatv("{0} threads", t).str()
                     : t == 32 ? std::string("a warp")
@@ -144,12 +146,12 @@ std::string describeRow(const RowSchedule &s) {
       : s.cached   ? llvm::formatv("{0} per thread held in registers", s.itemsPerThread).str()
                    : std::string("looped over the row (read again in each pass)");
   return llvm::formatv("inner row: {0} per row, {1} row{2} per block ({3} threads), {4}-wide "
-                       "vectors{5}, {6}, grid {7}",
+                       "vectors{5}, {6}{7}, grid {8}",
                        who, s.rowsPerBlock, s.rowsPerBlock == 1 ? "" : "s", s.block, s.vec,
                        s.alignedTo ? " aligned to memory (rows start mid-vector, the lanes "
                                      "outside a row masked)"
                                    : "",
-                       how, s.grid)
+                       how, ahead, s.grid)
       .str();
 }
 

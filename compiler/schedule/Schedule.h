@@ -72,6 +72,11 @@ struct RowSchedule : LaunchGeometry {
   unsigned rowsPerBlock = 1;
   unsigned itemsPerThread = 1; ///< vectors per thread per row, when cached
   bool cached = true;          ///< the row's loads are kept in registers across passes
+  /// A row read in a loop (not cached): each thread loads this many of its
+  /// vectors (t apart) before it works on them, so their loads are in
+  /// flight together and an online sum rescales once for all of them; 1:
+  /// one vector at a time.
+  unsigned ahead = 1;
   /// Blocks sharing one row (few, long rows): each reduces a chunk of
   /// `chunk` vectors. With one pass the last block of the row to finish
   /// combines the partial results (in a fixed order) and runs what follows

@@ -394,6 +394,43 @@ TEST(Schedule, SplitRowsWithArgReductionsOnShapesNobodyTunedFor) {
       }
 }
 
+/// log(sum(exp(x - max(x)))) over rows of `cols` f32: a logsumexp, one
+/// pass with an online sum.
+Graph logsumexp(int64_t rows, int64_t cols) {
+  Graph g("lse");
+  Tensor x = g.input("x", DType::F32, {rows, cols});
+  Tensor m = max(x, {1}, true);
+  g.output(log(sum(exp(x - m), {1})) + m.reshape({rows}), "lse");
+  return g;
+}
+
+TEST(Schedule, OnlineRowsLoadVectorsAhead) {
+  // cross-entropy's logsumexp over rows of 32000: each of 256 threads loads
+  // four of its vectors before the work on them, the online sum takes their
+  // sixteen values at once, and the max is the online sum's own
+  CompiledGraph c = lower(logsumexp(8192, 32000));
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(s.ahead, 4u);
+  EXPECT_FALSE(s.cached);
+  const std::string &cuda = c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(cuda, "for (; kb + 768 < 8000; kb += 1024) {")) << cuda;
+  EXPECT_TRUE(contains(cuda, "_in[16]; // the group's values for the online sum")) << cuda;
+  EXPECT_TRUE(contains(cuda, "; // the max the online sum is relative to")) << cuda;
+  EXPECT_FALSE(contains(cuda, " = mj_max(")) << cuda;
+  // ahead=1: one vector at a time
+  CompiledGraph one = lower(logsumexp(8192, 32000), true, "ahead=1");
+  EXPECT_EQ(one.detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  EXPECT_FALSE(contains(one.detail->kernels[0].cuda, "kb")) << one.detail->kernels[0].cuda;
+  // rows held in registers, and looped rows without an online sum, keep one
+  // vector at a time unless asked; rows in registers have no loop to group
+  EXPECT_EQ(lower(softmax(256, 50257)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  EXPECT_EQ(lower(softmax(256, 50257), true, "ahead=4").detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
+  EXPECT_EQ(lower(softmax(4096, 1024), true, "ahead=4").detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  // a thread with fewer than four vectors loads all it has
+  EXPECT_EQ(lower(logsumexp(8192, 256), true, "cached=0").detail->kernels[0].schedule.as<RowSchedule>().ahead, 2u);
+  EXPECT_TRUE(contains(compileErrorOf(logsumexp(64, 4096), "ahead=17"), "ahead must be 1..16"));
+}
+
 TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
   CompiledGraph c = lower(softmax(100, 1024)); // 100 rows, 8 per block
   EXPECT_NE(100 % c.detail->kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 0u);

@@ -65,6 +65,63 @@ std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverri
 
 } // namespace detail
 
+namespace {
+
+/// The lanes of a vector that read an operand of a concat or a pad through
+/// a clamp (lowering keeps its index in bounds where the predicate does not
+/// hold; where it does not, the value read is not used). When the lanes'
+/// offsets differ only in one clamp term, coefficient 1, whose argument
+/// steps by one a lane from a multiple of `vec` and whose range ends at one
+/// (hi + 1 a multiple of `vec`), the lanes are inside the operand all
+/// together or none: the vector at rest + clamp(a0, hi + 1 - vec) is their
+/// elements where they are used, and in bounds where they are not. Returns
+/// that offset of lane 0, if aligned to `vec`.
+std::optional<IndexExpr> clampedVectorBase(IndexContext &ctx, llvm::ArrayRef<IndexExpr> perLane,
+                                           unsigned vec) {
+  using Term = IndexContext::ClampTerm;
+  auto keyOf = [](const Term &t) {
+    return std::to_string(t.coef) + "*" + std::to_string(t.hi) + ":" + t.arg.key();
+  };
+  auto withoutClamps = [&](IndexExpr e, const std::vector<Term> &ts) {
+    for (const Term &t : ts)
+      e = ctx.add(e, ctx.mul(ctx.clamp(t.arg, t.hi), -t.coef));
+    return e;
+  };
+  std::vector<Term> first = ctx.clampTerms(perLane[0]);
+  IndexExpr rest = withoutClamps(perLane[0], first);
+  std::optional<Term> stepping;
+  for (unsigned j = 1; j < vec; ++j) {
+    std::vector<Term> here = ctx.clampTerms(perLane[j]);
+    if (here.size() != first.size() ||
+        withoutClamps(perLane[j], here).key() != rest.key())
+      return std::nullopt;
+    // the one term of lane 0 that lane j does not have, and lane j's in its place
+    std::vector<Term> gone, came;
+    for (const Term &t : first)
+      if (llvm::none_of(here, [&](const Term &h) { return keyOf(h) == keyOf(t); }))
+        gone.push_back(t);
+    for (const Term &h : here)
+      if (llvm::none_of(first, [&](const Term &t) { return keyOf(h) == keyOf(t); }))
+        came.push_back(h);
+    if (gone.size() != 1 || came.size() != 1 || gone[0].coef != 1 || came[0].coef != 1 ||
+        gone[0].hi != came[0].hi ||
+        came[0].arg.key() != ctx.add(gone[0].arg, IndexExpr::constant(j)).key() ||
+        (stepping && keyOf(*stepping) != keyOf(gone[0])))
+      return std::nullopt;
+    stepping = gone[0];
+  }
+  if (!stepping || (stepping->hi + 1) % vec != 0 || stepping->hi + 1 < int64_t(vec))
+    return std::nullopt;
+  int64_t argDiv = ctx.divisibility(stepping->arg);
+  IndexExpr others = ctx.add(perLane[0], ctx.mul(ctx.clamp(stepping->arg, stepping->hi), -1));
+  int64_t othersDiv = ctx.divisibility(others);
+  if ((argDiv != 0 && argDiv % vec != 0) || (othersDiv != 0 && othersDiv % vec != 0))
+    return std::nullopt;
+  return ctx.add(others, ctx.clamp(stepping->arg, stepping->hi + 1 - vec));
+}
+
+} // namespace
+
 LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
                         int64_t extent, unsigned vec, const std::string &vecName) {
   LaneAccess a;
@@ -87,12 +144,21 @@ LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexE
   }
   int64_t div = ctx.divisibility(a.base);
   bool aligned = div == 0 || div % vec == 0;
-  if (same)
+  if (same) {
     a.kind = LaneAccess::Kind::Same;
-  else if (contiguous && aligned)
+    return a;
+  }
+  if (contiguous && aligned) {
     a.kind = LaneAccess::Kind::Contiguous;
-  else
-    a.kind = LaneAccess::Kind::Gather;
+    return a;
+  }
+  a.kind = LaneAccess::Kind::Gather;
+  if (std::optional<IndexExpr> base = contiguous ? std::nullopt : clampedVectorBase(ctx, a.perLane, vec)) {
+    a.kind = LaneAccess::Kind::Contiguous;
+    a.base = *base;
+    for (unsigned j = 0; j < vec; ++j)
+      a.perLane[j] = ctx.add(a.base, IndexExpr::constant(j));
+  }
   return a;
 }
 

@@ -274,7 +274,11 @@ struct LaneAccess {
 
 /// Splits `x` (extent `extent`, a multiple of `vec`) as vec*xv + j in `ctx`,
 /// with `xv` named `vecName`, and classifies `offset`: the same element for
-/// every lane, contiguous and aligned to `vec`, or a gather.
+/// every lane, contiguous and aligned to `vec`, or a gather. An operand of a
+/// concat or pad read through a clamp whose range starts and ends at whole
+/// vectors (the halves of a rotary embedding) is contiguous too: its lanes
+/// are inside the operand all together or none, and where none the values
+/// are not used, so `base` then reads any whole vector in bounds.
 LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
                         int64_t extent, unsigned vec, const std::string &vecName);
 

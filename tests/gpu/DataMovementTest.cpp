@@ -145,6 +145,26 @@ TEST_F(DataMovement, RotaryHalvesInOneKernel) {
   }
 }
 
+/// Operands of concats and pads whose ranges start and end at whole
+/// vectors are read as vectors (a clamp at the vector's first lane); at
+/// other boundaries lane by lane. Cuts at multiples of 8, of 4 only, and
+/// odd, in every dtype (vectors of 4 and 8 lanes).
+TEST_F(DataMovement, ConcatsAndPadsAtWholeVectors) {
+  for (DType t : kTypes)
+    for (int64_t cut : {int64_t(8), int64_t(12), int64_t(24), int64_t(21)}) {
+      Graph g(nameOf("vector_cut", t, cut));
+      Tensor x = g.input("x", t, {5, 7, 64});
+      Tensor y = g.input("y", t, {5, 7, 48});
+      g.output(touch(concat({slice(x, 2, 0, cut), slice(y, 2, cut, 48)}, 2)), "joined");
+      g.output(touch(pad(slice(x, 2, 0, cut), {0, 0, 8}, {0, 0, 16}, padValue(t))), "padded");
+      g.output(touch(concat({slice(y, 2, 0, 16), slice(x, 2, 64 - cut, 64), slice(y, 2, 40, 48)}, 2)),
+               "three");
+      if (t != DType::Bool)
+        g.output(touch(concat({-slice(x, 2, 32, 64), slice(x, 2, 0, 32)}, 2)), "rotated");
+      expectMatches(g, cut);
+    }
+}
+
 } // namespace
 } // namespace minijit
 

@@ -394,6 +394,33 @@ TEST(Schedule, SplitRowsWithArgReductionsOnShapesNobodyTunedFor) {
       }
 }
 
+TEST(Schedule, ConcatHalvesAtWholeVectorsAreReadAsVectors) {
+  // rotary embedding on f16: each half of the row is 8 whole vectors, so
+  // x at d + 64 and at d - 64 are read as vectors at the clamped first lane
+  Graph g("rope");
+  Tensor x = g.input("x", DType::F16, {8, 64, 4, 128});
+  Tensor c = g.input("cos", DType::F16, {64, 1, 128});
+  Tensor sn = g.input("sin", DType::F16, {64, 1, 128});
+  Tensor rot = concat({-slice(x, 3, 64, 128), slice(x, 3, 0, 64)}, 3);
+  g.output(x * c + rot * sn, "y");
+  CompiledGraph cg = lower(g);
+  const std::string &cuda = cg.detail->kernels[0].cuda;
+  EXPECT_EQ(cg.detail->kernels[0].schedule.as<PointwiseSchedule>().vec, 8u);
+  EXPECT_TRUE(contains(cuda, "mj_load(x_r1, x + (((vi * 8) / 128) * 128 + mj_clamp((vi * 8) % 128, 56) + 64));")) << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_load(x_r2, x + (((vi * 8) / 128) * 128 + mj_clamp(((vi * 8) % 128) - 64, 56)));")) << cuda;
+  EXPECT_FALSE(contains(cuda, "x_r1[0] =")) << cuda;
+  // a cut at 20 is whole 4-wide vectors (f32) but not 8-wide ones (f16)
+  for (DType t : {DType::F32, DType::F16}) {
+    Graph h("cut");
+    Tensor a = h.input("a", t, {16, 64});
+    Tensor b = h.input("b", t, {16, 64});
+    h.output(concat({slice(a, 1, 0, 20), slice(b, 1, 20, 64)}, 1) * 2.0, "y");
+    std::string text = lower(h).detail->kernels[0].cuda;
+    EXPECT_EQ(contains(text, "a_r[1] = a["), t == DType::F16) << text;
+    EXPECT_EQ(contains(text, "mj_load(b__r, b_ + "), t == DType::F32) << text;
+  }
+}
+
 /// log(sum(exp(x - max(x)))) over rows of `cols` f32: a logsumexp, one
 /// pass with an online sum.
 Graph logsumexp(int64_t rows, int64_t cols) {

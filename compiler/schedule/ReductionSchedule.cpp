@@ -164,17 +164,21 @@ unsigned rowThreads(int64_t kv, const DeviceProperties &dev) {
 /// last (in order), so while it computes it has nothing in flight; an SM of
 /// 2048 threads holds 32 KB in flight at most, the least that covers HBM's
 /// latency at its bandwidth (Little's law: 4.2 TB/s x ~1 us over 132 SMs).
-/// An online sum's work per element (an exp, a running max, a rescale per
-/// update) is the most a row does: there each thread loads four vectors
-/// (64 bytes with 16-byte vectors), or as many as it has, before the work
-/// on them, which also rescales once for all of them. Elsewhere a row keeps
-/// one vector at a time unless `ahead` is set. Loads at indices read per
-/// element stay in value order.
+/// Where the work per element is heavy, each thread loads four vectors (64
+/// bytes with 16-byte vectors), or as many as it has, before the work on
+/// them: an online sum (an exp, a running max; the group is rescaled once),
+/// and the passes of a row read again after its first (a softmax's
+/// normalizing division, whose slow path is a branch the loads cannot be
+/// hoisted over). A one-pass reduction of light work (a sum, a product with
+/// a vector) keeps one vector at a time unless `ahead` is set: the unrolled
+/// loop of a split row, and the many warps of an SM, keep enough in flight
+/// there. Loads at indices read per element stay in value order.
 void chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule &s) {
   s.ahead = 1;
   if (s.cached || k.elementIndexed)
     return;
-  if (llvm::any_of(k.reductions, [](const KReduction &r) { return r.onlineMax >= 0; }))
+  if (k.passes > 1 ||
+      llvm::any_of(k.reductions, [](const KReduction &r) { return r.onlineMax >= 0; }))
     s.ahead = std::clamp(s.itemsPerThread, 1u, 4u);
   if (!o.ahead)
     return;

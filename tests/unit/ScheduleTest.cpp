@@ -448,10 +448,14 @@ TEST(Schedule, OnlineRowsLoadVectorsAhead) {
   CompiledGraph one = lower(logsumexp(8192, 32000), true, "ahead=1");
   EXPECT_EQ(one.detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
   EXPECT_FALSE(contains(one.detail->kernels[0].cuda, "kb")) << one.detail->kernels[0].cuda;
-  // rows held in registers, and looped rows without an online sum, keep one
-  // vector at a time unless asked; rows in registers have no loop to group
-  EXPECT_EQ(lower(softmax(256, 50257)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
-  EXPECT_EQ(lower(softmax(256, 50257), true, "ahead=4").detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
+  // a row read again in each pass groups its loads too (a softmax's rows of
+  // 50257, split or not); one pass of light work keeps one vector at a time
+  // unless asked; rows held in registers have no loop to group
+  EXPECT_EQ(lower(softmax(256, 50257)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
+  EXPECT_EQ(lower(greedyDecode(64, 128256)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
+  EXPECT_EQ(lower(softmax(256, 50257), true, "ahead=1").detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  EXPECT_EQ(lower(rowSum(2048, 131072)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  EXPECT_EQ(lower(rowSum(2048, 131072), true, "ahead=4").detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
   EXPECT_EQ(lower(softmax(4096, 1024), true, "ahead=4").detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
   // a thread with fewer than four vectors loads all it has
   EXPECT_EQ(lower(logsumexp(8192, 256), true, "cached=0").detail->kernels[0].schedule.as<RowSchedule>().ahead, 2u);

@@ -277,8 +277,7 @@ TEST_F(Reductions, LoopedRowsLoadingVectorsAhead) {
     Shape s;
   };
   for (const Case &c : {Case{DType::F32, {67, 50257}}, Case{DType::BF16, {33, 32000}},
-                        Case{DType::F16, {5, 1000003}}, Case{DType::F32, {3, (1 << 22) + 1}},
-                        Case{DType::F32, {129, 1023}}}) {
+                        Case{DType::F16, {5, 1000003}}, Case{DType::F32, {129, 1023}}}) {
     Graph g("ahead");
     Tensor x = g.input("x", c.t, c.s);
     Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
@@ -288,7 +287,7 @@ TEST_F(Reductions, LoopedRowsLoadingVectorsAhead) {
     g.output(argmax(x, 1), "at");
     g.output(sum(xf * xf, {1}), "ss");
     SCOPED_TRACE(std::string(dtypeName(c.t)) + c.s.str());
-    for (const char *o : {"", "ahead=3,cached=0", "ahead=4,online=1,cached=0", "ahead=8"})
+    for (const char *o : {"", "ahead=3,cached=0", "ahead=8,online=1,cached=0"})
       expectMatchesUnder(g, o, static_cast<uint64_t>(c.s[1]), Gpu);
   }
   if (!Gpu)

@@ -172,9 +172,13 @@ template <typename Op, typename T> __device__ __forceinline__ T mj_warp_scan(T v
 }
 // argmax (MAX) / argmin: (a, ai) becomes (v, vi) when v is better, equal at a lower
 // index, or NaN (the first NaN wins, as numpy's). Symmetric, so lanes agree.
+// Bitwise on the conditions and selects: no branch in the element loop.
 template <bool MAX, typename T> __device__ __forceinline__ void mj_arg_update(T &a, int &ai, T v, int vi) {
   const bool better = MAX ? v > a : v < a;
-  if (better || (v == a && vi < ai) || (v != v && (a == a || vi < ai))) { a = v; ai = vi; }
+  const bool lower = vi < ai;
+  const bool take = better | ((v == a) & lower) | ((v != v) & ((a == a) | lower));
+  a = take ? v : a;
+  ai = take ? vi : ai;
 }
 template <bool MAX, int WIDTH, typename T> __device__ __forceinline__ void mj_warp_argreduce(T &a, int &ai) {
 #pragma unroll

@@ -118,9 +118,18 @@ std::string CompiledGraph::fusedText() const {
       os << "  " << r.text() << "\n";
   }
   int64_t bytes = program.bytesMoved();
+  // Fewer bytes than the kernels' buffers hold: some were read through gathers.
+  bool gathered = llvm::any_of(program.kernels, [&](const ProgramKernel &k) {
+    int64_t all = 0;
+    for (int b : k.args)
+      all += program.buffers[b].bytes();
+    return k.bytesRead + k.bytesWritten < all;
+  });
   os << llvm::formatv("\ntotal: {0} kernel{1}, {2} bytes moved through memory (each buffer read "
-                      "and written once per kernel)\n",
-                      d.plan.kernels.size(), d.plan.kernels.size() == 1 ? "" : "s", bytes);
+                      "and written once per kernel{3})\n",
+                      d.plan.kernels.size(), d.plan.kernels.size() == 1 ? "" : "s", bytes,
+                      gathered ? "; a table read through gathered indices, the elements they select"
+                               : "");
   return os.str();
 }
 

@@ -94,6 +94,30 @@ void checkWgmmaImage(const std::string &kernel, const NvrtcOutput &image) {
                        " registers a thread, not the 168 its setmaxnreg split needs");
 }
 
+/// Elements of parameter `param` that kernel `k` can read, when that is
+/// fewer than its buffer may hold and can be told: every load of it gathers
+/// (its offset reads an index from memory), so each reads one element per
+/// evaluation (an embedding reads the rows its ids select, not the table).
+std::optional<int64_t> gatheredElements(const LoweredKernel &k, int param) {
+  if (k.kind == KernelKind::Matmul)
+    return std::nullopt;
+  std::vector<bool> need = neededValues(k);
+  int64_t n = 0;
+  bool any = false;
+  for (size_t i = 0; i < k.values.size(); ++i) {
+    const KValue &v = k.values[i];
+    if (v.kind != KValue::Kind::Load || v.param != param || !need[i])
+      continue;
+    if (k.ctx.valuesIn(v.offset).empty())
+      return std::nullopt;
+    any = true;
+    n += isRowKernel(k.kind) ? (v.perRow ? k.rows : k.rows * k.K) : k.numel;
+  }
+  if (!any)
+    return std::nullopt;
+  return n;
+}
+
 /// One launch per kernel: its name, geometry and workspace.
 void addLaunches(CompiledGraph &c, const CompileDetail &d) {
   for (const CompiledKernel &ck : d.kernels) {
@@ -153,7 +177,11 @@ void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string
                                                                       : storedBuffer[param.node]);
       assert(b >= 0 && "every parameter has a buffer");
       pk.args.push_back(b);
-      (param.written ? pk.bytesWritten : pk.bytesRead) += p.buffers[b].bytes();
+      int64_t bytes = p.buffers[b].bytes();
+      if (std::optional<int64_t> n = param.written ? std::nullopt
+                                                   : gatheredElements(lk, static_cast<int>(pk.args.size() - 1)))
+        bytes = std::min(bytes, *n * int64_t(dtypeSize(param.dtype)));
+      (param.written ? pk.bytesWritten : pk.bytesRead) += bytes;
       if (firstUse[b] < 0)
         firstUse[b] = static_cast<int>(k);
       lastUse[b] = static_cast<int>(k);

@@ -81,7 +81,9 @@ struct ProgramKernel {
   /// binding whose kernel text is the same.
   std::vector<int64_t> sizeArgs;
   std::vector<TensorMapSpec> tensorMaps; ///< passed after the buffers (and the workspace)
-  int64_t bytesRead = 0;    ///< each buffer read once
+  /// Each buffer read once; a buffer read only through gathered indices
+  /// (an embedding's table) counts at most one element per index read.
+  int64_t bytesRead = 0;
   int64_t bytesWritten = 0; ///< each buffer written once
   int64_t flops = 0;        ///< floating-point operations per launch
   KernelResources resources; ///< ptxas's report

@@ -154,6 +154,6 @@ if want tune; then
     printf '%-22s %-24s ' "$only" "${sched:-default}"
     MINIJIT_SCHEDULE="$sched" timeout 60 $bin/minijit_bench --only "${only//|/ }" --fused-only --no-check \
       ${TUNE_SUITE:+--suite $TUNE_SUITE} \
-      | grep -E " fused " | awk '{print $(NF-5), "us", $(NF-4), "GB/s", $(NF-2), "TFLOP/s"}'
+      | grep -E " fused " | awk '{print $(NF-5), "us", $(NF-4), "GB/s", $(NF-3), "of copy", $(NF-2), "TFLOP/s"}'
   done < "${TUNE_FILE:-scripts/tune.txt}" | tee "$out/tune.log"
 fi

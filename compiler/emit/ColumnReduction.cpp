@@ -20,22 +20,20 @@ static void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool 
   const LoweredKernel &k = e.K;
   SplitWorkspace ws = splitWorkspace(k, s);
   std::string splits = std::to_string(ws.splits);
-  auto at = [&](const std::string &part, size_t r) {
-    std::string i = "row * " + splits + " + " + part;
-    return ws.reductions == 1 ? i
-                              : "(" + i + ") * " + std::to_string(ws.reductions) + " + " +
-                                    std::to_string(r);
+  auto at = [&](const std::string &part) {
+    return [ws, part](int slot) {
+      std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
+      return ws.words == 1 ? i
+                           : "(" + i + ") * " + std::to_string(ws.words) + " + " +
+                                 std::to_string(slot);
+    };
   };
   w.line("// the columns' partial results meet in mj_work: a counter per group, then the partials");
   w.line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
          std::to_string(ws.counters()) + ";");
   w.open(partial ? "if (part == 0 && rowValid)" : "if (part == 0)");
-  for (size_t r = 0; r < k.reductions.size(); ++r) {
-    std::string acc = e.accName(static_cast<int>(r));
-    w.line("mj_partial[" + at("split", r) + "] = " +
-           (e.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
-           ";");
-  }
+  for (size_t r = 0; r < k.reductions.size(); ++r)
+    e.storePartial(static_cast<int>(r), at("split"));
   w.close();
   w.line("__threadfence(); // the partials are visible before the count says so");
   w.line("__syncthreads();");
@@ -46,13 +44,19 @@ static void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool 
   w.line("__threadfence();");
   for (size_t r = 0; r < k.reductions.size(); ++r) {
     const KReduction &red = k.reductions[r];
-    bool isInt = e.accIsInt(static_cast<int>(r));
-    std::string acc = e.accName(static_cast<int>(r));
-    std::string raw = "__ldcg(&mj_partial[" + at("p", r) + "])";
-    w.line(acc + " = " + reduceText(red.op, isInt).identity + ";");
+    int ri = static_cast<int>(r);
+    auto [value, position] = e.loadedPartial(ri, at("p"));
+    std::string acc = e.accName(ri);
+    w.line(acc + " = " + e.accIdentity(ri) + ";");
+    if (isArgReduction(red.op))
+      w.line(e.accIndexName(ri) + " = " + e.secondIdentity(ri) + ";");
     w.open("for (int p = part; p < " + splits + "; p += " + std::to_string(s.parts) + ")");
-    w.line(acc + " = " + reduceText(red.op, isInt).functor + "::apply(" + acc + ", " +
-           (isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")") + ");");
+    if (isArgReduction(red.op)) // the better (value, position) of the two, numpy's ties
+      w.line(std::string("mj_arg_update<") + (red.op == OpKind::Argmax ? "true" : "false") +
+             ">(" + acc + ", " + e.accIndexName(ri) + ", " + value + ", " + position + ");");
+    else
+      w.line(acc + " = " + reduceText(red.op, e.accIsInt(ri)).functor + "::apply(" + acc + ", " +
+             value + ");");
     w.close();
   }
   e.finishReductions(0, ReduceScope::Column, s.parts, false);

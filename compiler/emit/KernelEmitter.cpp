@@ -201,7 +201,8 @@ bool KernelEmitter::elementWorkUsesIndex(int pass, const LaneCtx &lc) const {
     if (Need[i] && (Use[i] >> pass & 1u) &&
         (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange))
       return true;
-    if (!Need[i] || !(Use[i] >> pass & 1u) || K.values[i].kind != KValue::Kind::Load)
+    if (!Need[i] || !(Use[i] >> pass & 1u) || K.values[i].kind != KValue::Kind::Load ||
+        lc.readFrom.count(static_cast<int>(i)))
       continue;
     bool loadedEarlier = isCachedLoad(static_cast<int>(i), lc) &&
                          static_cast<int>(llvm::countTrailingZeros(Use[i])) != pass;
@@ -252,6 +253,37 @@ void KernelEmitter::loadRowLanes(const std::string &dst, const KParam &p, const 
          "); // outside the row: a position inside it, masked");
   W.line(dst + "[j] = " + p.name + "[" + idx(atRowPosition(offset, lc, "kj")) + "];");
   W.close();
+}
+
+std::vector<int> KernelEmitter::aheadLoads(int pass, const LaneCtx &lc) {
+  std::vector<int> out;
+  if (K.elementIndexed)
+    return out; // loads at indices read per element come in value order
+  for (size_t i = 0; i < K.values.size(); ++i) {
+    const KValue &v = K.values[i];
+    if (!Need[i] || !(Use[i] >> pass & 1u) || v.kind != KValue::Kind::Load ||
+        lc.readFrom.count(static_cast<int>(i)) || isCachedLoad(static_cast<int>(i), lc))
+      continue;
+    LaneAccess a = analyzeLanes(Ctx, offsetIn(v.offset, lc), lc.x, lc.extent, lc.vec, lc.var);
+    bool byLane = lc.alignedOffset && (a.kind != LaneAccess::Kind::Same ||
+                                       Ctx.mentions(offsetIn(v.offset, lc), lc.x));
+    if (lc.vec == 1 || byLane || a.kind != LaneAccess::Kind::Same)
+      out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+void KernelEmitter::loadAhead(int i, const std::string &dst, const LaneCtx &lc) {
+  const KValue &v = K.values[i];
+  const KParam &p = K.params[v.param];
+  IndexExpr offset = offsetIn(v.offset, lc);
+  LaneAccess a = analyzeLanes(Ctx, offset, lc.x, lc.extent, lc.vec, lc.var);
+  bool byLane =
+      lc.alignedOffset && (a.kind != LaneAccess::Kind::Same || Ctx.mentions(offset, lc.x));
+  if (byLane)
+    loadRowLanes(dst, p, offset, lc);
+  else
+    loadInto(dst, p, a, lc.vec);
 }
 
 IndexExpr KernelEmitter::offsetIn(const IndexExpr &offset, const LaneCtx &lc) {
@@ -352,7 +384,8 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   std::map<int, std::string> onlineIn;
   if (vec)
     for (size_t r = 0; r < K.reductions.size(); ++r)
-      if (K.reductions[r].pass == pass && K.reductions[r].onlineMax >= 0) {
+      if (K.reductions[r].pass == pass && K.reductions[r].onlineMax >= 0 &&
+          !lc.onlineInto.count(static_cast<int>(r))) {
         onlineIn[static_cast<int>(r)] = W.unique(cudaIdentifier(K.reductions[r].name) + "_in");
         W.line("float " + onlineIn[static_cast<int>(r)] + "[" + std::to_string(lc.vec) +
                "]; // the lanes' values for the online sum");
@@ -405,10 +438,14 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
     const KReduction &red = K.reductions[r];
     if (red.pass != pass || isScan(red.op)) // a scan combines after the element work
       continue;
+    if (trackingSum(static_cast<int>(r)) >= 0) // the online sum's max is this max
+      continue;
     if (red.onlineMax >= 0) {
-      if (vec)
-        W.line(onlineIn[static_cast<int>(r)] + "[j] = " +
-               (midRow ? "inRow ? " + ref(red.input) + " : (-MJ_INF)" : ref(red.input)) + ";");
+      std::string in = midRow ? "inRow ? " + ref(red.input) + " : (-MJ_INF)" : ref(red.input);
+      if (auto into = lc.onlineInto.find(static_cast<int>(r)); into != lc.onlineInto.end())
+        W.line(into->second + " = " + in + ";"); // the caller updates the sum once per group
+      else if (vec)
+        W.line(onlineIn[static_cast<int>(r)] + "[j] = " + in + ";");
       else
         W.line("mj_online_exp_sum(" + accName(static_cast<int>(r)) + ", " +
                accOnlineMaxName(static_cast<int>(r)) + ", " + ref(red.input) + ");");
@@ -555,15 +592,13 @@ void KernelEmitter::declareAccumulators(int pass) {
     if (red.pass != pass)
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
+    W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
+           accIdentity(static_cast<int>(r)) + ";");
     if (isArgReduction(red.op)) {
-      OpKind extreme = red.op == OpKind::Argmax ? OpKind::Max : OpKind::Min;
-      W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
-             reduceText(extreme, isInt).identity + ";");
-      W.line("int " + accIndexName(static_cast<int>(r)) + " = 2147483647; // its position");
+      W.line("int " + accIndexName(static_cast<int>(r)) + " = " +
+             secondIdentity(static_cast<int>(r)) + "; // its position");
       continue;
     }
-    W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
-           reduceText(red.op, isInt).identity + ";");
     if (red.onlineMax >= 0)
       W.line("float " + accOnlineMaxName(static_cast<int>(r)) + " = " +
              reduceText(OpKind::Max, false).identity + "; // the max it is relative to");
@@ -574,22 +609,60 @@ std::string KernelEmitter::accOnlineMaxName(int r) {
   return reductionLocal(OnlineMaxNames, r, "_max");
 }
 
-int KernelEmitter::onlineMaxSlot(int r) const {
-  int slot = static_cast<int>(K.reductions.size());
-  for (int o = 0; o < r; ++o)
-    slot += K.reductions[o].onlineMax >= 0;
-  return slot;
+std::string KernelEmitter::accIdentity(int r) const {
+  const KReduction &red = K.reductions[r];
+  OpKind op = red.op == OpKind::Argmax ? OpKind::Max : red.op == OpKind::Argmin ? OpKind::Min : red.op;
+  return reduceText(op, accIsInt(r)).identity;
+}
+
+std::string KernelEmitter::secondName(int r) {
+  return isArgReduction(K.reductions[r].op) ? accIndexName(r) : accOnlineMaxName(r);
+}
+
+std::string KernelEmitter::secondIdentity(int r) const {
+  return isArgReduction(K.reductions[r].op) ? "2147483647" : reduceText(OpKind::Max, false).identity;
+}
+
+void KernelEmitter::storePartial(int r, const std::function<std::string(int)> &at) {
+  std::string acc = accName(r);
+  W.line("mj_partial[" + at(r) + "] = " +
+         (accIsInt(r) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") + ";");
+  if (!hasSecondWord(K.reductions[r]))
+    return;
+  // an argmax's position is an int, an online sum's max a float
+  bool position = isArgReduction(K.reductions[r].op);
+  std::string second = secondName(r);
+  W.line("mj_partial[" + at(secondWordSlot(K, r)) + "] = " +
+         (position ? "(unsigned)" + second : "__float_as_uint(" + second + ")") + ";");
+}
+
+std::pair<std::string, std::string>
+KernelEmitter::loadedPartial(int r, const std::function<std::string(int)> &at) {
+  auto raw = [&](int slot) { return "__ldcg(&mj_partial[" + at(slot) + "])"; };
+  std::string value = accIsInt(r) ? "(int)" + raw(r) : "__uint_as_float(" + raw(r) + ")";
+  if (!hasSecondWord(K.reductions[r]))
+    return {value, ""};
+  int slot = secondWordSlot(K, r);
+  bool position = isArgReduction(K.reductions[r].op);
+  return {value, position ? "(int)" + raw(slot) : "__uint_as_float(" + raw(slot) + ")"};
 }
 
 bool KernelEmitter::hasOnlineSum() const {
   return llvm::any_of(K.reductions, [](const KReduction &r) { return r.onlineMax >= 0; });
 }
 
+int KernelEmitter::trackingSum(int r) const {
+  for (size_t s = 0; s < K.reductions.size(); ++s)
+    if (K.reductions[s].onlineMax == r && K.reductions[s].pass == K.reductions[r].pass)
+      return static_cast<int>(s);
+  return -1;
+}
+
 void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width, bool define) {
   std::string n = std::to_string(width);
   for (size_t r = 0; r < K.reductions.size(); ++r) {
     const KReduction &red = K.reductions[r];
-    if (red.pass != pass)
+    if (red.pass != pass || trackingSum(static_cast<int>(r)) >= 0)
       continue;
     bool isInt = accIsInt(static_cast<int>(r));
     std::string acc = accName(static_cast<int>(r));
@@ -638,6 +711,11 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
       break;
     }
   }
+  // A max that an online sum tracks is that sum's max, combined with it.
+  for (size_t r = 0; r < K.reductions.size(); ++r)
+    if (K.reductions[r].pass == pass && trackingSum(static_cast<int>(r)) >= 0)
+      W.line(accName(static_cast<int>(r)) + " = " + accOnlineMaxName(trackingSum(static_cast<int>(r))) +
+             "; // the max the online sum is relative to");
   if (define)
     defineReductions(pass);
 }

@@ -11,6 +11,7 @@
 #include "compiler/lower/Lowering.h"
 #include "compiler/schedule/Schedule.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,11 @@ struct LaneCtx {
   /// masked.
   std::optional<IndexExpr> alignedOffset;
   int64_t rowLength = 0;
+  /// Online sums whose values go to a group's array instead (a row loop
+  /// that loads several vectors ahead, RowSchedule::ahead): reduction -> the
+  /// element's text, which may name the lane `j`; the caller declares the
+  /// array and updates the sum once for the group.
+  std::map<int, std::string> onlineInto;
 };
 
 /// Who combines the threads' partial results of a reduction.
@@ -63,6 +69,16 @@ public:
   /// True when elementWork(pass, lc, ...) reads lc.var: some load it makes
   /// or some store (a cached load after its first pass does not).
   bool elementWorkUsesIndex(int pass, const LaneCtx &lc) const;
+  /// The loads of pass `pass` worth issuing ahead of the work on them (a
+  /// row loop over groups of vectors, RowSchedule::ahead): those that move
+  /// the row's data (vectors, lanes gathered, lanes of rows that start
+  /// mid-vector; with one-element vectors every load), none where loads
+  /// read indices computed per element.
+  std::vector<int> aheadLoads(int pass, const LaneCtx &lc);
+  /// The load of value `i` for the vector at lc.var into `dst` (an array of
+  /// lc.vec elements), as elementWork would make it; elementWork then reads
+  /// it through lc.readFrom. Rows that start mid-vector need `k0` defined.
+  void loadAhead(int i, const std::string &dst, const LaneCtx &lc);
   /// Loads kept in registers across passes (LaneCtx::cached), each named
   /// once: their declarations, `itemsPerThread` x `vec` elements each.
   std::vector<std::string> cacheDeclarations(unsigned itemsPerThread, unsigned vec);
@@ -100,9 +116,28 @@ public:
   std::string accIndexName(int r);
   /// An online sum's own running max, which its sum is relative to.
   std::string accOnlineMaxName(int r);
-  /// Where a split row's workspace holds online sum r's max among the
-  /// partials of a block (SplitWorkspace: after one slot per reduction).
-  int onlineMaxSlot(int r) const;
+  /// The online sum (KReduction::onlineMax) whose running max is max
+  /// reduction r, in r's pass, or -1: r is then not accumulated apart but
+  /// takes that max once the sum is combined (the same value: the max of
+  /// the same elements, NaN where one is).
+  int trackingSum(int r) const;
+  /// The identity reduction r's accumulator starts from (an argmax's: the
+  /// identity of max).
+  std::string accIdentity(int r) const;
+
+  // ---- the partials of a reduction split over blocks (SplitWorkspace)
+  /// The lines that leave reduction r's accumulators in mj_partial: its
+  /// value at at(r) and, for a pair (hasSecondWord), its second word (an
+  /// online sum's max, an argmax's position) at at(secondWordSlot(r)).
+  void storePartial(int r, const std::function<std::string(int)> &at);
+  /// Reduction r's partial as read back from mj_partial (through the L2,
+  /// addressed like storePartial): the value's expression, and the second
+  /// word's (empty for a partial of one word).
+  std::pair<std::string, std::string> loadedPartial(int r,
+                                                    const std::function<std::string(int)> &at);
+  /// The local holding the second word of reduction r and its identity.
+  std::string secondName(int r);
+  std::string secondIdentity(int r) const;
   /// `e` with lc's element index for this lane (in the lane loop `j`), or as
   /// lowered without `lc`.
   std::string laneIndexText(const IndexExpr &e, const LaneCtx *lc);

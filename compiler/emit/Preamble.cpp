@@ -84,7 +84,9 @@ template <typename Op, int THREADS, typename T> __device__ __forceinline__ T mj_
 // Online softmax (Milakov and Gimelshein, 2018): the sum of exp(a - max) over a
 // row in the pass that finds the max. s is the sum relative to m, the max of
 // what it has seen; a vector of values (the lanes outside a row at -inf)
-// rescales it once if it holds a larger one. NaN sticks to both.
+// rescales it once if it holds a larger one. NaN sticks to both. Without a
+// branch: where M is finite, exp(-inf - M) is 0 (as are the sum and its
+// rescale while m is -inf); where M is -inf every value was, and the sum is 0.
 __device__ __forceinline__ float mj_online_rescale(float s, float m, float M) { return m == -MJ_INF ? 0.0f : s * expf(m - M); }
 template <int N> __device__ __forceinline__ void mj_online_exp_sum(float &s, float &m, const float (&a)[N]) {
   float M = m;
@@ -92,8 +94,9 @@ template <int N> __device__ __forceinline__ void mj_online_exp_sum(float &s, flo
   for (int j = 0; j < N; ++j) M = mj_max(M, a[j]);
   float t = 0.0f;
 #pragma unroll
-  for (int j = 0; j < N; ++j) t += a[j] == -MJ_INF ? 0.0f : expf(a[j] - M);
-  s = mj_online_rescale(s, m, M) + t;
+  for (int j = 0; j < N; ++j) t += expf(a[j] - M);
+  const float r = s * expf(m - M);
+  s = M == -MJ_INF ? 0.0f : r + t;
   m = M;
 }
 __device__ __forceinline__ void mj_online_exp_sum(float &s, float &m, float a) {
@@ -169,9 +172,13 @@ template <typename Op, typename T> __device__ __forceinline__ T mj_warp_scan(T v
 }
 // argmax (MAX) / argmin: (a, ai) becomes (v, vi) when v is better, equal at a lower
 // index, or NaN (the first NaN wins, as numpy's). Symmetric, so lanes agree.
+// Bitwise on the conditions and selects: no branch in the element loop.
 template <bool MAX, typename T> __device__ __forceinline__ void mj_arg_update(T &a, int &ai, T v, int vi) {
   const bool better = MAX ? v > a : v < a;
-  if (better || (v == a && vi < ai) || (v != v && (a == a || vi < ai))) { a = v; ai = vi; }
+  const bool lower = vi < ai;
+  const bool take = better | ((v == a) & lower) | ((v != v) & ((a == a) | lower));
+  a = take ? v : a;
+  ai = take ? vi : ai;
 }
 template <bool MAX, int WIDTH, typename T> __device__ __forceinline__ void mj_warp_argreduce(T &a, int &ai) {
 #pragma unroll

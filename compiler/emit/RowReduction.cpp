@@ -9,6 +9,7 @@
 #include "compiler/emit/KernelEmitter.h"
 
 #include "compiler/emit/ExprEmitter.h"
+#include "compiler/lower/CudaNames.h"
 
 namespace minijit {
 
@@ -145,22 +146,110 @@ private:
       W.close();
       return;
     }
+    std::string start = "lane", bound = std::to_string(kv);
     if (S.splits > 1) {
       std::string chunk = std::to_string(S.chunk);
       if (p == 0)
         W.line("const " + Idx + " first = part * " + chunk + ", end = min(first + " + chunk +
                ", (" + Idx + ")" + std::to_string(kv) + ");");
-      W.line("#pragma unroll 4");
-      W.open("for (" + Idx + " " + lc.var + " = first + lane; " + lc.var + " < end; " + lc.var +
-             " += " + std::to_string(t) + ")");
-      E.elementWork(p, lc, storeGuard);
-      W.close();
+      start = "first + lane";
+      bound = "end";
+    }
+    if (S.ahead > 1) {
+      groupLoop(p, lc, start, bound, storeGuard);
       return;
     }
-    W.open("for (" + Idx + " " + lc.var + " = lane; " + lc.var + " < " + std::to_string(kv) +
-           "; " + lc.var + " += " + std::to_string(t) + ")");
+    if (S.splits > 1)
+      W.line("#pragma unroll 4");
+    W.open("for (" + Idx + " " + lc.var + " = " + start + "; " + lc.var + " < " + bound + "; " +
+           lc.var + " += " + std::to_string(t) + ")");
     E.elementWork(p, lc, storeGuard);
     W.close();
+  }
+
+  /// A looped row's pass over groups of S.ahead vectors a thread (t
+  /// apart): a group's loads are all issued before the work on any of them,
+  /// so they are in flight together, and an online sum takes the group's
+  /// values at once (one rescale). Whole groups first, without a test; then
+  /// the vectors past them, fewer than a group, as one group whose vectors
+  /// past the row (or chunk) are neither loaded nor used.
+  void groupLoop(int p, const LaneCtx &lc, const std::string &start, const std::string &bound,
+                 const std::string &storeGuard) {
+    unsigned t = S.threadsPerRow, u = S.ahead;
+    std::string kb = W.unique("kb");
+    W.line(Idx + " " + kb + " = " + start + "; // this thread's next group of " +
+           std::to_string(u) + " vectors, " + std::to_string(t) + " apart");
+    W.open("for (; " + kb + " + " + std::to_string(int64_t(u - 1) * t) + " < " + bound + "; " +
+           kb + " += " + std::to_string(int64_t(u) * t) + ")");
+    group(p, lc, kb, "", storeGuard);
+    W.close();
+    W.open("if (" + kb + " < " + bound + ")");
+    W.line("// the last vectors, fewer than " + std::to_string(u));
+    group(p, lc, kb, bound, storeGuard);
+    W.close();
+  }
+
+  /// One group of S.ahead vectors from `kb`: the loads, then the work. With
+  /// `bound`, only the vectors below it (the others' online values at -inf).
+  void group(int p, const LaneCtx &lc, const std::string &kb, const std::string &bound,
+             const std::string &storeGuard) {
+    unsigned t = S.threadsPerRow;
+    std::string us = std::to_string(S.ahead);
+    std::string index = "const " + Idx + " " + lc.var + " = " + kb + " + u * " + std::to_string(t) + ";";
+    std::string live = "if (" + lc.var + " < " + bound + ")";
+    LaneCtx g = lc;
+    std::vector<int> loads = E.aheadLoads(p, lc);
+    std::vector<std::string> arrays;
+    std::string lane = lc.vec > 1 ? "j" : "0";
+    for (int i : loads) {
+      const KParam &param = K.params[K.values[i].param];
+      std::string a = W.unique(param.name + "_a");
+      W.line("alignas(16) " + std::string(storageCType(param.dtype)) + " " + a + "[" + us + "][" +
+             std::to_string(lc.vec) + "];");
+      arrays.push_back(a);
+      g.readFrom[i] = loadConv(param.dtype, a + "[u][" + lane + "]");
+    }
+    if (!loads.empty()) {
+      W.line("#pragma unroll");
+      W.open("for (int u = 0; u < " + us + "; ++u)");
+      W.line(index);
+      if (!bound.empty())
+        W.open(live);
+      if (lc.alignedOffset)
+        W.line("const " + Idx + " k0 = " + lc.var + " * " + std::to_string(lc.vec) + " - lead;");
+      for (size_t n = 0; n < loads.size(); ++n)
+        E.loadAhead(loads[n], arrays[n] + "[u]", lc);
+      if (!bound.empty())
+        W.close();
+      W.close();
+    }
+    std::map<int, std::string> groupIn;
+    std::string values = std::to_string(int64_t(S.ahead) * lc.vec);
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if (K.reductions[r].pass == p && K.reductions[r].onlineMax >= 0) {
+        std::string in = W.unique(cudaIdentifier(K.reductions[r].name) + "_in");
+        W.line("float " + in + "[" + values + "]; // the group's values for the online sum");
+        if (!bound.empty()) {
+          W.line("#pragma unroll");
+          W.line("for (int i = 0; i < " + values + "; ++i) " + in +
+                 "[i] = (-MJ_INF); // the vectors past the row add nothing");
+        }
+        groupIn[static_cast<int>(r)] = in;
+        g.onlineInto[static_cast<int>(r)] =
+            in + (lc.vec > 1 ? "[u * " + std::to_string(lc.vec) + " + j]" : "[u]");
+      }
+    W.line("#pragma unroll");
+    W.open("for (int u = 0; u < " + us + "; ++u)");
+    if (!bound.empty() || E.elementWorkUsesIndex(p, g))
+      W.line(index);
+    if (!bound.empty())
+      W.open(live);
+    E.elementWork(p, g, storeGuard);
+    if (!bound.empty())
+      W.close();
+    W.close();
+    for (const auto &[r, in] : groupIn)
+      W.line("mj_online_exp_sum(" + E.accName(r) + ", " + E.accOnlineMaxName(r) + ", " + in + ");");
   }
 
   /// A row split over blocks: each block leaves its partial results in
@@ -170,58 +259,37 @@ private:
   /// launch.
   void combineSplits(int pass) {
     SplitWorkspace ws = splitWorkspace(K, S);
-    std::string splits = std::to_string(ws.splits);
-    auto at = [&](const std::string &part, int r) {
-      std::string i = "row * " + splits + " + " + part;
-      return ws.reductions == 1 ? i
-                                : "(" + i + ") * " + std::to_string(ws.reductions) + " + " +
-                                      std::to_string(r);
-    };
     W.line("// the row's partial results meet in mj_work: a counter per row, then the partials");
     W.line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
            countersText(ws) + ";");
     W.open("if (lane == 0)");
-    for (size_t r = 0; r < K.reductions.size(); ++r) {
-      std::string acc = E.accName(static_cast<int>(r));
-      W.line("mj_partial[" + at("part", static_cast<int>(r)) + "] = " +
-             (E.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
-             ";");
-      if (K.reductions[r].onlineMax >= 0)
-        W.line("mj_partial[" + at("part", E.onlineMaxSlot(static_cast<int>(r))) +
-               "] = __float_as_uint(" + E.accOnlineMaxName(static_cast<int>(r)) + ");");
-    }
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      E.storePartial(static_cast<int>(r), partialAt(ws, "part"));
     W.line("__threadfence(); // the partials are visible before the count says so");
     W.line("mj_last = atomicAdd(&mj_count[row], 1u) == " + std::to_string(S.splits - 1) + "u;");
     W.close();
     W.line("__syncthreads();");
     W.line("if (!mj_last) return;");
     W.line("__threadfence();");
-    for (size_t r = 0; r < K.reductions.size(); ++r) {
-      const KReduction &red = K.reductions[r];
-      bool isInt = E.accIsInt(static_cast<int>(r));
-      std::string acc = E.accName(static_cast<int>(r));
-      std::string raw = "__ldcg(&mj_partial[" + at("lane", static_cast<int>(r)) + "])";
-      std::string v = isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")";
-      W.line(acc + " = " +
-             (S.splits == S.block ? v
-                                  : "lane < " + splits + " ? " + v + " : " +
-                                        reduceText(red.op, isInt).identity) +
-             ";");
-      if (red.onlineMax >= 0)
-        W.line(E.accOnlineMaxName(static_cast<int>(r)) + " = " +
-               onlineMaxPartial("__uint_as_float(__ldcg(&mj_partial[" +
-                                     at("lane", E.onlineMaxSlot(static_cast<int>(r))) + "]))",
-                                 splits) +
-               ";");
-    }
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      readPartial(ws, static_cast<int>(r));
     E.finishReductions(pass, ReduceScope::Block, S.block, false);
     W.line("if (lane == 0) mj_count[row] = 0u; // ready for the next launch");
   }
 
-  /// An online sum's max as read back by lane `lane` (`v`), or -inf, the
-  /// max's identity, in lanes past the row's blocks.
-  std::string onlineMaxPartial(const std::string &v, const std::string &splits) const {
-    return S.splits == S.block ? v : "lane < " + splits + " ? " + v + " : (-MJ_INF)";
+  /// Lane `lane` takes the partial of block `lane` of the row into
+  /// reduction r's accumulators (both words of a pair); lanes past the
+  /// row's blocks take the identities.
+  void readPartial(const SplitWorkspace &ws, int r) {
+    auto [value, second] = E.loadedPartial(r, partialAt(ws, "lane"));
+    auto orIdentity = [&](const std::string &v, const std::string &identity) {
+      return S.splits == S.block ? v
+                                 : "lane < " + std::to_string(ws.splits) + " ? " + v + " : " +
+                                       identity;
+    };
+    W.line(E.accName(r) + " = " + orIdentity(value, E.accIdentity(r)) + ";");
+    if (!second.empty())
+      W.line(E.secondName(r) + " = " + orIdentity(second, E.secondIdentity(r)) + ";");
   }
 
   bool reducesIn(int pass) const {
@@ -231,12 +299,14 @@ private:
     return false;
   }
 
-  /// Where mj_partial holds reduction r of block `part` of this row.
-  std::string partialAt(const SplitWorkspace &ws, const std::string &part, int r) const {
-    std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
-    return ws.reductions == 1
-               ? i
-               : "(" + i + ") * " + std::to_string(ws.reductions) + " + " + std::to_string(r);
+  /// Where mj_partial holds word `slot` of block `part`'s partials of this row.
+  std::function<std::string(int)> partialAt(const SplitWorkspace &ws, const std::string &part) const {
+    return [ws, part](int slot) {
+      std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
+      return ws.words == 1 ? i
+                           : "(" + i + ") * " + std::to_string(ws.words) + " + " +
+                                 std::to_string(slot);
+    };
   }
 
   /// A row split over blocks that meet after pass `pass` (barrier number
@@ -255,41 +325,15 @@ private:
              ", *const mj_partial = mj_work + " + countersText(ws) + ";");
     }
     W.open("if (lane == 0)");
-    for (size_t r = 0; r < K.reductions.size(); ++r) {
-      if (K.reductions[r].pass != pass)
-        continue;
-      std::string acc = E.accName(static_cast<int>(r));
-      W.line("mj_partial[" + partialAt(ws, "part", static_cast<int>(r)) + "] = " +
-             (E.accIsInt(static_cast<int>(r)) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") +
-             ";");
-      if (K.reductions[r].onlineMax >= 0)
-        W.line("mj_partial[" + partialAt(ws, "part", E.onlineMaxSlot(static_cast<int>(r))) +
-               "] = __float_as_uint(" + E.accOnlineMaxName(static_cast<int>(r)) + ");");
-    }
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if (K.reductions[r].pass == pass)
+        E.storePartial(static_cast<int>(r), partialAt(ws, "part"));
     W.close();
     W.line("mj_row_barrier(&mj_arrived[row], " + std::to_string(int64_t(S.splits) * (barrier + 1)) +
            "u); // all " + splits + " blocks of the row have left their partials");
-    for (size_t r = 0; r < K.reductions.size(); ++r) {
-      const KReduction &red = K.reductions[r];
-      if (red.pass != pass)
-        continue;
-      bool isInt = E.accIsInt(static_cast<int>(r));
-      std::string acc = E.accName(static_cast<int>(r));
-      std::string raw = "__ldcg(&mj_partial[" + partialAt(ws, "lane", static_cast<int>(r)) + "])";
-      std::string v = isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")";
-      W.line(acc + " = " +
-             (S.splits == S.block
-                  ? v
-                  : "lane < " + splits + " ? " + v + " : " + reduceText(red.op, isInt).identity) +
-             ";");
-      if (red.onlineMax >= 0)
-        W.line(E.accOnlineMaxName(static_cast<int>(r)) + " = " +
-               onlineMaxPartial("__uint_as_float(__ldcg(&mj_partial[" +
-                                     partialAt(ws, "lane", E.onlineMaxSlot(static_cast<int>(r))) +
-                                     "]))",
-                                 splits) +
-               ";");
-    }
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if (K.reductions[r].pass == pass)
+        readPartial(ws, static_cast<int>(r));
     E.finishReductions(pass, ReduceScope::Block, S.block, false);
     if (!reducesAfter(pass))
       W.line("if (lane == 0) mj_row_leave(&mj_arrived[row], &mj_left[row], " + splits +

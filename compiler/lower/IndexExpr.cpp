@@ -286,6 +286,14 @@ IndexExpr IndexContext::clamp(const IndexExpr &a, int64_t hi) {
   return atomExpr(intern(std::move(at)));
 }
 
+std::vector<IndexContext::ClampTerm> IndexContext::clampTerms(const IndexExpr &e) const {
+  std::vector<ClampTerm> out;
+  for (auto [a, k] : e.Terms)
+    if (Atoms[a].kind == AtomKind::Clamp)
+      out.push_back({Atoms[a].arg, Atoms[a].d, k});
+  return out;
+}
+
 IndexExpr IndexContext::value(int value) {
   Atom at;
   at.kind = AtomKind::Value;

@@ -59,6 +59,15 @@ public:
   /// predicate holds, kept in bounds where it does not (`a` may be negative
   /// there). Printed as `mj_clamp(a, hi)`.
   IndexExpr clamp(const IndexExpr &a, int64_t hi);
+  /// A clamp that is a term of an expression: coef * clamp(arg, hi).
+  struct ClampTerm {
+    IndexExpr arg;
+    int64_t hi;
+    int64_t coef;
+  };
+  /// The clamps among the terms of `e` (not those inside a division or a
+  /// remainder), in term order.
+  std::vector<ClampTerm> clampTerms(const IndexExpr &e) const;
   /// The i32 value `value` of the kernel (a gather's index, read from memory),
   /// any 32-bit integer. Printed by the namer (setValueNamer), else `vN`.
   IndexExpr value(int value);

@@ -66,9 +66,6 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, RowSched
   int64_t kv = s.vectorsPerRow(k.K);
   if (s.threadsPerRow <= 32 || k.rows >= dev.smCount)
     return;
-  // argmax/argmin partials are (value, index) pairs the workspace does not hold.
-  if (llvm::any_of(k.reductions, [](const KReduction &r) { return isArgReduction(r.op); }))
-    return;
   bool waits = k.passes > 1;
   int64_t wanted = waits ? int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows
                          : (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
@@ -162,6 +159,34 @@ unsigned rowThreads(int64_t kv, const DeviceProperties &dev) {
                     std::min(512u, static_cast<unsigned>(dev.maxThreadsPerBlock)));
 }
 
+/// Vectors a thread loads before it works on them, in a row read in a loop.
+/// One at a time, a warp issues its next load only after the work on the
+/// last (in order), so while it computes it has nothing in flight; an SM of
+/// 2048 threads holds 32 KB in flight at most, the least that covers HBM's
+/// latency at its bandwidth (Little's law: 4.2 TB/s x ~1 us over 132 SMs).
+/// Where the work per element is heavy, each thread loads four vectors (64
+/// bytes with 16-byte vectors), or as many as it has, before the work on
+/// them: an online sum (an exp, a running max; the group is rescaled once),
+/// and the passes of a row read again after its first (a softmax's
+/// normalizing division, whose slow path is a branch the loads cannot be
+/// hoisted over). A one-pass reduction of light work (a sum, a product with
+/// a vector) keeps one vector at a time unless `ahead` is set: the unrolled
+/// loop of a split row, and the many warps of an SM, keep enough in flight
+/// there. Loads at indices read per element stay in value order.
+void chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule &s) {
+  s.ahead = 1;
+  if (s.cached || k.elementIndexed)
+    return;
+  if (k.passes > 1 ||
+      llvm::any_of(k.reductions, [](const KReduction &r) { return r.onlineMax >= 0; }))
+    s.ahead = std::clamp(s.itemsPerThread, 1u, 4u);
+  if (!o.ahead)
+    return;
+  if (*o.ahead < 1 || *o.ahead > 16)
+    badOverride("ahead must be 1..16");
+  s.ahead = static_cast<unsigned>(*o.ahead);
+}
+
 Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                      const ScheduleOverrides &o, int primary) {
   RowSchedule s;
@@ -233,6 +258,7 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   splitLongRows(k, dev, s);
   if (o.cached)
     s.cached = *o.cached && (s.splits == 1 || s.waits);
+  chooseAhead(k, o, s);
   return Schedule{s};
 }
 
@@ -307,9 +333,7 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       badOverride("splits must be 1.." + std::to_string(k.K));
     splits = *o.splits;
   }
-  // argmax/argmin partials are (value, index) pairs the workspace does not hold.
-  bool arg = llvm::any_of(k.reductions, [](const KReduction &r) { return isArgReduction(r.op); });
-  if (k.passes == 1 && splits >= 2 && !arg) {
+  if (k.passes == 1 && splits >= 2) {
     s.chunk = (k.K + splits - 1) / splits;
     s.splits = static_cast<unsigned>((k.K + s.chunk - 1) / s.chunk);
     s.grid = groups * s.splits;

@@ -65,6 +65,63 @@ std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverri
 
 } // namespace detail
 
+namespace {
+
+/// The lanes of a vector that read an operand of a concat or a pad through
+/// a clamp (lowering keeps its index in bounds where the predicate does not
+/// hold; where it does not, the value read is not used). When the lanes'
+/// offsets differ only in one clamp term, coefficient 1, whose argument
+/// steps by one a lane from a multiple of `vec` and whose range ends at one
+/// (hi + 1 a multiple of `vec`), the lanes are inside the operand all
+/// together or none: the vector at rest + clamp(a0, hi + 1 - vec) is their
+/// elements where they are used, and in bounds where they are not. Returns
+/// that offset of lane 0, if aligned to `vec`.
+std::optional<IndexExpr> clampedVectorBase(IndexContext &ctx, llvm::ArrayRef<IndexExpr> perLane,
+                                           unsigned vec) {
+  using Term = IndexContext::ClampTerm;
+  auto keyOf = [](const Term &t) {
+    return std::to_string(t.coef) + "*" + std::to_string(t.hi) + ":" + t.arg.key();
+  };
+  auto withoutClamps = [&](IndexExpr e, const std::vector<Term> &ts) {
+    for (const Term &t : ts)
+      e = ctx.add(e, ctx.mul(ctx.clamp(t.arg, t.hi), -t.coef));
+    return e;
+  };
+  std::vector<Term> first = ctx.clampTerms(perLane[0]);
+  IndexExpr rest = withoutClamps(perLane[0], first);
+  std::optional<Term> stepping;
+  for (unsigned j = 1; j < vec; ++j) {
+    std::vector<Term> here = ctx.clampTerms(perLane[j]);
+    if (here.size() != first.size() ||
+        withoutClamps(perLane[j], here).key() != rest.key())
+      return std::nullopt;
+    // the one term of lane 0 that lane j does not have, and lane j's in its place
+    std::vector<Term> gone, came;
+    for (const Term &t : first)
+      if (llvm::none_of(here, [&](const Term &h) { return keyOf(h) == keyOf(t); }))
+        gone.push_back(t);
+    for (const Term &h : here)
+      if (llvm::none_of(first, [&](const Term &t) { return keyOf(h) == keyOf(t); }))
+        came.push_back(h);
+    if (gone.size() != 1 || came.size() != 1 || gone[0].coef != 1 || came[0].coef != 1 ||
+        gone[0].hi != came[0].hi ||
+        came[0].arg.key() != ctx.add(gone[0].arg, IndexExpr::constant(j)).key() ||
+        (stepping && keyOf(*stepping) != keyOf(gone[0])))
+      return std::nullopt;
+    stepping = gone[0];
+  }
+  if (!stepping || (stepping->hi + 1) % vec != 0 || stepping->hi + 1 < int64_t(vec))
+    return std::nullopt;
+  int64_t argDiv = ctx.divisibility(stepping->arg);
+  IndexExpr others = ctx.add(perLane[0], ctx.mul(ctx.clamp(stepping->arg, stepping->hi), -1));
+  int64_t othersDiv = ctx.divisibility(others);
+  if ((argDiv != 0 && argDiv % vec != 0) || (othersDiv != 0 && othersDiv % vec != 0))
+    return std::nullopt;
+  return ctx.add(others, ctx.clamp(stepping->arg, stepping->hi + 1 - vec));
+}
+
+} // namespace
+
 LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
                         int64_t extent, unsigned vec, const std::string &vecName) {
   LaneAccess a;
@@ -87,12 +144,21 @@ LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexE
   }
   int64_t div = ctx.divisibility(a.base);
   bool aligned = div == 0 || div % vec == 0;
-  if (same)
+  if (same) {
     a.kind = LaneAccess::Kind::Same;
-  else if (contiguous && aligned)
+    return a;
+  }
+  if (contiguous && aligned) {
     a.kind = LaneAccess::Kind::Contiguous;
-  else
-    a.kind = LaneAccess::Kind::Gather;
+    return a;
+  }
+  a.kind = LaneAccess::Kind::Gather;
+  if (std::optional<IndexExpr> base = contiguous ? std::nullopt : clampedVectorBase(ctx, a.perLane, vec)) {
+    a.kind = LaneAccess::Kind::Contiguous;
+    a.base = *base;
+    for (unsigned j = 0; j < vec; ++j)
+      a.perLane[j] = ctx.add(a.base, IndexExpr::constant(j));
+  }
   return a;
 }
 
@@ -136,6 +202,8 @@ std::string tileWords(int64_t tilesM, int64_t tilesN, GridText how) {
 
 std::string describeRow(const RowSchedule &s, GridText grid) {
   unsigned t = s.threadsPerRow;
+  std::string ahead =
+      s.ahead > 1 ? llvm::formatv(", {0} vectors a thread loaded at a time", s.ahead).str() : "";
   std::string who = t == 1    ? std::string("1 thread")
                     : t < 32  ? llvm::formatv("{0} threads", t).str()
                     : t == 32 ? std::string("a warp")
@@ -157,12 +225,12 @@ std::string describeRow(const RowSchedule &s, GridText grid) {
       : s.cached   ? llvm::formatv("{0} per thread held in registers", s.itemsPerThread).str()
                    : std::string("looped over the row (read again in each pass)");
   return llvm::formatv("inner row: {0} per row, {1} row{2} per block ({3} threads), {4}-wide "
-                       "vectors{5}, {6}, {7}",
+                       "vectors{5}, {6}{7}, {8}",
                        who, s.rowsPerBlock, s.rowsPerBlock == 1 ? "" : "s", s.block, s.vec,
                        s.alignedTo ? " aligned to memory (rows start mid-vector, the lanes "
                                      "outside a row masked)"
                                    : "",
-                       how, gridWords(s.grid, grid))
+                       how, ahead, gridWords(s.grid, grid))
       .str();
 }
 
@@ -312,17 +380,34 @@ std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned r
       .str();
 }
 
-SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
-  // an online sum's partial is a pair: its sum and the max it is relative to
-  int partials = static_cast<int>(k.reductions.size());
+bool hasSecondWord(const KReduction &r) { return r.onlineMax >= 0 || isArgReduction(r.op); }
+
+int secondWordSlot(const LoweredKernel &k, int r) {
+  assert(hasSecondWord(k.reductions[r]) && "a partial of one word");
+  int slot = static_cast<int>(k.reductions.size());
+  for (int o = 0; o < r; ++o)
+    slot += hasSecondWord(k.reductions[o]);
+  return slot;
+}
+
+namespace {
+
+/// Words of one block's partials: one per reduction, two for a pair.
+int partialWords(const LoweredKernel &k) {
+  int words = static_cast<int>(k.reductions.size());
   for (const KReduction &r : k.reductions)
-    partials += r.onlineMax >= 0;
-  return SplitWorkspace{k.rows, s.splits, partials, s.waits ? 2 * k.rows : k.rows};
+    words += hasSecondWord(r);
+  return words;
+}
+
+} // namespace
+
+SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
+  return SplitWorkspace{k.rows, s.splits, partialWords(k), s.waits ? 2 * k.rows : k.rows};
 }
 
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s) {
-  return SplitWorkspace{k.rows, s.splits, static_cast<int>(k.reductions.size()),
-                        (k.rows + 31) / 32};
+  return SplitWorkspace{k.rows, s.splits, partialWords(k), (k.rows + 31) / 32};
 }
 
 int64_t workspaceBytes(const LoweredKernel &k, const Schedule &s) {

@@ -75,6 +75,11 @@ struct RowSchedule : LaunchGeometry {
   unsigned rowsPerBlock = 1;
   unsigned itemsPerThread = 1; ///< vectors per thread per row, when cached
   bool cached = true;          ///< the row's loads are kept in registers across passes
+  /// A row read in a loop (not cached): each thread loads this many of its
+  /// vectors (t apart) before it works on them, so their loads are in
+  /// flight together and an online sum rescales once for all of them; 1:
+  /// one vector at a time.
+  unsigned ahead = 1;
   /// Blocks sharing one row (few, long rows): each reduces a chunk of
   /// `chunk` vectors. With one pass the last block of the row to finish
   /// combines the partial results (in a fixed order) and runs what follows
@@ -104,20 +109,30 @@ struct RowSchedule : LaunchGeometry {
 /// The scratch memory a reduction split over blocks needs (RowSchedule or
 /// ColumnSchedule splits > 1): counters (a row's blocks done, or at a
 /// barrier; with barriers a second one per row, blocks past the last; for
-/// columns one per block of 32 columns), then the partial results, the one
-/// of reduction r from block `part` of row (or column) `row` at
-/// (row * splits + part) * reductions + r. The emitter addresses it; the
-/// compiler allocates bytes() for the launch, zeroed, and the kernel leaves
-/// it zeroed.
+/// columns one per block of 32 columns), then the partial results, `words`
+/// per block: the one of reduction r from block `part` of row (or column)
+/// `row` at (row * splits + part) * words + r, and after one word per
+/// reduction the second words of the partials that are pairs (an online
+/// sum's max, an argmax's or argmin's position), in reduction order
+/// (secondWordSlot). The emitter addresses it; the compiler allocates
+/// bytes() for the launch, zeroed, and the kernel leaves it zeroed.
 struct SplitWorkspace {
   int64_t rows;
   unsigned splits;
-  int reductions;
+  int words;
   int64_t counterWords;
   int64_t counters() const { return counterWords; } ///< words before the partials
-  int64_t partials() const { return rows * splits * reductions; }
+  int64_t partials() const { return rows * splits * words; }
   int64_t bytes() const { return (counters() + partials()) * 4; }
 };
+
+/// Whether reduction `r`'s partial result is a pair, two words in the
+/// split workspace: an online sum's (sum, max), an argmax's or argmin's
+/// (value, position).
+bool hasSecondWord(const KReduction &r);
+/// Where a block's partials hold the second word of reduction `r` (one
+/// with hasSecondWord): after one word per reduction, in reduction order.
+int secondWordSlot(const LoweredKernel &k, int r);
 
 struct ColumnSchedule : LaunchGeometry {
   unsigned parts = 8; ///< threads sharing one column
@@ -273,7 +288,11 @@ struct LaneAccess {
 
 /// Splits `x` (extent `extent`, a multiple of `vec`) as vec*xv + j in `ctx`,
 /// with `xv` named `vecName`, and classifies `offset`: the same element for
-/// every lane, contiguous and aligned to `vec`, or a gather.
+/// every lane, contiguous and aligned to `vec`, or a gather. An operand of a
+/// concat or pad read through a clamp whose range starts and ends at whole
+/// vectors (the halves of a rotary embedding) is contiguous too: its lanes
+/// are inside the operand all together or none, and where none the values
+/// are not used, so `base` then reads any whole vector in bounds.
 LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
                         int64_t extent, unsigned vec, const std::string &vecName);
 

@@ -25,7 +25,7 @@ const Key kKeys[] = {
     {"wm", &ScheduleOverrides::wm},       {"wn", &ScheduleOverrides::wn},
     {"splits", &ScheduleOverrides::splits}, {"transpose", &ScheduleOverrides::transpose},
     {"online", &ScheduleOverrides::online}, {"wgmma", &ScheduleOverrides::wgmma},
-    {"pingpong", &ScheduleOverrides::pingpong},
+    {"pingpong", &ScheduleOverrides::pingpong}, {"ahead", &ScheduleOverrides::ahead},
 };
 
 } // namespace
@@ -45,7 +45,7 @@ ScheduleOverrides parseScheduleOverrides(llvm::StringRef text) {
     const Key *k = llvm::find_if(kKeys, [&](const Key &k) { return key == k.name; });
     if (k == std::end(kKeys))
       throw CompileError("schedule override: unknown key '" + key.str() +
-                         "' (known: block, vec, items, tpr, cached, online, parts, splits, "
+                         "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
                          "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong)");
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)

@@ -25,6 +25,9 @@ struct ScheduleOverrides {
   /// inner rows: a sum of exp(x - max) in its max's pass (online softmax):
   /// 0 never, 1 always; unset where the kernel then reads its rows once
   std::optional<int64_t> online;
+  /// inner rows read in a loop: vectors a thread loads before it works on
+  /// them (1: one at a time)
+  std::optional<int64_t> ahead;
   std::optional<int64_t> tile;  ///< matmul: the block tile's height, one of the template's
   std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn; ///< tensor-core matmul
   /// f16/bf16 matmul on Hopper: 0 keeps the mma.sync template (where the

@@ -145,6 +145,26 @@ TEST_F(DataMovement, RotaryHalvesInOneKernel) {
   }
 }
 
+/// Operands of concats and pads whose ranges start and end at whole
+/// vectors are read as vectors (a clamp at the vector's first lane); at
+/// other boundaries lane by lane. Cuts at multiples of 8, of 4 only, and
+/// odd, in every dtype (vectors of 4 and 8 lanes).
+TEST_F(DataMovement, ConcatsAndPadsAtWholeVectors) {
+  for (DType t : kTypes)
+    for (int64_t cut : {int64_t(8), int64_t(12), int64_t(24), int64_t(21)}) {
+      Graph g(nameOf("vector_cut", t, cut));
+      Tensor x = g.input("x", t, {5, 7, 64});
+      Tensor y = g.input("y", t, {5, 7, 48});
+      g.output(touch(concat({slice(x, 2, 0, cut), slice(y, 2, cut, 48)}, 2)), "joined");
+      g.output(touch(pad(slice(x, 2, 0, cut), {0, 0, 8}, {0, 0, 16}, padValue(t))), "padded");
+      g.output(touch(concat({slice(y, 2, 0, 16), slice(x, 2, 64 - cut, 64), slice(y, 2, 40, 48)}, 2)),
+               "three");
+      if (t != DType::Bool)
+        g.output(touch(concat({-slice(x, 2, 32, 64), slice(x, 2, 0, 32)}, 2)), "rotated");
+      expectMatches(g, cut);
+    }
+}
+
 } // namespace
 } // namespace minijit
 
@@ -238,6 +258,46 @@ TEST_F(ArgReduction, NaNsAndInfinitiesInRows) {
   g.output(argmin(partlyNaN, 1), "min");
   g.output(argmax(where(gt(x, 2.5), INFINITY, x), 1), "inf");
   expectMatches(g, 4);
+}
+
+/// A few rows (or columns) that are long are split over blocks: each block's
+/// (value, position) partial meets the others in the workspace, combined
+/// with numpy's rule (the lowest position of the extreme, the first NaN).
+/// Values rounded to halves tie often, within a block and across blocks; a
+/// NaN sits in a different block of each row (none in rows of one element).
+TEST_F(ArgReduction, SplitRowsAndColumnsKeepNumpysTies) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32})
+    for (int64_t n : {int64_t(1), int64_t(3), int64_t(1023), int64_t(50257), int64_t(128257)}) {
+      Graph g(nameOf("arg_split", t, n));
+      Tensor x = g.input("x", t, {3, n});
+      Tensor ties = isFloat(t) ? floor(x * 2.0) : x;
+      Tensor v = ties;
+      if (isFloat(t) && n > 1) {
+        // row r's NaN at position (r + 1) * n / 3 - 1: blocks apart, the last row's at the end
+        Tensor at = iota(g, {3, n}, 0) * (n / 3) + (n / 3 - 1);
+        v = where(eq(iota(g, {3, n}, 1), at), log(-1.0 - abs(x)), ties);
+      }
+      g.output(argmax(v, 1), "max");
+      g.output(argmin(v, 1, true), "min");
+      g.output(argmax(ties, 1), "maxTies");
+      Tensor c = g.input("c", t, {n, 5});
+      g.output(argmin(isFloat(t) ? floor(c * 2.0) : c, 0), "cols");
+      expectMatches(g, n);
+    }
+}
+
+/// Softmax and argmax over a few long rows: several passes split over
+/// blocks that meet after each, the argmax's pair exchanged like a sum.
+TEST_F(ArgReduction, SplitSoftmaxAndArgmaxInOneKernel) {
+  for (DType t : {DType::F32, DType::BF16})
+    for (int64_t n : {int64_t(50257), int64_t(128257), int64_t(128256)}) {
+      Graph g(nameOf("decode_split", t, n));
+      Tensor logits = g.input("logits", t, {5, n});
+      Tensor p = softmax(logits, 1);
+      g.output(argmax(p, 1), "token");
+      g.output(argmin(floor(logits * 2.0), 1), "low");
+      expectMatches(g, n);
+    }
 }
 
 TEST_F(ArgReduction, SoftmaxAndArgmaxInOneKernel) {

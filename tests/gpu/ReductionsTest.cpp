@@ -37,6 +37,27 @@ protected:
   }
 };
 
+/// Runs `g` fused and unfused under the schedule overrides `overrides`
+/// against the reference (compiled only, without a GPU).
+void expectMatchesUnder(const Graph &g, const std::string &overrides, uint64_t seed,
+                        const std::optional<Device> &gpu) {
+  for (int fused = 1; fused >= 0; --fused) {
+    CompileOptions opt;
+    opt.fusion = fused;
+    opt.scheduleOverrides = overrides;
+    if (!gpu) {
+      EXPECT_NO_THROW(compileGraph(g, opt)) << overrides << "\n" << printGraph(g);
+      continue;
+    }
+    CheckedRun r = runAndCheck(g, *gpu, opt, seed);
+    for (size_t i = 0; i < r.compare.size(); ++i)
+      EXPECT_TRUE(r.compare[i].ok) << "graph " << g.name() << " under " << overrides << " (fusion "
+                                   << (fused ? "on" : "off") << ") output %"
+                                   << g.node(g.outputs()[i]).name << ": " << r.compare[i].summary
+                                   << "\n" << r.compiled.fusedText();
+  }
+}
+
 const std::vector<std::vector<int64_t>> kAxisSets = {{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
 
 TEST_F(Reductions, EveryAxisCombinationOfA3DTensor) {
@@ -242,6 +263,35 @@ TEST_F(Reductions, FewLongRowsOfSeveralPassesMeetAcrossBlocks) {
     expectMatches(g, 17, /*fusedOnly=*/true);
     expectSplitRunsRepeat(g, /*waits=*/true);
   }
+}
+
+TEST_F(Reductions, LoopedRowsLoadingVectorsAhead) {
+  // Rows read in a loop with each thread loading `ahead` vectors before the
+  // work on them (by default only where an online sum runs): whole groups,
+  // then the vectors past the last, one at a time. Rows that start
+  // mid-vector, split ones (one pass, and several that meet), an online sum
+  // taking a group's values at once (the max it tracks is that sum's),
+  // argmax positions and stores, in f32 and 16-bit types.
+  struct Case {
+    DType t;
+    Shape s;
+  };
+  for (const Case &c : {Case{DType::F32, {67, 50257}}, Case{DType::BF16, {33, 32000}},
+                        Case{DType::F16, {5, 1000003}}, Case{DType::F32, {129, 1023}}}) {
+    Graph g("ahead");
+    Tensor x = g.input("x", c.t, c.s);
+    Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
+    Tensor m = max(xf, {1}, true);
+    g.output(log(sum(exp(xf - m), {1})) + m.reshape({c.s[0]}), "lse");
+    g.output(softmax(xf, 1).cast(c.t), "p");
+    g.output(argmax(x, 1), "at");
+    g.output(sum(xf * xf, {1}), "ss");
+    SCOPED_TRACE(std::string(dtypeName(c.t)) + c.s.str());
+    for (const char *o : {"", "ahead=3,cached=0", "ahead=8,online=1,cached=0"})
+      expectMatchesUnder(g, o, static_cast<uint64_t>(c.s[1]), Gpu);
+  }
+  if (!Gpu)
+    GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
 }
 
 } // namespace

@@ -112,6 +112,34 @@ TEST(Program, BytesPerKernelAreTheBufferSizes) {
   EXPECT_EQ(p.bytesMoved(), total);
 }
 
+TEST(Program, ATableReadThroughGatheredIndicesCountsTheElementsSelected) {
+  // an embedding lookup reads the 100 rows its ids select, not the table;
+  // fused into a layer norm or alone
+  Graph g("embed");
+  Tensor table = g.input("table", DType::F32, {32000, 64});
+  Tensor ids = g.input("ids", DType::I32, {100});
+  g.output(layerNorm(take(table, ids, 0)), "y");
+  for (bool fusion : {true, false}) {
+    CompiledGraph c = lower(g, fusion);
+    const ProgramKernel &k = c.program.kernels[0];
+    EXPECT_EQ(k.bytesRead, 100 * 64 * 4 + 100 * 4) << fusion;
+    EXPECT_EQ(k.bytesWritten, 100 * 64 * 4) << fusion;
+    EXPECT_NE(c.fusedText().find("a table read through gathered indices"), std::string::npos);
+  }
+  // a tensor also read whole (cross-entropy's logits, gathered at the label
+  // too) counts whole; a table smaller than what its indices select counts once
+  Graph ce("ce");
+  Tensor logits = ce.input("logits", DType::F32, {64, 1000});
+  Tensor labels = ce.input("labels", DType::I32, {64, 1});
+  ce.output(sum(logits, {1}, true) - takeAlongAxis(logits, labels, 1), "loss");
+  EXPECT_EQ(lower(ce, true).program.kernels[0].bytesRead, 64 * 1000 * 4 + 64 * 4);
+  Graph small("small");
+  Tensor t = small.input("t", DType::F32, {10, 64});
+  small.output(take(t, small.input("i", DType::I32, {1000}), 0), "y");
+  EXPECT_EQ(lower(small, true).program.kernels[0].bytesRead, 10 * 64 * 4 + 1000 * 4);
+  EXPECT_EQ(lower(chain(), true).fusedText().find("gathered"), std::string::npos);
+}
+
 TEST(Program, FusedChainIsOneKernelWithoutTemporaries) {
   CompiledGraph c = lower(chain(), true);
   const Program &p = c.program;

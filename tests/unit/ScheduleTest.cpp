@@ -300,6 +300,168 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   EXPECT_FALSE(contains(one.detail->kernels[0].cuda, "mj_row_barrier(")) << one.detail->kernels[0].cuda;
 }
 
+/// Softmax over rows of `cols`, then the argmax of the probabilities (a
+/// greedy decoding step), in `t`.
+Graph greedyDecode(int64_t rows, int64_t cols, DType t = DType::F32) {
+  Graph g("greedy");
+  Tensor x = g.input("x", t, {rows, cols});
+  g.output(argmax(softmax(x, 1), 1), "token");
+  return g;
+}
+
+TEST(Schedule, FewLongRowsWithAnArgmaxAreSplitToo) {
+  // 64 rows of 128256: four blocks a row (two per SM, all resident), meeting
+  // after each pass; the argmax's partial is a pair (value, position), so a
+  // block leaves four words: the max, the sum, the argmax's value and position
+  CompiledGraph c = lower(greedyDecode(64, 128256));
+  ASSERT_EQ(c.detail->kernels.size(), 1u);
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(s.splits, 4u);
+  EXPECT_TRUE(s.waits);
+  EXPECT_EQ(s.grid, 256);
+  EXPECT_EQ(s.chunk, 8016);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 * 64 + 64 * 4 * 4) * 4);
+  const std::string &cuda = c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(cuda, "mj_partial[(row * 4 + part) * 4 + 2] = __float_as_uint(token_acc);"))
+      << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_partial[(row * 4 + part) * 4 + 3] = (unsigned)token_at;")) << cuda;
+  EXPECT_TRUE(contains(cuda, "token_at = lane < 4 ? (int)__ldcg(&mj_partial[(row * 4 + lane) * 4 + "
+                             "3]) : 2147483647;"))
+      << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_row_barrier(&mj_arrived[row], 12u);")) << cuda;
+  // an argmax alone is one pass: the last block of the row combines the pairs
+  Graph one("one");
+  Tensor x = one.input("x", DType::BF16, {3, 128257});
+  one.output(argmin(x, 1), "i");
+  CompiledGraph o = lower(one);
+  const RowSchedule &os = o.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_GT(os.splits, 1u);
+  EXPECT_FALSE(os.waits);
+  EXPECT_EQ(o.program.kernels[0].workspaceBytes, int64_t(3 + 3 * os.splits * 2) * 4);
+  EXPECT_TRUE(contains(o.detail->kernels[0].cuda, "mj_block_argreduce<false, 512>(i_acc, i_at")) << o.detail->kernels[0].cuda;
+  // many rows fill the SMs unsplit
+  EXPECT_EQ(lower(greedyDecode(4096, 32000)).detail->kernels[0].schedule.as<RowSchedule>().splits, 1u);
+}
+
+TEST(Schedule, FewLongColumnsWithAnArgminAreSplitToo) {
+  Graph g("cols");
+  Tensor x = g.input("x", DType::F32, {100003, 40});
+  g.output(argmin(x, 0), "i");
+  CompiledGraph c = lower(g);
+  const ColumnSchedule &s = c.detail->kernels[0].schedule.as<ColumnSchedule>();
+  EXPECT_GT(s.splits, 1u);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, int64_t(2 + 40 * s.splits * 2) * 4);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda,
+                       "mj_arg_update<false>(i_acc, i_at, __uint_as_float(__ldcg(&mj_partial["))
+      << c.detail->kernels[0].cuda;
+}
+
+TEST(Schedule, SplitRowsWithArgReductionsOnShapesNobodyTunedFor) {
+  // odd, prime, tiny and huge rows, 16-bit and f32, few and many: a split
+  // row's blocks cover it exactly once; blocks that wait are all resident
+  // (two per SM); long rows on fewer rows than SMs never run on one block
+  // a row.
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t rows : {1, 2, 7, 64, 131, 1000})
+      for (int64_t cols : {1, 3, 1023, 50257, 128257, 1 << 20}) {
+        if (rows * cols > (int64_t(1) << 26))
+          continue;
+        for (const Graph &g : {greedyDecode(rows, cols, t), [&] {
+               Graph a("arg");
+               a.output(argmax(a.input("x", t, {rows, cols}), 1), "i");
+               return a;
+             }()}) {
+          CompiledGraph c = lower(g);
+          const CompiledKernel &k = c.detail->kernels.back();
+          const RowSchedule *s = k.schedule.getIf<RowSchedule>();
+          ASSERT_NE(s, nullptr) << g.name() << " " << rows << "x" << cols;
+          std::string what = g.name() + " " + std::string(dtypeName(t)) + " " +
+                             std::to_string(rows) + "x" + std::to_string(cols);
+          int64_t kv = s->vectorsPerRow(cols);
+          if (s->splits == 1) {
+            EXPECT_FALSE(rows < 132 && kv >= 8 * int64_t(s->threadsPerRow) && s->threadsPerRow > 32)
+                << what << ": long rows on " << s->grid << " blocks";
+            continue;
+          }
+          EXPECT_GE(s->chunk * s->splits, kv) << what;
+          EXPECT_LT(s->chunk * (s->splits - 1), kv) << what;
+          EXPECT_EQ(s->grid, rows * s->splits) << what;
+          EXPECT_EQ(s->waits, k.lowered.passes > 1) << what;
+          if (s->waits) {
+            EXPECT_LE(s->grid, 2 * 132) << what;
+          }
+        }
+      }
+}
+
+TEST(Schedule, ConcatHalvesAtWholeVectorsAreReadAsVectors) {
+  // rotary embedding on f16: each half of the row is 8 whole vectors, so
+  // x at d + 64 and at d - 64 are read as vectors at the clamped first lane
+  Graph g("rope");
+  Tensor x = g.input("x", DType::F16, {8, 64, 4, 128});
+  Tensor c = g.input("cos", DType::F16, {64, 1, 128});
+  Tensor sn = g.input("sin", DType::F16, {64, 1, 128});
+  Tensor rot = concat({-slice(x, 3, 64, 128), slice(x, 3, 0, 64)}, 3);
+  g.output(x * c + rot * sn, "y");
+  CompiledGraph cg = lower(g);
+  const std::string &cuda = cg.detail->kernels[0].cuda;
+  EXPECT_EQ(cg.detail->kernels[0].schedule.as<PointwiseSchedule>().vec, 8u);
+  EXPECT_TRUE(contains(cuda, "mj_load(x_r1, x + (((vi * 8) / 128) * 128 + mj_clamp((vi * 8) % 128, 56) + 64));")) << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_load(x_r2, x + (((vi * 8) / 128) * 128 + mj_clamp(((vi * 8) % 128) - 64, 56)));")) << cuda;
+  EXPECT_FALSE(contains(cuda, "x_r1[0] =")) << cuda;
+  // a cut at 20 is whole 4-wide vectors (f32) but not 8-wide ones (f16)
+  for (DType t : {DType::F32, DType::F16}) {
+    Graph h("cut");
+    Tensor a = h.input("a", t, {16, 64});
+    Tensor b = h.input("b", t, {16, 64});
+    h.output(concat({slice(a, 1, 0, 20), slice(b, 1, 20, 64)}, 1) * 2.0, "y");
+    std::string text = lower(h).detail->kernels[0].cuda;
+    EXPECT_EQ(contains(text, "a_r[1] = a["), t == DType::F16) << text;
+    EXPECT_EQ(contains(text, "mj_load(b__r, b_ + "), t == DType::F32) << text;
+  }
+}
+
+/// log(sum(exp(x - max(x)))) over rows of `cols` f32: a logsumexp, one
+/// pass with an online sum.
+Graph logsumexp(int64_t rows, int64_t cols) {
+  Graph g("lse");
+  Tensor x = g.input("x", DType::F32, {rows, cols});
+  Tensor m = max(x, {1}, true);
+  g.output(log(sum(exp(x - m), {1})) + m.reshape({rows}), "lse");
+  return g;
+}
+
+TEST(Schedule, OnlineRowsLoadVectorsAhead) {
+  // cross-entropy's logsumexp over rows of 32000: each of 256 threads loads
+  // four of its vectors before the work on them, the online sum takes their
+  // sixteen values at once, and the max is the online sum's own
+  CompiledGraph c = lower(logsumexp(8192, 32000));
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(s.ahead, 4u);
+  EXPECT_FALSE(s.cached);
+  const std::string &cuda = c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(cuda, "for (; kb + 768 < 8000; kb += 1024) {")) << cuda;
+  EXPECT_TRUE(contains(cuda, "_in[16]; // the group's values for the online sum")) << cuda;
+  EXPECT_TRUE(contains(cuda, "; // the max the online sum is relative to")) << cuda;
+  EXPECT_FALSE(contains(cuda, " = mj_max(")) << cuda;
+  // ahead=1: one vector at a time
+  CompiledGraph one = lower(logsumexp(8192, 32000), true, "ahead=1");
+  EXPECT_EQ(one.detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  EXPECT_FALSE(contains(one.detail->kernels[0].cuda, "kb")) << one.detail->kernels[0].cuda;
+  // a row read again in each pass groups its loads too (a softmax's rows of
+  // 50257, split or not); one pass of light work keeps one vector at a time
+  // unless asked; rows held in registers have no loop to group
+  EXPECT_EQ(lower(softmax(256, 50257)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
+  EXPECT_EQ(lower(greedyDecode(64, 128256)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
+  EXPECT_EQ(lower(softmax(256, 50257), true, "ahead=1").detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  EXPECT_EQ(lower(rowSum(2048, 131072)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  EXPECT_EQ(lower(rowSum(2048, 131072), true, "ahead=4").detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
+  EXPECT_EQ(lower(softmax(4096, 1024), true, "ahead=4").detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
+  // a thread with fewer than four vectors loads all it has
+  EXPECT_EQ(lower(logsumexp(8192, 256), true, "cached=0").detail->kernels[0].schedule.as<RowSchedule>().ahead, 2u);
+  EXPECT_TRUE(contains(compileErrorOf(logsumexp(64, 4096), "ahead=17"), "ahead must be 1..16"));
+}
+
 TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
   CompiledGraph c = lower(softmax(100, 1024)); // 100 rows, 8 per block
   EXPECT_NE(100 % c.detail->kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 0u);

@@ -231,16 +231,22 @@ private:
     return off;
   }
 
-  /// Dimension d of `s` stretches to the size of a broadcast: a 1 that is
-  /// a number. A named size bound to 1 is its own name's size everywhere,
-  /// so its index passes through (the kernel text stays that of its bucket).
-  static bool stretches(const Shape &s, unsigned d) { return s[d] == 1 && !s.dim(d).isNamed(); }
+  /// Dimension `from` of an operand stretches to dimension `to` of a
+  /// result: it is 1 and not the same named size as `to`. A named size
+  /// bound to 1 read where the result has that same name takes the result's
+  /// index (the kernel text stays that of the name's bucket); read where a
+  /// pass stretched it to another size (a bound graph broadcasts by value),
+  /// it stretches.
+  static bool stretches(const Dim &from, const Dim &to) {
+    return from.size() == 1 && !(from.isNamed() && to.isNamed() && from.expr() == to.expr());
+  }
 
   Index broadcastIndex(const Shape &from, const Shape &to, const Index &idx) {
     Index out;
     unsigned off = to.rank() - from.rank();
     for (unsigned i = 0; i < from.rank(); ++i)
-      out.push_back(stretches(from, i) ? IndexExpr::constant(0) : idx[off + i]);
+      out.push_back(stretches(from.dim(i), to.dim(off + i)) ? IndexExpr::constant(0)
+                                                             : idx[off + i]);
     mutateBroadcastIndex(L.ctx, out, from, to); // a test hook (compiler/Mutation.h)
     return out;
   }
@@ -566,8 +572,8 @@ private:
       in.insert(in.end(), idx.begin() + n.axis + is.rank(), idx.end());
     } else {
       for (unsigned d = 0; d < xs.rank(); ++d) {
-        at.push_back(stretches(is, d) ? IndexExpr::constant(0) : idx[d]);
-        in.push_back(stretches(xs, d) ? IndexExpr::constant(0) : idx[d]);
+        at.push_back(stretches(is.dim(d), n.shape.dim(d)) ? IndexExpr::constant(0) : idx[d]);
+        in.push_back(stretches(xs.dim(d), n.shape.dim(d)) ? IndexExpr::constant(0) : idx[d]);
       }
     }
     int index = value(n.operands[1], at);
@@ -708,7 +714,8 @@ private:
         Index out;
         unsigned batchRank = s.rank() - 2, off = (r - 2) - batchRank;
         for (unsigned d = 0; d < batchRank; ++d)
-          out.push_back(stretches(s, d) ? IndexExpr::constant(0) : DomainIdx[off + d]);
+          out.push_back(stretches(s.dim(d), n.shape.dim(off + d)) ? IndexExpr::constant(0)
+                                                                  : DomainIdx[off + d]);
         out.push_back(row);
         out.push_back(col);
         return out;

@@ -176,6 +176,9 @@ TEST_F(Devices, OneCompileLoadsOnEveryDeviceOfItsArchitecture) {
   if (Gpu)
     opt.device = gpu().properties();
   CompiledGraph c = compileGraph(g, opt);
+  // Its two layers are one kernel of code: one NVRTC compile at most.
+  uint64_t compiled = cache.stats().compiles;
+  EXPECT_LE(compiled, c.numKernels());
   MJ_REQUIRE_GPU();
   std::vector<HostTensor> ins = randomInputs(g, 5);
   for (size_t i = 1; i < ins.size(); ++i) // weights of scale 1/sqrt(dim), as samples/mlp.cpp
@@ -197,7 +200,7 @@ TEST_F(Devices, OneCompileLoadsOnEveryDeviceOfItsArchitecture) {
     ++loaded;
   }
   EXPECT_GE(loaded, 1);
-  EXPECT_EQ(cache.stats().compiles, c.numKernels()) << "loading compiled something";
+  EXPECT_EQ(cache.stats().compiles, compiled) << "loading compiled something";
   if (loaded == 1)
     std::printf("note: one device of %s here: loaded on it alone\n", c.program.arch.c_str());
 }

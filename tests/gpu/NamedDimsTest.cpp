@@ -109,6 +109,21 @@ TEST_F(NamedDims, GraphReplayFollowsTheBinding) {
     expectBindingMatches(exe, g, b);
 }
 
+TEST_F(NamedDims, ANamedOneARewriteStretchesReadsItsOneElement) {
+  // The narrow-product rewrite at B = 1 broadcasts %w's named 1s to other
+  // sizes (random graphs with named sizes, seed 20976 and six others).
+  Graph g("named_one");
+  Tensor x = g.input("x", DType::F32, {Dim("B"), 3, Dim("B")});
+  Tensor w = g.input("w", DType::F32, {Dim("B"), Dim("B")});
+  Tensor bias = g.input("bias", DType::F32, {Dim("B")});
+  g.output(tanh(matmul(x, w) * 0.1f + bias), "t");
+  if (!Gpu)
+    return compileOnly(g, {1, 2, 3});
+  Executable exe = compile(g, gpu());
+  for (int64_t b : {1, 2, 3, 1})
+    expectBindingMatches(exe, g, b);
+}
+
 TEST_F(NamedDims, InputsThatDisagreeLaunchNothing) {
   Graph g("pair");
   Tensor x = g.input("x", DType::F32, {Dim("B"), 8});

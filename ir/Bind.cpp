@@ -51,12 +51,7 @@ Graph bindDims(const Graph &g, const DimBindings &sizes) {
       s.shape = bindShape(n.shape, sizes, n.name.empty() ? opName(n.op) : "%" + n.name);
     out.add(s);
   }
-  for (size_t o = 0; o < g.outputs().size(); ++o) {
-    if (g.updates()[o] >= 0)
-      out.update(g.updates()[o], g.outputs()[o]);
-    else
-      out.output(g.outputs()[o]);
-  }
+  out.copyResults(g);
   return out;
 }
 

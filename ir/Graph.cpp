@@ -688,6 +688,15 @@ void Graph::update(ValueId input, ValueId value) {
   Updates.push_back(input);
 }
 
+void Graph::copyResults(const Graph &from) {
+  for (size_t o = 0; o < from.outputs().size(); ++o) {
+    if (from.updates()[o] >= 0)
+      update(from.updates()[o], from.outputs()[o]);
+    else
+      output(from.outputs()[o]);
+  }
+}
+
 int Graph::updatedInput(size_t o) const {
   if (Updates[o] < 0)
     return -1;

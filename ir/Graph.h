@@ -171,6 +171,11 @@ public:
   void update(ValueId input, ValueId value);
   void update(const Tensor &input, const Tensor &value);
 
+  /// Marks as this graph's results the outputs and in-place updates of
+  /// `from`, whose values have the same ids here (a copy of `from` node by
+  /// node, as passes and binding make).
+  void copyResults(const Graph &from);
+
   /// The value named `name` (without '%'), if any.
   std::optional<ValueId> lookup(std::string_view name) const;
   /// Renames a value; throws GraphError if the name is taken or not a valid name.

@@ -170,7 +170,7 @@ bool checkSplitBatch(const std::vector<Device> &devices) {
     llvm::outs() << llvm::formatv("  gathered on the host ({0} device-to-host cop{1}), against "
                                   "the CPU reference: {2}\n",
                                   n, n == 1 ? "y" : "ies",
-                                  (r.ok ? "ok (" : "MISMATCH (") + r.compare[0].summary + ")");
+                                  (r.ok ? "" : "MISMATCH: ") + r.compare[0].summary);
     return r.ok;
   }
   // Devices of several architectures: each slice of the gathered batch
@@ -188,8 +188,7 @@ bool checkSplitBatch(const std::vector<Device> &devices) {
     llvm::outs() << llvm::formatv("  rows {0} to {1}, gathered from device {2}, against the CPU "
                                   "reference: {3}\n",
                                   d * rows, (d + 1) * rows - 1, devices[d].ordinal(),
-                                  (part.ok ? "ok (" : "MISMATCH (") + part.compare[0].summary +
-                                      ")");
+                                  (part.ok ? "" : "MISMATCH: ") + part.compare[0].summary);
     ok = ok && part.ok;
   }
   return ok;

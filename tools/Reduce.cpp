@@ -154,12 +154,7 @@ std::optional<Graph> resized(const Graph &g, int64_t from, int64_t to) {
       }
       out.add(s);
     }
-    for (size_t i = 0; i < g.outputs().size(); ++i) {
-      if (g.updates()[i] >= 0)
-        out.update(g.updates()[i], g.outputs()[i]);
-      else
-        out.output(g.outputs()[i]);
-    }
+    out.copyResults(g);
   } catch (const GraphError &) {
     return std::nullopt;
   }

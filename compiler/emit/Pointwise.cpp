@@ -52,33 +52,30 @@ void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s) {
     w.close();
   if (s.items > 1)
     w.close();
+  // The elements the vectors leave, one per thread of block 0, from `done`.
+  auto scalarTail = [&](const std::string &done) {
+    w.line("const " + Idx + " i = " + done + " + threadIdx.x;");
+    LaneCtx t;
+    t.vec = 1;
+    t.x = k.elem;
+    t.extent = k.numel;
+    t.var = "i";
+    e.elementWork(0, t, "");
+    w.close();
+  };
   if (e.symbolic() && s.vec > 1 && e.K.symbolic->extent.coef % s.vec != 0) {
     w.line("// the elements past the last whole vector (fewer than " + std::to_string(s.vec) +
            "), one per thread");
     w.line("const " + Idx + " done = " + e.extent() + " / " + std::to_string(s.vec) + " * " +
            std::to_string(s.vec) + ";");
     w.open("if (blockIdx.x == 0 && threadIdx.x < " + e.extent() + " - done)");
-    w.line("const " + Idx + " i = done + threadIdx.x;");
-    LaneCtx t;
-    t.vec = 1;
-    t.x = k.elem;
-    t.extent = k.numel;
-    t.var = "i";
-    e.elementWork(0, t, "");
-    w.close();
+    scalarTail("done");
   } else if (s.tail && !e.symbolic()) {
     int64_t done = s.numVec * s.vec, rest = k.numel - done;
     w.line("// the last " + std::to_string(rest) +
            (rest == 1 ? " element" : " elements, one per thread"));
     w.open("if (blockIdx.x == 0 && threadIdx.x < " + std::to_string(rest) + ")");
-    w.line("const " + Idx + " i = " + std::to_string(done) + " + threadIdx.x;");
-    LaneCtx t;
-    t.vec = 1;
-    t.x = k.elem;
-    t.extent = k.numel;
-    t.var = "i";
-    e.elementWork(0, t, "");
-    w.close();
+    scalarTail(std::to_string(done));
   }
   w.raw("}\n");
 }

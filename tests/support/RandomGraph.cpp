@@ -406,12 +406,7 @@ std::optional<Graph> nameDimension(const Graph &g, int64_t size, const std::stri
       }
       out.add(spec);
     }
-    for (size_t o = 0; o < g.outputs().size(); ++o) {
-      if (g.updates()[o] >= 0)
-        out.update(g.updates()[o], g.outputs()[o]);
-      else
-        out.output(g.outputs()[o]);
-    }
+    out.copyResults(g);
   } catch (const GraphError &) {
     return std::nullopt;
   }

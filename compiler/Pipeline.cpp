@@ -12,9 +12,11 @@
 #include "compiler/simplify/MatmulRewrites.h"
 #include "compiler/simplify/Simplify.h"
 #include "ir/Autodiff.h"
+#include "ir/Bind.h"
 #include "ir/Error.h"
 #include "ir/Verifier.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Threading.h"
@@ -236,6 +238,11 @@ public:
   /// The stages in order; each returns early once the last one asked for ran.
   CompiledGraph run() {
     verifyGraph(G);
+    if (hasUnboundDims(G))
+      throw GraphError("graph '" + G.name() + "' has named dimensions without sizes (" +
+                       llvm::join(dimNames(G), ", ") +
+                       "): bind them (bindDims, --dim NAME=SIZE), or compile through "
+                       "minijit::compile, which binds each run's sizes");
     const Graph *source = &G;
     std::optional<Graph> expanded; // the training graph, when G has grad or vjp nodes
     if (hasDerivatives(G)) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Autodiff.h"
 
+#include "ir/Bind.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"
 
@@ -15,6 +16,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cmath>
@@ -538,6 +540,13 @@ bool hasDerivatives(const Graph &g) {
   return llvm::any_of(g.nodes(), [](const Node &n) { return n.cls() == OpClass::Derivative; });
 }
 
-Graph expandAutodiff(const Graph &g) { return Expander(g).run(); }
+Graph expandAutodiff(const Graph &g) {
+  // A mean's gradient divides by the number of elements it averaged.
+  if (hasUnboundDims(g))
+    throw GraphError("graph '" + g.name() + "' has named dimensions without sizes (" +
+                     llvm::join(dimNames(g), ", ") +
+                     "): bind them before expanding its gradients (bindDims)");
+  return Expander(g).run();
+}
 
 } // namespace minijit

@@ -4,6 +4,7 @@
 #include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
 #include "compiler/cache/KernelCache.h"
+#include "ir/Autodiff.h"
 #include "ir/Bind.h"
 #include "ir/Builder.h"
 #include "ir/Evaluator.h"
@@ -324,4 +325,27 @@ TEST(NamedDims, RecompilesAreLoggedWithTheirReason) {
   ASSERT_EQ(args.size(), 1u);
   EXPECT_EQ(args[0].shape.str(), "[B, 64]");
   llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(NamedDims, CompilingOrDifferentiatingUnboundSizesIsRefused) {
+  Graph g("f");
+  Tensor x = g.input("x", DType::F32, {Dim("B"), 4});
+  Tensor w = g.input("w", DType::F32, {4});
+  g.output(grad(mean(x * w), w), "gw");
+  EXPECT_EQ(graphErrorOf([&] { compileGraph(g); }),
+            "graph 'f' has named dimensions without sizes (B): bind them (bindDims, --dim "
+            "NAME=SIZE), or compile through minijit::compile, which binds each run's sizes");
+  EXPECT_EQ(graphErrorOf([&] { expandAutodiff(g); }),
+            "graph 'f' has named dimensions without sizes (B): bind them before expanding its "
+            "gradients (bindDims)");
+  // Bound, a mean's gradient divides by the bound size: the same as the
+  // graph written at that size.
+  for (int64_t b : {1, 3}) {
+    Graph bound = bindDims(g, {{"B", b}});
+    std::vector<HostTensor> ins = randomInputs(bound, 9);
+    std::vector<HostTensor> named = evaluate(g, ins), fixed = evaluate(bound, ins);
+    for (int64_t i = 0; i < 4; ++i)
+      EXPECT_EQ(named[0].get(i), fixed[0].get(i)) << "B=" << b;
+    EXPECT_NO_THROW(compileGraph(bound));
+  }
 }

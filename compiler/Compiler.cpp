@@ -72,9 +72,7 @@ namespace {
 /// "named size B bound at launch (B = 3000), scheduled for its bucket, B in 2049..4096".
 std::string sizesText(const LoweredKernel &k) {
   const KSymbolic &sym = *k.symbolic;
-  int64_t extent = k.kind == KernelKind::Pointwise ? k.numel
-                   : k.kind == KernelKind::Matmul  ? k.matmul->M
-                                                   : k.rows;
+  int64_t extent = outerExtent(k);
   std::string names;
   for (const std::string &n : sym.names)
     names += (names.empty() ? "" : ", ") + n;

@@ -35,11 +35,8 @@ std::string whyCompiled(const CompiledKernel &k) {
   if (!k.lowered.symbolic)
     return "its code holds the sizes (a named size it does not take at launch)";
   const LoweredKernel &l = k.lowered;
-  int64_t extent = l.kind == KernelKind::Pointwise ? l.numel
-                   : l.kind == KernelKind::Matmul  ? l.matmul->M
-                                                   : l.rows;
-  return "the first binding of its bucket of sizes (" + bucketText(l.symbolic->extent, extent) +
-         ")";
+  return "the first binding of its bucket of sizes (" +
+         bucketText(l.symbolic->extent, outerExtent(l)) + ")";
 }
 
 void logBinding(const Graph &g, const DimBindings &sizes, const CompiledGraph &c) {

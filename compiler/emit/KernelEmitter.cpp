@@ -89,15 +89,7 @@ const char *extentLocal(KernelKind kind) {
 } // namespace
 
 std::string KernelEmitter::extent() const {
-  if (K.symbolic)
-    return extentLocal(K.kind);
-  switch (K.kind) {
-  case KernelKind::Pointwise: return std::to_string(K.numel);
-  case KernelKind::Reduction:
-  case KernelKind::Scan: return std::to_string(K.rows);
-  case KernelKind::Matmul: return std::to_string(K.matmul->M);
-  }
-  llvm_unreachable("bad kernel kind");
+  return K.symbolic ? std::string(extentLocal(K.kind)) : std::to_string(outerExtent(K));
 }
 
 std::string KernelEmitter::extentMinus1() const {

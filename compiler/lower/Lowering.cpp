@@ -31,6 +31,16 @@ int64_t bucketExtent(const DimExpr &extent, int64_t value) {
          static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(2, named))));
 }
 
+int64_t outerExtent(const LoweredKernel &k) {
+  switch (k.kind) {
+  case KernelKind::Pointwise: return k.numel;
+  case KernelKind::Reduction:
+  case KernelKind::Scan: return k.rows;
+  case KernelKind::Matmul: return k.matmul->M;
+  }
+  llvm_unreachable("bad kernel kind");
+}
+
 std::string bucketText(const DimExpr &extent, int64_t value) {
   DimExpr names = extent;
   names.coef = 1;

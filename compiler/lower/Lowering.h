@@ -156,6 +156,10 @@ struct StoreRequest {
 /// The lowered kernel, or the value that must be stored first.
 using LoweringResult = std::variant<LoweredKernel, StoreRequest>;
 
+/// The outer extent of a kernel (what KSymbolic::extent counts): a
+/// pointwise kernel's elements, a row kernel's rows, a matmul's m.
+int64_t outerExtent(const LoweredKernel &k);
+
 /// The largest extent of the bucket of `extent` (`value` bound), an outer
 /// extent with named sizes (LoweredKernel::symbolic): the product of its
 /// names rounded up to a power of two, at least 2 (a named size of 1 is not

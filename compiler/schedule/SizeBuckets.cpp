@@ -20,17 +20,6 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// The kernel's outer extent (what KSymbolic::extent counts).
-int64_t extentOf(const LoweredKernel &k) {
-  switch (k.kind) {
-  case KernelKind::Pointwise: return k.numel;
-  case KernelKind::Reduction:
-  case KernelKind::Scan: return k.rows;
-  case KernelKind::Matmul: return k.matmul->M;
-  }
-  llvm_unreachable("bad kernel kind");
-}
-
 /// `k` as the rules see it at outer extent `extent`.
 LoweredKernel withExtent(const LoweredKernel &k, int64_t extent) {
   LoweredKernel r = k;
@@ -93,7 +82,7 @@ Schedule chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
                                 const ScheduleOverrides &overrides, const std::string &arch) {
   if (!k.symbolic)
     return chooseSchedule(k, dev, overrides, arch);
-  Schedule s = chooseSchedule(withExtent(k, bucketExtent(k.symbolic->extent, extentOf(k))), dev,
+  Schedule s = chooseSchedule(withExtent(k, bucketExtent(k.symbolic->extent, outerExtent(k))), dev,
                               overrides, arch);
   if (sizeGrid(s, k, dev))
     return s;

@@ -326,8 +326,9 @@ namespace {
 /// computed from them exactly).
 class BoundPass {
 public:
-  BoundPass(const Graph &g, bool certain)
-      : G(g), Certain(certain), Bounds(g.size()), LastUse(g.size(), 0) {
+  BoundPass(const Graph &g, bool certain, const std::vector<bool> *readInRegisters)
+      : G(g), Certain(certain), Registers(readInRegisters), Bounds(g.size()), Own(g.size()),
+        LastUse(g.size(), 0) {
     for (size_t i = 0; i < g.size(); ++i)
       for (ValueId o : g.nodes()[i].operands)
         LastUse[o] = i;
@@ -355,6 +356,10 @@ public:
     case OpClass::Matmul: Bounds[id] = matmul(id, values); break;
     case OpClass::Derivative: llvm_unreachable("grad and vjp are expanded first");
     }
+    if (Registers && (*Registers)[id])
+      widenForRegisterReaders(id, values[id]);
+    if (LastUse[id] == G.size())
+      roundAsReturned(id, values[id]);
     for (ValueId o : n.operands)
       if (LastUse[o] == static_cast<size_t>(id))
         Bounds[o] = HostTensor();
@@ -363,11 +368,51 @@ public:
   std::vector<HostTensor> outputs() const {
     std::vector<HostTensor> out;
     for (ValueId o : G.outputs())
-      out.push_back(exact(o) ? HostTensor(DType::F32, G.node(o).shape) : Bounds[o]);
+      out.push_back(Own[o].bytes()  ? Own[o]
+                    : exact(o)      ? HostTensor(DType::F32, G.node(o).shape)
+                                    : Bounds[o]);
     return out;
   }
 
 private:
+  /// A value stored in f16/bf16 that its kernel also reads from registers:
+  /// the reference hands its readers the rounded value, a reader in that
+  /// kernel has the unrounded one. Where the rounding was certain (bound 0)
+  /// they differ by up to the rounding plus the small error certainty
+  /// allows: two roundings' worth covers it; elsewhere the bound includes a
+  /// rounding already. The value's own comparison keeps its bound (Own).
+  /// An f16/bf16 output the reference holds in f32 (a view, or a value
+  /// renamed by simplify, of one a kernel keeps in registers) is rounded
+  /// only as it is returned, by evaluate(): its bound gains that rounding,
+  /// certain where the value lies well inside its rounding interval, as a
+  /// stored value's (Settle). Its readers keep the f32 bound.
+  void roundAsReturned(ValueId id, const HostTensor &value) {
+    DType type = G.node(id).dtype;
+    if ((type != DType::F16 && type != DType::BF16) || value.dtype() != DType::F32)
+      return;
+    HostTensor own(DType::F32, G.node(id).shape);
+    for (int64_t i = 0; i < own.numel(); ++i) {
+      double b = bound(id, i), pre = value.get(i), rounded = roundToDType(pre, type);
+      bool certain = Certain && certainRounding(type, rounded, pre, b);
+      own.set(i, certain ? 0 : b + roundingError(type, std::fabs(pre) + b));
+    }
+    Own[id] = std::move(own);
+  }
+
+  void widenForRegisterReaders(ValueId id, const HostTensor &value) {
+    DType held = value.dtype();
+    if ((held != DType::F16 && held != DType::BF16) || G.node(id).cls() == OpClass::Cast)
+      return;
+    if (LastUse[id] == G.size())
+      Own[id] = exact(id) ? HostTensor(DType::F32, G.node(id).shape) : Bounds[id];
+    HostTensor wide(DType::F32, G.node(id).shape);
+    for (int64_t i = 0; i < wide.numel(); ++i) {
+      double b = bound(id, i);
+      wide.set(i, b == 0 ? 2 * roundingError(held, std::fabs(value.get(i))) : b);
+    }
+    Bounds[id] = std::move(wide);
+  }
+
   bool exact(ValueId v) const { return Bounds[v].bytes() == 0; }
   double bound(ValueId v, int64_t i) const { return exact(v) ? 0 : Bounds[v].get(i); }
 
@@ -686,7 +731,11 @@ private:
 
   const Graph &G;
   bool Certain; ///< stored roundings may be certain
-  std::vector<HostTensor> Bounds;
+  const std::vector<bool> *Registers; ///< EvalOptions::readInRegisters
+  std::vector<HostTensor> Bounds; ///< what each value's readers may be off by
+  /// The bound of an output whose readers' bound was widened
+  /// (widenForRegisterReaders); empty for the others.
+  std::vector<HostTensor> Own;
   std::vector<size_t> LastUse;
 };
 
@@ -698,7 +747,7 @@ BoundedOutputs evaluateWithBounds(const Graph &g, llvm::ArrayRef<HostTensor> inp
     assert(!options.stored && "`stored` flags the nodes of a graph without derivatives");
     return evaluateWithBounds(expandAutodiff(g), inputs, options, certainRoundings);
   }
-  BoundPass pass(g, certainRoundings);
+  BoundPass pass(g, certainRoundings, options.readInRegisters);
   EvalOptions eo = options;
   eo.observe = [&](ValueId id, std::span<const HostTensor> values) {
     if (options.observe)

@@ -20,6 +20,12 @@ struct EvalOptions {
   /// precision, as a fused kernel keeps them in registers. When unset every
   /// value is rounded, as an eager framework stores each one.
   const std::vector<bool> *stored = nullptr;
+  /// Stored values (flagged in `stored`) that a kernel also reads from its
+  /// registers, unrounded: the reference gives their readers the rounded
+  /// value, and evaluateWithBounds widens what their readers may be off by
+  /// to cover both (the comparison of the value itself is unchanged).
+  /// Values are not changed by it.
+  const std::vector<bool> *readInRegisters = nullptr;
   /// Sums and means add |x| and matmuls |a| * |b|: an output then holds the
   /// size of the terms its reductions added, which bounds their rounding
   /// error where the terms cancel (the `scale` of compareTensors).

@@ -41,12 +41,14 @@ done
 wait
 secs=$(( $(date +%s) - start ))
 # Each process's last line: summary first=.. next=.. graphs=.. gpu=.. mismatches=.. errors=..
-#   compiled=.. cached=.. seconds=.. mismatch_seeds=a,b|- error_seeds=c|-
+#   compiled=.. cached=.. seconds=.. compile_s=.. run_s=.. reference_s=..
+#   mismatch_seeds=a,b|- error_seeds=c|-
 awk -v want="$count" -v first="$first" -v secs="$secs" '
   /^summary / {
     for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
     graphs += v["graphs"]; mism += v["mismatches"]; errs += v["errors"]; kernels += v["compiled"] + v["cached"]
     gpu = v["gpu"]; procs++
+    cs += v["compile_s"]; rs += v["run_s"]; fs += v["reference_s"]
     if (resume == "" || v["next"] + 0 < resume + 0) resume = v["next"]
     if (v["mismatch_seeds"] != "-") ms = ms (ms == "" ? "" : ",") v["mismatch_seeds"]
     if (v["error_seeds"] != "-") es = es (es == "" ? "" : ",") v["error_seeds"]
@@ -54,6 +56,7 @@ awk -v want="$count" -v first="$first" -v secs="$secs" '
   END {
     if (procs == 0) { print "random_run.sh: no process wrote a summary"; exit 2 }
     printf "random run: %d of %d graphs from seed %d (each fused and unfused, gpu=%s), %d processes, %d s, %.1f graphs/s, %d kernels\n", graphs, want, first, gpu, procs, secs, graphs / (secs > 0 ? secs : 1), kernels
+    printf "process seconds (all processes): compiling %.0f, device runs %.0f, CPU reference %.0f\n", cs, rs, fs
     printf "mismatches: %d  errors: %d\n", mism, errs
     printf "mismatch seeds: %s\nerror seeds: %s\n", (ms == "" ? "none" : ms), (es == "" ? "none" : es)
     if (graphs < want) printf "stopped by the budget: every seed below %d was tried; resume with --first %d --count %d\n", resume, resume, want - (resume - first)

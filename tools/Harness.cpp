@@ -5,6 +5,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -85,12 +86,15 @@ void checkOutputs(const Graph &g, CheckedRun &r,
     expanded.emplace(expandAutodiff(g));
   const Graph &ref = expanded ? *expanded : g;
   std::vector<HostTensor> magnitudes;
+  auto t0 = std::chrono::steady_clock::now();
   if (reference) {
     r.reference = std::move(*reference);
   } else {
     std::vector<bool> stored = storedValues(ref, r.compiled);
+    std::vector<bool> registers = registerReadValues(ref, r.compiled);
     EvalOptions eo;
     eo.stored = &stored;
+    eo.readInRegisters = &registers;
     BoundedOutputs bounded = evaluateWithBounds(ref, r.inputs, eo, halfValuesFound(ref, r.compiled));
     r.reference = std::move(bounded.values);
     r.bounds = std::move(bounded.bounds);
@@ -103,6 +107,8 @@ void checkOutputs(const Graph &g, CheckedRun &r,
       magnitudes = evaluate(ref, r.inputs, eo);
     }
   }
+  r.referenceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     r.compare.push_back(compareTensors(r.outputs[i], r.reference[i],
                                        toleranceFor(ref, ref.outputs()[i]),
@@ -142,6 +148,32 @@ std::vector<bool> storedValues(const Graph &g, const CompiledGraph &c) {
     stored[i] = id && *id < static_cast<ValueId>(plan.storedBy.size()) && plan.storedBy[*id] >= 0;
   }
   return stored;
+}
+
+std::vector<bool> registerReadValues(const Graph &g, const CompiledGraph &c) {
+  const FusionPlan &plan = c.detail->plan;
+  const Graph &cg = c.graph;
+  // In the compiled graph: a stored value that a kernel computing it also
+  // hands, in registers, to another value it computes.
+  std::vector<bool> inRegisters(cg.size(), false);
+  for (const KernelGroup &k : plan.kernels) {
+    std::vector<bool> held(cg.size(), false);
+    for (ValueId v : k.held)
+      held[v] = true;
+    for (ValueId v : k.held)
+      for (ValueId o : cg.node(v).operands)
+        if (held[o] && o < static_cast<ValueId>(plan.storedBy.size()) && plan.storedBy[o] >= 0)
+          inRegisters[o] = true;
+  }
+  std::vector<bool> out(g.size(), false);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.nodes()[i];
+    if (n.op == OpKind::Input || n.name.empty())
+      continue;
+    std::optional<ValueId> id = cg.lookup(n.name);
+    out[i] = id && inRegisters[*id];
+  }
+  return out;
 }
 
 std::string summarizeTensor(const HostTensor &t) {

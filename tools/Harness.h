@@ -27,6 +27,7 @@ struct CheckedRun {
   std::vector<CompareResult> compare; ///< one per output
   bool ok = true;                     ///< every comparison passed
   std::optional<Executable> executable; ///< the program as loaded, to run it again
+  double referenceSeconds = 0;        ///< of the check's time, the CPU reference's (with its bounds)
 };
 
 /// Compiles `g` (fusion on or off) for `gpu`, runs it once on `inputs` (or
@@ -74,6 +75,12 @@ void poisonTensors(std::vector<DeviceTensor> &tensors);
 /// rounds it to its dtype). Values are matched to the compiled (simplified)
 /// graph by name; inputs count as stored.
 std::vector<bool> storedValues(const Graph &g, const CompiledGraph &c);
+
+/// Per value of `g`: whether the program reads it from registers (unrounded)
+/// in a kernel that computes it, while the same or another kernel stores it
+/// (rounded): then its readers may see either, and the error bounds make room
+/// for both (EvalOptions::readInRegisters). Matched by name, as storedValues.
+std::vector<bool> registerReadValues(const Graph &g, const CompiledGraph &c);
 
 /// One line: "f32[4096, 1024]  mean 0.000977  std 0.0012  min 1.2e-06  max 0.0371  [0.00114, ...]".
 std::string summarizeTensor(const HostTensor &t);

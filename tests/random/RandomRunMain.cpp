@@ -29,6 +29,12 @@ int main(int argc, char **argv) {
                                               "(RandomGraphOptions::dataMovement)"));
   cl::opt<bool> named("named", cl::desc("name each graph's leading size B and check it at three "
                                         "sizes (RandomRunOptions::namedSizes)"));
+  cl::opt<bool> reference("reference", cl::desc("without a GPU, also evaluate each program's CPU "
+                                                "reference (what the check costs)"));
+  cl::opt<unsigned> workers("workers", cl::desc("threads, each checking every n-th graph on the one "
+                                                 "device"),
+                            cl::init(1));
+  cl::opt<bool> print("print", cl::desc("print each graph before checking it"));
   cl::opt<bool> stopAtFirst("stop-at-first", cl::desc("stop after the first flagged graph"));
   cl::opt<std::string> dump("dump", cl::desc("write each flagged graph to DIR/rg<seed>.mj"),
                             cl::value_desc("DIR"));
@@ -48,6 +54,9 @@ int main(int argc, char **argv) {
   o.graph.ops = static_cast<int>(ops);
   o.graph.dataMovement = movement;
   o.namedSizes = named;
+  o.referenceWithoutGpu = reference;
+  o.workers = workers;
+  o.printGraphs = print;
   std::optional<Device> gpu;
   std::string why;
   if (!compileOnly && Device::available(&why))

@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <exception>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 namespace minijit {
 
@@ -61,10 +63,11 @@ std::string RandomRunSummary::line(uint64_t first) const {
   };
   size_t mismatches = llvm::count_if(findings, [](const RandomFinding &f) { return !f.error; });
   return llvm::formatv("summary first={0} next={1} graphs={2} gpu={3} mismatches={4} errors={5} "
-                       "compiled={6} cached={7} seconds={8:f1} mismatch_seeds={9} error_seeds={10}",
+                       "compiled={6} cached={7} seconds={8:f1} compile_s={9:f1} run_s={10:f1} "
+                       "reference_s={11:f1} mismatch_seeds={12} error_seeds={13}",
                        first, nextSeed, graphs, ranOnGpu ? "yes" : "no", mismatches,
                        findings.size() - mismatches, kernelsCompiled, kernelsCached, seconds,
-                       join(mismatch), join(error))
+                       compileSeconds, runSeconds, referenceSeconds, join(mismatch), join(error))
       .str();
 }
 
@@ -81,8 +84,8 @@ struct Pending {
 
 class Runner {
 public:
-  Runner(const RandomRunOptions &o, const Device *gpu, llvm::raw_ostream &log)
-      : O(o), Gpu(gpu), Log(log) {}
+  Runner(const RandomRunOptions &o, const Device *gpu, llvm::raw_ostream &log, std::mutex &logLock)
+      : O(o), Gpu(gpu), Log(log), LogLock(logLock) {}
 
   RandomRunSummary run() {
     auto t0 = std::chrono::steady_clock::now();
@@ -95,12 +98,14 @@ public:
         break;
       if (O.stopAtFirst && !S.findings.empty())
         break;
+      auto compileStart = std::chrono::steady_clock::now();
       std::vector<Pending> graphs;
       for (; done < O.count && graphs.size() < batch; ++done)
         for (Pending &p : prepareAll(O.first + done * stride))
           graphs.push_back(std::move(p));
       if (O.batch > 0)
         compileBatch(graphs);
+      S.compileSeconds += secondsSince(compileStart);
       for (Pending &p : graphs)
         check(p);
       S.graphs += graphs.size();
@@ -183,6 +188,11 @@ private:
   }
 
   void check(Pending &p) {
+    if (O.printGraphs) {
+      std::lock_guard<std::mutex> lock(LogLock);
+      Log << "# seed " << p.seed << (p.dims.empty() ? "" : " " + p.dims) << "\n"
+          << printGraph(p.graph);
+    }
     for (int f = 0; f < 2; ++f) {
       RandomFinding finding;
       finding.seed = p.seed;
@@ -192,10 +202,16 @@ private:
         finding.what = p.error[f];
       } else {
         countKernels(*p.program[f], S);
-        if (!Gpu)
+        if (!Gpu) {
+          if (O.referenceWithoutGpu)
+            referenceOnly(p, f);
           continue;
+        }
         try {
+          auto runStart = std::chrono::steady_clock::now();
           CheckedRun r = checkCompiled(p.graph, *Gpu, std::move(*p.program[f]), p.seed);
+          S.referenceSeconds += r.referenceSeconds;
+          S.runSeconds += secondsSince(runStart) - r.referenceSeconds;
           if (r.ok)
             continue;
           finding.what = failures(p.graph, r);
@@ -208,12 +224,23 @@ private:
       }
       if (!p.dims.empty())
         finding.what = "[" + p.dims + "] " + finding.what;
+      std::lock_guard<std::mutex> lock(LogLock);
       dump(p);
       Log << llvm::formatv("{0} seed={1} fusion={2}: {3}\n", finding.error ? "error" : "mismatch",
                            p.seed, finding.fused ? "on" : "off", finding.what);
       Log.flush();
       S.findings.push_back(std::move(finding));
     }
+  }
+
+  /// The CPU reference of program `f` with its bounds, with nothing to
+  /// compare it with: what the check would cost.
+  void referenceOnly(Pending &p, int f) {
+    CheckedRun r;
+    r.compiled = std::move(*p.program[f]);
+    r.inputs = randomInputs(p.graph, p.seed);
+    checkOutputs(p.graph, r);
+    S.referenceSeconds += r.referenceSeconds;
   }
 
   /// The flagged graph as text in O.dumpDir (once per seed).
@@ -235,14 +262,62 @@ private:
   const RandomRunOptions &O;
   const Device *Gpu;
   llvm::raw_ostream &Log;
+  std::mutex &LogLock; ///< findings and dumps, one worker at a time
   RandomRunSummary S;
 };
+
+/// Worker w of `workers` takes graphs w, w + workers, ... of the range.
+RandomRunOptions workerOptions(const RandomRunOptions &o, unsigned w, unsigned workers) {
+  RandomRunOptions sub = o;
+  uint64_t stride = std::max<uint64_t>(1, o.stride);
+  sub.first = o.first + w * stride;
+  sub.stride = stride * workers;
+  sub.count = o.count > w ? (o.count - w + workers - 1) / workers : 0;
+  sub.workers = 1;
+  return sub;
+}
+
+/// The workers' summaries as one: the run resumes at the lowest seed a
+/// worker had not tried.
+RandomRunSummary merge(std::vector<RandomRunSummary> parts, const RandomRunOptions &o) {
+  RandomRunSummary all;
+  all.nextSeed = o.first + o.count * std::max<uint64_t>(1, o.stride);
+  for (RandomRunSummary &p : parts) {
+    all.graphs += p.graphs;
+    all.nextSeed = std::min(all.nextSeed, p.nextSeed);
+    for (RandomFinding &f : p.findings)
+      all.findings.push_back(std::move(f));
+    all.kernelsCompiled += p.kernelsCompiled;
+    all.kernelsCached += p.kernelsCached;
+    all.compileSeconds += p.compileSeconds;
+    all.runSeconds += p.runSeconds;
+    all.referenceSeconds += p.referenceSeconds;
+    all.ranOnGpu = p.ranOnGpu;
+  }
+  return all;
+}
 
 } // namespace
 
 RandomRunSummary runRandomGraphs(const RandomRunOptions &o, const Device *gpu,
                                  llvm::raw_ostream &log) {
-  return Runner(o, gpu, log).run();
+  std::mutex logLock;
+  unsigned workers = std::max(1u, o.workers);
+  if (workers == 1)
+    return Runner(o, gpu, log, logLock).run();
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<RandomRunOptions> options;
+  for (unsigned w = 0; w < workers; ++w)
+    options.push_back(workerOptions(o, w, workers));
+  std::vector<RandomRunSummary> parts(workers);
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] { parts[w] = Runner(options[w], gpu, log, logLock).run(); });
+  for (std::thread &t : threads)
+    t.join();
+  RandomRunSummary all = merge(std::move(parts), o);
+  all.seconds = secondsSince(t0);
+  return all;
 }
 
 } // namespace minijit

@@ -29,6 +29,7 @@ struct RandomRunOptions {
   /// product compiles.
   unsigned batch = 4;
   bool verbose = false;      ///< print each mismatch's graph and kernels
+  bool printGraphs = false;  ///< print each graph as text before checking it
   bool stopAtFirst = false;  ///< stop after the batch with the first finding (mutation runs)
   /// When set, each flagged graph is written there as rg<seed>.mj, to reproduce
   /// (`minijit run FILE --check --seed SEED`) and reduce (`minijit reduce`).
@@ -39,6 +40,13 @@ struct RandomRunOptions {
   /// its own, twice it plus one and 1, each a graph of the run; a graph
   /// that cannot be named is checked as it is.
   bool namedSizes = false;
+  /// Without a GPU: also evaluate each program's CPU reference (with its
+  /// bounds), to measure what the check costs besides compiling.
+  bool referenceWithoutGpu = false;
+  /// Threads in this process, each checking every `workers`-th graph of the
+  /// range on the one device (one CUDA context, where processes would each
+  /// have their own); 1: the calling thread alone.
+  unsigned workers = 1;
 };
 
 /// One graph that did not pass.
@@ -55,6 +63,9 @@ struct RandomRunSummary {
   std::vector<RandomFinding> findings;
   uint64_t kernelsCompiled = 0, kernelsCached = 0;
   double seconds = 0;
+  /// Where the seconds went: generating and compiling (NVRTC), the runs on
+  /// the device (loading, copies, kernels), the CPU reference with its bounds.
+  double compileSeconds = 0, runSeconds = 0, referenceSeconds = 0;
   bool ranOnGpu = false;
 
   /// The distinct seeds of the findings, in order.

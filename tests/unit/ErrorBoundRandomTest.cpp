@@ -117,4 +117,10 @@ TEST(ErrorBoundRandom, DataMovementOpsStayWithinTheBounds) {
   checkSeeds(opt, 2001, 150, /*compiled=*/false);
 }
 
+TEST(ErrorBoundRandom, DataMovementHalfGraphsCompiled) {
+  RandomGraphOptions opt;
+  opt.dataMovement = true;
+  checkSeeds(opt, 1001, 150);
+}
+
 } // namespace

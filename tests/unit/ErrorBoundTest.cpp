@@ -264,4 +264,42 @@ TEST(ErrorBound, StoredHalfValuesWhoseRoundingIsCertainMustBeExact) {
   EXPECT_TRUE(compareTensors(r.values[0], r.values[0], Tolerance{1e-2}, nullptr, &r.bounds[0]).ok);
 }
 
+TEST(ErrorBound, AStoredValueItsKernelAlsoReadsCoversBothReaders) {
+  // t = x * y in f16 (1.25 * (1 + 2^-10) = 1.25 + 1.25 * 2^-10) is stored
+  // rounded, with certainty, to 1.25 + 2^-10, and the same kernel computes
+  // t - x from its unrounded value (1.25 * 2^-10); another kernel would read
+  // the stored one and get 2^-10. The reference gives t's readers the
+  // rounded value, so t - x is 2^-10 there with a bound of 0: the in-register
+  // reader fails unless t is flagged as read in registers. t's own
+  // comparison stays exact either way.
+  Graph g("f16regs");
+  Tensor x = g.input("x", DType::F16, {1});
+  Tensor y = g.input("y", DType::F16, {1});
+  Tensor t = x * y;
+  g.output(t);
+  g.output(t - x);
+  std::vector<HostTensor> in = {tensorOf(DType::F16, {1}, {1.25}),
+                                tensorOf(DType::F16, {1}, {1 + 0x1p-10})};
+  std::vector<bool> stored = {true, true, true, true};
+  EvalOptions eo;
+  eo.stored = &stored;
+  HostTensor inRegisters = tensorOf(DType::F16, {1}, {1.25 * 0x1p-10});
+  BoundedOutputs plain = evaluateWithBounds(g, in, eo);
+  ASSERT_EQ(plain.values[0].get(0), 1.25 + 0x1p-10);
+  ASSERT_EQ(plain.values[1].get(0), 0x1p-10);
+  EXPECT_FALSE(compareTensors(inRegisters, plain.values[1], Tolerance{0}, nullptr,
+                              &plain.bounds[1]).ok);
+  std::vector<bool> registers = {false, false, true, false};
+  eo.readInRegisters = &registers;
+  BoundedOutputs both = evaluateWithBounds(g, in, eo);
+  CompareResult c = compareTensors(inRegisters, both.values[1], Tolerance{0}, nullptr,
+                                   &both.bounds[1]);
+  EXPECT_TRUE(c.ok) << c.summary;
+  EXPECT_TRUE(compareTensors(plain.values[1], both.values[1], Tolerance{0}, nullptr,
+                             &both.bounds[1]).ok); // the other kernel's reader
+  EXPECT_EQ(both.values[0].get(0), 1.25 + 0x1p-10);
+  EXPECT_EQ(both.bounds[0].get(0), 0.0); // t itself: still certain, so exact
+  EXPECT_LE(both.bounds[1].get(0), 4 * 0x1p-11 * 1.25);
+}
+
 } // namespace

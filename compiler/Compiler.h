@@ -27,8 +27,10 @@ struct CompileDetail;
 struct CompileOptions {
   bool fusion = true;
   /// Rewrites that change the order of roundings (a sum of a product as a
-  /// product with a summed operand, a scalar factor moved after a product;
-  /// see compiler/simplify/MatmulRewrites.h). They, and the other matmul
+  /// product with a summed operand, a scalar factor moved after a product,
+  /// see compiler/simplify/MatmulRewrites.h; an argmax of a strictly
+  /// increasing map of x as the argmax of x, compiler/simplify/ArgmaxRewrites.h,
+  /// which also changes a NaN's position). They, and the other matmul
   /// rewrites, apply only with fusion.
   bool reassociate = true;
   /// Schedules are sized for this device; without a GPU, an H200.
@@ -82,7 +84,7 @@ struct KernelSummary {
 /// Everything the compiler produced for one graph.
 struct CompiledGraph {
   Graph graph{"main"};           ///< the graph after simplification
-  std::vector<MatmulRewrite> rewrites; ///< the matmul rewrites applied to it
+  std::vector<MatmulRewrite> rewrites; ///< the matmul and argmax rewrites applied to it
   DeviceProperties device;       ///< the schedules were sized for it
   Program program;               ///< the runtime's copy; no cubin before Stage::Ptx ran
   std::vector<StageTime> timings;

@@ -9,6 +9,7 @@
 #include "compiler/CompileDetail.h"
 #include "compiler/Mutation.h"
 
+#include "compiler/simplify/ArgmaxRewrites.h"
 #include "compiler/simplify/MatmulRewrites.h"
 #include "compiler/simplify/Simplify.h"
 #include "ir/Autodiff.h"
@@ -259,6 +260,11 @@ public:
       bool alignRows = hasWgmma(Arch) &&
                        parseScheduleOverrides(overrideText()).wgmma.value_or(1) != 0;
       MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate, alignRows);
+      if (Opt.reassociate) { // an argmax of softmax(x) as the argmax of x
+        MatmulRewriteResult a = rewriteMonotoneArgs(r.graph);
+        r.graph = std::move(a.graph);
+        r.applied.insert(r.applied.end(), a.applied.begin(), a.applied.end());
+      }
       if (r.applied.empty())
         return;
       C.graph = simplifyGraph(r.graph);

@@ -495,7 +495,8 @@ int main(int argc, char **argv) {
   cl::opt<bool> noReassociate(
       "no-reassociate",
       cl::desc("keep the order of roundings: no sum of a product rewritten as a product with a "
-               "summed operand, no scalar factor moved after a product"),
+               "summed operand, no scalar factor moved after a product, no argmax of a softmax "
+               "(a strictly increasing map) taken of its logits"),
       cl::sub(compileCmd));
   cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
                             cl::init("fused"), cl::sub(compileCmd));

@@ -57,27 +57,73 @@ bool fitsInRegisters(const LoweredKernel &k, const RowSchedule &s, int64_t budge
 /// this many per SM.
 constexpr unsigned kWaitingBlocksPerSM = 2;
 
+/// Whether the kernel is argmax or argmin alone over the rows of one tensor
+/// (its reductions all argmax or argmin, of one element load and what an
+/// elementwise prologue makes of it): a greedy decoding step once its
+/// softmax is rewritten away (simplify/ArgmaxRewrites.h). Such a kernel
+/// needs few registers: 32 a thread with four vectors in flight, so four
+/// blocks of 512 threads fit an SM. (One that reads more tensors along the
+/// row needs more: three of them spill at 32.)
+bool argRowsOfOneLoad(const LoweredKernel &k) {
+  if (k.reductions.empty() ||
+      !llvm::all_of(k.reductions, [](const KReduction &r) { return isArgReduction(r.op); }))
+    return false;
+  std::vector<bool> need = neededValues(k);
+  int loads = 0;
+  for (size_t i = 0; i < k.values.size(); ++i)
+    if (k.values[i].kind == KValue::Kind::Load && !k.values[i].perRow && need[i])
+      ++loads;
+  return loads == 1;
+}
+
 /// Few long rows leave most SMs idle with a block per row: the row is split
 /// over several blocks, each with at least four vectors per thread. A
 /// one-pass reduction takes about four blocks per SM in all, and the last
 /// block of a row combines; a reduction of several passes takes at most
 /// kWaitingBlocksPerSM per SM, all resident, meeting after each pass.
-void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev, RowSchedule &s) {
+/// One pass of argmax or argmin alone over one tensor's rows
+/// (argRowsOfOneLoad) runs in one wave: as many blocks as the SMs
+/// hold at once, rounded down to whole rows and asked for in the launch
+/// bounds. Four per SM rounded up would put a few blocks past the wave (64
+/// rows of 128256: 576 blocks of 512 threads where 528 are resident), which
+/// read their chunks after it with the SMs nearly idle. The other
+/// reductions keep the rule they were measured with. `splits` sets the
+/// number of blocks a row by hand (where a block holds one row).
+void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
+                   const ScheduleOverrides &o, RowSchedule &s) {
   int64_t kv = s.vectorsPerRow(k.K);
-  if (s.threadsPerRow <= 32 || k.rows >= dev.smCount)
+  if (s.threadsPerRow <= 32 || (k.rows >= dev.smCount && !o.splits))
     return;
   bool waits = k.passes > 1;
-  int64_t wanted = waits ? int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows
-                         : (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
+  bool oneWave = !waits && argRowsOfOneLoad(k);
+  unsigned resident = std::max(1u, static_cast<unsigned>(dev.maxThreadsPerSM) / s.threadsPerRow);
+  int64_t wanted = waits     ? int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows
+                   : oneWave ? int64_t(resident) * dev.smCount / k.rows
+                             : (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
   int64_t most = kv / (4 * int64_t(s.threadsPerRow));
   int64_t splits = std::min<int64_t>({wanted, most, s.threadsPerRow});
+  if (o.splits) {
+    // The last block (or every block, waiting) combines the partials, a
+    // thread each; waiting blocks must all be resident.
+    int64_t limit = std::min<int64_t>(s.threadsPerRow, kv);
+    if (*o.splits < 1 || *o.splits > limit)
+      badOverride("splits must be 1.." + std::to_string(limit) + " for rows of " +
+                  std::to_string(kv) + " vectors on " + std::to_string(s.threadsPerRow) +
+                  " threads");
+    if (waits && k.rows * *o.splits > int64_t(kWaitingBlocksPerSM) * dev.smCount)
+      badOverride("splits=" + std::to_string(*o.splits) + ": " + std::to_string(k.rows) +
+                  " rows read in several passes fit at most " +
+                  std::to_string(int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows) +
+                  " blocks a row, all resident");
+    splits = *o.splits;
+  }
   if (splits < 2)
     return;
   s.chunk = (kv + splits - 1) / splits;
   s.splits = static_cast<unsigned>((kv + s.chunk - 1) / s.chunk);
   s.itemsPerThread = static_cast<unsigned>((s.chunk + s.threadsPerRow - 1) / s.threadsPerRow);
   s.waits = waits;
-  s.minBlocksPerSM = waits ? kWaitingBlocksPerSM : 0;
+  s.minBlocksPerSM = waits ? kWaitingBlocksPerSM : oneWave ? resident : 0;
   // 64 registers a thread: at most 32 cached elements in at most 8 vectors
   // (each vector's address takes registers of its own; 32 scalars spill).
   s.cached = waits && s.itemsPerThread <= 8 && fitsInRegisters(k, s, kCacheBudget / 2);
@@ -169,15 +215,20 @@ unsigned rowThreads(int64_t kv, const DeviceProperties &dev) {
 /// them: an online sum (an exp, a running max; the group is rescaled once),
 /// and the passes of a row read again after its first (a softmax's
 /// normalizing division, whose slow path is a branch the loads cannot be
-/// hoisted over). A one-pass reduction of light work (a sum, a product with
-/// a vector) keeps one vector at a time unless `ahead` is set: the unrolled
-/// loop of a split row, and the many warps of an SM, keep enough in flight
-/// there. Loads at indices read per element stay in value order.
+/// hoisted over), and an argmax or argmin alone of one tensor's rows split
+/// over blocks (argRowsOfOneLoad: its compare-and-select chain on a (value,
+/// position) pair is serial, and each thread has only a few vectors, whose
+/// last ones one at a time would have nothing else in flight). A one-pass
+/// reduction of light work (a sum, a product with a vector) keeps one vector
+/// at a time unless `ahead` is set: the unrolled loop of a split row, and
+/// the many warps of an SM, keep enough in flight there. Loads at indices
+/// read per element stay in value order.
 void chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule &s) {
   s.ahead = 1;
   if (s.cached || k.elementIndexed)
     return;
-  if (k.passes > 1 ||
+  bool splitArgs = s.splits > 1 && argRowsOfOneLoad(k);
+  if (k.passes > 1 || splitArgs ||
       llvm::any_of(k.reductions, [](const KReduction &r) { return r.onlineMax >= 0; }))
     s.ahead = std::clamp(s.itemsPerThread, 1u, 4u);
   if (!o.ahead)
@@ -255,7 +306,7 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   if (k.passes == 1 && s.itemsPerThread > 8)
     s.cached = false;
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
-  splitLongRows(k, dev, s);
+  splitLongRows(k, dev, o, s);
   if (o.cached)
     s.cached = *o.cached && (s.splits == 1 || s.waits);
   chooseAhead(k, o, s);

@@ -20,7 +20,9 @@ struct ScheduleOverrides {
   std::optional<int64_t> tpr;   ///< inner rows: threads per row
   std::optional<bool> cached;   ///< inner rows: keep the row in registers
   std::optional<int64_t> parts; ///< outer columns: threads per column
-  std::optional<int64_t> splits; ///< outer columns: blocks sharing a group of columns
+  /// outer columns: blocks sharing a group of columns; inner rows of a
+  /// block each: blocks sharing a row
+  std::optional<int64_t> splits;
   std::optional<int64_t> transpose; ///< pointwise: 0 keeps permuted operands out of tiles
   /// inner rows: a sum of exp(x - max) in its max's pass (online softmax):
   /// 0 never, 1 always; unset where the kernel then reads its rows once

@@ -25,6 +25,8 @@ std::string MatmulRewrite::text() const {
   case MatmulRewriteKind::AlignedRows:
     return "%" + value + ": 16-bit operands whose rows are not whole 16-byte units copied into "
                          "padded rows first (TMA reads only aligned rows)";
+  case MatmulRewriteKind::MonotoneArg:
+    return "%" + value + ": " + detail;
   }
   llvm_unreachable("bad rewrite kind");
 }

@@ -14,7 +14,8 @@
 //     * a scalar factor of an operand moves after the product, into its
 //       epilogue: (c * A) @ B = c * (A @ B).
 // The CPU reference evaluates the graph as written; the checks compare with
-// that.
+// that. The record of a rewrite applied (MatmulRewrite) also names the
+// argmax rewrite of ArgmaxRewrites.h, the other one --emit=fused lists.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -30,12 +31,15 @@ enum class MatmulRewriteKind {
   SumOfProduct,  ///< sum over the product's columns or rows: the operand summed first
   ScalarFactor,  ///< a scalar factor moved after the product
   AlignedRows,   ///< 16-bit operands padded to rows of whole 16-byte units
+  MonotoneArg,   ///< an argmax (argmin) of a strictly monotone map of x, as one of x
+                 ///< (ArgmaxRewrites.h)
 };
 
 /// One rewrite applied, for --emit=fused.
 struct MatmulRewrite {
   MatmulRewriteKind kind;
   std::string value; ///< the IR name of the value rewritten
+  std::string detail; ///< MonotoneArg: what the argmax read and reads now
   std::string text() const;
 };
 

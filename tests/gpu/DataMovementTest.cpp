@@ -286,7 +286,8 @@ TEST_F(ArgReduction, SplitRowsAndColumnsKeepNumpysTies) {
     }
 }
 
-/// Softmax and argmax over a few long rows: several passes split over
+/// Softmax and argmax over a few long rows, as written (without the
+/// rewrite that takes the argmax of the logits): several passes split over
 /// blocks that meet after each, the argmax's pair exchanged like a sum.
 TEST_F(ArgReduction, SplitSoftmaxAndArgmaxInOneKernel) {
   for (DType t : {DType::F32, DType::BF16})
@@ -296,7 +297,38 @@ TEST_F(ArgReduction, SplitSoftmaxAndArgmaxInOneKernel) {
       Tensor p = softmax(logits, 1);
       g.output(argmax(p, 1), "token");
       g.output(argmin(floor(logits * 2.0), 1), "low");
-      expectMatches(g, n);
+      CompileOptions asWritten;
+      asWritten.reassociate = false;
+      CompileOptions graphOnly = asWritten;
+      graphOnly.stopAfter = Stage::Graph;
+      EXPECT_TRUE(compileGraph(g, graphOnly).rewrites.empty());
+      expectMatchesWith(g, asWritten, n);
+    }
+}
+
+/// The argmax (argmin) of a softmax, of a log-softmax, and of a softmax
+/// that is also returned, at odd row lengths: rewritten into the argmax of
+/// the logits (simplify/ArgmaxRewrites.h), one pass, against the CPU
+/// reference of the graph as written (within rounding of a tie, either
+/// position passes). Fused (rewritten) and unfused (as written).
+TEST_F(ArgReduction, ArgmaxOfASoftmaxIsTheArgmaxOfTheLogits) {
+  struct Shape2 {
+    int64_t rows, cols;
+  };
+  for (DType t : {DType::F32, DType::BF16})
+    for (Shape2 s : {Shape2{3, 1001}, Shape2{5, 50257}, Shape2{64, 128256}, Shape2{200, 3}}) {
+      Graph g(nameOf("argmax_softmax", t, s.cols) + "_" + std::to_string(s.rows));
+      Tensor logits = g.input("logits", t, {s.rows, s.cols});
+      g.output(argmax(softmax(logits, 1), 1), "token");
+      g.output(argmin(softmax(logits, 1), 1, /*keepdim=*/true), "least");
+      g.output(argmax(logSoftmax(logits, 1), 1), "logToken");
+      Tensor p = softmax(logits * 0.5, 1);
+      g.output(p, "p"); // read by the argmax too: it stays
+      g.output(argmax(p, 1), "halfToken");
+      CompileOptions opt;
+      opt.stopAfter = Stage::Graph;
+      EXPECT_EQ(compileGraph(g, opt).rewrites.size(), 4u) << printGraph(g);
+      expectMatches(g, uint64_t(s.cols));
     }
 }
 

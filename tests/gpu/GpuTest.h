@@ -88,6 +88,22 @@ protected:
     }
   }
 
+  /// Runs `g` compiled with `opt` (device set from the GPU) and checks every
+  /// output against the reference; without a GPU, compiles it through NVRTC
+  /// and marks the test skipped, as expectMatches does.
+  void expectMatchesWith(const Graph &g, CompileOptions opt, uint64_t seed = 1) {
+    if (!Gpu) {
+      EXPECT_NO_THROW(compileGraph(g, opt)) << printGraph(g);
+      GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
+    }
+    CheckedRun r = runAndCheck(g, gpu(), opt, seed);
+    for (size_t i = 0; i < r.compare.size(); ++i)
+      EXPECT_TRUE(r.compare[i].ok)
+          << "graph " << g.name() << " (seed " << seed << ") output %"
+          << g.node(g.outputs()[i]).name << ": " << r.compare[i].summary << "\n"
+          << r.compiled.fusedText();
+  }
+
   static inline std::optional<Device> Gpu;
   static inline std::string WhyNot;
   static inline std::string OpenError; ///< a device asked for and not opened

@@ -17,13 +17,21 @@ using namespace minijit;
 namespace {
 
 /// Compiles without NVRTC, for the assumed H200.
-CompiledGraph lower(const Graph &g, bool fusion = true, const std::string &overrides = "") {
+CompiledGraph lower(const Graph &g, bool fusion = true, const std::string &overrides = "",
+                    bool reassociate = true) {
   ::unsetenv("MINIJIT_SCHEDULE");
   CompileOptions opt;
   opt.fusion = fusion;
+  opt.reassociate = reassociate;
   opt.compileKernels = false;
   opt.scheduleOverrides = overrides;
   return compileGraph(g, opt);
+}
+
+/// Fused, without the rewrites that reassociate: an argmax of a softmax stays
+/// one (simplify/ArgmaxRewrites.h would make it the argmax of the logits).
+CompiledGraph lowerAsWritten(const Graph &g, const std::string &overrides = "") {
+  return lower(g, true, overrides, /*reassociate=*/false);
 }
 
 Graph unaryGraph(DType t, const Shape &s, OpKind op = OpKind::Neg) {
@@ -310,10 +318,11 @@ Graph greedyDecode(int64_t rows, int64_t cols, DType t = DType::F32) {
 }
 
 TEST(Schedule, FewLongRowsWithAnArgmaxAreSplitToo) {
-  // 64 rows of 128256: four blocks a row (two per SM, all resident), meeting
-  // after each pass; the argmax's partial is a pair (value, position), so a
-  // block leaves four words: the max, the sum, the argmax's value and position
-  CompiledGraph c = lower(greedyDecode(64, 128256));
+  // 64 rows of 128256, the softmax as written: four blocks a row (two per
+  // SM, all resident), meeting after each pass; the argmax's partial is a
+  // pair (value, position), so a block leaves four words: the max, the sum,
+  // the argmax's value and position
+  CompiledGraph c = lowerAsWritten(greedyDecode(64, 128256));
   ASSERT_EQ(c.detail->kernels.size(), 1u);
   const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(s.splits, 4u);
@@ -340,7 +349,58 @@ TEST(Schedule, FewLongRowsWithAnArgmaxAreSplitToo) {
   EXPECT_EQ(o.program.kernels[0].workspaceBytes, int64_t(3 + 3 * os.splits * 2) * 4);
   EXPECT_TRUE(contains(o.detail->kernels[0].cuda, "mj_block_argreduce<false, 512>(i_acc, i_at")) << o.detail->kernels[0].cuda;
   // many rows fill the SMs unsplit
+  EXPECT_EQ(lowerAsWritten(greedyDecode(4096, 32000)).detail->kernels[0].schedule.as<RowSchedule>().splits, 1u);
   EXPECT_EQ(lower(greedyDecode(4096, 32000)).detail->kernels[0].schedule.as<RowSchedule>().splits, 1u);
+}
+
+TEST(Schedule, AGreedyDecodingStepIsOneWaveOfArgmaxBlocks) {
+  // Rewritten (simplify/ArgmaxRewrites.h), 64 rows of 128256 are an argmax
+  // alone: one pass of 16-byte vectors over 8 blocks a row, 512 blocks of
+  // 512 threads, all resident at once (four per SM, in the launch bounds),
+  // four vectors a thread in flight
+  CompiledGraph c = lower(greedyDecode(64, 128256));
+  ASSERT_EQ(c.detail->kernels.size(), 1u);
+  const CompiledKernel &k = c.detail->kernels[0];
+  EXPECT_EQ(k.name, "red_argmax_row_k0");
+  const RowSchedule &s = k.schedule.as<RowSchedule>();
+  EXPECT_EQ(s.vec, 4u);
+  EXPECT_EQ(s.threadsPerRow, 512u);
+  EXPECT_EQ(s.splits, 8u);
+  EXPECT_FALSE(s.waits);
+  EXPECT_EQ(s.grid, 512);
+  EXPECT_LE(s.grid, 4 * 132);
+  EXPECT_EQ(s.minBlocksPerSM, 4u);
+  EXPECT_EQ(s.ahead, 4u);
+  EXPECT_TRUE(contains(k.cuda, "__launch_bounds__(512, 4) red_argmax_row_k0(")) << k.cuda;
+  EXPECT_TRUE(contains(k.cuda, "mj_load(logits_a[u], logits + (row * 128256 + kv * 4));") ||
+              contains(k.cuda, "mj_load(x_a[u], x + (row * 128256 + kv * 4));"))
+      << k.cuda;
+  // a sum over the same rows keeps the rule it was measured with: four
+  // blocks per SM rounded up, no launch bounds asked, one vector at a time
+  const RowSchedule &sum = lower(rowSum(64, 128256)).detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(sum.splits, 9u);
+  EXPECT_EQ(sum.minBlocksPerSM, 0u);
+  EXPECT_EQ(sum.ahead, 1u);
+  // splits=N sets the blocks a row by hand, within the threads that
+  // combine them, and for rows read in several passes within residency
+  EXPECT_EQ(lower(greedyDecode(64, 128256), true, "splits=9")
+                .detail->kernels[0].schedule.as<RowSchedule>().grid,
+            576);
+  EXPECT_EQ(lower(rowSum(64, 128256), true, "splits=1")
+                .detail->kernels[0].schedule.as<RowSchedule>().splits,
+            1u);
+  EXPECT_TRUE(contains(compileErrorOf(greedyDecode(64, 128256), "splits=513"),
+                       "splits must be 1..512 for rows of 32064 vectors on 512 threads"));
+  CompileOptions asWritten;
+  asWritten.reassociate = false;
+  asWritten.compileKernels = false;
+  asWritten.scheduleOverrides = "splits=5";
+  try {
+    compileGraph(greedyDecode(64, 128256), asWritten);
+    ADD_FAILURE() << "splits=5 over 64 rows of several passes compiled";
+  } catch (const CompileError &e) {
+    EXPECT_TRUE(contains(e.what(), "fit at most 4 blocks a row, all resident")) << e.what();
+  }
 }
 
 TEST(Schedule, FewLongColumnsWithAnArgminAreSplitToo) {
@@ -371,24 +431,30 @@ TEST(Schedule, SplitRowsWithArgReductionsOnShapesNobodyTunedFor) {
                a.output(argmax(a.input("x", t, {rows, cols}), 1), "i");
                return a;
              }()}) {
-          CompiledGraph c = lower(g);
-          const CompiledKernel &k = c.detail->kernels.back();
-          const RowSchedule *s = k.schedule.getIf<RowSchedule>();
-          ASSERT_NE(s, nullptr) << g.name() << " " << rows << "x" << cols;
-          std::string what = g.name() + " " + std::string(dtypeName(t)) + " " +
-                             std::to_string(rows) + "x" + std::to_string(cols);
-          int64_t kv = s->vectorsPerRow(cols);
-          if (s->splits == 1) {
-            EXPECT_FALSE(rows < 132 && kv >= 8 * int64_t(s->threadsPerRow) && s->threadsPerRow > 32)
-                << what << ": long rows on " << s->grid << " blocks";
-            continue;
-          }
-          EXPECT_GE(s->chunk * s->splits, kv) << what;
-          EXPECT_LT(s->chunk * (s->splits - 1), kv) << what;
-          EXPECT_EQ(s->grid, rows * s->splits) << what;
-          EXPECT_EQ(s->waits, k.lowered.passes > 1) << what;
-          if (s->waits) {
-            EXPECT_LE(s->grid, 2 * 132) << what;
+          for (bool reassociate : {true, false}) { // the greedy step rewritten, and as written
+            CompiledGraph c = lower(g, true, "", reassociate);
+            const CompiledKernel &k = c.detail->kernels.back();
+            const RowSchedule *s = k.schedule.getIf<RowSchedule>();
+            ASSERT_NE(s, nullptr) << g.name() << " " << rows << "x" << cols;
+            std::string what = g.name() + " " + std::string(dtypeName(t)) + " " +
+                               std::to_string(rows) + "x" + std::to_string(cols) +
+                               (reassociate ? "" : " as written");
+            int64_t kv = s->vectorsPerRow(cols);
+            if (s->splits == 1) {
+              EXPECT_FALSE(rows < 132 && kv >= 8 * int64_t(s->threadsPerRow) && s->threadsPerRow > 32)
+                  << what << ": long rows on " << s->grid << " blocks";
+              continue;
+            }
+            EXPECT_GE(s->chunk * s->splits, kv) << what;
+            EXPECT_LT(s->chunk * (s->splits - 1), kv) << what;
+            EXPECT_EQ(s->grid, rows * s->splits) << what;
+            EXPECT_EQ(s->waits, k.lowered.passes > 1) << what;
+            if (s->waits) {
+              EXPECT_LE(s->grid, 2 * 132) << what;
+            } else { // an argmax alone: one wave
+              EXPECT_EQ(s->minBlocksPerSM, 2048 / s->threadsPerRow) << what;
+              EXPECT_LE(s->grid, int64_t(s->minBlocksPerSM) * 132) << what;
+            }
           }
         }
       }
@@ -452,7 +518,7 @@ TEST(Schedule, OnlineRowsLoadVectorsAhead) {
   // 50257, split or not); one pass of light work keeps one vector at a time
   // unless asked; rows held in registers have no loop to group
   EXPECT_EQ(lower(softmax(256, 50257)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
-  EXPECT_EQ(lower(greedyDecode(64, 128256)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
+  EXPECT_EQ(lowerAsWritten(greedyDecode(64, 128256)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);
   EXPECT_EQ(lower(softmax(256, 50257), true, "ahead=1").detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
   EXPECT_EQ(lower(rowSum(2048, 131072)).detail->kernels[0].schedule.as<RowSchedule>().ahead, 1u);
   EXPECT_EQ(lower(rowSum(2048, 131072), true, "ahead=4").detail->kernels[0].schedule.as<RowSchedule>().ahead, 4u);

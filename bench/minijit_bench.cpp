@@ -24,6 +24,9 @@
 //                 [--sweep NAME] [--suite lecture|general] [--profile-runs N] [--profile-json FILE]
 //   minijit_bench [--suite lecture|general] --dump DIR   (no GPU needed: each workload's fused
 //                 text and CUDA, both modes)
+//   minijit_bench [--suite lecture|general] --dump-graphs DIR   (each workload's graph as
+//                 NAME.mj, for `minijit tune`: the tuned schedules it stores are the ones the
+//                 benchmark's compile then finds, its kernels' values being named alike)
 //===----------------------------------------------------------------------===//
 #include "bench/GeneralSuite.h"
 #include "runtime/Driver.h"
@@ -510,10 +513,26 @@ int dumpWorkloads(const std::string &dir, const std::string &suite) {
   return 0;
 }
 
+/// Writes DIR/NAME.mj, each workload's graph in the text format.
+int dumpGraphs(const std::string &dir, const std::string &suite) {
+  std::error_code ec = llvm::sys::fs::create_directories(dir);
+  for (const Workload &w : suiteWorkloads(suite)) {
+    std::string path = dir + "/" + w.name + ".mj";
+    std::replace(path.begin() + dir.size() + 1, path.end(), ' ', '_');
+    llvm::raw_fd_ostream out(path, ec);
+    if (ec) {
+      llvm::errs() << "minijit_bench: cannot write " << path << ": " << ec.message() << "\n";
+      return 1;
+    }
+    out << printGraph(w.build());
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string json, sweep, profileJson, dump, suite = "lecture";
+  std::string json, sweep, profileJson, dump, dumpGraphDir, suite = "lecture";
   std::vector<std::string> only;
   int runs = 200, profileRuns = 20;
   bool check = true, fusedOnly = false;
@@ -540,15 +559,19 @@ int main(int argc, char **argv) {
       profileRuns = std::max(0, std::atoi(argv[++i]));
     else if (a == "--dump" && i + 1 < argc)
       dump = argv[++i];
+    else if (a == "--dump-graphs" && i + 1 < argc)
+      dumpGraphDir = argv[++i];
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
                       "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] [--suite lecture|general] "
-                      "[--profile-runs N] [--profile-json FILE] | --dump DIR\n";
+                      "[--profile-runs N] [--profile-json FILE] | --dump DIR | --dump-graphs DIR\n";
       return 2;
     }
   }
   if (!dump.empty())
     return dumpWorkloads(dump, suite);
+  if (!dumpGraphDir.empty())
+    return dumpGraphs(dumpGraphDir, suite);
   std::string why;
   if (!Device::available(&why)) {
     llvm::outs() << "minijit_bench: no GPU (" << why << "); nothing to measure\n";

@@ -25,7 +25,10 @@ namespace minijit {
 /// NVRTC (or the cache) its image and resources.
 struct CompiledKernel {
   KernelGroup group;     ///< the plan's kernel (FusionPlan::kernels[lowered.index])
-  LoweredKernel lowered;
+  /// The body as lowering made it, before scheduling rewrote it (an online
+  /// sum, sumExpsOnline): what a search schedules anew (scheduleKernel).
+  LoweredKernel body;
+  LoweredKernel lowered; ///< the body as scheduled and emitted
   Schedule schedule;
   /// Set when the schedule came from the tuning database: what the search found.
   std::optional<TuningEntry> tuned;

@@ -13,6 +13,7 @@
 #include "runtime/DeviceProperties.h"
 #include "runtime/Program.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,13 @@ struct CompileOptions {
   /// Hand-set schedule parameters for experiments ("tpr=64,vec=4"; see
   /// ScheduleOverrides). Empty: $MINIJIT_SCHEDULE, if set.
   std::string scheduleOverrides;
+  /// Schedule parameters for single kernels, by launch index (the N of
+  /// `kernel kN` in --emit=fused): that kernel is scheduled with this text
+  /// alone, in place of scheduleOverrides, $MINIJIT_SCHEDULE and the tuning
+  /// database (an empty text: the rules' schedule). The search
+  /// (tools/Tuner.h) compiles each candidate this way. An index past the
+  /// last kernel is ignored.
+  std::map<int, std::string> kernelScheduleOverrides;
   /// Extra NVRTC options (-lineinfo keeps source lines for Nsight Compute).
   std::vector<std::string> nvrtcOptions = {"-lineinfo"};
   /// programMaker: print why each new binding compiled what it compiled

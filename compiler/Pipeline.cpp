@@ -327,7 +327,7 @@ private:
     for (LoweredKernel &lk : f.kernels) {
       CompiledKernel ck;
       ck.group = D->plan.kernels[lk.index];
-      ck.lowered = std::move(lk);
+      ck.body = std::move(lk);
       D->kernels.push_back(std::move(ck));
     }
   }
@@ -347,27 +347,28 @@ private:
     TuningDatabase &db = Opt.tuningDatabase ? *Opt.tuningDatabase : TuningDatabase::global();
     bool tuned = Opt.tuning == CompileOptions::Tuning::UseDatabase && text.empty() &&
                  !db.directory().empty() && llvm::sys::fs::is_directory(db.directory());
-    for (CompiledKernel &ck : D->kernels) {
-      ck.schedule = chooseScheduleForSizes(ck.lowered, Opt.device, overrides, Arch);
-      // Rows sum exp(x - max) in the pass of their max (online softmax)
-      // where the kernel then reads its rows once in all (a logsumexp, a
-      // cross-entropy). Where a pass still follows (a softmax's stores),
-      // the update's extra exps cost about what the saved read does, or
-      // more (measured on the H200, docs/PERFORMANCE.md); online=1 asks
-      // for it anyway.
-      bool never = overrides.online == 0, always = overrides.online.value_or(0) != 0;
-      if (ck.schedule.kind() == ScheduleKind::InnerRow && !never)
-        if (std::optional<LoweredKernel> online = sumExpsOnline(ck.lowered);
-            online && (online->passes == 1 || always)) {
-          ck.lowered = std::move(*online);
-          ck.schedule = chooseScheduleForSizes(ck.lowered, Opt.device, overrides, Arch);
-        }
-      if (tuned)
-        useTunedSchedule(ck, db);
+    for (size_t k = 0; k < D->kernels.size(); ++k) {
+      CompiledKernel &ck = D->kernels[k];
+      if (auto own = Opt.kernelScheduleOverrides.find(static_cast<int>(k));
+          own != Opt.kernelScheduleOverrides.end()) {
+        applySchedule(ck, parseScheduleOverrides(own->second));
+      } else {
+        applySchedule(ck, overrides);
+        if (tuned)
+          useTunedSchedule(ck, db);
+      }
       ck.name = kernelName(ck.lowered, ck.schedule);
     }
     C.device = Opt.device;
     assembleProgram(C, *D, Arch);
+  }
+
+  /// Schedules `ck`'s body with `overrides` (scheduleKernel: the template's
+  /// parameters, and the online sum of inner rows).
+  void applySchedule(CompiledKernel &ck, const ScheduleOverrides &overrides) {
+    ScheduledKernel s = scheduleKernel(ck.body, Opt.device, overrides, Arch);
+    ck.lowered = std::move(s.lowered);
+    ck.schedule = std::move(s.schedule);
   }
 
   /// The schedule the database holds for `ck` (keyed by its default
@@ -381,8 +382,7 @@ private:
     if (!e)
       return;
     try {
-      ck.schedule = chooseScheduleForSizes(ck.lowered, Opt.device,
-                                           parseScheduleOverrides(e->overrides), Arch);
+      applySchedule(ck, parseScheduleOverrides(e->overrides));
       ck.tuned = std::move(e);
     } catch (const CompileError &err) {
       llvm::errs() << "minijit: warning: tuning database entry " << db.pathFor(key) << " ('"

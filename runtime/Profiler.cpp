@@ -178,6 +178,44 @@ RunTiming timeExecutableRotating(Executable &exe,
   return t;
 }
 
+RunTiming timeKernelRotating(Executable &exe, size_t k,
+                             std::span<const std::vector<DeviceTensor>> inputSets,
+                             std::span<const std::vector<DeviceTensor>> outputSets, int runs,
+                             int warmup) {
+  const Driver &d = Driver::get();
+  exe.device().makeCurrent();
+  size_t sets = inputSets.size();
+  assert(sets > 0 && sets == outputSets.size() && "one output set per input set");
+  assert(k < exe.program().kernels.size() && "a kernel of the program");
+  assert(runs > 0 && "at least one timed run");
+  // All runs are enqueued with their events, then waited for once.
+  std::vector<Event> starts(runs), ends(runs);
+  for (int i = 0; i < warmup + runs; ++i) {
+    exe.bind(inputSets[i % sets], outputSets[i % sets]);
+    for (size_t before = 0; before < k; ++before)
+      exe.launchKernel(before);
+    if (i >= warmup)
+      d.check(d.cuEventRecord(starts[i - warmup].e, exe.stream()), "cuEventRecord");
+    exe.launchKernel(k);
+    if (i >= warmup)
+      d.check(d.cuEventRecord(ends[i - warmup].e, exe.stream()), "cuEventRecord");
+  }
+  exe.synchronize();
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i)
+    us.push_back(elapsedUs(starts[i], ends[i]));
+  RunTiming t;
+  t.runs = runs;
+  t.medianUs = median(us);
+  t.minUs = *std::min_element(us.begin(), us.end());
+  t.maxUs = *std::max_element(us.begin(), us.end());
+  double sum = 0;
+  for (double u : us)
+    sum += u;
+  t.meanUs = sum / runs;
+  return t;
+}
+
 std::string formatProfile(const Profile &p) {
   std::string s;
   llvm::raw_string_ostream os(s);

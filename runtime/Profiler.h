@@ -82,6 +82,15 @@ RunTiming timeExecutableRotating(Executable &exe,
                          std::span<const std::vector<DeviceTensor>> outputSets, int runs,
                          int warmup);
 
+/// Times kernel `k` of `exe` alone: the median of `runs` launches after
+/// `warmup` untimed ones. Run i binds buffer set i % sets and launches the
+/// kernels before `k` untimed first, so that `k` reads what they write (and
+/// a small workload still reads beyond the L2 across runs).
+RunTiming timeKernelRotating(Executable &exe, size_t k,
+                             std::span<const std::vector<DeviceTensor>> inputSets,
+                             std::span<const std::vector<DeviceTensor>> outputSets, int runs,
+                             int warmup);
+
 std::string formatProfile(const Profile &p);
 std::string profileJson(const Profile &p);
 /// Chrome trace events (one run's launches laid end to end at their medians).

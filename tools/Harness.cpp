@@ -74,48 +74,68 @@ CheckedRun checkCompiled(const Graph &g, const Device &gpu, CompiledGraph compil
   return r;
 }
 
-void checkOutputs(const Graph &g, CheckedRun &r,
-                  std::optional<std::vector<HostTensor>> reference) {
-  r.compare.clear();
-  r.bounds.clear();
-  r.ok = true;
+ReferenceOutputs referenceOutputs(const Graph &g, const CompiledGraph &compiled,
+                                  const std::vector<HostTensor> &inputs) {
   // A training graph is checked against the CPU reference of its expansion
   // (the same nodes the compiler received).
   std::optional<Graph> expanded;
   if (hasDerivatives(g))
     expanded.emplace(expandAutodiff(g));
   const Graph &ref = expanded ? *expanded : g;
-  std::vector<HostTensor> magnitudes;
-  auto t0 = std::chrono::steady_clock::now();
-  if (reference) {
-    r.reference = std::move(*reference);
-  } else {
-    std::vector<bool> stored = storedValues(ref, r.compiled);
-    std::vector<bool> registers = registerReadValues(ref, r.compiled);
-    EvalOptions eo;
-    eo.stored = &stored;
-    eo.readInRegisters = &registers;
-    BoundedOutputs bounded = evaluateWithBounds(ref, r.inputs, eo, halfValuesFound(ref, r.compiled));
-    r.reference = std::move(bounded.values);
-    r.bounds = std::move(bounded.bounds);
-    // Sums whose terms cancel are compared relative to the terms' size.
-    bool sums = llvm::any_of(ref.nodes(), [](const Node &n) {
-      return n.op == OpKind::Sum || n.op == OpKind::Mean || n.op == OpKind::Matmul;
-    });
-    if (sums) {
-      eo.magnitudes = true;
-      magnitudes = evaluate(ref, r.inputs, eo);
-    }
+  ReferenceOutputs out;
+  std::vector<bool> stored = storedValues(ref, compiled);
+  std::vector<bool> registers = registerReadValues(ref, compiled);
+  EvalOptions eo;
+  eo.stored = &stored;
+  eo.readInRegisters = &registers;
+  BoundedOutputs bounded = evaluateWithBounds(ref, inputs, eo, halfValuesFound(ref, compiled));
+  out.values = std::move(bounded.values);
+  out.bounds = std::move(bounded.bounds);
+  // Sums whose terms cancel are compared relative to the terms' size.
+  bool sums = llvm::any_of(ref.nodes(), [](const Node &n) {
+    return n.op == OpKind::Sum || n.op == OpKind::Mean || n.op == OpKind::Matmul;
+  });
+  if (sums) {
+    eo.magnitudes = true;
+    out.magnitudes = evaluate(ref, inputs, eo);
   }
-  r.referenceSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (ValueId o : ref.outputs())
+    out.tolerances.push_back(toleranceFor(ref, o));
+  return out;
+}
+
+void compareWithReference(const ReferenceOutputs &ref, CheckedRun &r) {
+  r.compare.clear();
+  r.reference = ref.values;
+  r.bounds = ref.bounds;
+  r.ok = true;
   for (size_t i = 0; i < r.outputs.size(); ++i) {
-    r.compare.push_back(compareTensors(r.outputs[i], r.reference[i],
-                                       toleranceFor(ref, ref.outputs()[i]),
-                                       magnitudes.empty() ? nullptr : &magnitudes[i],
-                                       r.bounds.empty() ? nullptr : &r.bounds[i]));
+    r.compare.push_back(compareTensors(r.outputs[i], ref.values[i], ref.tolerances[i],
+                                       ref.magnitudes.empty() ? nullptr : &ref.magnitudes[i],
+                                       ref.bounds.empty() ? nullptr : &ref.bounds[i]));
     r.ok = r.ok && r.compare.back().ok;
   }
+}
+
+void checkOutputs(const Graph &g, CheckedRun &r,
+                  std::optional<std::vector<HostTensor>> reference) {
+  if (!reference) {
+    auto t0 = std::chrono::steady_clock::now();
+    ReferenceOutputs ref = referenceOutputs(g, r.compiled, r.inputs);
+    r.referenceSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    compareWithReference(ref, r);
+    return;
+  }
+  std::optional<Graph> expanded;
+  if (hasDerivatives(g))
+    expanded.emplace(expandAutodiff(g));
+  const Graph &graph = expanded ? *expanded : g;
+  ReferenceOutputs given;
+  given.values = std::move(*reference);
+  for (ValueId o : graph.outputs())
+    given.tolerances.push_back(toleranceFor(graph, o));
+  compareWithReference(given, r);
 }
 
 void applyUpdates(const Graph &g, std::vector<HostTensor> &inputs,

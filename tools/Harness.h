@@ -61,6 +61,23 @@ CheckedRun checkCompiled(const Graph &g, const Device &gpu, CompiledGraph compil
 void checkOutputs(const Graph &g, CheckedRun &r,
                   std::optional<std::vector<HostTensor>> reference = std::nullopt);
 
+/// The CPU reference of `g`'s outputs on `inputs`, as checkOutputs compares
+/// with: the values (rounded where `compiled` stores f16/bf16), each
+/// element's error bound, the magnitudes of sums and the tolerances. A
+/// search that checks many schedules of one graph computes it once.
+struct ReferenceOutputs {
+  std::vector<HostTensor> values;     ///< one per output
+  std::vector<HostTensor> bounds;     ///< per output; empty with a given reference
+  std::vector<HostTensor> magnitudes; ///< per output, where the graph sums; else empty
+  std::vector<Tolerance> tolerances;  ///< one per output
+};
+ReferenceOutputs referenceOutputs(const Graph &g, const CompiledGraph &compiled,
+                                  const std::vector<HostTensor> &inputs);
+
+/// Compares `r.outputs` with `ref` and sets r.reference, r.bounds,
+/// r.compare and r.ok.
+void compareWithReference(const ReferenceOutputs &ref, CheckedRun &r);
+
 /// What a run does to its inputs, on the host: each output that updates an
 /// argument in place replaces that argument's tensor in `inputs`, so the CPU
 /// reference can take the same steps as the device.

@@ -1,5 +1,5 @@
 //===- tools/minijit.cpp - the command-line tool ---------------------------===//
-// check / eval / compile / run / compare / reduce on a .mj file, and
+// check / eval / compile / run / compare / tune / reduce on a .mj file, and
 // devices (the GPUs of the host), as docs/GUIDE.md describes.
 // Exit status: 0 success, 1 a failed check or a runtime error, 2 bad usage or
 // a file that does not parse or verify.
@@ -10,6 +10,7 @@
 #include "tools/Harness.h"
 #include "tools/ProfileRecords.h"
 #include "tools/Reduce.h"
+#include "tools/Tuner.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -350,6 +351,76 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
   return status;
 }
 
+struct TuneFlags {
+  bool fusion = true, dryRun = false;
+  double budgetS = 60;
+  int runs = 30;
+  unsigned maxCandidates = 48;
+  uint64_t seed = 0;
+  int device = 0;
+};
+
+/// Progress on stderr: on a terminal each line replaces the last (every
+/// candidate timed); elsewhere only the lines that stay (a kernel's start
+/// and end).
+void printProgress(const std::string &line, bool transient) {
+  bool terminal = llvm::errs().is_displayed();
+  if (terminal) {
+    llvm::errs() << "\r" << line << "\x1b[K";
+    if (!transient)
+      llvm::errs() << "\n";
+    return;
+  }
+  if (!transient)
+    llvm::errs() << line << "\n";
+}
+
+/// Searches each kernel's schedule of every graph (one budget for them
+/// all), or with --dry-run lists the candidates compiled.
+int cmdTune(const std::vector<Graph> &gs, const TuneFlags &f) {
+  if (const char *env = std::getenv("MINIJIT_SCHEDULE"); env && *env) {
+    llvm::errs() << "minijit: MINIJIT_SCHEDULE is set ('" << env
+                 << "'): tune sets each kernel's parameters itself; unset it\n";
+    return kUsage;
+  }
+  TuneOptions o;
+  o.fusion = f.fusion;
+  o.runs = f.runs;
+  o.maxCandidates = f.maxCandidates;
+  o.seed = f.seed;
+  o.progress = printProgress;
+  if (f.dryRun) {
+    for (size_t i = 0; i < gs.size(); ++i) {
+      if (i)
+        llvm::outs() << "\n";
+      llvm::outs() << formatTuneReport(listCandidates(gs[i], o));
+    }
+    return kOk;
+  }
+  std::optional<Device> gpu;
+  try {
+    gpu = Device::open(f.device);
+  } catch (const CudaError &e) {
+    llvm::errs() << "minijit: tune needs a GPU to time the candidates: " << e.what()
+                 << "\n(--dry-run lists each kernel's candidates, compiled through NVRTC, "
+                    "without one)\n";
+    return kFailed;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  int status = kOk;
+  for (size_t i = 0; i < gs.size(); ++i) {
+    double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    o.budgetS = std::max(0.0, f.budgetS - spent);
+    TuneReport r = tuneGraph(gs[i], *gpu, o);
+    if (i)
+      llvm::outs() << "\n";
+    llvm::outs() << formatTuneReport(r);
+    if (r.verified && !r.verifyOk)
+      status = kFailed;
+  }
+  return status;
+}
+
 /// Lists every GPU of the host with the properties the schedules use, and
 /// which pairs can read each other's memory. Throws CudaError without a
 /// driver.
@@ -461,14 +532,16 @@ int main(int argc, char **argv) {
   cl::SubCommand compileCmd("compile", "compile FILE and print a stage");
   cl::SubCommand runCmd("run", "run FILE on the GPU (seeded random inputs)");
   cl::SubCommand compareCmd("compare", "fused vs unfused on the GPU, side by side");
+  cl::SubCommand tuneCmd("tune", "search each kernel's schedule on the GPU and keep the fastest "
+                                 "in the tuning database");
   cl::SubCommand reduceCmd("reduce", "shrink FILE's graph while a command keeps succeeding on it");
   cl::SubCommand devicesCmd("devices", "list the GPUs and the properties the schedules use");
   cl::opt<std::string> file(cl::Positional, cl::desc("FILE.mj"), cl::Required, cl::sub(checkCmd),
                             cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
-                            cl::sub(compareCmd), cl::sub(reduceCmd));
+                            cl::sub(compareCmd), cl::sub(tuneCmd), cl::sub(reduceCmd));
   cl::opt<std::string> graph("graph", cl::desc("only the graph with this name"), cl::sub(checkCmd),
                              cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
-                             cl::sub(compareCmd), cl::sub(reduceCmd));
+                             cl::sub(compareCmd), cl::sub(tuneCmd), cl::sub(reduceCmd));
   cl::opt<std::string> until(
       "until",
       cl::desc("the shell command that says a candidate still shows the problem (exit status "
@@ -477,7 +550,7 @@ int main(int argc, char **argv) {
   cl::opt<std::string> reduceOut("o", cl::desc("write the reduced graph here (default: stdout)"),
                                  cl::value_desc("FILE"), cl::sub(reduceCmd));
   cl::opt<uint64_t> seed("seed", cl::desc("seed of the random inputs"), cl::init(0),
-                         cl::sub(evalCmd), cl::sub(runCmd), cl::sub(compareCmd));
+                         cl::sub(evalCmd), cl::sub(runCmd), cl::sub(compareCmd), cl::sub(tuneCmd));
   cl::list<std::string> inputFiles(
       "input", cl::desc("NAME=FILE.npy: read input %NAME from a .npy file (repeatable; the others "
                         "stay seeded random)"),
@@ -489,9 +562,22 @@ int main(int argc, char **argv) {
       "dim", cl::desc("NAME=SIZE: the size of a named dimension, e.g. --dim B=4096 (repeatable; "
                       "sizes also come from the shapes of --input files)"),
       cl::value_desc("NAME=SIZE"), cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
-      cl::sub(compareCmd));
+      cl::sub(compareCmd), cl::sub(tuneCmd));
   cl::opt<bool> noFusion("no-fusion", cl::desc("one kernel per op, as an eager framework runs"),
-                         cl::sub(compileCmd), cl::sub(runCmd));
+                         cl::sub(compileCmd), cl::sub(runCmd), cl::sub(tuneCmd));
+  cl::opt<double> budget("budget-s",
+                         cl::desc("seconds for the whole search; once spent, the best so far is "
+                                  "kept (default 60)"),
+                         cl::value_desc("N"), cl::init(60), cl::sub(tuneCmd));
+  cl::opt<int> tuneRuns("runs", cl::desc("timed runs per candidate, their median (default 30)"),
+                        cl::value_desc("R"), cl::init(30), cl::sub(tuneCmd));
+  cl::opt<unsigned> maxCandidates(
+      "max-candidates", cl::desc("candidates per kernel, the default included (default 48)"),
+      cl::value_desc("N"), cl::init(48), cl::sub(tuneCmd));
+  cl::opt<bool> dryRun("dry-run",
+                       cl::desc("list each kernel's candidates, compiled through NVRTC (no GPU "
+                                "needed, nothing timed or stored)"),
+                       cl::sub(tuneCmd));
   cl::opt<bool> noReassociate(
       "no-reassociate",
       cl::desc("keep the order of roundings: no sum of a product rewritten as a product with a "
@@ -514,7 +600,8 @@ int main(int argc, char **argv) {
                             cl::sub(runCmd));
   cl::opt<int> device("device",
                       cl::desc("the GPU to run on, by its ordinal (minijit devices lists them)"),
-                      cl::value_desc("N"), cl::init(0), cl::sub(runCmd), cl::sub(compareCmd));
+                      cl::value_desc("N"), cl::init(0), cl::sub(runCmd), cl::sub(compareCmd),
+                      cl::sub(tuneCmd));
   cl::opt<bool> bandwidth("bandwidth",
                           cl::desc("measure each GPU's device-to-device copy bandwidth (copies "
                                    "1 GiB 23 times)"),
@@ -532,9 +619,9 @@ int main(int argc, char **argv) {
     llvm::errs() << errStream.str();
     return kUsage;
   }
-  if (!checkCmd && !evalCmd && !compileCmd && !runCmd && !compareCmd && !reduceCmd &&
+  if (!checkCmd && !evalCmd && !compileCmd && !runCmd && !compareCmd && !tuneCmd && !reduceCmd &&
       !devicesCmd) {
-    llvm::errs() << "usage: minijit {check|eval|compile|run|compare|reduce} FILE [options], or "
+    llvm::errs() << "usage: minijit {check|eval|compile|run|compare|tune|reduce} FILE [options], or "
                     "minijit devices; see minijit --help\n";
     return kUsage;
   }
@@ -550,6 +637,19 @@ int main(int argc, char **argv) {
       llvm::errs() << "minijit: " << e.what() << "\n";
       return kFailed;
     }
+  }
+  if (tuneCmd && !(budget > 0)) {
+    llvm::errs() << llvm::formatv("minijit: --budget-s {0}: the search needs some seconds (> 0)\n",
+                                  double(budget));
+    return kUsage;
+  }
+  if (tuneCmd && maxCandidates < 1) {
+    llvm::errs() << "minijit: --max-candidates 0: at least the default is a candidate\n";
+    return kUsage;
+  }
+  if (tuneCmd && tuneRuns < 1) {
+    llvm::errs() << "minijit: --runs " << tuneRuns << ": at least 1 timed run a candidate\n";
+    return kUsage;
   }
   if (reduceCmd && until.empty()) {
     llvm::errs() << "minijit: reduce needs --until CMD: a command that exits 0 while a "
@@ -575,7 +675,7 @@ int main(int argc, char **argv) {
     if (!reduceCmd) {
       std::vector<std::string> dims(dimFlags.begin(), dimFlags.end());
       for (Graph &g : gs)
-        g = bindForCommand(g, dims, compileCmd ? nullptr : &data);
+        g = bindForCommand(g, dims, compileCmd || tuneCmd ? nullptr : &data);
     }
     if (evalCmd)
       return cmdEval(gs, seed, data);
@@ -583,6 +683,17 @@ int main(int argc, char **argv) {
       return cmdCompile(gs, !noFusion, !noReassociate, emit, arch, timing);
     if (reduceCmd)
       return cmdReduce(gs, file, until, reduceOut);
+    if (tuneCmd) {
+      TuneFlags t;
+      t.fusion = !noFusion;
+      t.dryRun = dryRun;
+      t.budgetS = budget;
+      t.runs = tuneRuns;
+      t.maxCandidates = maxCandidates;
+      t.seed = seed;
+      t.device = device;
+      return cmdTune(gs, t);
+    }
     RunFlags f;
     f.fusion = !noFusion;
     f.check = check;

@@ -257,6 +257,22 @@ Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
 Schedule chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
                                 const ScheduleOverrides &overrides, const std::string &arch);
 
+/// A lowered kernel as the scheduling stage leaves it: its body (rewritten
+/// or not) and its schedule.
+struct ScheduledKernel {
+  LoweredKernel lowered;
+  Schedule schedule;
+};
+
+/// The scheduling stage for one kernel: chooseScheduleForSizes, and for an
+/// inner row kernel whose sum of exp(x - max) can run in its max's pass
+/// (sumExpsOnline), that rewrite where the kernel then reads its rows once
+/// in all, or always with `online=1` (never with `online=0`), scheduled
+/// anew. `body` is the kernel as lowering made it. Throws CompileError for
+/// an override the kernel cannot take.
+ScheduledKernel scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
+                               const ScheduleOverrides &overrides, const std::string &arch);
+
 /// Resident blocks per SM of a launch of `s` whose threads use `registers`
 /// each (0: unknown, estimated from the template: a matmul's accumulators
 /// and fragments; others assume 32), bounded by threads, registers, shared

@@ -13,7 +13,8 @@
 // its values kept (the same kernel in another graph hits when its values are
 // named alike); the NVRTC target and identity and minijit's version, as the
 // kernel cache keys them; and the device: its name, SM count and driver.
-// The search that fills the database (`minijit tune`) is not built yet.
+// The search that fills the database is `minijit tune` (tools/Tuner.h:
+// tuneGraph; the candidates per template in compiler/tune/CandidateSpace.h).
 //===----------------------------------------------------------------------===//
 #pragma once
 

@@ -1,0 +1,32 @@
+//===- compiler/schedule/ScheduleKernel.cpp - the scheduling stage of one kernel ===//
+// What the pipeline does to each lowered kernel before it is named and
+// emitted: pick the schedule, and for inner rows decide the online sum (a
+// rewrite of the body, scheduled anew). The pipeline, the tuning database's
+// schedules and the search's candidates all go through it, so a schedule a
+// search timed is the one a later compile rebuilds from its overrides.
+//===----------------------------------------------------------------------===//
+#include "compiler/schedule/Schedule.h"
+
+namespace minijit {
+
+ScheduledKernel scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
+                               const ScheduleOverrides &overrides, const std::string &arch) {
+  ScheduledKernel r{body, Schedule{}};
+  r.schedule = chooseScheduleForSizes(r.lowered, dev, overrides, arch);
+  // Rows sum exp(x - max) in the pass of their max (online softmax) where
+  // the kernel then reads its rows once in all (a logsumexp, a
+  // cross-entropy). Where a pass still follows (a softmax's stores), the
+  // update's extra exps cost about what the saved read does, or more
+  // (measured on the H200, docs/PERFORMANCE.md); online=1 asks for it anyway.
+  bool never = overrides.online == 0, always = overrides.online.value_or(0) != 0;
+  if (r.schedule.kind() != ScheduleKind::InnerRow || never)
+    return r;
+  std::optional<LoweredKernel> online = sumExpsOnline(r.lowered);
+  if (!online || (online->passes != 1 && !always))
+    return r;
+  r.lowered = std::move(*online);
+  r.schedule = chooseScheduleForSizes(r.lowered, dev, overrides, arch);
+  return r;
+}
+
+} // namespace minijit

@@ -326,8 +326,10 @@ namespace {
 /// computed from them exactly).
 class BoundPass {
 public:
-  BoundPass(const Graph &g, bool certain, const std::vector<bool> *readInRegisters)
-      : G(g), Certain(certain), Registers(readInRegisters), Bounds(g.size()), Own(g.size()),
+  BoundPass(const Graph &g, bool certain, const std::vector<bool> *stored,
+            const std::vector<bool> *readInRegisters)
+      : G(g), Certain(certain), Stored(stored), Registers(readInRegisters), Bounds(g.size()),
+        Own(g.size()),
         LastUse(g.size(), 0) {
     for (size_t i = 0; i < g.size(); ++i)
       for (ValueId o : g.nodes()[i].operands)
@@ -356,6 +358,10 @@ public:
     case OpClass::Matmul: Bounds[id] = matmul(id, values); break;
     case OpClass::Derivative: llvm_unreachable("grad and vjp are expanded first");
     }
+    if (n.cls() == OpClass::Concat || n.cls() == OpClass::Gather)
+      roundWhereStored(id, values);
+    if (n.cls() == OpClass::View && Stored && (*Stored)[id])
+      roundStoredView(id, values[id]);
     if (Registers && (*Registers)[id])
       widenForRegisterReaders(id, values[id]);
     if (LastUse[id] == G.size())
@@ -381,6 +387,45 @@ private:
   /// they differ by up to the rounding plus the small error certainty
   /// allows: two roundings' worth covers it; elsewhere the bound includes a
   /// rounding already. The value's own comparison keeps its bound (Own).
+  /// A concat or a gather stored in f16/bf16 whose value operand is held
+  /// in f32 (in registers) rounds its elements as it stores them; their
+  /// bounds, the operands' moved, do not have that rounding yet. Not taken
+  /// as certain: the operands' bounds are spread over the elements.
+  void roundWhereStored(ValueId id, llvm::ArrayRef<HostTensor> values) {
+    const Node &n = G.node(id);
+    DType held = values[id].dtype();
+    if (held != DType::F16 && held != DType::BF16)
+      return;
+    bool fromRegisters = n.cls() == OpClass::Gather
+                             ? values[n.operands[0]].dtype() != held
+                             : llvm::any_of(n.operands, [&](ValueId o) {
+                                 return values[o].dtype() != held;
+                               });
+    if (!fromRegisters)
+      return;
+    HostTensor out(DType::F32, n.shape);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      double b = bound(id, i), v = values[id].get(i);
+      out.set(i, std::isnan(b) ? kInf : b + roundingError(held, std::fabs(v) + b));
+    }
+    Bounds[id] = std::move(out);
+  }
+
+  /// A view the program stores in f16/bf16 of a value held in f32: the
+  /// reference keeps the f32 value (a view does not round), readers in
+  /// another kernel load it rounded. Its bound gains the rounding.
+  void roundStoredView(ValueId id, const HostTensor &value) {
+    DType type = G.node(id).dtype;
+    if ((type != DType::F16 && type != DType::BF16) || value.dtype() != DType::F32)
+      return;
+    HostTensor out(DType::F32, G.node(id).shape);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      double b = bound(id, i);
+      out.set(i, std::isnan(b) ? kInf : b + roundingError(type, std::fabs(value.get(i)) + b));
+    }
+    Bounds[id] = std::move(out);
+  }
+
   /// An f16/bf16 output the reference holds in f32 (a view, or a value
   /// renamed by simplify, of one a kernel keeps in registers) is rounded
   /// only as it is returned, by evaluate(): its bound gains that rounding,
@@ -731,6 +776,7 @@ private:
 
   const Graph &G;
   bool Certain; ///< stored roundings may be certain
+  const std::vector<bool> *Stored;    ///< EvalOptions::stored
   const std::vector<bool> *Registers; ///< EvalOptions::readInRegisters
   std::vector<HostTensor> Bounds; ///< what each value's readers may be off by
   /// The bound of an output whose readers' bound was widened
@@ -747,7 +793,7 @@ BoundedOutputs evaluateWithBounds(const Graph &g, llvm::ArrayRef<HostTensor> inp
     assert(!options.stored && "`stored` flags the nodes of a graph without derivatives");
     return evaluateWithBounds(expandAutodiff(g), inputs, options, certainRoundings);
   }
-  BoundPass pass(g, certainRoundings, options.readInRegisters);
+  BoundPass pass(g, certainRoundings, options.stored, options.readInRegisters);
   EvalOptions eo = options;
   eo.observe = [&](ValueId id, std::span<const HostTensor> values) {
     if (options.observe)

@@ -165,6 +165,13 @@ std::vector<bool> storedValues(const Graph &g, const CompiledGraph &c) {
       continue;
     std::optional<ValueId> id = c.graph.lookup(n.name);
     const FusionPlan &plan = c.detail->plan;
+    // A value simplify merged into another (or renamed) may be stored under
+    // that one's name: rounded here, it is within the rounding's bound of an
+    // unrounded one too (no rounding is certain then: halfValuesFound).
+    if (!id && n.cls() != OpClass::Constant) {
+      stored[i] = true;
+      continue;
+    }
     stored[i] = id && *id < static_cast<ValueId>(plan.storedBy.size()) && plan.storedBy[*id] >= 0;
   }
   return stored;

@@ -90,7 +90,8 @@ void poisonTensors(std::vector<DeviceTensor> &tensors);
 
 /// Per value of `g`: whether the compiled program stores it in memory (and so
 /// rounds it to its dtype). Values are matched to the compiled (simplified)
-/// graph by name; inputs count as stored.
+/// graph by name; inputs count as stored, and so does a value simplify merged
+/// away (its twin may be stored; a rounding's bound covers both).
 std::vector<bool> storedValues(const Graph &g, const CompiledGraph &c);
 
 /// Per value of `g`: whether the program reads it from registers (unrounded)

@@ -32,13 +32,16 @@ public:
     if (S.alignedTo) {
       lc.alignedOffset = K.values[*S.alignedTo].offset;
       lc.rowLength = K.K;
-      rowLead(*lc.alignedOffset);
     }
     // The caches are named and declared before the first pass reads them.
     if (lc.cached)
       for (const std::string &d : E.cacheDeclarations(S.itemsPerThread, S.vec))
         W.line(d);
     E.rowValues(0);
+    // After the row's values: where the row starts may depend on one (a
+    // take's index, an iota).
+    if (lc.alignedOffset)
+      rowLead(*lc.alignedOffset);
     for (int p = 0; p < K.passes; ++p) {
       W.line(E.passTitle(p));
       E.declareAccumulators(p);

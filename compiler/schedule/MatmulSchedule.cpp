@@ -109,10 +109,23 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
   auto divides = [&](int64_t d) { return d == 0 || d % per16 == 0; };
   s.vecA = mm.aStrideK == 1 && mm.aStrideM % per16 == 0 && mm.K % per16 == 0 && divides(da) &&
            (s.bm * s.bk / per16) % s.block == 0;
-  s.vecB = mm.bStrideN == 1 && mm.bStrideK % per16 == 0 && mm.N % per16 == 0 && divides(db) &&
+  // On the CUDA cores a row of B (along n) may end mid-vector where its
+  // stride is whole vectors and the vector past the end stays inside the
+  // buffer (a row padded to whole float4s, MatmulRewrites' float4Operands):
+  // its lanes past n feed accumulators of columns no one stores.
+  int64_t lastB = ctx.range(mm.bBase).second + (mm.K - 1) * mm.bStrideK +
+                  (mm.N + per16 - 1) / per16 * per16;
+  bool nEndsInside = mm.N % per16 == 0 || (!tensorCores && !k.symbolic && mm.bStrideK >= mm.N &&
+                                           lastB <= k.params[mm.bParam].numel);
+  s.vecB = mm.bStrideN == 1 && mm.bStrideK % per16 == 0 && nEndsInside && divides(db) &&
            (s.bk * s.bn / per16) % s.block == 0;
   // A transposed operand: 16-byte loads along the other axis of the tile.
-  s.vecAT = !s.vecA && mm.aStrideM == 1 && mm.aStrideK % per16 == 0 && mm.M % per16 == 0 &&
+  // The same for A stored transposed (along m), where m is known.
+  int64_t lastA = ctx.range(mm.aBase).second + (mm.K - 1) * mm.aStrideK +
+                  (mm.M + per16 - 1) / per16 * per16;
+  bool mEndsInside = mm.M % per16 == 0 || (!tensorCores && !k.symbolic && mm.aStrideK >= mm.M &&
+                                           lastA <= k.params[mm.aParam].numel);
+  s.vecAT = !s.vecA && mm.aStrideM == 1 && mm.aStrideK % per16 == 0 && mEndsInside &&
             divides(da) && (s.bm * s.bk / per16) % s.block == 0;
   s.vecBT = !s.vecB && mm.bStrideK == 1 && mm.bStrideN % per16 == 0 && mm.K % per16 == 0 &&
             divides(db) && (s.bk * s.bn / per16) % s.block == 0;

@@ -26,6 +26,7 @@ const Key kKeys[] = {
     {"splits", &ScheduleOverrides::splits}, {"transpose", &ScheduleOverrides::transpose},
     {"online", &ScheduleOverrides::online}, {"wgmma", &ScheduleOverrides::wgmma},
     {"pingpong", &ScheduleOverrides::pingpong}, {"ahead", &ScheduleOverrides::ahead},
+    {"pad", &ScheduleOverrides::pad},
 };
 
 } // namespace
@@ -46,7 +47,7 @@ ScheduleOverrides parseScheduleOverrides(llvm::StringRef text) {
     if (k == std::end(kKeys))
       throw CompileError("schedule override: unknown key '" + key.str() +
                          "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
-                         "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong)");
+                         "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, pad)");
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       throw CompileError("schedule override: '" + p.str() + "' needs a non-negative integer");

@@ -39,6 +39,9 @@ struct ScheduleOverrides {
   /// the Hopper matmul: 1 gives each consumer warpgroup every other tile
   /// (ping-pong), 0 both every tile (cooperative)
   std::optional<int64_t> pingpong;
+  /// f32 matmul on the CUDA cores: 0 reads operands whose rows are not whole
+  /// float4s element by element (no padded copies, MatmulRewrites.h)
+  std::optional<int64_t> pad;
 
   bool empty() const;
 };

@@ -25,6 +25,9 @@ std::string MatmulRewrite::text() const {
   case MatmulRewriteKind::AlignedRows:
     return "%" + value + ": 16-bit operands whose rows are not whole 16-byte units copied into "
                          "padded rows first (TMA reads only aligned rows)";
+  case MatmulRewriteKind::Float4Rows:
+    return "%" + value + ": f32 operands whose rows are not whole float4s copied into padded "
+                         "rows first (k padded with zeros), so the tiles are read by float4s";
   case MatmulRewriteKind::MonotoneArg:
     return "%" + value + ": " + detail;
   }
@@ -35,8 +38,9 @@ namespace {
 
 class Rewriter {
 public:
-  Rewriter(const Graph &g, bool reassociate, bool alignRows)
-      : G(g), Reassociate(reassociate), AlignRows(alignRows), Out(g.name()), Map(g.size(), -1),
+  Rewriter(const Graph &g, bool reassociate, bool alignRows, bool float4Rows)
+      : G(g), Reassociate(reassociate), AlignRows(alignRows), Float4Rows(float4Rows),
+        Out(g.name()), Map(g.size(), -1),
         Uses(g.size(), 0), OutputUses(g.size(), 0) {
     for (const Node &n : g.nodes())
       for (ValueId o : n.operands)
@@ -130,9 +134,12 @@ private:
       o = Map[o];
     if (n.op == OpKind::Input)
       return Out.input(n.name, n.dtype, n.shape).id();
-    if (AlignRows) { // the last walk: the products that are still matmuls
-      if (n.op == OpKind::Matmul)
+    if (AlignRows || Float4Rows) { // the last walk: the products that are still matmuls
+      if (n.op == OpKind::Matmul && AlignRows)
         if (std::optional<ValueId> v = alignedOperands(n, s.operands[0], s.operands[1]))
+          return *v;
+      if (n.op == OpKind::Matmul && Float4Rows)
+        if (std::optional<ValueId> v = float4Operands(n, s.operands[0], s.operands[1]))
           return *v;
       return add(s);
     }
@@ -325,8 +332,93 @@ private:
     return add(s);
   }
 
+  /// How float4Operands pads one operand's stored source [.., rows, cols]:
+  /// its last axis up to whole float4s (then sliced back to its length, or
+  /// kept: k), its rows up to a multiple of 4 (k, with zeros).
+  struct Float4Pad {
+    bool last = false, sliceLast = false, rows = false;
+    bool any() const { return last || rows; }
+  };
+
+  /// Pads r.src as `p` says, then slices and transposes back as needed.
+  ValueId padToFloat4s(ValueId v, const OperandRows &r, const Float4Pad &p) {
+    const Shape &s = out(r.src).shape;
+    size_t rank = s.rank();
+    int64_t rows = s[rank - 2], last = s[rank - 1];
+    NodeSpec pad;
+    pad.op = OpKind::Pad;
+    pad.operands = {r.src};
+    pad.before.assign(rank, 0);
+    pad.after.assign(rank, 0);
+    if (p.last)
+      pad.after[rank - 1] = (last + 3) / 4 * 4 - last;
+    if (p.rows)
+      pad.after[rank - 2] = (rows + 3) / 4 * 4 - rows;
+    ValueId padded = add(pad);
+    if (p.sliceLast) {
+      NodeSpec slice;
+      slice.op = OpKind::Slice;
+      slice.operands = {padded};
+      slice.axis = -1;
+      slice.start = 0;
+      slice.end = last;
+      padded = add(slice);
+    }
+    if (!r.transposed)
+      return padded;
+    NodeSpec t = specOf(out(v));
+    t.operands = {padded};
+    t.name.clear();
+    return add(t);
+  }
+
+  /// An f32 product on the CUDA cores reads a tile by float4s only where
+  /// the operand's rows are whole float4s (tileGeometry's vecA, vecB, ...).
+  /// Where they are not, and each element copied serves at least 512
+  /// multiply-adds (so the copies cost a few percent of the product at
+  /// most), the operands are copied into padded rows first: along k both
+  /// gain zeros up to a multiple of 4 (the sums gain terms 0 * 0); a
+  /// row-major B whose n is not a multiple of 4 (an A stored transposed
+  /// whose m is not) is padded along it and sliced back, so that the last
+  /// vector of a tile row reads into the padding, for outputs no one stores.
+  std::optional<ValueId> float4Operands(const Node &n, ValueId a, ValueId b) {
+    if (n.dtype != DType::F32)
+      return std::nullopt;
+    const Shape &sa = out(a).shape, &sb = out(b).shape;
+    size_t rank = sa.rank();
+    int64_t M = sa[rank - 2], K = sa[rank - 1], N = sb[rank - 1];
+    OperandRows ra = operandRows(a), rb = operandRows(b);
+    bool padK = K % 4 != 0;
+    Float4Pad pa, pb;
+    if (ra.transposed) // stored [.., K, M]
+      pa = {M % 4 != 0, true, padK};
+    else // stored [.., M, K]
+      pa = {padK, false, false};
+    if (rb.transposed) // stored [.., N, K]
+      pb = {padK, false, false};
+    else // stored [.., K, N]
+      pb = {N % 4 != 0, true, padK};
+    if ((!pa.any() && !pb.any()) || (pa.any() && !paddable(ra)) || (pb.any() && !paddable(rb)))
+      return std::nullopt;
+    // A padded operand's size, whose copy must pay.
+    auto padded = [&](const OperandRows &r, const Float4Pad &p) -> int64_t {
+      if (!p.any())
+        return 0;
+      const Shape &s = out(r.src).shape;
+      int64_t rows = s[s.rank() - 2], last = s[s.rank() - 1];
+      return s.numel() / (rows * last) * ((rows + 3) / 4 * 4) * ((last + 3) / 4 * 4);
+    };
+    int64_t work = n.shape.numel() * K; // multiply-adds
+    if (work / 512 < padded(ra, pa) + padded(rb, pb))
+      return std::nullopt;
+    NodeSpec s = specOf(n);
+    s.operands = {pa.any() ? padToFloat4s(a, ra, pa) : a, pb.any() ? padToFloat4s(b, rb, pb) : b};
+    Applied.push_back({MatmulRewriteKind::Float4Rows, n.name});
+    return add(s);
+  }
+
   const Graph &G;
-  bool Reassociate, AlignRows;
+  bool Reassociate, AlignRows, Float4Rows;
   Graph Out;
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted
@@ -336,13 +428,14 @@ private:
 
 } // namespace
 
-MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows) {
-  MatmulRewriteResult r = Rewriter(g, reassociate, false).run();
-  if (!alignRows)
+MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows,
+                                   bool float4Rows) {
+  MatmulRewriteResult r = Rewriter(g, reassociate, false, false).run();
+  if (!alignRows && !float4Rows)
     return r;
   // A second walk pads the operands of what is still a matmul (not those
   // of a product that became a sum).
-  MatmulRewriteResult aligned = Rewriter(r.graph, false, true).run();
+  MatmulRewriteResult aligned = Rewriter(r.graph, false, alignRows, float4Rows).run();
   r.graph = std::move(aligned.graph);
   r.applied.insert(r.applied.end(), aligned.applied.begin(), aligned.applied.end());
   return r;

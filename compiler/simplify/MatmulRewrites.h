@@ -6,6 +6,9 @@
 //     when few rows would leave SMs idle (a tile of a matmul template would
 //     be 1/16 full and the grid a fraction of a wave); f16/bf16 operands are
 //     multiplied and summed in f32, as the matmul templates do;
+//   - operands copied into padded rows where that lets the matmul templates
+//     read them by 16-byte units: 16-bit ones for TMA (Hopper), f32 ones for
+//     the CUDA cores' float4s (k padded with zeros on both sides);
 //   - reassociating ones, which change the order of roundings and can be
 //     switched off (CompileOptions::reassociate, --no-reassociate):
 //     * a sum (or mean) of a product over its output columns is the product
@@ -31,6 +34,7 @@ enum class MatmulRewriteKind {
   SumOfProduct,  ///< sum over the product's columns or rows: the operand summed first
   ScalarFactor,  ///< a scalar factor moved after the product
   AlignedRows,   ///< 16-bit operands padded to rows of whole 16-byte units
+  Float4Rows,    ///< f32 operands padded to rows of whole float4s (k with zeros)
   MonotoneArg,   ///< an argmax (argmin) of a strictly monotone map of x, as one of x
                  ///< (ArgmaxRewrites.h)
 };
@@ -49,8 +53,10 @@ struct MatmulRewriteResult {
 };
 
 /// Applies the rewrites to `g` (the reassociating ones only with
-/// `reassociate`, the padding of rows only with `alignRows`); the values
-/// keep their names.
-MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows = false);
+/// `reassociate`, the padding of 16-bit rows only with `alignRows`, of f32
+/// rows to whole float4s only with `float4Rows`); the values keep their
+/// names.
+MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows = false,
+                                   bool float4Rows = false);
 
 } // namespace minijit

@@ -142,6 +142,39 @@ TEST_F(Matmul, TransposedOperandsReadAsVectors) {
   }
 }
 
+/// f32 products whose rows are not whole float4s (k = 77, m and n odd) in
+/// every layout, and batched: the operands are copied into padded rows (k
+/// with zeros, MatmulRewrites' float4Operands), the tiles are read by float4s,
+/// and the last vector of a row of B (of A stored transposed) reads into the
+/// padding for outputs no one stores.
+TEST_F(Matmul, OddF32OperandsPaddedToWholeFloat4s) {
+  for (int layout = 0; layout < 5; ++layout) {
+    bool transA = layout & 1, transB = layout & 2, batched = layout == 4;
+    SCOPED_TRACE("layout " + std::to_string(layout));
+    Graph g("mm_float4_rows");
+    int64_t m = batched ? 1200 : 1403, n = batched ? 1201 : 1401, k = 77;
+    auto shape = [&](int64_t r, int64_t c) {
+      return batched ? Shape{4, r, c} : Shape{r, c};
+    };
+    auto swapLast = [&](Tensor t) {
+      return batched ? t.permute({0, 2, 1}) : t.permute({1, 0});
+    };
+    Tensor a = transA ? swapLast(g.input("at", DType::F32, shape(k, m)))
+                      : g.input("a", DType::F32, shape(m, k));
+    Tensor b = transB ? swapLast(g.input("bt", DType::F32, shape(n, k)))
+                      : g.input("b", DType::F32, shape(k, n));
+    Tensor bias = g.input("bias", DType::F32, {n});
+    g.output(relu(matmul(a, b) + bias), "y");
+    CompileOptions opt;
+    opt.compileKernels = false;
+    std::string fused = compileGraph(g, opt).fusedText();
+    EXPECT_NE(fused.find("whole float4s"), std::string::npos) << fused;
+    EXPECT_NE(fused.find("A by float4"), std::string::npos) << fused;
+    EXPECT_NE(fused.find("B by float4"), std::string::npos) << fused;
+    expectMatches(g, 40 + layout);
+  }
+}
+
 TEST_F(Matmul, EpiloguesRunInsideTheKernel) {
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
     Graph g = epilogueGraph("mm_epilogue", t, 200, 96, 136, false);

@@ -252,3 +252,69 @@ TEST(MatmulRewrites, MisalignedHalfOperandsArePaddedForTma) {
 }
 
 } // namespace
+
+namespace {
+
+/// The CUDA cores read f32 tiles by float4s only where rows are whole
+/// float4s: with k = 1001 both operands gain three zero columns (rows) of k,
+/// each layout padded along its own axis; a row-major B with n = 1001 is also
+/// padded along n and sliced back. The product is unchanged (0 * 0 terms), and
+/// the schedule then reads every tile by float4s.
+TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
+  struct Case {
+    bool transA, transB;
+    const char *padA, *padB; // what the pads print
+  };
+  const Case cases[] = {
+      {false, false, "after=[0, 3] value=0 : f32[1400, 1004]", "after=[3, 3] value=0 : f32[1004, 1004]"},
+      {false, true, "after=[0, 3] value=0 : f32[1400, 1004]", "after=[0, 3] value=0 : f32[1001, 1004]"},
+      {true, false, "after=[3, 0] value=0 : f32[1004, 1400]", "after=[3, 3] value=0 : f32[1004, 1004]"},
+      {true, true, "after=[3, 0] value=0 : f32[1004, 1400]", "after=[0, 3] value=0 : f32[1001, 1004]"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string("A ") + (c.transA ? "transposed" : "row-major") + ", B " +
+                 (c.transB ? "transposed" : "row-major"));
+    Graph g("odd");
+    Tensor a = c.transA ? transpose(g.input("a", DType::F32, {1001, 1400}))
+                        : g.input("a", DType::F32, {1400, 1001});
+    Tensor b = c.transB ? transpose(g.input("b", DType::F32, {1001, 1001}))
+                        : g.input("b", DType::F32, {1001, 1001});
+    g.output(matmul(a, b) * 2.0, "y");
+    MatmulRewriteResult r = rewriteMatmuls(g, true, false, /*float4Rows=*/true);
+    ASSERT_EQ(r.applied.size(), 1u);
+    EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::Float4Rows);
+    EXPECT_NE(r.applied[0].text().find("whole float4s"), std::string::npos);
+    Graph clean = simplifyGraph(r.graph);
+    EXPECT_NO_THROW(verifyGraph(clean));
+    std::string text = body(clean);
+    EXPECT_NE(text.find(c.padA), std::string::npos) << text;
+    EXPECT_NE(text.find(c.padB), std::string::npos) << text;
+    std::vector<HostTensor> in = randomInputs(g, 5);
+    CompareResult cmp = compareTensors(evaluate(clean, in)[0], evaluate(g, in)[0], Tolerance{0});
+    EXPECT_TRUE(cmp.ok) << cmp.summary; // padding with zeros changes no sum
+
+    CompileOptions opt;
+    opt.arch = "sm_90";
+    opt.stopAfter = Stage::Fused;
+    std::string fused = compileGraph(g, opt).fusedText();
+    EXPECT_NE(fused.find("A by float4"), std::string::npos) << fused;
+    EXPECT_NE(fused.find("B by float4"), std::string::npos) << fused;
+    EXPECT_EQ(fused.find("by elements"), std::string::npos) << fused;
+    EXPECT_NE(fused.find("whole float4s"), std::string::npos) << fused;
+  }
+
+  // Off, already whole, too small for the copies to pay, or 16-bit: as written.
+  Graph whole("whole"), small("small"), half("half");
+  for (Graph *h : {&whole, &small, &half}) {
+    DType t = h == &half ? DType::F16 : DType::F32;
+    int64_t k = h == &whole ? 1004 : 1001, m = h == &small ? 64 : 1400;
+    h->output(matmul(h->input("a", t, {m, k}), h->input("b", t, {k, 1000})), "y");
+    EXPECT_TRUE(rewriteMatmuls(*h, true, false, true).applied.empty()) << printGraph(*h);
+  }
+  Graph g("odd");
+  g.output(matmul(g.input("a", DType::F32, {1400, 1001}), g.input("b", DType::F32, {1001, 1000})),
+           "y");
+  EXPECT_TRUE(rewriteMatmuls(g, true, false, /*float4Rows=*/false).applied.empty());
+}
+
+} // namespace

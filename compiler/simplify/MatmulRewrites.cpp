@@ -186,7 +186,7 @@ private:
     // The sum has the product's shape (keepdim); an f32 one is the value.
     ValueId sum = sumOverK(cast(a, DType::F32), cast(b, DType::F32),
                            n.dtype == DType::F32 ? n.name : "");
-    Applied.push_back({MatmulRewriteKind::NarrowProduct, n.name});
+    Applied.push_back({MatmulRewriteKind::NarrowProduct, n.name, ""});
     return finish(sum, n.dtype, n.shape, n.name);
   }
 
@@ -210,7 +210,7 @@ private:
     else
       fa = reduce(n.op, fa, -2, true);
     ValueId sum = sumOverK(fa, fb, n.dtype == DType::F32 && n.keepdim ? n.name : "");
-    Applied.push_back({MatmulRewriteKind::SumOfProduct, n.name});
+    Applied.push_back({MatmulRewriteKind::SumOfProduct, n.name, ""});
     return finish(sum, n.dtype, n.shape, n.name);
   }
 
@@ -251,7 +251,7 @@ private:
       p = binary(OpKind::Mul, p, fa->first, fb ? "" : n.name);
     if (fb)
       p = binary(OpKind::Mul, p, fb->first, n.name);
-    Applied.push_back({MatmulRewriteKind::ScalarFactor, n.name});
+    Applied.push_back({MatmulRewriteKind::ScalarFactor, n.name, ""});
     return p;
   }
 
@@ -328,7 +328,7 @@ private:
       return std::nullopt;
     NodeSpec s = specOf(n);
     s.operands = {ra.aligned ? a : padRows(a, ra), rb.aligned ? b : padRows(b, rb)};
-    Applied.push_back({MatmulRewriteKind::AlignedRows, n.name});
+    Applied.push_back({MatmulRewriteKind::AlignedRows, n.name, ""});
     return add(s);
   }
 
@@ -384,9 +384,8 @@ private:
   std::optional<ValueId> float4Operands(const Node &n, ValueId a, ValueId b) {
     if (n.dtype != DType::F32)
       return std::nullopt;
-    const Shape &sa = out(a).shape, &sb = out(b).shape;
-    size_t rank = sa.rank();
-    int64_t M = sa[rank - 2], K = sa[rank - 1], N = sb[rank - 1];
+    const Shape &sa = out(a).shape, &sb = out(b).shape; // ranks may differ (a batch broadcast)
+    int64_t M = sa[sa.rank() - 2], K = sa[sa.rank() - 1], N = sb[sb.rank() - 1];
     OperandRows ra = operandRows(a), rb = operandRows(b);
     bool padK = K % 4 != 0;
     Float4Pad pa, pb;
@@ -413,7 +412,7 @@ private:
       return std::nullopt;
     NodeSpec s = specOf(n);
     s.operands = {pa.any() ? padToFloat4s(a, ra, pa) : a, pb.any() ? padToFloat4s(b, rb, pb) : b};
-    Applied.push_back({MatmulRewriteKind::Float4Rows, n.name});
+    Applied.push_back({MatmulRewriteKind::Float4Rows, n.name, ""});
     return add(s);
   }
 

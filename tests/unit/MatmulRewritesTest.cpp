@@ -303,6 +303,22 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
     EXPECT_NE(fused.find("whole float4s"), std::string::npos) << fused;
   }
 
+  // A batch of A times one B (ranks 3 and 2): n = 1001 is B's, padded and sliced back.
+  {
+    Graph g("batched");
+    g.output(matmul(g.input("a", DType::F32, {3, 1400, 1001}), g.input("b", DType::F32, {1001, 1001})),
+             "y");
+    MatmulRewriteResult r = rewriteMatmuls(g, true, false, true);
+    ASSERT_EQ(r.applied.size(), 1u);
+    std::string text = body(simplifyGraph(r.graph));
+    EXPECT_NE(text.find("pad %a before=[0, 0, 0] after=[0, 0, 3] value=0 : f32[3, 1400, 1004]"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("pad %b before=[0, 0] after=[3, 3] value=0 : f32[1004, 1004]"),
+              std::string::npos)
+        << text;
+  }
+
   // Off, already whole, too small for the copies to pay, or 16-bit: as written.
   Graph whole("whole"), small("small"), half("half");
   for (Graph *h : {&whole, &small, &half}) {

@@ -52,6 +52,13 @@ CheckedRun checkCompiled(const Graph &g, const Device &gpu, CompiledGraph compil
                          const std::vector<HostTensor> *inputs = nullptr,
                          std::optional<std::vector<HostTensor>> reference = std::nullopt);
 
+/// What checkCompiled does before it compares: runs `compiled` once on
+/// `inputs` (or seeded random inputs) with NaN-poisoned outputs and
+/// downloads them; r.compare stays empty and r.ok true (`minijit run`
+/// without --check: a large product's CPU reference takes many seconds).
+CheckedRun runCompiled(const Graph &g, const Device &gpu, CompiledGraph compiled, uint64_t seed,
+                       const std::vector<HostTensor> *inputs = nullptr);
+
 /// What checkCompiled does after its run: compares `r.outputs`, a run of
 /// `r.compiled` on `r.inputs`, with the CPU reference of `g` on `r.inputs`
 /// (or with `reference`, when given), and sets r.reference, r.bounds,

@@ -232,7 +232,12 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
   double copy = 0;
   for (const Graph &g : gs) {
     std::vector<HostTensor> ins = inputsFor(g, f.seed, f.data);
-    CheckedRun r = runAndCheck(g, gpu, f.fusion, f.seed, &ins);
+    // The CPU reference only when asked for (a large product's takes seconds).
+    CompileOptions opt;
+    opt.fusion = f.fusion;
+    opt.device = gpu.properties();
+    CheckedRun r = f.check ? checkCompiled(g, gpu, compileGraph(g, opt), f.seed, &ins)
+                           : runCompiled(g, gpu, compileGraph(g, opt), f.seed, &ins);
     const Program &p = r.compiled.program;
     llvm::outs() << llvm::formatv("graph {0} on {1} (device {2}): {3} kernel{4} (fusion {5}), "
                                   "seed {6}\n",

@@ -220,32 +220,64 @@ private:
     }
   }
 
+  /// The loop over k-slices: the next slice is fetched into registers while
+  /// this one is used, then stored into the other stage. With fragBuffers 2
+  /// (the pipelined form) the fragments of step p + 1 are read while step p
+  /// multiplies, and in the last step of a slice the fetched slice goes to
+  /// the other stage, the block waits, and the other stage's first fragments
+  /// are read before this step's multiply-adds, so the stage switch costs no
+  /// pause (the order of CUTLASS's two-stage loop).
   void mainLoop() {
+    const bool pipelined = S.fragBuffers == 2;
     std::string bk = std::to_string(S.bk);
     std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
     W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + bk + " - 1) / " + bk +
            ";");
+    if (pipelined) {
+      W.line("float ar[2][" + TM + "], br[2][" + TN + "]; // fragments: this step's and the next's");
+      W.line("// reads step p of stage s into fragment set f");
+      W.open("auto fragments = [&](int f, int s, int p)");
+      readSlice("ar[f]", "As", S.tm, S.bm, "ty");
+      readSlice("br[f]", "Bs", S.tn, S.bn, "tx");
+      W.close("};");
+    }
     W.line("fetch(0);");
     W.line("stash(0);");
     W.line("__syncthreads();");
+    if (pipelined)
+      W.line("fragments(0, 0, 0);");
     W.open("for (int t = 0; t < kTiles; ++t)");
     W.line("const int s = t % 2;");
     W.line("if (t + 1 < kTiles) fetch((" + E.Idx + ")(t + 1) * " + bk +
            "); // in flight while this slice is used");
     W.line("#pragma unroll");
     W.open("for (int p = 0; p < " + bk + "; ++p)");
-    W.line("float ar[" + TM + "], br[" + TN + "];");
-    readSlice("ar", "As", S.tm, S.bm, "ty");
-    readSlice("br", "Bs", S.tn, S.bn, "tx");
+    if (pipelined) {
+      W.open("if (p == " + std::to_string(S.bk - 1) + ")");
+      W.line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last slice");
+      W.line("__syncthreads();");
+      W.line("fragments((p + 1) % 2, s ^ 1, 0); // the next slice's first step");
+      W.close();
+      W.open("else");
+      W.line("fragments((p + 1) % 2, s, p + 1);");
+      W.close();
+    } else {
+      W.line("float ar[" + TM + "], br[" + TN + "];");
+      readSlice("ar", "As", S.tm, S.bm, "ty");
+      readSlice("br", "Bs", S.tn, S.bn, "tx");
+    }
+    std::string a = pipelined ? "ar[p % 2]" : "ar", b = pipelined ? "br[p % 2]" : "br";
     W.line("#pragma unroll");
     W.open("for (int ii = 0; ii < " + TM + "; ++ii)");
     W.line("#pragma unroll");
-    W.line("for (int jj = 0; jj < " + TN +
-           "; ++jj) acc[ii][jj] = fmaf(ar[ii], br[jj], acc[ii][jj]);");
+    W.line("for (int jj = 0; jj < " + TN + "; ++jj) acc[ii][jj] = fmaf(" + a + "[ii], " + b +
+           "[jj], acc[ii][jj]);");
     W.close();
     W.close();
-    W.line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last step");
-    W.line("__syncthreads();");
+    if (!pipelined) {
+      W.line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last step");
+      W.line("__syncthreads();");
+    }
     W.close();
   }
 

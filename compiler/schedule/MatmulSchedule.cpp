@@ -55,6 +55,15 @@ Tile pickTile(const KMatmul &mm, const DeviceProperties &dev, const std::vector<
   return tiles.back();
 }
 
+/// The CUDA cores' key: frag, 1 or 2 sets of fragments (the pipelined loop).
+void applySimtOverrides(Tile &pick, const ScheduleOverrides &o) {
+  if (o.frag) {
+    if (*o.frag != 1 && *o.frag != 2)
+      badOverride("frag must be 1 or 2");
+    pick.frag = static_cast<unsigned>(*o.frag);
+  }
+}
+
 /// The tensor-core keys: tile sizes, pipeline depth, fragment buffers, warps.
 void applyMmaOverrides(Tile &pick, const ScheduleOverrides &o) {
   auto oneOf = [](int64_t v, std::initializer_list<int64_t> allowed) {
@@ -248,12 +257,14 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   }
   Tile pick = pickTile(mm, dev, candidateTiles(tensorCores), o);
   if (!tensorCores) {
+    applySimtOverrides(pick, o);
     MatmulSimtSchedule s;
     s.bm = pick.bm;
     s.bn = pick.bn;
     s.bk = pick.bk;
     s.tm = pick.tm;
     s.tn = pick.tn;
+    s.fragBuffers = pick.frag;
     s.block = (s.bm / s.tm) * (s.bn / s.tn);
     // Two blocks of 256 threads per SM: at most 128 registers a thread
     // (64 accumulators, the fragments and the vector epilogue fit).

@@ -273,8 +273,8 @@ std::string Schedule::describe(GridText grid) const {
   case ScheduleKind::MatmulSimt: {
     const auto &s = as<MatmulSimtSchedule>();
     return llvm::formatv("matmul on CUDA cores: {0}x{1} tile, k step {2}, {3}x{4} outputs per "
-                         "thread ({5} threads), double-buffered through registers, A {6}, B {7}, "
-                         "{8}{9}",
+                         "thread ({5} threads), double-buffered through registers{10}, A {6}, "
+                         "B {7}, {8}{9}",
                          s.bm, s.bn, s.bk, s.tm, s.tn, s.block,
                          s.vecA    ? "by float4"
                          : s.vecAT ? "by float4 along m (stored transposed)"
@@ -282,7 +282,8 @@ std::string Schedule::describe(GridText grid) const {
                          s.vecB    ? "by float4"
                          : s.vecBT ? "by float4 along k (stored transposed)"
                                    : "by elements",
-                         gridWords(s.grid, grid), tileWords(s.tilesM, s.tilesN, grid))
+                         gridWords(s.grid, grid), tileWords(s.tilesM, s.tilesN, grid),
+                         s.fragBuffers == 2 ? ", fragments too (frag=2)" : "")
         .str();
   }
   case ScheduleKind::MatmulMma: {
@@ -341,7 +342,7 @@ namespace {
 /// Registers per thread a template needs, before ptxas says.
 unsigned estimatedRegisters(const Schedule &s) {
   if (const MatmulSimtSchedule *m = s.getIf<MatmulSimtSchedule>())
-    return m->tm * m->tn + 2 * (m->tm + m->tn) + 32; // accumulators, fragments, addresses
+    return m->tm * m->tn + (m->fragBuffers + 1) * (m->tm + m->tn) + 32; // accumulators, fragments, addresses
   if (const MatmulMmaSchedule *m = s.getIf<MatmulMmaSchedule>()) {
     unsigned wtm = m->bm / m->warpsM, wtn = m->bn / m->warpsN;
     unsigned acc = (wtm / 16) * (wtn / 8) * 4;
@@ -358,6 +359,9 @@ unsigned estimatedRegisters(const Schedule &s) {
 int blocksPerSM(const Schedule &s, const DeviceProperties &dev, unsigned registers) {
   const LaunchGeometry &g = s.geometry();
   unsigned regs = registers ? registers : estimatedRegisters(s);
+  // ptxas keeps a kernel within what its launch bounds promise
+  if (!registers && g.minBlocksPerSM > 0 && g.block > 0)
+    regs = std::min<unsigned>(regs, dev.regsPerSM / (g.minBlocksPerSM * g.block) / 8 * 8);
   // registers are allocated per warp in units of 256
   int64_t perWarp = ((int64_t(regs) * 32 + 255) / 256) * 256;
   int64_t warps = (g.block + 31) / 32;

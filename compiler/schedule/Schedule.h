@@ -166,6 +166,10 @@ inline unsigned mmaTileHalves(const MatmulTile &t, bool isA) {
 
 struct MatmulSimtSchedule : MatmulTile {
   unsigned tm = 8, tn = 8; ///< outputs per thread
+  /// 2: the fragments of the next k-step are read from shared memory while
+  /// this one's multiply-adds run, and the next stage's first fragments
+  /// right after the stage switch (no pause at the switch); 1: one set
+  unsigned fragBuffers = 1;
 };
 
 struct MatmulMmaSchedule : MatmulTile {

@@ -31,7 +31,9 @@ struct ScheduleOverrides {
   /// them (1: one at a time)
   std::optional<int64_t> ahead;
   std::optional<int64_t> tile;  ///< matmul: the block tile's height, one of the template's
-  std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn; ///< tensor-core matmul
+  /// tensor-core matmul; frag also f32 on the CUDA cores (2: the pipelined
+  /// loop, next fragments read during the multiply-adds)
+  std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn;
   /// f16/bf16 matmul on Hopper: 0 keeps the mma.sync template (where the
   /// wgmma one would apply, it takes bn and stages; tile, bm, bk, frag, wm
   /// and wn are mma.sync's)

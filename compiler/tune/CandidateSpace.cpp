@@ -146,7 +146,8 @@ std::vector<std::string> matmulCandidates(const ScheduledKernel &def) {
   switch (def.schedule.kind()) {
   case ScheduleKind::MatmulSimt:
     for (int64_t tile : {128, 64, 32, 16})
-      out.push_back(key("tile", tile));
+      for (int64_t frag : {1, 2})
+        out.push_back(joinKeys({key("tile", tile), key("frag", frag)}));
     break;
   case ScheduleKind::MatmulMma:
     for (int64_t tile : {128, 64})

@@ -59,6 +59,9 @@ TEST_F(Matmul, EveryTileConfiguration) {
                             {DType::F32, "tile=64"},
                             {DType::F32, "tile=32"},
                             {DType::F32, "tile=16"},
+                            {DType::F32, "tile=128,frag=2"},
+                            {DType::F32, "tile=64,frag=2"},
+                            {DType::F32, "tile=16,frag=2"},
                             {DType::F16, "wgmma=0,tile=128"},
                             {DType::F16, "wgmma=0,tile=64"},
                             {DType::F16, "wgmma=0,tile=128,bn=256,wn=4,stages=3"},
@@ -77,6 +80,26 @@ TEST_F(Matmul, EveryTileConfiguration) {
                    std::to_string(s.n) + "x" + std::to_string(s.k));
       expectMatches(g, static_cast<uint64_t>(s.m + s.k), /*fusedOnly=*/true);
     }
+}
+
+/// The CUDA cores' pipelined loop (frag=2) on every layout pair, with tiles
+/// that overhang every edge and a k that ends mid-slice.
+TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
+  for (const char *overrides : {"tile=128,frag=2", "tile=64,frag=2"})
+    for (bool aT : {false, true})
+      for (bool bT : {false, true}) {
+        ScheduleEnv env(overrides);
+        SCOPED_TRACE(std::string(overrides) + (aT ? " A^T" : " A") + (bT ? " B^T" : " B"));
+        const int64_t m = 133, n = 260, k = 84;
+        Graph g("mm_pipe");
+        Tensor a = aT ? g.input("a", DType::F32, {k, m}).permute({1, 0})
+                      : g.input("a", DType::F32, {m, k});
+        Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
+                      : g.input("b", DType::F32, {k, n});
+        Tensor bias = g.input("bias", DType::F32, {n});
+        g.output(matmul(a, b) + bias, "c");
+        expectMatches(g, static_cast<uint64_t>(11 + 2 * aT + bT));
+      }
 }
 
 TEST_F(Matmul, BatchedWithBroadcasting) {

@@ -342,7 +342,8 @@ namespace {
 /// Registers per thread a template needs, before ptxas says.
 unsigned estimatedRegisters(const Schedule &s) {
   if (const MatmulSimtSchedule *m = s.getIf<MatmulSimtSchedule>())
-    return m->tm * m->tn + (m->fragBuffers + 1) * (m->tm + m->tn) + 32; // accumulators, fragments, addresses
+    // accumulators, fragments (with those being read), addresses
+    return m->tm * m->tn + (m->fragBuffers + 1) * (m->tm + m->tn) + 32;
   if (const MatmulMmaSchedule *m = s.getIf<MatmulMmaSchedule>()) {
     unsigned wtm = m->bm / m->warpsM, wtn = m->bn / m->warpsN;
     unsigned acc = (wtm / 16) * (wtn / 8) * 4;

@@ -261,8 +261,17 @@ public:
       // whole float4s (not when pad=0).
       ScheduleOverrides o = parseScheduleOverrides(overrideText());
       bool alignRows = hasWgmma(Arch) && o.wgmma.value_or(1) != 0;
+      // Split-K, for now only where asked for (not yet measured on a GPU):
+      // splitk=1 where its rule says, counting the slots of the f32
+      // template's 128x128 tile (two blocks per SM); splitk=N >= 2 forces N
+      // slices.
+      SplitKOptions split;
+      if (o.splitk == 1)
+        split.slots = 2 * Opt.device.smCount;
+      else if (o.splitk && *o.splitk >= 2)
+        split.force = *o.splitk;
       MatmulRewriteResult r =
-          rewriteMatmuls(C.graph, Opt.reassociate, alignRows, o.pad.value_or(1) != 0);
+          rewriteMatmuls(C.graph, Opt.reassociate, alignRows, o.pad.value_or(1) != 0, split);
       if (Opt.reassociate) { // an argmax of softmax(x) as the argmax of x
         MatmulRewriteResult a = rewriteMonotoneArgs(r.graph);
         r.graph = std::move(a.graph);

@@ -30,16 +30,46 @@ std::string MatmulRewrite::text() const {
                          "rows first (k padded with zeros), so the tiles are read by float4s";
   case MatmulRewriteKind::MonotoneArg:
     return "%" + value + ": " + detail;
+  case MatmulRewriteKind::SplitK:
+    return "%" + value + ": an f32 product of too few tiles to fill the SMs, split along k (" +
+           detail + "), a batch of products and a sum over it (split-K; reassociates)";
   }
   llvm_unreachable("bad rewrite kind");
 }
 
 namespace {
 
+/// The depth of one of `slices` slices of k: whole k-steps of 8.
+int64_t sliceDepth(int64_t k, int64_t slices) { return ((k + slices - 1) / slices + 7) / 8 * 8; }
+
+} // namespace
+
+int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots) {
+  if (slots <= 0 || tiles >= slots || k < 512)
+    return 1;
+  // In units of one k-step of a full wave: the waves times their depth,
+  // plus the partial sums written and read (8 bytes an output and slice at
+  // about 3 TB/s against a wave's 128x128 tiles at about 45 TFLOP/s).
+  auto cost = [&](int64_t s) {
+    int64_t waves = (tiles * s + slots - 1) / slots;
+    double partials = s == 1 ? 0.0 : double(s) * double(outputs) * 120.0 / (double(slots) * 32768.0);
+    return double(waves * (s == 1 ? k : sliceDepth(k, s))) + partials;
+  };
+  int64_t best = 1;
+  for (int64_t s = 2; s <= 16 && sliceDepth(k, s) >= 256; ++s)
+    if (cost(s) < cost(best))
+      best = s;
+  return cost(best) <= 0.8 * cost(1) ? best : 1;
+}
+
+namespace {
+
 class Rewriter {
 public:
-  Rewriter(const Graph &g, bool reassociate, bool alignRows, bool float4Rows)
+  Rewriter(const Graph &g, bool reassociate, bool alignRows, bool float4Rows,
+           SplitKOptions splitK = {})
       : G(g), Reassociate(reassociate), AlignRows(alignRows), Float4Rows(float4Rows),
+        SplitK(splitK),
         Out(g.name()), Map(g.size(), -1),
         Uses(g.size(), 0), OutputUses(g.size(), 0) {
     for (const Node &n : g.nodes())
@@ -134,7 +164,10 @@ private:
       o = Map[o];
     if (n.op == OpKind::Input)
       return Out.input(n.name, n.dtype, n.shape).id();
-    if (AlignRows || Float4Rows) { // the last walk: the products that are still matmuls
+    if (AlignRows || Float4Rows || splitting()) { // the last walk: products still matmuls
+      if (n.op == OpKind::Matmul && splitting())
+        if (std::optional<ValueId> v = splitK(n, s.operands[0], s.operands[1]))
+          return *v;
       if (n.op == OpKind::Matmul && AlignRows)
         if (std::optional<ValueId> v = alignedOperands(n, s.operands[0], s.operands[1]))
           return *v;
@@ -416,8 +449,74 @@ private:
     return add(s);
   }
 
+  bool splitting() const { return SplitK.force != 1 && (SplitK.slots > 0 || SplitK.force > 1); }
+
+  /// Split-K (see splitSlices) where the layout allows it: both operands
+  /// rank 2 and plain values (not views, which a pad or reshape would copy),
+  /// a row-major B with n whole float4s, an A stored transposed with m whole
+  /// float4s. k is padded with zeros to S whole slices of a multiple of 8
+  /// (the template's k-step; whole float4s); each operand becomes a view of
+  /// its padded copy with the slices as a batch.
+  std::optional<ValueId> splitK(const Node &n, ValueId a, ValueId b) {
+    if (!splitting() || n.dtype != DType::F32 || n.shape.hasNames() || out(a).shape.rank() != 2 ||
+        out(b).shape.rank() != 2)
+      return std::nullopt;
+    int64_t M = n.shape[0], N = n.shape[1], K = out(a).shape[1];
+    OperandRows ra = operandRows(a), rb = operandRows(b);
+    if (!paddable(ra) || !paddable(rb) || out(ra.src).shape.hasNames() ||
+        out(rb.src).shape.hasNames() || (!rb.transposed && N % 4 != 0) ||
+        (ra.transposed && M % 4 != 0))
+      return std::nullopt;
+    int64_t slices = SplitK.force > 1 ? SplitK.force
+                                      : splitSlices(((M + 127) / 128) * ((N + 127) / 128), M * N,
+                                                    K, SplitK.slots);
+    if (slices < 2 || K < 8 * slices)
+      return std::nullopt;
+    int64_t ks = sliceDepth(K, slices);
+    NodeSpec s = specOf(n);
+    s.operands = {splitOperand(ra, true, slices, ks, K), splitOperand(rb, false, slices, ks, K)};
+    s.name.clear();
+    ValueId product = add(s);
+    Applied.push_back({MatmulRewriteKind::SplitK, n.name,
+                       std::to_string(slices) + " slices of " + std::to_string(ks)});
+    return reduce(OpKind::Sum, product, 0, false, n.name);
+  }
+
+  /// One operand of a split product: its stored source (rank 2) padded with
+  /// zeros along k to slices * ks, reshaped and permuted to [S, M, ks] (A)
+  /// or [S, ks, N] (B), a view.
+  ValueId splitOperand(const OperandRows &r, bool isA, int64_t slices, int64_t ks, int64_t K) {
+    ValueId v = r.src;
+    const Shape &src = out(v).shape;
+    int64_t kAxis = isA != r.transposed ? 1 : 0; // A [M, K], A^T [K, M], B [K, N], B^T [N, K]
+    int64_t other = src[1 - kAxis];
+    if (slices * ks > K) {
+      NodeSpec pad;
+      pad.op = OpKind::Pad;
+      pad.operands = {v};
+      pad.before.assign(2, 0);
+      pad.after.assign(2, 0);
+      pad.after[kAxis] = slices * ks - K;
+      v = add(pad);
+    }
+    auto permute = [&](ValueId x, DimVector perm) {
+      NodeSpec p;
+      p.op = OpKind::Permute;
+      p.operands = {x};
+      p.perm = std::move(perm);
+      return add(p);
+    };
+    if (kAxis == 1) { // [other, S, ks]
+      ValueId r3 = reshape(v, Shape({other, slices, ks}));
+      return isA ? permute(r3, DimVector{1, 0, 2}) : permute(r3, DimVector{1, 2, 0});
+    }
+    ValueId r3 = reshape(v, Shape({slices, ks, other})); // [S, ks, other]
+    return isA ? permute(r3, DimVector{0, 2, 1}) : r3;
+  }
+
   const Graph &G;
   bool Reassociate, AlignRows, Float4Rows;
+  SplitKOptions SplitK;
   Graph Out;
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted
@@ -428,13 +527,15 @@ private:
 } // namespace
 
 MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows,
-                                   bool float4Rows) {
+                                   bool float4Rows, SplitKOptions splitK) {
   MatmulRewriteResult r = Rewriter(g, reassociate, false, false).run();
-  if (!alignRows && !float4Rows)
+  if (!reassociate)
+    splitK = {};
+  if (!alignRows && !float4Rows && splitK.slots <= 0 && splitK.force <= 1)
     return r;
-  // A second walk pads the operands of what is still a matmul (not those
-  // of a product that became a sum).
-  MatmulRewriteResult aligned = Rewriter(r.graph, false, alignRows, float4Rows).run();
+  // A second walk splits or pads the operands of what is still a matmul
+  // (not those of a product that became a sum).
+  MatmulRewriteResult aligned = Rewriter(r.graph, false, alignRows, float4Rows, splitK).run();
   r.graph = std::move(aligned.graph);
   r.applied.insert(r.applied.end(), aligned.applied.begin(), aligned.applied.end());
   return r;

@@ -11,6 +11,11 @@
 //     the CUDA cores' float4s (k padded with zeros on both sides);
 //   - reassociating ones, which change the order of roundings and can be
 //     switched off (CompileOptions::reassociate, --no-reassociate):
+//     * an f32 product of too few 128x128 tiles to fill the SMs' block
+//       slots is split along k (split-K): a batch of S products of k-slices
+//       ([S, M, K/S] @ [S, K/S, N], k padded with zeros to whole slices) and
+//       a sum over the batch, which takes the product's epilogue (only
+//       where asked for, MINIJIT_SCHEDULE=splitk, until it is measured);
 //     * a sum (or mean) of a product over its output columns is the product
 //       with the summed right operand: sum(A @ B, -1) = A @ sum(B, -1), a
 //       matrix-vector product; over its rows, sum(A @ B, -2) = sum(A, -2) @ B;
@@ -37,13 +42,14 @@ enum class MatmulRewriteKind {
   Float4Rows,    ///< f32 operands padded to rows of whole float4s (k with zeros)
   MonotoneArg,   ///< an argmax (argmin) of a strictly monotone map of x, as one of x
                  ///< (ArgmaxRewrites.h)
+  SplitK,        ///< an f32 product of few tiles as a batch of k-slices and a sum
 };
 
 /// One rewrite applied, for --emit=fused.
 struct MatmulRewrite {
   MatmulRewriteKind kind;
   std::string value; ///< the IR name of the value rewritten
-  std::string detail; ///< MonotoneArg: what the argmax read and reads now
+  std::string detail; ///< MonotoneArg: what the argmax read and reads now; SplitK: the slices
   std::string text() const;
 };
 
@@ -52,11 +58,28 @@ struct MatmulRewriteResult {
   std::vector<MatmulRewrite> applied;
 };
 
+/// When split-K applies (a reassociating rewrite).
+struct SplitKOptions {
+  /// Block slots of the CUDA cores' 128x128 f32 tile on the device (two per
+  /// SM); 0: no split chosen.
+  int64_t slots = 0;
+  /// A slice count for every f32 product whose layout allows it (tests,
+  /// tuning); 0: chosen by the rule; 1: never.
+  int64_t force = 0;
+};
+
+/// The slices split-K cuts k into for an f32 product of `tiles` 128x128
+/// tiles and `outputs` elements, on a device of `slots` block slots for
+/// them: where a wave is not full, the count (2 to 16, slices at least 256
+/// deep) that minimizes the waves times their depth plus the partial sums'
+/// traffic, when that saves a fifth or more; else 1.
+int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots);
+
 /// Applies the rewrites to `g` (the reassociating ones only with
 /// `reassociate`, the padding of 16-bit rows only with `alignRows`, of f32
 /// rows to whole float4s only with `float4Rows`); the values keep their
 /// names.
 MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows = false,
-                                   bool float4Rows = false);
+                                   bool float4Rows = false, SplitKOptions splitK = {});
 
 } // namespace minijit

@@ -102,6 +102,43 @@ TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
       }
 }
 
+/// Split-K: an f32 product of too few tiles, split by the rule (splitk=1;
+/// nn.Linear's layout, 8 slices of 256 with a bias after the sum) and forced
+/// into 3 slices on every layout pair with k = 77 padded to 3 slices of 32.
+TEST_F(Matmul, SplitKOnFewTiles) {
+  auto splits = [](const Graph &g, const char *overrides) {
+    CompileOptions opt;
+    opt.compileKernels = false;
+    opt.scheduleOverrides = overrides;
+    return compileGraph(g, opt).fusedText().find("split along k") != std::string::npos;
+  };
+  {
+    Graph g("linear_split");
+    Tensor x = g.input("x", DType::F32, {300, 2000});
+    Tensor w = g.input("w", DType::F32, {260, 2000});
+    Tensor bias = g.input("bias", DType::F32, {260});
+    g.output(matmul(x, w.permute({1, 0})) + bias, "y");
+    EXPECT_FALSE(splits(g, "")); // not by default, until measured
+    EXPECT_TRUE(splits(g, "splitk=1"));
+    ScheduleEnv env("splitk=1");
+    expectMatches(g, 21);
+  }
+  for (bool aT : {false, true})
+    for (bool bT : {false, true}) {
+      ScheduleEnv env("splitk=3");
+      SCOPED_TRACE(std::string(aT ? "A^T" : "A") + (bT ? " B^T" : " B"));
+      const int64_t m = 132, n = 260, k = 77;
+      Graph g("mm_split");
+      Tensor a = aT ? g.input("a", DType::F32, {k, m}).permute({1, 0})
+                    : g.input("a", DType::F32, {m, k});
+      Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
+                    : g.input("b", DType::F32, {k, n});
+      g.output(tanh(matmul(a, b) * 0.05), "c");
+      EXPECT_TRUE(splits(g, "splitk=3"));
+      expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT));
+    }
+}
+
 TEST_F(Matmul, BatchedWithBroadcasting) {
   for (DType t : {DType::F32, DType::BF16}) {
     Graph g("bmm");

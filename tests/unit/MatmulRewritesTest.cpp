@@ -334,3 +334,94 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
 }
 
 } // namespace
+
+TEST(MatmulRewrites, SplitKCountsWavesAndThePartialSums) {
+  const int64_t slots = 264; // two 128x128 blocks per SM of the H200
+  // nn.Linear 2048 x 1027 x 3001: 144 tiles, 0.55 waves; 7 slices of 432
+  // make 1008 blocks, 3.82 waves
+  EXPECT_EQ(splitSlices(144, 2048 * 1027, 3001, slots), 7);
+  // 512 x 512 x 8192: 16 tiles; 16 slices of 512 fill one wave
+  EXPECT_EQ(splitSlices(16, 512 * 512, 8192, slots), 16);
+  // a full wave or more, a short k, or no device: whole
+  EXPECT_EQ(splitSlices(264, 2048 * 2112, 8192, slots), 1);
+  EXPECT_EQ(splitSlices(144, 2048 * 1027, 500, slots), 1);
+  EXPECT_EQ(splitSlices(144, 2048 * 1027, 3001, 0), 1);
+  // 128 rows through a 32768 x 32768 layer: 256 tiles, 0.97 waves; no split
+  // saves a fifth (the waves grow with the slices)
+  EXPECT_EQ(splitSlices(256, 128 * 32768, 32768, slots), 1);
+  // slices are at least 256 deep: k = 600 allows 2 (304 deep)
+  EXPECT_LE(splitSlices(4, 256 * 256, 600, slots), 2);
+}
+
+/// nn.Linear's layout with k = 3001: both operands padded along k with zeros
+/// to 3 slices of 1008, viewed as a batch of slices, multiplied and summed;
+/// the bias follows the sum. Only with reassociation.
+TEST(MatmulRewrites, SplitKSlicesKIntoABatchAndSumsIt) {
+  Graph g("linear");
+  Tensor x = g.input("x", DType::F32, {40, 3001});
+  Tensor w = g.input("w", DType::F32, {24, 3001});
+  Tensor b = g.input("b", DType::F32, {24});
+  g.output(matmul(x, w.permute({1, 0})) + b, "y");
+  SplitKOptions forced;
+  forced.force = 3;
+  MatmulRewriteResult r = rewriteMatmuls(g, true, false, false, forced);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::SplitK);
+  EXPECT_EQ(r.applied[0].detail, "3 slices of 1008");
+  Graph clean = simplifyGraph(r.graph);
+  EXPECT_EQ(body(clean),
+            "  %t1 = pad %x before=[0, 0] after=[0, 23] value=0 : f32[40, 3024]\n"
+            "  %t2 = reshape %t1 shape=[40, 3, 1008] : f32[40, 3, 1008]\n"
+            "  %t3 = permute %t2 perm=[1, 0, 2] : f32[3, 40, 1008]\n"
+            "  %t4 = pad %w before=[0, 0] after=[0, 23] value=0 : f32[24, 3024]\n"
+            "  %t5 = reshape %t4 shape=[24, 3, 1008] : f32[24, 3, 1008]\n"
+            "  %t6 = permute %t5 perm=[1, 2, 0] : f32[3, 1008, 24]\n"
+            "  %t7 = matmul %t3, %t6 : f32[3, 40, 24]\n"
+            "  %t8 = sum %t7 axes=[0] : f32[40, 24]\n"
+            "  %y = add %t8, %b : f32[40, 24]\n"
+            "  return %y\n")
+      << printGraph(clean);
+  std::vector<HostTensor> in = randomInputs(g, 3);
+  CompareResult c = compareTensors(evaluate(clean, in)[0], evaluate(g, in)[0], Tolerance{1e-4});
+  EXPECT_TRUE(c.ok) << c.summary;
+  // switched off: the graph as it was
+  EXPECT_TRUE(rewriteMatmuls(g, false, false, false, forced).applied.empty());
+  SplitKOptions never;
+  never.slots = 264;
+  never.force = 1;
+  EXPECT_TRUE(rewriteMatmuls(g, true, false, false, never).applied.empty());
+}
+
+/// Every layout the split takes (A and B each stored either way), k a
+/// multiple of the slices and not; views and odd n stay whole.
+TEST(MatmulRewrites, SplitKOnEveryLayoutComputesTheProduct) {
+  SplitKOptions forced;
+  forced.force = 4;
+  for (int64_t k : {64, 77})
+    for (bool aT : {false, true})
+      for (bool bT : {false, true}) {
+        SCOPED_TRACE(std::to_string(k) + (aT ? " A^T" : " A") + (bT ? " B^T" : " B"));
+        Graph g("mm");
+        Tensor a = aT ? g.input("a", DType::F32, {k, 12}).permute({1, 0})
+                      : g.input("a", DType::F32, {12, k});
+        Tensor b = bT ? g.input("b", DType::F32, {20, k}).permute({1, 0})
+                      : g.input("b", DType::F32, {k, 20});
+        g.output(matmul(a, b), "c");
+        MatmulRewriteResult r = rewriteMatmuls(g, true, false, false, forced);
+        ASSERT_EQ(r.applied.size(), 1u);
+        Graph clean = simplifyGraph(r.graph);
+        EXPECT_NO_THROW(verifyGraph(clean));
+        std::vector<HostTensor> in = randomInputs(g, 5);
+        CompareResult c =
+            compareTensors(evaluate(clean, in)[0], evaluate(g, in)[0], Tolerance{1e-4});
+        EXPECT_TRUE(c.ok) << c.summary << "\n" << printGraph(clean);
+      }
+  Graph odd("oddn"); // a row-major B whose n is not whole float4s
+  Tensor a = odd.input("a", DType::F32, {12, 64}), b = odd.input("b", DType::F32, {64, 21});
+  odd.output(matmul(a, b), "c");
+  EXPECT_TRUE(rewriteMatmuls(odd, true, false, false, forced).applied.empty());
+  Graph bc("broadcast"); // an operand that is a view (a broadcast) is not copied
+  Tensor x = bc.input("x", DType::F32, {1, 64}), y = bc.input("y", DType::F32, {64, 20});
+  bc.output(matmul(broadcast(x, Shape({12, 64})), y), "c");
+  EXPECT_TRUE(rewriteMatmuls(bc, true, false, false, forced).applied.empty());
+}

@@ -2,6 +2,8 @@
 #include "compiler/CompileDetail.h"
 #include "tests/gpu/GpuTest.h"
 
+#include <utility>
+
 namespace minijit {
 namespace {
 
@@ -82,6 +84,16 @@ TEST_F(Matmul, EveryTileConfiguration) {
     }
 }
 
+/// f32 operands A [m, k] (stored [k, m] when aT) and B [k, n] (stored [n, k]
+/// when bT): one layout pair.
+std::pair<Tensor, Tensor> layoutPair(Graph &g, bool aT, bool bT, int64_t m, int64_t n, int64_t k) {
+  Tensor a = aT ? g.input("a", DType::F32, {k, m}).permute({1, 0})
+                : g.input("a", DType::F32, {m, k});
+  Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
+                : g.input("b", DType::F32, {k, n});
+  return {a, b};
+}
+
 /// The CUDA cores' pipelined loop (frag=2) on every layout pair, with tiles
 /// that overhang every edge and a k that ends mid-slice.
 TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
@@ -90,13 +102,9 @@ TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
       for (bool bT : {false, true}) {
         ScheduleEnv env(overrides);
         SCOPED_TRACE(std::string(overrides) + (aT ? " A^T" : " A") + (bT ? " B^T" : " B"));
-        const int64_t m = 133, n = 260, k = 84;
         Graph g("mm_pipe");
-        Tensor a = aT ? g.input("a", DType::F32, {k, m}).permute({1, 0})
-                      : g.input("a", DType::F32, {m, k});
-        Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
-                      : g.input("b", DType::F32, {k, n});
-        Tensor bias = g.input("bias", DType::F32, {n});
+        auto [a, b] = layoutPair(g, aT, bT, 133, 260, 84);
+        Tensor bias = g.input("bias", DType::F32, {260});
         g.output(matmul(a, b) + bias, "c");
         expectMatches(g, static_cast<uint64_t>(11 + 2 * aT + bT));
       }
@@ -127,12 +135,8 @@ TEST_F(Matmul, SplitKOnFewTiles) {
     for (bool bT : {false, true}) {
       ScheduleEnv env("splitk=3");
       SCOPED_TRACE(std::string(aT ? "A^T" : "A") + (bT ? " B^T" : " B"));
-      const int64_t m = 132, n = 260, k = 77;
       Graph g("mm_split");
-      Tensor a = aT ? g.input("a", DType::F32, {k, m}).permute({1, 0})
-                    : g.input("a", DType::F32, {m, k});
-      Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
-                    : g.input("b", DType::F32, {k, n});
+      auto [a, b] = layoutPair(g, aT, bT, 132, 260, 77);
       g.output(tanh(matmul(a, b) * 0.05), "c");
       EXPECT_TRUE(splits(g, "splitk=3"));
       expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT));

@@ -236,8 +236,9 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
     CompileOptions opt;
     opt.fusion = f.fusion;
     opt.device = gpu.properties();
-    CheckedRun r = f.check ? checkCompiled(g, gpu, compileGraph(g, opt), f.seed, &ins)
-                           : runCompiled(g, gpu, compileGraph(g, opt), f.seed, &ins);
+    CompiledGraph compiled = compileGraph(g, opt);
+    CheckedRun r = f.check ? checkCompiled(g, gpu, std::move(compiled), f.seed, &ins)
+                           : runCompiled(g, gpu, std::move(compiled), f.seed, &ins);
     const Program &p = r.compiled.program;
     llvm::outs() << llvm::formatv("graph {0} on {1} (device {2}): {3} kernel{4} (fusion {5}), "
                                   "seed {6}\n",

@@ -55,8 +55,9 @@ Tile pickTile(const KMatmul &mm, const DeviceProperties &dev, const std::vector<
   return tiles.back();
 }
 
-/// The CUDA cores' key: frag, 1 or 2 sets of fragments (the pipelined loop).
-void applySimtOverrides(Tile &pick, const ScheduleOverrides &o) {
+/// Both templates' key frag: 1 or 2 sets of fragments (2 reads the next
+/// step's during this one's multiplies).
+void applyFragOverride(Tile &pick, const ScheduleOverrides &o) {
   if (o.frag) {
     if (*o.frag != 1 && *o.frag != 2)
       badOverride("frag must be 1 or 2");
@@ -89,11 +90,7 @@ void applyMmaOverrides(Tile &pick, const ScheduleOverrides &o) {
       badOverride("stages must be 2..6");
     pick.stages = static_cast<unsigned>(*o.stages);
   }
-  if (o.frag) {
-    if (*o.frag != 1 && *o.frag != 2)
-      badOverride("frag must be 1 or 2");
-    pick.frag = static_cast<unsigned>(*o.frag);
-  }
+  applyFragOverride(pick, o);
   if (o.wm)
     pick.warpsM = static_cast<unsigned>(*o.wm);
   if (o.wn)
@@ -257,7 +254,7 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   }
   Tile pick = pickTile(mm, dev, candidateTiles(tensorCores), o);
   if (!tensorCores) {
-    applySimtOverrides(pick, o);
+    applyFragOverride(pick, o);
     MatmulSimtSchedule s;
     s.bm = pick.bm;
     s.bn = pick.bn;

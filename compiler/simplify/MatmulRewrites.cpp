@@ -164,8 +164,8 @@ private:
       o = Map[o];
     if (n.op == OpKind::Input)
       return Out.input(n.name, n.dtype, n.shape).id();
-    if (AlignRows || Float4Rows || splitting()) { // the last walk: products still matmuls
-      if (n.op == OpKind::Matmul && splitting())
+    if (AlignRows || Float4Rows || SplitK.enabled()) { // the last walk: products still matmuls
+      if (n.op == OpKind::Matmul && SplitK.enabled())
         if (std::optional<ValueId> v = splitK(n, s.operands[0], s.operands[1]))
           return *v;
       if (n.op == OpKind::Matmul && AlignRows)
@@ -449,8 +449,6 @@ private:
     return add(s);
   }
 
-  bool splitting() const { return SplitK.force != 1 && (SplitK.slots > 0 || SplitK.force > 1); }
-
   /// Split-K (see splitSlices) where the layout allows it: both operands
   /// rank 2 and plain values (not views, which a pad or reshape would copy),
   /// a row-major B with n whole float4s, an A stored transposed with m whole
@@ -458,7 +456,7 @@ private:
   /// (the template's k-step; whole float4s); each operand becomes a view of
   /// its padded copy with the slices as a batch.
   std::optional<ValueId> splitK(const Node &n, ValueId a, ValueId b) {
-    if (!splitting() || n.dtype != DType::F32 || n.shape.hasNames() || out(a).shape.rank() != 2 ||
+    if (n.dtype != DType::F32 || n.shape.hasNames() || out(a).shape.rank() != 2 ||
         out(b).shape.rank() != 2)
       return std::nullopt;
     int64_t M = n.shape[0], N = n.shape[1], K = out(a).shape[1];
@@ -467,7 +465,7 @@ private:
         out(rb.src).shape.hasNames() || (!rb.transposed && N % 4 != 0) ||
         (ra.transposed && M % 4 != 0))
       return std::nullopt;
-    int64_t slices = SplitK.force > 1 ? SplitK.force
+    int64_t slices = SplitK.force > 0 ? SplitK.force
                                       : splitSlices(((M + 127) / 128) * ((N + 127) / 128), M * N,
                                                     K, SplitK.slots);
     if (slices < 2 || K < 8 * slices)
@@ -531,7 +529,7 @@ MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignR
   MatmulRewriteResult r = Rewriter(g, reassociate, false, false).run();
   if (!reassociate)
     splitK = {};
-  if (!alignRows && !float4Rows && splitK.slots <= 0 && splitK.force <= 1)
+  if (!alignRows && !float4Rows && !splitK.enabled())
     return r;
   // A second walk splits or pads the operands of what is still a matmul
   // (not those of a product that became a sum).

@@ -64,8 +64,9 @@ struct SplitKOptions {
   /// SM); 0: no split chosen.
   int64_t slots = 0;
   /// A slice count for every f32 product whose layout allows it (tests,
-  /// tuning); 0: chosen by the rule; 1: never.
+  /// tuning; 1 leaves each whole); 0: chosen by the rule.
   int64_t force = 0;
+  bool enabled() const { return slots > 0 || force > 1; }
 };
 
 /// The slices split-K cuts k into for an f32 product of `tiles` 128x128

@@ -34,6 +34,14 @@ struct CompileOptions {
   /// which also changes a NaN's position). They, and the other matmul
   /// rewrites, apply only with fusion.
   bool reassociate = true;
+  /// f32 matmuls may run on tensor cores in TF32, as PyTorch's
+  /// torch.backends.cuda.matmul.allow_tf32: each operand keeps 10 bits of
+  /// fraction (a relative error of about 1e-3 per product), several times
+  /// the speed of the CUDA cores. Off by default. Applies on Hopper targets
+  /// (the wgmma template), where both operands can be read k-major: an
+  /// operand stored the other way, or with k not a multiple of 4, is copied
+  /// first when the product is large enough for the copy to pay.
+  bool allowTf32 = false;
   /// Schedules are sized for this device; without a GPU, an H200.
   DeviceProperties device = DeviceProperties::assumedH200();
   /// NVRTC target; empty: the device's (sm_90 for the H200).
@@ -94,6 +102,9 @@ struct CompiledGraph {
   Graph graph{"main"};           ///< the graph after simplification
   std::vector<MatmulRewrite> rewrites; ///< the matmul and argmax rewrites applied to it
   DeviceProperties device;       ///< the schedules were sized for it
+  /// Some f32 matmul runs in TF32 (CompileOptions::allowTf32): its checks
+  /// allow for the operands' shorter fraction (EvalOptions::tf32Matmuls).
+  bool tf32Matmuls = false;
   Program program;               ///< the runtime's copy; no cubin before Stage::Ptx ran
   std::vector<StageTime> timings;
   std::optional<Stage> reached;  ///< the last stage that ran

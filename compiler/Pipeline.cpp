@@ -261,26 +261,38 @@ public:
       // whole float4s (not when pad=0).
       ScheduleOverrides o = parseScheduleOverrides(overrideText());
       bool alignRows = hasWgmma(Arch) && o.wgmma.value_or(1) != 0;
-      // Split-K, for now only where asked for (not yet measured on a GPU):
-      // splitk=1 where its rule says, counting the slots of the f32
+      // TF32 products take the Hopper template, which reads both operands
+      // k-major: their copies come last (rewriteTf32Operands), in place of
+      // the CUDA cores' float4 rows and split-K.
+      bool tf32 = Opt.allowTf32 && alignRows;
+      // Split-K where its rule says, counting the slots of the f32
       // template's 128x128 tile (two blocks per SM); splitk=N >= 2 forces N
-      // slices.
+      // slices, splitk=0 none.
       SplitKOptions split;
-      if (o.splitk == 1)
+      if (o.splitk.value_or(1) == 1)
         split.slots = 2 * Opt.device.smCount;
-      else if (o.splitk && *o.splitk >= 2)
+      else if (*o.splitk >= 2)
         split.force = *o.splitk;
-      MatmulRewriteResult r =
-          rewriteMatmuls(C.graph, Opt.reassociate, alignRows, o.pad.value_or(1) != 0, split);
+      if (tf32)
+        split = {};
+      MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate, alignRows,
+                                             !tf32 && o.pad.value_or(1) != 0, split);
       if (Opt.reassociate) { // an argmax of softmax(x) as the argmax of x
         MatmulRewriteResult a = rewriteMonotoneArgs(r.graph);
         r.graph = std::move(a.graph);
         r.applied.insert(r.applied.end(), a.applied.begin(), a.applied.end());
       }
-      if (r.applied.empty())
-        return;
-      C.graph = simplifyGraph(r.graph);
-      C.rewrites = std::move(r.applied);
+      if (!r.applied.empty()) {
+        C.graph = simplifyGraph(r.graph);
+        C.rewrites = std::move(r.applied);
+      }
+      // (not simplified again: a copy that changes only the layout is a pad
+      // of nothing, which simplification would drop)
+      if (tf32) {
+        MatmulRewriteResult t = rewriteTf32Operands(C.graph);
+        C.graph = std::move(t.graph);
+        C.rewrites.insert(C.rewrites.end(), t.applied.begin(), t.applied.end());
+      }
     });
     verifyInDebugBuilds(C.graph);
     if (done(Stage::Graph))
@@ -337,6 +349,8 @@ private:
     FusedGraph f = fuseAndLower(C.graph, Opt.fusion);
     D->plan = std::move(f.plan);
     for (LoweredKernel &lk : f.kernels) {
+      if (lk.matmul && lk.matmul->dtype == DType::F32)
+        lk.matmul->tf32 = Opt.allowTf32;
       CompiledKernel ck;
       ck.group = D->plan.kernels[lk.index];
       ck.body = std::move(lk);
@@ -370,6 +384,8 @@ private:
           useTunedSchedule(ck, db);
       }
       ck.name = kernelName(ck.lowered, ck.schedule);
+      if (ck.schedule.kind() == ScheduleKind::MatmulWgmma && ck.lowered.matmul->dtype == DType::F32)
+        C.tf32Matmuls = true;
     }
     C.device = Opt.device;
     assembleProgram(C, *D, Arch);

@@ -327,8 +327,9 @@ namespace {
 class BoundPass {
 public:
   BoundPass(const Graph &g, bool certain, const std::vector<bool> *stored,
-            const std::vector<bool> *readInRegisters)
-      : G(g), Certain(certain), Stored(stored), Registers(readInRegisters), Bounds(g.size()),
+            const std::vector<bool> *readInRegisters, bool tf32)
+      : G(g), Certain(certain), Tf32(tf32), Stored(stored), Registers(readInRegisters),
+        Bounds(g.size()),
         Own(g.size()),
         LastUse(g.size(), 0) {
     for (size_t i = 0; i < g.size(); ++i)
@@ -765,9 +766,12 @@ private:
         }
       }
       int64_t obase = (bi * m + i) * nn;
-      // Each product's rounding (none with fma or tensor cores), then the sum's.
+      // Each product's rounding (none with fma or tensor cores), then the
+      // sum's. TF32 cuts each f32 operand to 10 bits of fraction first: a
+      // product a' * b' is within (2 * 2^-10 + 2^-20) |a b| of a * b.
+      double product = Tf32 && an.dtype == DType::F32 ? 0x1p-9 + 0x1p-20 : kU32;
       for (int64_t j = 0; j < nn; ++j)
-        out.set(obase + j, settle(sumErr[j] + kU32 * sumAbs[j] + sumRoundingError(kk, sumAbs[j]),
+        out.set(obase + j, settle(sumErr[j] + product * sumAbs[j] + sumRoundingError(kk, sumAbs[j]),
                                   values[id].get(obase + j)));
     });
     return out;
@@ -775,6 +779,7 @@ private:
 
   const Graph &G;
   bool Certain; ///< stored roundings may be certain
+  bool Tf32;    ///< EvalOptions::tf32Matmuls
   const std::vector<bool> *Stored;    ///< EvalOptions::stored
   const std::vector<bool> *Registers; ///< EvalOptions::readInRegisters
   std::vector<HostTensor> Bounds; ///< what each value's readers may be off by
@@ -792,7 +797,8 @@ BoundedOutputs evaluateWithBounds(const Graph &g, llvm::ArrayRef<HostTensor> inp
     assert(!options.stored && "`stored` flags the nodes of a graph without derivatives");
     return evaluateWithBounds(expandAutodiff(g), inputs, options, certainRoundings);
   }
-  BoundPass pass(g, certainRoundings, options.stored, options.readInRegisters);
+  BoundPass pass(g, certainRoundings, options.stored, options.readInRegisters,
+                 options.tf32Matmuls);
   EvalOptions eo = options;
   eo.observe = [&](ValueId id, std::span<const HostTensor> values) {
     if (options.observe)

@@ -30,6 +30,10 @@ struct EvalOptions {
   /// size of the terms its reductions added, which bounds their rounding
   /// error where the terms cancel (the `scale` of compareTensors).
   bool magnitudes = false;
+  /// f32 matmuls may read their operands as TF32 (10 bits of fraction, the
+  /// rest cut off: CompileOptions::allowTf32 on tensor cores). The values
+  /// are unchanged; evaluateWithBounds widens each product's bound for it.
+  bool tf32Matmuls = false;
   /// Called after each value is computed (arguments included), with the
   /// values held so far: the new one and every operand it read are still
   /// there. The error bounds (ir/ErrorBound.h) are computed this way, in the

@@ -88,8 +88,9 @@ struct Executable::Instance {
         }
         CUresult r = d.cuTensorMapEncodeTiled(
             &Maps[k][i],
-            t.dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            t.dtype == DType::BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+            : t.dtype == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 // read as TF32 by wgmma
+                                    : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             static_cast<cuuint32_t>(rank), reinterpret_cast<void *>(base + t.offset * elem), dims,
             strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -94,6 +94,7 @@ ReferenceOutputs referenceOutputs(const Graph &g, const CompiledGraph &compiled,
   EvalOptions eo;
   eo.stored = &stored;
   eo.readInRegisters = &registers;
+  eo.tf32Matmuls = compiled.tf32Matmuls;
   BoundedOutputs bounded = evaluateWithBounds(ref, inputs, eo, halfValuesFound(ref, compiled));
   out.values = std::move(bounded.values);
   out.bounds = std::move(bounded.bounds);

@@ -171,7 +171,7 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
   return kOk;
 }
 
-int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate,
+int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool allowTf32,
                const std::string &emit, const std::string &arch, bool timing) {
   std::optional<Stage> stage = parseStage(emit);
   if (!stage) {
@@ -190,6 +190,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate,
     CompileOptions opt;
     opt.fusion = fusion;
     opt.reassociate = reassociate;
+    opt.allowTf32 = allowTf32;
     opt.arch = arch;
     opt.stopAfter = producingStage(*stage); // --emit=cuda does not run NVRTC
     CompiledGraph c = compileGraph(gs[i], opt);
@@ -204,6 +205,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate,
 
 struct RunFlags {
   bool fusion = true, check = false, bench = false, profile = false, graphReplay = false;
+  bool allowTf32 = false; ///< --allow-tf32
   std::string trace;
   std::string profileJson; ///< --profile-json: the per-kernel profile as data
   uint64_t seed = 0;
@@ -235,6 +237,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
     // The CPU reference only when asked for (a large product's takes seconds).
     CompileOptions opt;
     opt.fusion = f.fusion;
+    opt.allowTf32 = f.allowTf32;
     opt.device = gpu.properties();
     CompiledGraph compiled = compileGraph(g, opt);
     CheckedRun r = f.check ? checkCompiled(g, gpu, std::move(compiled), f.seed, &ins)
@@ -590,6 +593,11 @@ int main(int argc, char **argv) {
                "summed operand, no scalar factor moved after a product, no argmax of a softmax "
                "(a strictly increasing map) taken of its logits"),
       cl::sub(compileCmd));
+  cl::opt<bool> allowTf32(
+      "allow-tf32",
+      cl::desc("f32 matmuls may run on tensor cores in TF32 (10 bits of fraction per operand), as "
+               "torch.backends.cuda.matmul.allow_tf32; Hopper targets"),
+      cl::sub(compileCmd), cl::sub(runCmd));
   cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
                             cl::init("fused"), cl::sub(compileCmd));
   cl::opt<std::string> arch("arch", cl::desc("NVRTC target, e.g. sm_90"), cl::sub(compileCmd));
@@ -686,7 +694,7 @@ int main(int argc, char **argv) {
     if (evalCmd)
       return cmdEval(gs, seed, data);
     if (compileCmd)
-      return cmdCompile(gs, !noFusion, !noReassociate, emit, arch, timing);
+      return cmdCompile(gs, !noFusion, !noReassociate, allowTf32, emit, arch, timing);
     if (reduceCmd)
       return cmdReduce(gs, file, until, reduceOut);
     if (tuneCmd) {
@@ -703,6 +711,7 @@ int main(int argc, char **argv) {
     RunFlags f;
     f.fusion = !noFusion;
     f.check = check;
+    f.allowTf32 = allowTf32;
     f.bench = bench;
     f.profile = profile;
     f.trace = trace;

@@ -28,9 +28,11 @@ std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s)
 /// then each wgmma (wgmmaFunction's text) once; empty for none.
 std::string hopperPreamble(const std::set<std::string> &wgmmas);
 /// Its parts: the helpers every Hopper kernel shares, and the wgmma of one
-/// tile width and dtype with its accumulators written out.
+/// tile width and operand dtype (f16, bf16, or f32 read as TF32) with its
+/// accumulators written out, called wgmmaName(n, dtype).
 const std::string &hopperHelpers();
 std::string wgmmaFunction(unsigned n, DType dtype);
+std::string wgmmaName(unsigned n, DType dtype);
 
 /// The preamble kernel `k` scheduled as `s` is compiled after: cudaPreamble(),
 /// and hopperPreamble() for a Hopper matmul.

@@ -72,27 +72,49 @@ const std::string &hopperHelpers() {
   return text;
 }
 
+namespace {
+
+/// The PTX type of a wgmma's operands and its k.
+const char *wgmmaType(DType dtype) {
+  return dtype == DType::BF16 ? "bf16" : dtype == DType::F32 ? "tf32" : "f16";
+}
+unsigned wgmmaK(DType dtype) { return dtype == DType::F32 ? 8 : 16; }
+
+} // namespace
+
+std::string wgmmaName(unsigned n, DType dtype) {
+  return "mj_wgmma_m64n" + std::to_string(n) + "k" + std::to_string(wgmmaK(dtype)) + "_" +
+         wgmmaType(dtype);
+}
+
 std::string wgmmaFunction(unsigned n, DType dtype) {
-  std::string t = dtype == DType::BF16 ? "bf16" : "f16";
-  std::string name = "mj_wgmma_m64n" + std::to_string(n) + "k16_" + t;
+  std::string t = wgmmaType(dtype), k = std::to_string(wgmmaK(dtype));
+  bool tf32 = dtype == DType::F32;
   unsigned regs = n / 2;
   std::string r = std::to_string(regs);
-  std::string s = "// d (+)= a (64x16) * b (16x" + std::to_string(n) +
+  std::string s = "// d (+)= a (64x" + k + ") * b (" + k + "x" + std::to_string(n) +
                   ") from shared memory, f32 accumulators; TA / TB: A m-major / B n-major.\n";
-  s += "template <int TA, int TB>\n__device__ __forceinline__ void " + name + "(float (&d)[" + r +
-       "], unsigned long long a, unsigned long long b, int accumulate) {\n";
+  if (tf32)
+    s += "// TF32: the f32 operands' low 13 bits of fraction are not read.\n";
+  s += "template <int TA, int TB>\n__device__ __forceinline__ void " + wgmmaName(n, dtype) +
+       "(float (&d)[" + r + "], unsigned long long a, unsigned long long b, int accumulate) {\n";
+  if (tf32)
+    s += "  static_assert(TA == 0 && TB == 0, \"TF32's wgmma reads both operands k-major\");\n";
   s += "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) +
        ", 0;\\n\"\n";
-  s += "               \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t +
-       "." + t + " {\"\n";
+  s += "               \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" + k +
+       ".f32." + t + "." + t + " {\"\n";
   for (unsigned i = 0; i < regs; i += 16) {
     s += "               \"";
     for (unsigned j = i; j < i + 16 && j < regs; ++j)
       s += "%" + std::to_string(j) + (j + 1 < regs ? ", " : "");
     s += "\"\n";
   }
+  // (TF32 has no transpose operands: the scales of a and b only)
   s += "               \"}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) +
-       ", p, 1, 1, %" + std::to_string(regs + 3) + ", %" + std::to_string(regs + 4) +
+       ", p, 1, 1" +
+       (tf32 ? std::string()
+             : ", %" + std::to_string(regs + 3) + ", %" + std::to_string(regs + 4)) +
        ";\\n}\\n\"\n";
   for (unsigned i = 0; i < regs; i += 8) {
     s += i == 0 ? "               : " : "                 ";
@@ -100,7 +122,8 @@ std::string wgmmaFunction(unsigned n, DType dtype) {
       s += "\"+f\"(d[" + std::to_string(j) + "])" + (j + 1 < regs ? ", " : "");
     s += "\n";
   }
-  s += "               : \"l\"(a), \"l\"(b), \"r\"(accumulate), \"n\"(TA), \"n\"(TB));\n}\n";
+  s += tf32 ? "               : \"l\"(a), \"l\"(b), \"r\"(accumulate));\n}\n"
+            : "               : \"l\"(a), \"l\"(b), \"r\"(accumulate), \"n\"(TA), \"n\"(TB));\n}\n";
   return s;
 }
 

@@ -1,4 +1,4 @@
-//===- compiler/emit/MatmulWgmma.cpp - f16/bf16 matmul on Hopper (sm_90a) -===//
+//===- compiler/emit/MatmulWgmma.cpp - tensor-core matmul on Hopper (sm_90a) -===//
 // Warp-specialised: warpgroup 0 is the producer (one thread issues the TMA
 // loads of each k-slice into a ring of `stages` shared-memory stages, an
 // mbarrier per stage saying it has landed); warpgroups 1 and 2 are the
@@ -9,11 +9,14 @@
 // blockIdx.x, + gridDim.x, ..., so the producer already loads the next tile
 // while the consumers store this one.
 //
-// Shared memory per stage: A's 128 x 64 tile, then B's bn x 64 tile, each in
-// rows of 128 bytes swizzled by TMA (128-byte swizzle). A k-major operand is
-// one box (rows of k); an m- or n-major one is boxes of 64 x 64 (rows of 64
-// m or n, one row per k) side by side, which wgmma reads transposed.
+// Shared memory per stage: A's 128 x bk tile, then B's bn x bk tile, each in
+// rows of 128 bytes swizzled by TMA (128-byte swizzle): bk = 64 for f16 and
+// bf16, 32 for f32 read as TF32. A k-major operand is one box (rows of k);
+// an m- or n-major one (16-bit only: TF32's wgmma has no transposed form) is
+// boxes of 64 x 64 (rows of 64 m or n, one row per k) side by side, which
+// wgmma reads transposed.
 //===----------------------------------------------------------------------===//
+#include "compiler/emit/CudaEmitter.h"
 #include "compiler/emit/MatmulTiles.h"
 
 namespace minijit {
@@ -24,7 +27,8 @@ class WgmmaEmitter : MatmulEmitter {
 public:
   WgmmaEmitter(KernelEmitter &e, const MatmulWgmmaSchedule &s)
       : MatmulEmitter(e, s), S(s), Stages(std::to_string(s.stages)),
-        StageBytes(std::to_string(s.stageBytes())), ABytes(std::to_string(s.bm * s.bk * 2)),
+        StageBytes(std::to_string(s.stageBytes())),
+        ABytes(std::to_string(s.bm * s.bk * s.elementBytes)), Bk(std::to_string(s.bk)),
         Regs(std::to_string(s.bn / 2)) {}
 
   void run() {
@@ -37,7 +41,7 @@ public:
 private:
   void declarations() {
     W.line("// " + Stages + " stages of " + StageBytes + " bytes: A's " + std::to_string(S.bm) +
-           "x64 tile, then B's " + std::to_string(S.bn) + "x64");
+           "x" + Bk + " tile, then B's " + std::to_string(S.bn) + "x" + Bk);
     W.line("extern __shared__ __align__(1024) unsigned char mj_smem[];");
     W.line("// per stage: its tiles have landed (full) / both consumers are done with it (empty)");
     W.line("__shared__ __align__(8) unsigned long long mj_full[" + Stages + "], mj_empty[" +
@@ -48,7 +52,7 @@ private:
     W.line("// the 128-byte swizzle repeats every 1024 bytes: the stages start on such a boundary");
     W.line("unsigned char *const tiles = mj_smem + (1024 - mj_smem_addr(mj_smem) % 1024) % 1024;");
     W.line("const int kTiles = " + std::to_string((K.matmul->K + S.bk - 1) / S.bk) +
-           "; // k-slices of 64");
+           "; // k-slices of " + Bk);
     if (E.symbolic())
       W.line("const int mj_tiles = " + tilesMText() + " * " +
              std::to_string(S.tilesN * K.matmul->batch) + "; // of this launch's m");
@@ -113,20 +117,20 @@ private:
     return E.Idx == "int" ? v : "(int)" + v;
   }
 
-  /// The TMA loads of one operand's slice at k0 = t * 64 into `dst`.
+  /// The TMA loads of one operand's slice at k0 = t * bk into `dst`.
   void loads(const WgmmaOperand &w, const std::string &map, const std::string &dst,
              const std::string &outer0, unsigned rows) {
     std::string batch = w.batchStride ? ", " + coord("b") : "";
     if (w.kMajor) {
-      W.line("mj_tma_load(" + dst + ", " + map + ", &mj_full[s], t * 64, " + coord(outer0) +
-             batch + ");");
+      W.line("mj_tma_load(" + dst + ", " + map + ", &mj_full[s], t * " + Bk + ", " +
+             coord(outer0) + batch + ");");
       return;
     }
     for (unsigned j = 0; j < rows / 64; ++j) {
       std::string at = j ? " + " + std::to_string(j * 8192) : "";
       std::string from = j ? " + " + std::to_string(j * 64) : "";
       W.line("mj_tma_load(" + dst + at + ", " + map + ", &mj_full[s], " + coord(outer0) + from +
-             ", t * 64" + batch + ");");
+             ", t * " + Bk + batch + ");");
     }
   }
 
@@ -161,13 +165,13 @@ private:
   void consumer() {
     const KMatmul &mm = *K.matmul;
     bool pp = S.pingpong;
-    std::string fn = "mj_wgmma_m64n" + std::to_string(S.bn) + "k16_" +
-                     (mm.dtype == DType::BF16 ? "bf16" : "f16") + "<" + (S.a.kMajor ? "0" : "1") +
-                     ", " + (S.b.kMajor ? "0" : "1") + ">";
-    // k-major: rows of 128 bytes, 8-row groups 1024 bytes apart; 16 of k are
-    // 32 bytes along the row. m/n-major: rows of 64 m (n) per k, 64 x 64
-    // boxes 8192 bytes apart; 16 of k are 16 rows, 2048 bytes. Either way 64
-    // rows of A start 8192 bytes after the 64 before.
+    std::string fn = wgmmaName(S.bn, mm.dtype) + "<" + (S.a.kMajor ? "0" : "1") + ", " +
+                     (S.b.kMajor ? "0" : "1") + ">";
+    // k-major: rows of 128 bytes, 8-row groups 1024 bytes apart; one wgmma's
+    // k (16 of f16, 8 of TF32) is 32 bytes along the row. m/n-major: rows of
+    // 64 m (n) per k, 64 x 64 boxes 8192 bytes apart; 16 of k are 16 rows,
+    // 2048 bytes. Either way 64 rows of A start 8192 bytes after the 64
+    // before.
     auto desc = [&](const WgmmaOperand &w, const std::string &at) {
       return "mj_wgmma_desc(" + at + ", " + (w.kMajor ? "16" : "8192") + ", 1024)";
     };
@@ -207,8 +211,9 @@ private:
     W.line("const unsigned char *const stage = tiles + s * " + StageBytes + ";");
     W.line("const unsigned long long descB = " + desc(S.b, "stage + " + ABytes) + ";");
     W.line("mj_wgmma_fence();");
-    std::string call = fn + "(" + acc + ", descA + k16 * " + aStep + ", descB + k16 * " + bStep +
-                       ", t > 0 || k16 > 0);";
+    std::string ks = "k" + std::to_string(S.kStep()); // k16 or k8: the wgmma of the slice
+    std::string call = fn + "(" + acc + ", descA + " + ks + " * " + aStep + ", descB + " + ks +
+                       " * " + bStep + ", t > 0 || " + ks + " > 0);";
     if (pp) {
       W.line("#pragma unroll");
       W.open("for (int mh = 0; mh < 2; ++mh)");
@@ -217,7 +222,8 @@ private:
       W.line("const unsigned long long descA = " + desc(S.a, "stage + c * 8192") + ";");
     }
     W.line("#pragma unroll");
-    W.line("for (int k16 = 0; k16 < 4; ++k16) // the descriptors move by 16-byte units");
+    W.line("for (int " + ks + " = 0; " + ks + " < 4; ++" + ks +
+           ") // the descriptors move by 16-byte units");
     W.line("  " + call);
     if (pp)
       W.close();
@@ -259,7 +265,7 @@ private:
   }
 
   const MatmulWgmmaSchedule &S;
-  const std::string Stages, StageBytes, ABytes, Regs;
+  const std::string Stages, StageBytes, ABytes, Bk, Regs;
 };
 
 } // namespace

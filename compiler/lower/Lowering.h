@@ -76,6 +76,9 @@ struct KMatmul {
   IndexExpr aBase, bBase; ///< offsets of the batch's first element, over `b`
   int64_t aStrideM, aStrideK, bStrideK, bStrideN;
   int64_t M, N, K, batch;
+  /// f32 operands may be read as TF32 on tensor cores
+  /// (CompileOptions::allowTf32); the schedule decides where it can.
+  bool tf32 = false;
 };
 
 struct KStore {

@@ -151,7 +151,8 @@ std::variant<WgmmaOperand, std::string> wgmmaOperand(const LoweredKernel &k, boo
   // size-1 axis has no stride to speak of (any 16-byte multiple describes
   // it), so with k = 1 or one row either may apply: the first with aligned
   // rows is taken.
-  auto anyStride = [](int64_t extent) { return (extent + 7) / 8 * 8; };
+  int64_t per16 = 16 / dtypeSize(mm.dtype);
+  auto anyStride = [&](int64_t extent) { return (extent + per16 - 1) / per16 * per16; };
   std::vector<WgmmaOperand> layouts;
   if (strideK == 1 || mm.K == 1)
     layouts.push_back({true, outer == 1 ? anyStride(mm.K) : strideOuter});
@@ -161,7 +162,7 @@ std::variant<WgmmaOperand, std::string> wgmmaOperand(const LoweredKernel &k, boo
     return llvm::formatv("{0} has no unit stride along k or {1}", name, isA ? "m" : "n").str();
   WgmmaOperand w = layouts.front();
   for (const WgmmaOperand &l : layouts)
-    if (l.outerStride % 8 == 0) {
+    if (l.outerStride % per16 == 0) {
       w = l;
       break;
     }
@@ -170,10 +171,15 @@ std::variant<WgmmaOperand, std::string> wgmmaOperand(const LoweredKernel &k, boo
     return llvm::formatv("{0}'s batches are not at a fixed stride", name).str();
   w.batchStride = mm.batch == 1 ? 0 : ctx.coefficient(base, k.b);
   w.offset = base.constantTerm();
-  if (w.outerStride % 8 || w.batchStride % 8 || w.offset % 8)
+  if (w.outerStride % per16 || w.batchStride % per16 || w.offset % per16)
     return llvm::formatv("{0}'s rows or batches are not 16-byte aligned (TMA needs strides of a "
-                         "multiple of 8 elements)",
-                         name)
+                         "multiple of {1} elements)",
+                         name, per16)
+        .str();
+  // TF32's wgmma has no transposed form: both operands k-major.
+  if (mm.dtype == DType::F32 && !w.kMajor)
+    return llvm::formatv("{0} is {1}-major, and TF32's wgmma reads only k-major operands", name,
+                         isA ? "m" : "n")
         .str();
   return w;
 }
@@ -191,7 +197,8 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
     (isA ? s.a : s.b) = std::get<WgmmaOperand>(w);
   }
   s.bm = 128;
-  s.bk = 64;
+  s.elementBytes = static_cast<unsigned>(dtypeSize(mm.dtype));
+  s.bk = 128 / s.elementBytes; // rows of 128 bytes, the swizzle's width
   s.pingpong = o.pingpong.value_or(0) != 0;
   // The widest tile whose count still fills the SMs (ping-pong: whose
   // accumulators fit one warpgroup).
@@ -211,9 +218,9 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   unsigned room = static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048; // alignment, barriers
   s.stages = std::min(room / s.stageBytes(), 6u);
   if (s.stages < 2)
-    return llvm::formatv("two stages of a 128x{0}x64 tile need more shared memory than the "
+    return llvm::formatv("two stages of a 128x{0}x{2} tile need more shared memory than the "
                          "device's {1} bytes",
-                         s.bn, dev.sharedPerBlockOptin)
+                         s.bn, dev.sharedPerBlockOptin, s.bk)
         .str();
   if (o.stages) {
     if (*o.stages < 2 || *o.stages > 8)
@@ -222,9 +229,9 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   }
   s.sharedBytes = s.stages * s.stageBytes() + 1024;
   if (s.sharedBytes + 1024 > dev.sharedPerBlockOptin)
-    badOverride(llvm::formatv("a 128x{0}x64 wgmma tile in {1} stages needs {2} bytes of shared "
+    badOverride(llvm::formatv("a 128x{0}x{4} wgmma tile in {1} stages needs {2} bytes of shared "
                               "memory; the device allows {3}",
-                              s.bn, s.stages, s.sharedBytes, dev.sharedPerBlockOptin)
+                              s.bn, s.stages, s.sharedBytes, dev.sharedPerBlockOptin, s.bk)
                     .str());
   s.block = 384;
   s.minBlocksPerSM = 1;
@@ -241,7 +248,10 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const ScheduleOverrides &o, bool wgmma) {
   const KMatmul &mm = *k.matmul;
   bool tensorCores = mm.dtype != DType::F32;
-  if (tensorCores && wgmma && o.wgmma.value_or(1) != 0) {
+  // f32 on tensor cores as TF32 where allowed: the Hopper template only
+  // (both operands k-major), else the CUDA cores.
+  bool tf32 = mm.dtype == DType::F32 && mm.tf32;
+  if ((tensorCores || tf32) && wgmma && o.wgmma.value_or(1) != 0) {
     std::variant<MatmulWgmmaSchedule, std::string> w = wgmmaSchedule(k, dev, o);
     // (mma.sync's keys, tile, bm, bk, frag, wm and wn, are ignored here, as
     // every template ignores the keys of others; wgmma=0 makes them apply)

@@ -308,7 +308,7 @@ std::string Schedule::describe(GridText grid) const {
                            w.kMajor ? "" : " (transposed in the wgmma)")
           .str();
     };
-    return llvm::formatv("matmul on tensor cores (wgmma m64n{1}k16, sm_90a): {0}x{1} tile, k "
+    return llvm::formatv("matmul on tensor cores (wgmma m64n{1}k{13}, sm_90a): {0}x{1} tile, k "
                          "step {2}, TMA loads with 128-byte swizzle into {3} stages of {4} bytes "
                          "(mbarriers), 1 producer + 2 consumer warpgroups ({12}), A {5}, B {6}, "
                          "persistent {7} over {8} tiles ({9}x{10}{11})",
@@ -323,7 +323,9 @@ std::string Schedule::describe(GridText grid) const {
                              : llvm::formatv(" x {0} batches", s.tiles / (s.tilesM * s.tilesN))
                                    .str(),
                          s.pingpong ? "ping-pong: every other tile each"
-                                    : "cooperative: 64 rows each")
+                                    : "cooperative: 64 rows each",
+                         s.elementBytes == 4 ? llvm::formatv("{0} TF32", s.kStep()).str()
+                                             : std::to_string(s.kStep()))
         .str();
   }
   case ScheduleKind::Scan: {

@@ -190,10 +190,11 @@ struct WgmmaOperand {
 };
 
 /// The Hopper template (emit/MatmulWgmma.cpp): a 128 x bn tile per step, k
-/// in slices of 64 (128 bytes of f16, the swizzle's width), `stages` slices
-/// in flight. Warpgroup 0 issues the TMA loads; warpgroups 1 and 2 multiply
-/// (wgmma m64n{bn}k16) and run the epilogue on their accumulators. grid =
-/// min(tiles, SMs) blocks walk the tiles.
+/// in slices of 128 bytes (the swizzle's width: 64 of f16 or bf16, 32 of f32
+/// read as TF32), `stages` slices in flight. Warpgroup 0 issues the TMA
+/// loads; warpgroups 1 and 2 multiply (wgmma m64n{bn}k16, k8 for TF32) and
+/// run the epilogue on their accumulators. grid = min(tiles, SMs) blocks
+/// walk the tiles.
 struct MatmulWgmmaSchedule : MatmulTile {
   unsigned stages = 4;
   /// Ping-pong: each consumer takes every other tile, all its rows (bn at
@@ -203,8 +204,11 @@ struct MatmulWgmmaSchedule : MatmulTile {
   WgmmaOperand a, b;
   int64_t tiles = 1;       ///< tilesM x tilesN x batch, walked by the grid
   unsigned sharedBytes = 0; ///< the stages, plus 1 KiB to align them to 1024 bytes
-  /// Bytes of one stage: a 128 x 64 tile of A and a bn x 64 tile of B.
-  unsigned stageBytes() const { return (bm + bn) * bk * 2; }
+  unsigned elementBytes = 2; ///< 2 (f16, bf16) or 4 (f32 as TF32)
+  /// Bytes of one stage: a 128 x bk tile of A and a bn x bk tile of B.
+  unsigned stageBytes() const { return (bm + bn) * bk * elementBytes; }
+  /// k of one wgmma: 16 (f16, bf16) or 8 (TF32), 32 bytes either way.
+  unsigned kStep() const { return 32 / elementBytes; }
 };
 
 /// True when `arch` (an NVRTC target such as "sm_90") has wgmma and TMA:

@@ -44,10 +44,10 @@ struct ScheduleOverrides {
   /// f32 matmul on the CUDA cores: 0 reads operands whose rows are not whole
   /// float4s element by element (no padded copies, MatmulRewrites.h)
   std::optional<int64_t> pad;
-  /// f32 matmul on the CUDA cores, split-K (MatmulRewrites.h): 1 splits k
-  /// where too few tiles would leave block slots idle, N >= 2 splits every
-  /// product whose layout allows it into N slices; unset or 0: never (until
-  /// it is measured on a GPU)
+  /// f32 matmul on the CUDA cores, split-K (MatmulRewrites.h): unset or 1
+  /// splits k where too few tiles would leave block slots idle (the rule),
+  /// N >= 2 splits every product whose layout allows it into N slices, 0
+  /// never
   std::optional<int64_t> splitk;
 
   bool empty() const;

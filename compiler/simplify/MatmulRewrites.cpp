@@ -33,6 +33,9 @@ std::string MatmulRewrite::text() const {
   case MatmulRewriteKind::SplitK:
     return "%" + value + ": an f32 product of too few tiles to fill the SMs, split along k (" +
            detail + "), a batch of products and a sum over it (split-K; reassociates)";
+  case MatmulRewriteKind::Tf32Operands:
+    return "%" + value + ": f32 operands copied k-major in rows of whole 16-byte units (" +
+           detail + "), as TF32's wgmma reads them";
   }
   llvm_unreachable("bad rewrite kind");
 }
@@ -67,9 +70,9 @@ namespace {
 class Rewriter {
 public:
   Rewriter(const Graph &g, bool reassociate, bool alignRows, bool float4Rows,
-           SplitKOptions splitK = {})
+           SplitKOptions splitK = {}, bool tf32 = false)
       : G(g), Reassociate(reassociate), AlignRows(alignRows), Float4Rows(float4Rows),
-        SplitK(splitK),
+        Tf32(tf32), SplitK(splitK),
         Out(g.name()), Map(g.size(), -1),
         Uses(g.size(), 0), OutputUses(g.size(), 0) {
     for (const Node &n : g.nodes())
@@ -164,7 +167,10 @@ private:
       o = Map[o];
     if (n.op == OpKind::Input)
       return Out.input(n.name, n.dtype, n.shape).id();
-    if (AlignRows || Float4Rows || SplitK.enabled()) { // the last walk: products still matmuls
+    if (AlignRows || Float4Rows || SplitK.enabled() || Tf32) { // the last walks: products still matmuls
+      if (n.op == OpKind::Matmul && Tf32)
+        if (std::optional<ValueId> v = tf32Operands(n, s.operands[0], s.operands[1]))
+          return *v;
       if (n.op == OpKind::Matmul && SplitK.enabled())
         if (std::optional<ValueId> v = splitK(n, s.operands[0], s.operands[1]))
           return *v;
@@ -450,10 +456,11 @@ private:
   }
 
   /// Split-K (see splitSlices) where the layout allows it: both operands
-  /// rank 2 and plain values (not views, which a pad or reshape would copy),
-  /// a row-major B with n whole float4s, an A stored transposed with m whole
-  /// float4s. k is padded with zeros to S whole slices of a multiple of 8
-  /// (the template's k-step; whole float4s); each operand becomes a view of
+  /// rank 2 and plain values (not views, which a pad or reshape would copy).
+  /// k is padded with zeros to S whole slices of a multiple of 8 (the
+  /// template's k-step; whole float4s); a row-major B whose n is not whole
+  /// float4s (an A stored transposed whose m is not) has its rows padded too
+  /// and sliced back, as float4Operands does. Each operand becomes a view of
   /// its padded copy with the slices as a batch.
   std::optional<ValueId> splitK(const Node &n, ValueId a, ValueId b) {
     if (n.dtype != DType::F32 || n.shape.hasNames() || out(a).shape.rank() != 2 ||
@@ -462,8 +469,7 @@ private:
     int64_t M = n.shape[0], N = n.shape[1], K = out(a).shape[1];
     OperandRows ra = operandRows(a), rb = operandRows(b);
     if (!paddable(ra) || !paddable(rb) || out(ra.src).shape.hasNames() ||
-        out(rb.src).shape.hasNames() || (!rb.transposed && N % 4 != 0) ||
-        (ra.transposed && M % 4 != 0))
+        out(rb.src).shape.hasNames())
       return std::nullopt;
     int64_t slices = SplitK.force > 0 ? SplitK.force
                                       : splitSlices(((M + 127) / 128) * ((N + 127) / 128), M * N,
@@ -481,21 +487,33 @@ private:
   }
 
   /// One operand of a split product: its stored source (rank 2) padded with
-  /// zeros along k to slices * ks, reshaped and permuted to [S, M, ks] (A)
-  /// or [S, ks, N] (B), a view.
+  /// zeros along k to slices * ks (and, where m or n is its contiguous axis,
+  /// that axis to whole float4s, sliced back), reshaped and permuted to
+  /// [S, M, ks] (A) or [S, ks, N] (B), a view.
   ValueId splitOperand(const OperandRows &r, bool isA, int64_t slices, int64_t ks, int64_t K) {
     ValueId v = r.src;
     const Shape &src = out(v).shape;
     int64_t kAxis = isA != r.transposed ? 1 : 0; // A [M, K], A^T [K, M], B [K, N], B^T [N, K]
     int64_t other = src[1 - kAxis];
-    if (slices * ks > K) {
+    int64_t otherPad = kAxis == 0 ? (other + 3) / 4 * 4 - other : 0;
+    if (slices * ks > K || otherPad > 0) {
       NodeSpec pad;
       pad.op = OpKind::Pad;
       pad.operands = {v};
       pad.before.assign(2, 0);
       pad.after.assign(2, 0);
       pad.after[kAxis] = slices * ks - K;
+      pad.after[1 - kAxis] = otherPad;
       v = add(pad);
+    }
+    if (otherPad > 0) { // [slices * ks, other] in rows of whole float4s
+      NodeSpec slice;
+      slice.op = OpKind::Slice;
+      slice.operands = {v};
+      slice.axis = 1;
+      slice.start = 0;
+      slice.end = other;
+      v = add(slice);
     }
     auto permute = [&](ValueId x, DimVector perm) {
       NodeSpec p;
@@ -512,8 +530,62 @@ private:
     return isA ? permute(r3, DimVector{0, 2, 1}) : r3;
   }
 
+  /// See rewriteTf32Operands.
+  std::optional<ValueId> tf32Operands(const Node &n, ValueId a, ValueId b) {
+    const Shape &sa = out(a).shape, &sb = out(b).shape;
+    if (n.dtype != DType::F32 || n.shape.hasNames() || sa.hasNames() || sb.hasNames())
+      return std::nullopt;
+    int64_t K = sa[sa.rank() - 1];
+    if (n.shape.numel() * K < (int64_t(1) << 24))
+      return std::nullopt;
+    OperandRows ra = operandRows(a), rb = operandRows(b);
+    bool padK = K % 4 != 0;
+    bool copyA = padK || ra.transposed, copyB = padK || !rb.transposed;
+    if ((!copyA && !copyB) || (copyA && !paddable(ra)) || (copyB && !paddable(rb)))
+      return std::nullopt;
+    NodeSpec s = specOf(n);
+    s.operands = {copyA ? kMajorCopy(ra, true, K) : a, copyB ? kMajorCopy(rb, false, K) : b};
+    std::string what = copyA && copyB ? "both" : copyA ? "A" : "B";
+    if (padK)
+      what += ", k padded with zeros to " + std::to_string((K + 3) / 4 * 4);
+    else
+      what += " transposed";
+    Applied.push_back({MatmulRewriteKind::Tf32Operands, n.name, what});
+    return add(s);
+  }
+
+  /// `v` with its last two axes swapped (a view).
+  ValueId swapLast2(ValueId v) {
+    size_t rank = out(v).shape.rank();
+    NodeSpec p;
+    p.op = OpKind::Permute;
+    p.operands = {v};
+    for (size_t i = 0; i < rank; ++i)
+      p.perm.push_back(static_cast<int64_t>(i));
+    std::swap(p.perm[rank - 1], p.perm[rank - 2]);
+    return add(p);
+  }
+
+  /// One operand copied k-major: [.., rows, Kp] in memory, Kp = k up to a
+  /// multiple of 4 with zeros after it; as A that copy, as B a transposed
+  /// view of it ([.., Kp, N]).
+  ValueId kMajorCopy(const OperandRows &r, bool isA, int64_t K) {
+    ValueId v = r.src;
+    if (isA == r.transposed) // stored [.., K, M] (A) or [.., K, N] (B)
+      v = swapLast2(v);
+    size_t rank = out(v).shape.rank();
+    NodeSpec pad;
+    pad.op = OpKind::Pad;
+    pad.operands = {v};
+    pad.before.assign(rank, 0);
+    pad.after.assign(rank, 0);
+    pad.after[rank - 1] = (K + 3) / 4 * 4 - K;
+    ValueId copy = add(pad);
+    return isA ? copy : swapLast2(copy);
+  }
+
   const Graph &G;
-  bool Reassociate, AlignRows, Float4Rows;
+  bool Reassociate, AlignRows, Float4Rows, Tf32;
   SplitKOptions SplitK;
   Graph Out;
   std::vector<ValueId> Map;
@@ -536,6 +608,54 @@ MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignR
   MatmulRewriteResult aligned = Rewriter(r.graph, false, alignRows, float4Rows, splitK).run();
   r.graph = std::move(aligned.graph);
   r.applied.insert(r.applied.end(), aligned.applied.begin(), aligned.applied.end());
+  return r;
+}
+
+namespace {
+
+/// `g` without the values nothing reads (the inputs stay: they are its
+/// signature), and no other change: a pad of nothing survives, unlike in
+/// simplifyGraph.
+Graph withoutDeadValues(const Graph &g) {
+  std::vector<bool> live(g.size(), false);
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    live[g.outputs()[i]] = true;
+    if (g.updates()[i] >= 0)
+      live[g.updates()[i]] = true;
+  }
+  for (size_t i = g.size(); i-- > 0;)
+    if (live[i])
+      for (ValueId o : g.node(static_cast<ValueId>(i)).operands)
+        live[o] = true;
+  Graph out(g.name());
+  std::vector<ValueId> map(g.size(), -1);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const Node &n = g.node(static_cast<ValueId>(i));
+    if (n.op == OpKind::Input)
+      map[i] = out.input(n.name, n.dtype, n.shape).id();
+    if (n.op == OpKind::Input || !live[i])
+      continue;
+    NodeSpec s = specOf(n);
+    for (ValueId &o : s.operands)
+      o = map[o];
+    map[i] = out.add(s);
+  }
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    ValueId v = map[g.outputs()[i]], in = g.updates()[i];
+    if (in >= 0)
+      out.update(map[in], v);
+    else
+      out.output(v);
+  }
+  return out;
+}
+
+} // namespace
+
+MatmulRewriteResult rewriteTf32Operands(const Graph &g) {
+  MatmulRewriteResult r = Rewriter(g, false, false, false, {}, true).run();
+  if (!r.applied.empty()) // an operand's permute the copy replaced is read no more
+    r.graph = withoutDeadValues(r.graph);
   return r;
 }
 

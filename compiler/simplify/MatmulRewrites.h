@@ -43,6 +43,7 @@ enum class MatmulRewriteKind {
   MonotoneArg,   ///< an argmax (argmin) of a strictly monotone map of x, as one of x
                  ///< (ArgmaxRewrites.h)
   SplitK,        ///< an f32 product of few tiles as a batch of k-slices and a sum
+  Tf32Operands,  ///< f32 operands copied k-major in whole 16-byte rows, for TF32's wgmma
 };
 
 /// One rewrite applied, for --emit=fused.
@@ -82,5 +83,15 @@ int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots);
 /// names.
 MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows = false,
                                    bool float4Rows = false, SplitKOptions splitK = {});
+
+/// For f32 products in TF32 (CompileOptions::allowTf32) on Hopper, whose
+/// wgmma reads both operands k-major ([.., M, K] and [.., N, K] in memory)
+/// in rows of whole 16-byte units: where an f32 product's operands are not
+/// so and it is large enough for copies to pay (2^24 multiply-adds), they
+/// are copied first. An operand stored the other way is transposed (a pad
+/// of nothing along k, which a copy kernel stores; the caller does not
+/// simplify the result, which would drop it); with k not a multiple of 4
+/// both operands gain zeros along k (the sums gain terms 0 * 0).
+MatmulRewriteResult rewriteTf32Operands(const Graph &g);
 
 } // namespace minijit

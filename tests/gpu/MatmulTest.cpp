@@ -2,6 +2,10 @@
 #include "compiler/CompileDetail.h"
 #include "tests/gpu/GpuTest.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <utility>
 
 namespace minijit {
@@ -110,9 +114,123 @@ TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
       }
 }
 
-/// Split-K: an f32 product of too few tiles, split by the rule (splitk=1;
+/// An f32 value as TF32 reads it: the low 13 bits of its fraction cut off
+/// (`round`: to the nearest TF32 value instead, ties away from zero).
+double tf32Value(double v, bool round) {
+  float f = static_cast<float>(v);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if (round)
+    bits += 0x1000;
+  bits &= 0xFFFFE000u;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// How far a product a @ b from the GPU (inputs [a, b] as stored: A [k, m]
+/// when aT, B [n, k] when bT) is from the exact product of the operands cut
+/// to TF32 (or rounded to it): the largest |gpu - exact| over a bound of the
+/// f32 accumulation alone, 2^-24 (log2 k + 2 sqrt k + 2) sum |a' b'|.
+double tf32Deviation(const CheckedRun &r, bool aT, bool bT, int64_t batch, int64_t m, int64_t n,
+                     int64_t k, bool round) {
+  const HostTensor &a = r.inputs[0], &b = r.inputs[1], &c = r.outputs[0];
+  double worst = 0, growth = std::log2(double(k)) + 2 * std::sqrt(double(k)) + 2;
+  for (int64_t q = 0; q < batch; ++q)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0, sumAbs = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          double av = tf32Value(a.get(q * m * k + (aT ? p * m + i : i * k + p)), round);
+          double bv = tf32Value(b.get(q * k * n + (bT ? j * k + p : p * n + j)), round);
+          sum += av * bv;
+          sumAbs += std::fabs(av * bv);
+        }
+        double bound = 0x1p-24 * growth * sumAbs + 1e-30;
+        worst = std::max(worst, std::fabs(c.get((q * m + i) * n + j) - sum) / bound);
+      }
+  return worst;
+}
+
+/// TF32 (CompileOptions::allowTf32) on Hopper: every layout pair (copies
+/// where an operand is not k-major, zeros where k is not a multiple of 4),
+/// batches, tile widths, ping-pong and an epilogue. Each result is checked
+/// against the CPU reference (whose bound allows for TF32) and, tighter,
+/// against the exact product of the operands cut to TF32: within the f32
+/// accumulation's rounding, which a misplaced element or slice would exceed.
+TEST_F(Matmul, Tf32OnTensorCores) {
+  struct Case {
+    int64_t batch, m, n, k;
+    bool aT, bT;
+    const char *overrides;
+  };
+  const Case cases[] = {
+      {1, 300, 520, 136, false, true, ""},  // nn.Linear's layout: no copy
+      {1, 300, 520, 136, false, false, ""}, // B transposed first
+      {1, 300, 520, 136, true, true, ""},   // A transposed first
+      {1, 300, 520, 136, true, false, "bn=64,stages=2"},
+      {1, 200, 264, 1001, false, true, ""}, // k padded to 1004 on both
+      {1, 200, 264, 1001, true, false, "pingpong=1"},
+      {5, 200, 264, 300, false, false, ""}, // batched, B transposed per batch
+      {1, 16, 16, 8, false, true, ""},      // one k-slice, mostly outside the tile
+      {1, 640, 768, 1000, false, true, "bn=256,stages=3"},
+  };
+  CompileOptions opt;
+  opt.allowTf32 = true;
+  for (const Case &c : cases) {
+    ScheduleEnv env(c.overrides);
+    SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
+                 "x" + std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T " : " B ") +
+                 c.overrides);
+    Graph g("tf32");
+    auto input = [&](const char *name, int64_t rows, int64_t cols) {
+      return c.batch > 1 ? g.input(name, DType::F32, {c.batch, rows, cols})
+                         : g.input(name, DType::F32, {rows, cols});
+    };
+    auto swap = [&](Tensor t) {
+      return c.batch > 1 ? t.permute({0, 2, 1}) : t.permute({1, 0});
+    };
+    Tensor a = c.aT ? swap(input("a", c.k, c.m)) : input("a", c.m, c.k);
+    Tensor b = c.bT ? swap(input("b", c.n, c.k)) : input("b", c.k, c.n);
+    g.output(matmul(a, b), "c");
+    CompileOptions look = opt;
+    look.compileKernels = false;
+    std::string fused = compileGraph(g, look).fusedText();
+    EXPECT_NE(fused.find("TF32"), std::string::npos) << fused;
+    if (!Gpu) {
+      expectMatchesWith(g, opt); // compiles through NVRTC, marks the test skipped
+      continue;
+    }
+    CheckedRun r = runAndCheck(g, gpu(), opt, static_cast<uint64_t>(c.m + c.k));
+    EXPECT_TRUE(r.compare[0].ok) << r.compare[0].summary << "\n" << fused;
+    double cut = tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, false);
+    double rounded = tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, true);
+    std::printf("[ TF32     ] deviation from the product of the operands cut to TF32: %.3f of "
+                "the f32 accumulation's bound (rounded to TF32: %.3f)\n",
+                cut, rounded);
+    EXPECT_LE(std::min(cut, rounded), 1.0) << fused;
+  }
+  // The epilogue in the accumulators' registers, one kernel; f32 without
+  // the flag stays on the CUDA cores.
+  Graph g("tf32_linear_gelu");
+  Tensor x = g.input("x", DType::F32, {333, 264});
+  Tensor w = g.input("w", DType::F32, {200, 264});
+  Tensor bias = g.input("bias", DType::F32, {200});
+  Tensor h = matmul(x, w.permute({1, 0})) + bias;
+  g.output(0.5 * h * (1.0 + erf(h * 0.7071067811865476)), "y");
+  CompileOptions look = opt;
+  look.compileKernels = false;
+  CompiledGraph cg = compileGraph(g, look);
+  EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+  EXPECT_NE(cg.fusedText().find("TF32"), std::string::npos) << cg.fusedText();
+  look.allowTf32 = false;
+  EXPECT_EQ(compileGraph(g, look).fusedText().find("TF32"), std::string::npos);
+  expectMatchesWith(g, opt, 5);
+}
+
+/// Split-K: an f32 product of too few tiles, split by the rule (the default;
 /// nn.Linear's layout, 8 slices of 256 with a bias after the sum) and forced
-/// into 3 slices on every layout pair with k = 77 padded to 3 slices of 32.
+/// into 3 slices on every layout pair with k = 77 padded to 3 slices of 32,
+/// m and n whole float4s and not.
 TEST_F(Matmul, SplitKOnFewTiles) {
   auto splits = [](const Graph &g, const char *overrides) {
     CompileOptions opt;
@@ -126,21 +244,24 @@ TEST_F(Matmul, SplitKOnFewTiles) {
     Tensor w = g.input("w", DType::F32, {260, 2000});
     Tensor bias = g.input("bias", DType::F32, {260});
     g.output(matmul(x, w.permute({1, 0})) + bias, "y");
-    EXPECT_FALSE(splits(g, "")); // not by default, until measured
+    EXPECT_TRUE(splits(g, "")); // by default
     EXPECT_TRUE(splits(g, "splitk=1"));
-    ScheduleEnv env("splitk=1");
+    EXPECT_FALSE(splits(g, "splitk=0"));
     expectMatches(g, 21);
   }
-  for (bool aT : {false, true})
-    for (bool bT : {false, true}) {
-      ScheduleEnv env("splitk=3");
-      SCOPED_TRACE(std::string(aT ? "A^T" : "A") + (bT ? " B^T" : " B"));
-      Graph g("mm_split");
-      auto [a, b] = layoutPair(g, aT, bT, 132, 260, 77);
-      g.output(tanh(matmul(a, b) * 0.05), "c");
-      EXPECT_TRUE(splits(g, "splitk=3"));
-      expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT));
-    }
+  // m and n whole float4s, and not (a contiguous m or n padded, sliced back)
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{132, 260}, {133, 259}})
+    for (bool aT : {false, true})
+      for (bool bT : {false, true}) {
+        ScheduleEnv env("splitk=3");
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + (aT ? " A^T" : " A") +
+                     (bT ? " B^T" : " B"));
+        Graph g("mm_split");
+        auto [a, b] = layoutPair(g, aT, bT, m, n, 77);
+        g.output(tanh(matmul(a, b) * 0.05), "c");
+        EXPECT_TRUE(splits(g, "splitk=3"));
+        expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT + m));
+      }
 }
 
 TEST_F(Matmul, BatchedWithBroadcasting) {

@@ -302,4 +302,22 @@ TEST(ErrorBound, AStoredValueItsKernelAlsoReadsCoversBothReaders) {
   EXPECT_LE(both.bounds[1].get(0), 4 * 0x1p-11 * 1.25);
 }
 
+TEST(ErrorBound, Tf32MatmulsAllowForTheOperandsShorterFraction) {
+  // A dot product of 64 terms of 1 * 1: f32 carries only the sum's rounding;
+  // read as TF32 (EvalOptions::tf32Matmuls) each product may be off by
+  // (2 * 2^-10 + 2^-20) of its size, so the bound grows by that times 64.
+  Graph g("tf32");
+  Tensor a = g.input("a", DType::F32, {1, 64}), b = g.input("b", DType::F32, {64, 1});
+  g.output(matmul(a, b));
+  std::vector<HostTensor> in = {tensorOf(DType::F32, {1, 64}, std::vector<double>(64, 1.0)),
+                                tensorOf(DType::F32, {64, 1}, std::vector<double>(64, 1.0))};
+  At f32 = boundAt(g, in);
+  EvalOptions eo;
+  eo.tf32Matmuls = true;
+  At tf32 = boundAt(g, in, 0, eo);
+  EXPECT_EQ(tf32.value, f32.value); // the values are the reference's either way
+  EXPECT_LE(f32.bound, 64 * 0x1p-18); // the sum's rounding, about 25 x 2^-24 x 64
+  EXPECT_NEAR(tf32.bound - f32.bound, 64 * (0x1p-9 + 0x1p-20 - 0x1p-24), 1e-9);
+}
+
 } // namespace

@@ -296,6 +296,7 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
     CompileOptions opt;
     opt.arch = "sm_90";
     opt.stopAfter = Stage::Fused;
+    opt.scheduleOverrides = "splitk=0"; // 88 tiles would be split along k
     std::string fused = compileGraph(g, opt).fusedText();
     EXPECT_NE(fused.find("A by float4"), std::string::npos) << fused;
     EXPECT_NE(fused.find("B by float4"), std::string::npos) << fused;
@@ -331,6 +332,47 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
   g.output(matmul(g.input("a", DType::F32, {1400, 1001}), g.input("b", DType::F32, {1001, 1000})),
            "y");
   EXPECT_TRUE(rewriteMatmuls(g, true, false, /*float4Rows=*/false).applied.empty());
+}
+
+/// TF32's operands k-major (rewriteTf32Operands): a row-major B is
+/// transposed by a copy (a pad of nothing, read through a permute), an A
+/// stored transposed likewise, an odd k pads both; nn.Linear's layout and
+/// products too small for copies are left alone. The copies change no value.
+TEST(MatmulRewrites, Tf32OperandsAreCopiedKMajor) {
+  struct Case {
+    int64_t m, n, k;
+    bool aT, bT;
+    const char *expect; // in the rewritten graph; empty: no rewrite
+  };
+  const Case cases[] = {
+      {512, 256, 384, false, false, "pad %t0 before=[0, 0] after=[0, 0] value=0 : f32[256, 384]"},
+      {512, 256, 384, true, true, "pad %t2 before=[0, 0] after=[0, 0] value=0 : f32[512, 384]"},
+      {512, 256, 383, false, true, "pad %a before=[0, 0] after=[0, 1] value=0 : f32[512, 384]"},
+      {512, 256, 384, false, true, ""}, // nn.Linear's layout: k-major already
+      {64, 64, 64, false, false, ""},   // 2^18 multiply-adds: too small to copy
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T" : " B"));
+    Graph g("tf32");
+    Tensor a = c.aT ? transpose(g.input("a", DType::F32, {c.k, c.m}))
+                    : g.input("a", DType::F32, {c.m, c.k});
+    Tensor b = c.bT ? transpose(g.input("b", DType::F32, {c.n, c.k}))
+                    : g.input("b", DType::F32, {c.k, c.n});
+    g.output(matmul(a, b), "c");
+    MatmulRewriteResult r = rewriteTf32Operands(g);
+    if (!*c.expect) {
+      EXPECT_TRUE(r.applied.empty());
+      continue;
+    }
+    ASSERT_EQ(r.applied.size(), 1u);
+    EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::Tf32Operands);
+    EXPECT_NO_THROW(verifyGraph(r.graph));
+    std::string text = body(r.graph);
+    EXPECT_NE(text.find(c.expect), std::string::npos) << text;
+    std::vector<HostTensor> in = randomInputs(g, 3);
+    CompareResult cmp = compareTensors(evaluate(r.graph, in)[0], evaluate(g, in)[0], Tolerance{0});
+    EXPECT_TRUE(cmp.ok) << cmp.summary;
+  }
 }
 
 } // namespace
@@ -393,19 +435,23 @@ TEST(MatmulRewrites, SplitKSlicesKIntoABatchAndSumsIt) {
 }
 
 /// Every layout the split takes (A and B each stored either way), k a
-/// multiple of the slices and not; views and odd n stay whole.
+/// multiple of the slices and not, m and n whole float4s and not (a
+/// contiguous m or n is padded and sliced back); views stay whole.
 TEST(MatmulRewrites, SplitKOnEveryLayoutComputesTheProduct) {
   SplitKOptions forced;
   forced.force = 4;
   for (int64_t k : {64, 77})
+    for (int64_t m : {12, 13})
     for (bool aT : {false, true})
       for (bool bT : {false, true}) {
-        SCOPED_TRACE(std::to_string(k) + (aT ? " A^T" : " A") + (bT ? " B^T" : " B"));
+        int64_t n = m == 12 ? 20 : 21;
+        SCOPED_TRACE(std::to_string(k) + " " + std::to_string(m) + (aT ? " A^T" : " A") +
+                     (bT ? " B^T" : " B"));
         Graph g("mm");
-        Tensor a = aT ? g.input("a", DType::F32, {k, 12}).permute({1, 0})
-                      : g.input("a", DType::F32, {12, k});
-        Tensor b = bT ? g.input("b", DType::F32, {20, k}).permute({1, 0})
-                      : g.input("b", DType::F32, {k, 20});
+        Tensor a = aT ? g.input("a", DType::F32, {k, m}).permute({1, 0})
+                      : g.input("a", DType::F32, {m, k});
+        Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
+                      : g.input("b", DType::F32, {k, n});
         g.output(matmul(a, b), "c");
         MatmulRewriteResult r = rewriteMatmuls(g, true, false, false, forced);
         ASSERT_EQ(r.applied.size(), 1u);
@@ -416,10 +462,15 @@ TEST(MatmulRewrites, SplitKOnEveryLayoutComputesTheProduct) {
             compareTensors(evaluate(clean, in)[0], evaluate(g, in)[0], Tolerance{1e-4});
         EXPECT_TRUE(c.ok) << c.summary << "\n" << printGraph(clean);
       }
-  Graph odd("oddn"); // a row-major B whose n is not whole float4s
+  Graph odd("oddn"); // a row-major B whose n is not whole float4s: padded, sliced back
   Tensor a = odd.input("a", DType::F32, {12, 64}), b = odd.input("b", DType::F32, {64, 21});
   odd.output(matmul(a, b), "c");
-  EXPECT_TRUE(rewriteMatmuls(odd, true, false, false, forced).applied.empty());
+  Graph split = simplifyGraph(rewriteMatmuls(odd, true, false, false, forced).graph);
+  EXPECT_NE(body(split).find("pad %b before=[0, 0] after=[0, 3] value=0 : f32[64, 24]"),
+            std::string::npos)
+      << body(split);
+  EXPECT_NE(body(split).find("slice %t2 axis=1 start=0 end=21 : f32[64, 21]"), std::string::npos)
+      << body(split);
   Graph bc("broadcast"); // an operand that is a view (a broadcast) is not copied
   Tensor x = bc.input("x", DType::F32, {1, 64}), y = bc.input("y", DType::F32, {64, 20});
   bc.output(matmul(broadcast(x, Shape({12, 64})), y), "c");

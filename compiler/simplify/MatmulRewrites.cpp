@@ -5,6 +5,7 @@
 // outputs and --emit texts still name it.
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/MatmulRewrites.h"
+#include "compiler/simplify/Simplify.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -611,51 +612,10 @@ MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignR
   return r;
 }
 
-namespace {
-
-/// `g` without the values nothing reads (the inputs stay: they are its
-/// signature), and no other change: a pad of nothing survives, unlike in
-/// simplifyGraph.
-Graph withoutDeadValues(const Graph &g) {
-  std::vector<bool> live(g.size(), false);
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    live[g.outputs()[i]] = true;
-    if (g.updates()[i] >= 0)
-      live[g.updates()[i]] = true;
-  }
-  for (size_t i = g.size(); i-- > 0;)
-    if (live[i])
-      for (ValueId o : g.node(static_cast<ValueId>(i)).operands)
-        live[o] = true;
-  Graph out(g.name());
-  std::vector<ValueId> map(g.size(), -1);
-  for (size_t i = 0; i < g.size(); ++i) {
-    const Node &n = g.node(static_cast<ValueId>(i));
-    if (n.op == OpKind::Input)
-      map[i] = out.input(n.name, n.dtype, n.shape).id();
-    if (n.op == OpKind::Input || !live[i])
-      continue;
-    NodeSpec s = specOf(n);
-    for (ValueId &o : s.operands)
-      o = map[o];
-    map[i] = out.add(s);
-  }
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    ValueId v = map[g.outputs()[i]], in = g.updates()[i];
-    if (in >= 0)
-      out.update(map[in], v);
-    else
-      out.output(v);
-  }
-  return out;
-}
-
-} // namespace
-
 MatmulRewriteResult rewriteTf32Operands(const Graph &g) {
   MatmulRewriteResult r = Rewriter(g, false, false, false, {}, true).run();
   if (!r.applied.empty()) // an operand's permute the copy replaced is read no more
-    r.graph = withoutDeadValues(r.graph);
+    r.graph = withoutDeadValues(r.graph); // (not simplifyGraph: it drops a pad of nothing)
   return r;
 }
 

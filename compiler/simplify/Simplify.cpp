@@ -327,10 +327,6 @@ private:
 
 } // namespace
 
-namespace {
-
-/// A copy of `g` without the values no output needs (rewrites can leave
-/// some behind: x*1 makes the 1 and the mul dead).
 Graph withoutDeadValues(const Graph &g) {
   std::vector<bool> live(g.size(), false);
   for (ValueId o : g.outputs())
@@ -353,8 +349,6 @@ Graph withoutDeadValues(const Graph &g) {
   copyOutputs(g, map, out);
   return out;
 }
-
-} // namespace
 
 Graph simplifyGraph(const Graph &g, bool *changed) {
   Simplifier s(g);

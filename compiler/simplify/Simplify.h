@@ -15,4 +15,9 @@ namespace minijit {
 /// set to whether the result differs from `g`.
 Graph simplifyGraph(const Graph &g, bool *changed = nullptr);
 
+/// A copy of `g` without the values no output needs (its inputs stay), and
+/// no other change (rewrites can leave some behind: x*1 makes the 1 and the
+/// mul dead).
+Graph withoutDeadValues(const Graph &g);
+
 } // namespace minijit

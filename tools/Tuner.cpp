@@ -103,6 +103,7 @@ std::vector<CompiledCandidate> compileCandidates(const Graph &g, const CompileOp
 CompileOptions baseOptions(const TuneOptions &opt, const DeviceProperties &dev, KernelCache &cache) {
   CompileOptions base;
   base.fusion = opt.fusion;
+  base.allowTf32 = opt.allowTf32;
   base.device = dev;
   base.tuning = CompileOptions::Tuning::Off;
   base.cache = &cache;

@@ -361,7 +361,7 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
 }
 
 struct TuneFlags {
-  bool fusion = true, dryRun = false;
+  bool fusion = true, dryRun = false, allowTf32 = false;
   double budgetS = 60;
   int runs = 30;
   unsigned maxCandidates = 48;
@@ -394,6 +394,7 @@ int cmdTune(const std::vector<Graph> &gs, const TuneFlags &f) {
   }
   TuneOptions o;
   o.fusion = f.fusion;
+  o.allowTf32 = f.allowTf32;
   o.runs = f.runs;
   o.maxCandidates = f.maxCandidates;
   o.seed = f.seed;
@@ -597,7 +598,7 @@ int main(int argc, char **argv) {
       "allow-tf32",
       cl::desc("f32 matmuls may run on tensor cores in TF32 (10 bits of fraction per operand), as "
                "torch.backends.cuda.matmul.allow_tf32; Hopper targets"),
-      cl::sub(compileCmd), cl::sub(runCmd));
+      cl::sub(compileCmd), cl::sub(runCmd), cl::sub(tuneCmd));
   cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
                             cl::init("fused"), cl::sub(compileCmd));
   cl::opt<std::string> arch("arch", cl::desc("NVRTC target, e.g. sm_90"), cl::sub(compileCmd));
@@ -700,6 +701,7 @@ int main(int argc, char **argv) {
     if (tuneCmd) {
       TuneFlags t;
       t.fusion = !noFusion;
+      t.allowTf32 = allowTf32;
       t.dryRun = dryRun;
       t.budgetS = budget;
       t.runs = tuneRuns;

@@ -3,7 +3,7 @@
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [bench] [anchors] [general] [samples] [train] [tune] [sanitize]
-#                          [random] [mutation] [dlpack] [pictures] [devices]
+#                          [random] [mutation] [dlpack] [pictures] [devices] [spread]
 # general: the generalization suite (minijit_bench --suite general, fused) and
 # its PyTorch anchors (bench/torch_general.py) in the same call, joined into
 # general_table.md.
@@ -16,6 +16,10 @@
 # the GPU tests DEVICES_FILTER selects (default: Devices.*, the tests of
 # several devices and threads) and, where PyTorch is, the DLPack round trip
 # on cuda:N.
+# spread: bench/row_spread.py's 30 row and column reductions (odd, prime,
+# short, long; f32, f16, bf16), each searched by `minijit tune` with a fresh
+# database, so that every candidate's time around the rules' choice shows
+# (about 4 minutes); the logs come back as one spread.tar.gz.
 # TESTS_FILTER narrows the GPU tests, SAN_FILTER the ones run under each
 # compute-sanitizer tool (SAN_TOOLS), TUNE_FILE names the tuning list (TUNE_SUITE=general
 # takes its rows from the generalization suite): lines
@@ -149,6 +153,18 @@ if want pictures; then
   echo "pictures: exit ${PIPESTATUS[0]}"
   tar czf "$out/pictures.tar.gz" -C "$(dirname "$pics")" "$(basename "$pics")" &&
     echo "pictures: $(tar tzf "$out/pictures.tar.gz" | wc -l) entries in $out/pictures.tar.gz ($(du -h "$out/pictures.tar.gz" | cut -f1))"
+fi
+if want spread; then
+  scratch=$(mktemp -d)
+  python3 bench/row_spread.py --out "$scratch/graphs"
+  mkdir -p "$scratch/spread"
+  for f in "$scratch"/graphs/*.mj; do
+    n=$(basename "$f" .mj)
+    MINIJIT_CACHE_DIR="$scratch/cache" timeout 40 $bin/minijit tune "$f" --budget-s 8 \
+      --max-candidates 32 > "$scratch/spread/$n.log" 2>&1
+    echo "$n: exit $?"
+  done | tee "$out/spread.log"
+  tar czf "$out/spread.tar.gz" -C "$scratch" spread && rm -rf "$scratch"
 fi
 if want tune; then
   while read -r only sched; do

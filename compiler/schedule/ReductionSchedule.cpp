@@ -2,7 +2,9 @@
 // The rules follow what fast hand-written kernels do on Hopper: rows up to
 // ~1K elements reduced by a sub-warp or warp, longer ones by a block, with the
 // row kept in registers while it fits, few long rows split across blocks;
-// strided (column) reductions by 32 columns per block.
+// strided (column) reductions by 32 columns per block. Rows too long for a
+// warp, or too few to fill the device, take more threads; splits over blocks
+// stop at a whole wave. Checked over bench/row_spread.py's spread of shapes.
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/ScheduleInternal.h"
 
@@ -78,16 +80,16 @@ bool argRowsOfOneLoad(const LoweredKernel &k) {
 
 /// Few long rows leave most SMs idle with a block per row: the row is split
 /// over several blocks, each with at least four vectors per thread. A
-/// one-pass reduction takes about four blocks per SM in all, and the last
-/// block of a row combines; a reduction of several passes takes at most
+/// one-pass reduction takes at most four blocks per SM in all (rounded
+/// down, as columns are: a grid just past a wave leaves a last wave of few
+/// blocks), and the last block of a row combines; a reduction of several passes takes at most
 /// kWaitingBlocksPerSM per SM, all resident, meeting after each pass.
 /// One pass of argmax or argmin alone over one tensor's rows
 /// (argRowsOfOneLoad) runs in one wave: as many blocks as the SMs
 /// hold at once, rounded down to whole rows and asked for in the launch
 /// bounds. Four per SM rounded up would put a few blocks past the wave (64
 /// rows of 128256: 576 blocks of 512 threads where 528 are resident), which
-/// read their chunks after it with the SMs nearly idle. The other
-/// reductions keep the rule they were measured with. `splits` sets the
+/// read their chunks after it with the SMs nearly idle. `splits` sets the
 /// number of blocks a row by hand (where a block holds one row).
 void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
                    const ScheduleOverrides &o, RowSchedule &s) {
@@ -99,7 +101,7 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
   unsigned resident = std::max(1u, static_cast<unsigned>(dev.maxThreadsPerSM) / s.threadsPerRow);
   int64_t wanted = waits     ? int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows
                    : oneWave ? int64_t(resident) * dev.smCount / k.rows
-                             : (4 * int64_t(dev.smCount) + k.rows - 1) / k.rows;
+                             : std::max<int64_t>(1, 4 * int64_t(dev.smCount) / k.rows);
   int64_t most = kv / (4 * int64_t(s.threadsPerRow));
   int64_t splits = std::min<int64_t>({wanted, most, s.threadsPerRow});
   if (o.splits) {
@@ -110,7 +112,7 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
       badOverride("splits must be 1.." + std::to_string(limit) + " for rows of " +
                   std::to_string(kv) + " vectors on " + std::to_string(s.threadsPerRow) +
                   " threads");
-    if (waits && k.rows * *o.splits > int64_t(kWaitingBlocksPerSM) * dev.smCount)
+    if (waits && *o.splits > 1 && k.rows * *o.splits > int64_t(kWaitingBlocksPerSM) * dev.smCount)
       badOverride("splits=" + std::to_string(*o.splits) + ": " + std::to_string(k.rows) +
                   " rows read in several passes fit at most " +
                   std::to_string(int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows) +
@@ -238,6 +240,47 @@ void chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule
   s.ahead = static_cast<unsigned>(*o.ahead);
 }
 
+/// Threads a whole wave of the device holds: every SM full.
+int64_t waveThreads(const DeviceProperties &dev) {
+  return int64_t(dev.smCount) * dev.maxThreadsPerSM;
+}
+
+/// Rows of a warp each (33 to 512 vectors) that are long for a warp, or
+/// too few to fill the device: more threads share each row, a block of 64
+/// to 512, until the rows hold two waves of threads, each thread keeping at
+/// least two vectors. Long: 256 vectors or more, eight or more a lane, whose
+/// loads and shuffles make a long chain for one warp. Too few: under a
+/// quarter of a wave a warp a row. Other warp rows stay a warp each: a block
+/// pays its barriers. Measured on the H200 over a spread of 30 graphs
+/// (bench/row_spread.py; docs/PERFORMANCE.md, "Row and column schedules over
+/// a spread of shapes"): 128 threads a row took softmax 8191x1023 from 32.8
+/// to 27.3 us and 509x1536 from 7.7 to 6.1 us, a bf16 layer norm over
+/// 4097x3001 from 29.6 (64 threads) to 26.3 us; 64 threads were slower than
+/// a warp on rows of 640 and 768 floats (4096 of them: 10.7 and 12.1 us
+/// against 10.0 and 10.9).
+unsigned fillingRowThreads(int64_t rows, int64_t kv, unsigned t, const DeviceProperties &dev) {
+  if (t != 32)
+    return t;
+  bool longForAWarp = kv >= 8 * 32;
+  bool fewRows = rows * 32 < waveThreads(dev) / 4;
+  if (!longForAWarp && !fewRows)
+    return t;
+  unsigned most = std::min(512u, static_cast<unsigned>(dev.maxThreadsPerBlock));
+  while (rows * t < 2 * waveThreads(dev) && kv >= 4 * int64_t(t) && 2 * t <= most)
+    t *= 2;
+  return t;
+}
+
+/// Rows of a warp or less share blocks of 256 threads, or fewer when the
+/// rows are too few to give every SM a block (at least a warp a block).
+unsigned smallRowsBlock(int64_t rows, unsigned t, const DeviceProperties &dev) {
+  int64_t perSM = rows * t / std::max(1, dev.smCount);
+  unsigned block = 256;
+  while (block > std::max(32u, t) && block > perSM)
+    block /= 2;
+  return block;
+}
+
 Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                      const ScheduleOverrides &o, int primary) {
   RowSchedule s;
@@ -258,7 +301,7 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
     s.vec = *vec;
   }
   int64_t kv = s.vectorsPerRow(k.K);
-  s.threadsPerRow = rowThreads(kv, dev);
+  s.threadsPerRow = fillingRowThreads(k.rows, kv, rowThreads(kv, dev), dev);
   if (o.tpr) {
     if (!isPow2(*o.tpr) || *o.tpr > 1024)
       badOverride("tpr must be a power of two up to 1024");
@@ -287,7 +330,7 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                  s.threadsPerRow);
   unsigned t = s.threadsPerRow;
   if (t <= 32) {
-    s.block = 256;
+    s.block = smallRowsBlock(k.rows, t, dev);
     if (o.block) {
       if (*o.block < 32 || *o.block > 1024 || *o.block % t)
         badOverride("block must be a multiple of tpr up to 1024");
@@ -374,9 +417,15 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   s.block = 32 * s.parts;
   s.grid = groups;
   // Few, long columns leave SMs idle: with one pass, split the columns'
-  // positions over blocks, about eight blocks per SM in all, each thread
-  // with at least 32 positions.
-  int64_t wanted = (8 * int64_t(dev.smCount) + groups - 1) / groups;
+  // positions over blocks, as many as one wave holds (eight blocks of 256
+  // per SM), each thread with at least 32 positions. Rounded down: a grid
+  // just past a wave leaves a last wave of few blocks that takes as long as
+  // a full one (on the H200, sums over the leading axis of 32768x4096 and
+  // 20000x6000: 97 % and 89 % of copy at one wave, 73 % and 68 % at 1.09
+  // and 1.07 waves; 4096x19200 runs its 600 blocks unsplit at 90 %, 73 %
+  // at 1.14 waves).
+  int64_t wave = waveThreads(dev) / s.block;
+  int64_t wanted = std::max<int64_t>(1, wave / groups);
   int64_t most = k.K / (32 * int64_t(s.parts));
   int64_t splits = std::min<int64_t>({wanted, most, 1024});
   if (o.splits) {

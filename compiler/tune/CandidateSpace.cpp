@@ -47,8 +47,8 @@ std::vector<int64_t> pow2Around(int64_t center, int64_t lo, int64_t hi) {
   return out;
 }
 
-/// Inner rows: threads per row (from a quarter to eight times the rules'
-/// choice), and for the rules' own a warp or less per row, rows per block;
+/// Inner rows: threads per row (from a quarter of the rules' choice, or a
+/// warp, to eight times it), and for the rules' own a warp or less per row, rows per block;
 /// then, for each, the online sum turned the other way, loads ahead (which
 /// only a row read in a loop has: elsewhere the kernel is the same and
 /// dropped), a loop over the row instead of registers; a narrower vector.
@@ -59,7 +59,9 @@ std::vector<std::string> rowCandidates(const LoweredKernel &body, const Schedule
   int64_t kv = std::max<int64_t>(1, s.vectorsPerRow(def.lowered.K));
   int64_t most = std::min<int64_t>({maxThreads, 8 * int64_t(s.threadsPerRow),
                                     std::max<int64_t>(32, int64_t(llvm::PowerOf2Ceil(kv)))});
-  int64_t least = std::max<int64_t>(1, s.threadsPerRow / 4);
+  // Down to a warp at least, where the rules gave a row more threads for
+  // filling the device (the warp a row that the rows would otherwise take).
+  int64_t least = std::max<int64_t>(1, std::min<int64_t>(s.threadsPerRow / 4, 32));
   std::vector<std::string> bases;
   for (int64_t t : pow2Around(s.threadsPerRow, least, most)) {
     bases.push_back(key("tpr", t));

@@ -219,10 +219,16 @@ TEST(NamedDims, OneKernelTextServesTheSizesOfABucket) {
   std::string at3 = cudaAt(g, {{"B", 3}});
   EXPECT_NE(at3.find("const long long B) {"), std::string::npos) << at3;
   EXPECT_NE(at3.find("const int mj_rows = (int)(B);"), std::string::npos) << at3;
-  EXPECT_NE(at3.find("rowValid = rowRaw < mj_rows"), std::string::npos) << at3;
-  for (int64_t b : {2, 5, 1000, 4097, 65536})
-    EXPECT_EQ(cudaAt(g, {{"B", b}}), at3) << "B=" << b;
-  EXPECT_EQ(cudaAt(g, {{"B", 1}}), at3) << "a named size of 1 is not folded away";
+  EXPECT_EQ(cudaAt(g, {{"B", 4}}), at3) << "B in 3..4";
+  EXPECT_EQ(cudaAt(g, {{"B", 1}}), cudaAt(g, {{"B", 2}}))
+      << "a named size of 1 is not folded away: it shares the bucket of 2";
+  // A bucket of rows a warp each: the spare warps of the last block are guarded.
+  std::string at20000 = cudaAt(g, {{"B", 20000}});
+  EXPECT_NE(at20000.find("rowValid = rowRaw < mj_rows"), std::string::npos) << at20000;
+  for (int64_t b : {16385, 30000, 32768})
+    EXPECT_EQ(cudaAt(g, {{"B", b}}), at20000) << "B=" << b;
+  // Buckets are scheduled for their sizes: few rows take more threads each.
+  EXPECT_NE(at3, at20000);
   // A static graph's kernel keeps its numbers.
   EXPECT_EQ(cudaAt(softmaxGraph({4096, 1024}), {}).find("const long long"), std::string::npos);
 }
@@ -254,7 +260,7 @@ TEST(NamedDims, TheGridIsSizedForTheBoundSize) {
   opt.stopAfter = Stage::Cuda;
   CompiledGraph a = compileGraph(bindDims(g, {{"B", 3000}}), opt);
   ASSERT_EQ(a.program.kernels.size(), 1u);
-  EXPECT_EQ(a.program.kernels[0].grid, (3000 + 7) / 8);
+  EXPECT_EQ(a.program.kernels[0].grid, 3000) << "a block a row, as for the bucket's 4096";
   EXPECT_EQ(a.program.kernels[0].sizeArgs, std::vector<int64_t>({3000}));
   EXPECT_NE(a.fusedText().find("named size B bound at launch (B = 3000), scheduled for its "
                                "bucket, B in 2049..4096"),

@@ -236,13 +236,42 @@ TEST(Schedule, ShortRowsShareAWarp) {
 }
 
 TEST(Schedule, MediumRowsUseAWarpEach) {
-  CompiledGraph c = lower(softmax(4096, 1024));
+  CompiledGraph c = lower(softmax(32768, 512));
   EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::InnerRow);
   EXPECT_EQ(c.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow, 32u);
   EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce<MjMax, 32>")) << c.detail->kernels[0].cuda;
   EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_warp_reduce<MjSum, 32>")) << c.detail->kernels[0].cuda;
   EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_load(")) << c.detail->kernels[0].cuda;
   EXPECT_FALSE(contains(c.detail->kernels[0].cuda, "mj_block_reduce<"));
+}
+
+// Rows of a warp that are long for it (8 vectors a lane or more), or too few
+// to fill a quarter of the device a warp each, take more threads, each keeping
+// two vectors or more, until the rows hold two waves of threads.
+TEST(Schedule, WarpRowsLongOrFewTakeMoreThreads) {
+  auto threads = [](const Graph &g) {
+    return lower(g).detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow;
+  };
+  EXPECT_EQ(threads(softmax(4096, 1024)), 128u) << "long for a warp: 256 vectors";
+  EXPECT_EQ(threads(softmax(8191, 1023)), 128u) << "mid-vector rows count their extra vector";
+  EXPECT_EQ(threads(softmax(16384, 1024)), 64u) << "two waves at 64 threads a row";
+  EXPECT_EQ(threads(softmax(65536, 1024)), 32u) << "enough rows: a warp each";
+  EXPECT_EQ(threads(softmax(509, 1536)), 128u) << "at least two vectors a thread";
+  EXPECT_EQ(threads(softmax(4096, 768)), 32u) << "neither long nor few";
+  EXPECT_EQ(threads(softmax(1000, 777)), 64u) << "few rows";
+  EXPECT_EQ(threads(softmax(1000, 200)), 32u) << "too short to share: under 4 vectors a thread";
+  CompiledGraph c = lower(softmax(4096, 1024));
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce<MjMax, 128>")) << c.detail->kernels[0].cuda;
+  EXPECT_EQ(c.detail->kernels[0].schedule.geometry().grid, 4096);
+  EXPECT_EQ(lower(softmax(4096, 1024), true, "tpr=32").detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow,
+            32u) << "tpr sets it by hand";
+}
+
+// Few rows of a warp or less share smaller blocks, so that every SM gets some.
+TEST(Schedule, FewShortRowsShareSmallerBlocks) {
+  EXPECT_EQ(lower(softmax(1001, 256)).detail->kernels[0].schedule.geometry().block, 128u);
+  EXPECT_EQ(lower(softmax(100, 256)).detail->kernels[0].schedule.geometry().block, 32u);
+  EXPECT_EQ(lower(softmax(40000, 256)).detail->kernels[0].schedule.geometry().block, 256u);
 }
 
 TEST(Schedule, LongRowsUseABlockEach) {
@@ -375,11 +404,13 @@ TEST(Schedule, AGreedyDecodingStepIsOneWaveOfArgmaxBlocks) {
   EXPECT_TRUE(contains(k.cuda, "mj_load(logits_a[u], logits + (row * 128256 + kv * 4));") ||
               contains(k.cuda, "mj_load(x_a[u], x + (row * 128256 + kv * 4));"))
       << k.cuda;
-  // a sum over the same rows keeps the rule it was measured with: four
-  // blocks per SM rounded up, no launch bounds asked, one vector at a time
+  // a sum over the same rows: four blocks per SM rounded down (no block past
+  // the wave), no launch bounds asked, one vector at a time
   CompiledGraph summed = lower(rowSum(64, 128256));
   const RowSchedule &sum = summed.detail->kernels[0].schedule.as<RowSchedule>();
-  EXPECT_EQ(sum.splits, 9u);
+  EXPECT_EQ(sum.splits, 8u);
+  EXPECT_EQ(lower(rowSum(100, 128256)).detail->kernels[0].schedule.as<RowSchedule>().grid, 500)
+      << "5 blocks a row, not 6: 600 blocks would be 72 past the wave";
   EXPECT_EQ(sum.minBlocksPerSM, 0u);
   EXPECT_EQ(sum.ahead, 1u);
   // splits=N sets the blocks a row by hand, within the threads that
@@ -530,9 +561,9 @@ TEST(Schedule, OnlineRowsLoadVectorsAhead) {
 }
 
 TEST(Schedule, RowsThatDoNotFillABlockAreGuarded) {
-  CompiledGraph c = lower(softmax(100, 1024)); // 100 rows, 8 per block
-  EXPECT_NE(100 % c.detail->kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 0u);
-  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "const bool rowValid = rowRaw < 100;")) << c.detail->kernels[0].cuda;
+  CompiledGraph c = lower(softmax(1001, 256)); // 1001 rows, 4 per block
+  EXPECT_NE(1001 % c.detail->kernels[0].schedule.as<RowSchedule>().rowsPerBlock, 0u);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "const bool rowValid = rowRaw < 1001;")) << c.detail->kernels[0].cuda;
 }
 
 TEST(Schedule, OddRowsStartMidVector) {
@@ -791,7 +822,7 @@ TEST(Schedule, DescribeNamesTheTemplate) {
             "outer column: 32 columns x 8 parts per block (256 threads), split over 16 blocks per "
             "32 columns (256 positions each), the last to finish combines them, grid 512");
   EXPECT_EQ(
-      lower(softmax(4096, 1024)).detail->kernels[0].schedule.describe().rfind("inner row: a warp per row, ", 0),
+      lower(softmax(32768, 512)).detail->kernels[0].schedule.describe().rfind("inner row: a warp per row, ", 0),
       0u);
 }
 

@@ -165,7 +165,7 @@ TEST_F(TunerTest, AStoredOnlineSumIsRebuiltByALaterCompile) {
 
 TEST_F(TunerTest, KernelScheduleOverridesReachTheirKernelAlone) {
   Graph g = twoKernels();
-  record(g, 1, {timed("", 12), timed("tpr=128", 9)});
+  record(g, 1, {timed("", 12), timed("tpr=256", 9)});
   CompileOptions own = Opt;
   own.kernelScheduleOverrides[1] = "tpr=64";
   own.kernelScheduleOverrides[0] = "block=128";
@@ -179,7 +179,10 @@ TEST_F(TunerTest, KernelScheduleOverridesReachTheirKernelAlone) {
   own.kernelScheduleOverrides = {{1, ""}};
   CompiledGraph rules = compileGraph(g, own);
   EXPECT_FALSE(rules.detail->kernels[1].tuned);
-  EXPECT_EQ(rules.detail->kernels[1].schedule.as<RowSchedule>().threadsPerRow, 32u);
+  CompileOptions off = Opt;
+  off.tuning = CompileOptions::Tuning::Off;
+  EXPECT_EQ(rules.detail->kernels[1].schedule.as<RowSchedule>().threadsPerRow,
+            compileGraph(g, off).detail->kernels[1].schedule.as<RowSchedule>().threadsPerRow);
 }
 
 TEST_F(TunerTest, TheKeyFollowsTheKernelNotItsPlace) {

@@ -16,6 +16,11 @@ namespace minijit::detail {
 
 namespace {
 
+/// Threads a whole wave of the device holds: every SM full.
+int64_t waveThreads(const DeviceProperties &dev) {
+  return int64_t(dev.smCount) * dev.maxThreadsPerSM;
+}
+
 /// Registers (in elements) one thread may spend on cached row values; half
 /// of it when two blocks of 512 threads must fit an SM (64 registers each).
 constexpr int64_t kCacheBudget = 64;
@@ -82,8 +87,9 @@ bool argRowsOfOneLoad(const LoweredKernel &k) {
 /// over several blocks, each with at least four vectors per thread. A
 /// one-pass reduction takes at most four blocks per SM in all (rounded
 /// down, as columns are: a grid just past a wave leaves a last wave of few
-/// blocks), and the last block of a row combines; a reduction of several passes takes at most
-/// kWaitingBlocksPerSM per SM, all resident, meeting after each pass.
+/// blocks), and the last block of a row combines; a reduction of several
+/// passes takes at most kWaitingBlocksPerSM per SM, all resident, meeting
+/// after each pass.
 /// One pass of argmax or argmin alone over one tensor's rows
 /// (argRowsOfOneLoad) runs in one wave: as many blocks as the SMs
 /// hold at once, rounded down to whole rows and asked for in the launch
@@ -238,11 +244,6 @@ void chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule
   if (*o.ahead < 1 || *o.ahead > 16)
     badOverride("ahead must be 1..16");
   s.ahead = static_cast<unsigned>(*o.ahead);
-}
-
-/// Threads a whole wave of the device holds: every SM full.
-int64_t waveThreads(const DeviceProperties &dev) {
-  return int64_t(dev.smCount) * dev.maxThreadsPerSM;
 }
 
 /// Rows of a warp each (33 to 512 vectors) that are long for a warp, or
@@ -406,7 +407,7 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   // (up to 32: a block of 1024 threads).
   s.parts = 8;
   if (k.passes > 1)
-    while (s.parts < 32 && groups * 32 * s.parts < int64_t(dev.smCount) * dev.maxThreadsPerSM &&
+    while (s.parts < 32 && groups * 32 * s.parts < waveThreads(dev) &&
            k.K / (2 * s.parts) >= 32)
       s.parts *= 2;
   if (o.parts) {

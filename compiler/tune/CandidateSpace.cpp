@@ -48,8 +48,8 @@ std::vector<int64_t> pow2Around(int64_t center, int64_t lo, int64_t hi) {
 }
 
 /// Inner rows: threads per row (from a quarter of the rules' choice, or a
-/// warp, to eight times it), and for the rules' own a warp or less per row, rows per block;
-/// then, for each, the online sum turned the other way, loads ahead (which
+/// warp, to eight times it), and for the rules' own a warp or less per row,
+/// rows per block; then, for each, the online sum turned the other way, loads ahead (which
 /// only a row read in a loop has: elsewhere the kernel is the same and
 /// dropped), a loop over the row instead of registers; a narrower vector.
 std::vector<std::string> rowCandidates(const LoweredKernel &body, const ScheduledKernel &def,

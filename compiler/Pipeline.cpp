@@ -132,6 +132,8 @@ void addLaunches(CompiledGraph &c, const CompileDetail &d) {
     pk.workspaceBytes = workspaceBytes(ck.lowered, ck.schedule);
     if (const RowSchedule *row = ck.schedule.getIf<RowSchedule>())
       pk.coResident = row->splits > 1 && row->waits;
+    if (const MatmulWgmmaSchedule *w = ck.schedule.getIf<MatmulWgmmaSchedule>())
+      pk.cluster = w->cluster;
     if (ck.lowered.symbolic)
       pk.sizeArgs = ck.lowered.symbolic->values;
     c.program.kernels.push_back(std::move(pk));

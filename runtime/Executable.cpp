@@ -104,6 +104,35 @@ struct Executable::Instance {
   }
 };
 
+namespace {
+
+/// A persistent kernel of clusters (ProgramKernel::cluster) launched with
+/// more clusters than the device holds at once would run the rest after the
+/// first finish, each walking a share of the work again: its grid becomes
+/// the clusters the device holds (the SMs of a cluster share a GPC, so that
+/// may be fewer than SMs / cluster).
+void fitClusters(ProgramKernel &pk, CUfunction f) {
+  if (pk.cluster <= 1)
+    return;
+  const Driver &d = Driver::get();
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(pk.grid);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = pk.block;
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = pk.dynamicShared;
+  int clusters = 0;
+  d.check(d.cuOccupancyMaxActiveClusters(&clusters, f, &config), "cuOccupancyMaxActiveClusters");
+  if (clusters <= 0)
+    throw CudaError(llvm::formatv("cannot run kernel {0}: the device holds no cluster of {1} of "
+                                  "its blocks ({2} threads, {3} bytes of shared memory each)",
+                                  pk.name, pk.cluster, pk.block, pk.dynamicShared)
+                        .str());
+  pk.grid = std::min<int64_t>(pk.grid, int64_t(clusters) * pk.cluster);
+}
+
+} // namespace
+
 Executable::Executable(const Device &dev, Program program) : Dev(dev) {
   Dev.makeCurrent();
   GraphName = program.graphName;
@@ -160,6 +189,8 @@ std::unique_ptr<Executable::Instance> Executable::load(Program program, DimBindi
                             .str());
     }
   }
+  for (size_t k = 0; k < prog.kernels.size(); ++k)
+    fitClusters(in->Prog.kernels[k], in->Functions[k]);
   for (size_t k = 0; k < prog.kernels.size(); ++k) {
     const ProgramKernel &pk = prog.kernels[k];
     if (!pk.coResident)

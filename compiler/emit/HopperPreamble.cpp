@@ -65,6 +65,34 @@ template <int R> __device__ __forceinline__ void mj_fence_acc(float (&d)[R]) {
 }
 )";
 
+const char *const kClusterHelpers = R"(// ---- clusters of blocks (sm_90): ranks, a cluster-wide barrier, remote arrivals, multicast ----
+__device__ __forceinline__ int mj_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r)); return (int)r; }
+__device__ __forceinline__ int mj_cluster_id() { unsigned r; asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r)); return (int)r; }
+__device__ __forceinline__ int mj_cluster_count() { unsigned r; asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r)); return (int)r; }
+// Every thread of the cluster arrives and waits for the others.
+__device__ __forceinline__ void mj_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// An arrival on the mbarrier at `bar`'s place in the shared memory of block
+// `rank` of the cluster (release at the block's scope, as the local arrival:
+// at the cluster's, each would wait for this thread's stores to be seen there).
+__device__ __forceinline__ void mj_mbar_arrive_cluster(unsigned long long *bar, unsigned rank) {
+  asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+               "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
+               :: "r"(mj_smem_addr(bar)), "r"(rank) : "memory");
+}
+// A box of `map` into `dst`'s place in the shared memory of each block of the
+// cluster in `mask`; its bytes complete on the mbarrier at `bar`'s place in each.
+__device__ __forceinline__ void mj_tma_load_multicast(void *dst, const MjTensorMap &map, unsigned long long *bar, unsigned short mask, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;\n"
+               :: "r"(mj_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(mj_smem_addr(bar)), "h"(mask), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void mj_tma_load_multicast(void *dst, const MjTensorMap &map, unsigned long long *bar, unsigned short mask, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6}], [%2], %3;\n"
+               :: "r"(mj_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(mj_smem_addr(bar)), "h"(mask), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+)";
+
 } // namespace
 
 const std::string &hopperHelpers() {
@@ -128,7 +156,10 @@ std::string wgmmaFunction(unsigned n, DType dtype) {
 }
 
 std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
-  return hopperPreamble(std::set<std::string>{wgmmaFunction(s.bn, k.matmul->dtype)});
+  std::set<std::string> extra{wgmmaFunction(s.bn, k.matmul->dtype)};
+  if (s.cluster > 1)
+    extra.insert(kClusterHelpers);
+  return hopperPreamble(extra);
 }
 
 std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {

@@ -112,8 +112,12 @@ void KernelEmitter::header() {
   std::string bounds = std::to_string(S.geometry().block);
   if (S.geometry().minBlocksPerSM)
     bounds += ", " + std::to_string(S.geometry().minBlocksPerSM);
-  std::string sig =
-      "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + Name + "(";
+  // A cluster's size is part of the kernel: any launch groups its blocks so.
+  const MatmulWgmmaSchedule *wg = S.getIf<MatmulWgmmaSchedule>();
+  std::string cluster =
+      wg && wg->cluster > 1 ? "__cluster_dims__(" + std::to_string(wg->cluster) + ", 1, 1) " : "";
+  std::string sig = "extern \"C\" __global__ void " + cluster + "__launch_bounds__(" + bounds +
+                    ") " + Name + "(";
   for (size_t i = 0; i < K.params.size(); ++i) {
     const KParam &p = K.params[i];
     sig += i ? ", " : "";

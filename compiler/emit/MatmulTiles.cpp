@@ -108,22 +108,22 @@ void MatmulEmitter::epilogue(const std::string &accExpr) {
   W.close();
 }
 
-bool MatmulEmitter::vectorEpilogueFits() const {
+bool MatmulEmitter::vectorEpilogueFits(unsigned vec) const {
   const KMatmul &mm = *K.matmul;
-  if (mm.N % 4 != 0)
+  if (mm.N % vec != 0)
     return false;
   IndexContext ctx = K.ctx;
   for (const KStore &st : K.stores)
-    if (analyzeLanes(ctx, st.offset, K.n, mm.N, 4, "nv").kind != LaneAccess::Kind::Contiguous)
+    if (analyzeLanes(ctx, st.offset, K.n, mm.N, vec, "nv").kind != LaneAccess::Kind::Contiguous)
       return false;
   return true;
 }
 
-void MatmulEmitter::vectorEpilogue(const std::string &accExpr) {
+void MatmulEmitter::vectorEpilogue(const std::string &accExpr, unsigned vec) {
   const KMatmul &mm = *K.matmul;
-  W.open("if (m < " + mText() + " && nv < " + std::to_string(mm.N / 4) + ")");
+  W.open("if (m < " + mText() + " && nv < " + std::to_string(mm.N / vec) + ")");
   LaneCtx lc;
-  lc.vec = 4;
+  lc.vec = vec;
   lc.x = K.n;
   lc.extent = mm.N;
   lc.var = "nv";

@@ -53,13 +53,14 @@ public:
   /// The epilogue of one output element (m, n): its matmul value
   /// `accExpr`, the elementwise ops after it, the stores.
   void epilogue(const std::string &accExpr);
-  /// Whether every store of the kernel is contiguous over four consecutive
+  /// Whether every store of the kernel is contiguous over `vec` consecutive
   /// output columns (then vectorEpilogue applies).
-  bool vectorEpilogueFits() const;
-  /// The epilogue of four consecutive output columns (m, 4 * nv .. 4 * nv +
-  /// 3), lane j's matmul value `accExpr` (which names j), as one vector of
-  /// element work: 16-byte loads and stores where they are contiguous.
-  void vectorEpilogue(const std::string &accExpr);
+  bool vectorEpilogueFits(unsigned vec = 4) const;
+  /// The epilogue of `vec` consecutive output columns (m, vec * nv .. vec *
+  /// nv + vec - 1), lane j's matmul value `accExpr` (which names j), as one
+  /// vector of element work: vector loads and stores where they are
+  /// contiguous (16 bytes for four floats, 4 for two halves).
+  void vectorEpilogue(const std::string &accExpr, unsigned vec = 4);
 
   KernelEmitter &E;
   CodeWriter &W;

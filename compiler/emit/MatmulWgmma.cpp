@@ -9,6 +9,13 @@
 // blockIdx.x, + gridDim.x, ..., so the producer already loads the next tile
 // while the consumers store this one.
 //
+// In clusters of two (cluster=2) the blocks of a cluster walk pairs of tiles
+// along m, the same n: each loads its A tile and half of the B tile they
+// share, which TMA multicasts into both blocks' stages. A stage is then
+// refilled only once the consumers of both blocks are done with it (each
+// arrives on both blocks' `empty` barrier), and a block leaves only once the
+// other's consumers are done with its stages (the producer's last waits).
+//
 // Shared memory per stage: A's 128 x bk tile, then B's bn x bk tile, each in
 // rows of 128 bytes swizzled by TMA (128-byte swizzle): bk = 64 for f16 and
 // bf16, 32 for f32 read as TF32. A k-major operand is one box (rows of k);
@@ -29,7 +36,9 @@ public:
       : MatmulEmitter(e, s), S(s), Stages(std::to_string(s.stages)),
         StageBytes(std::to_string(s.stageBytes())),
         ABytes(std::to_string(s.bm * s.bk * s.elementBytes)), Bk(std::to_string(s.bk)),
-        Regs(std::to_string(s.bn / 2)) {}
+        Regs(std::to_string(s.bn / 2)), Clustered(s.cluster == 2),
+        First(Clustered ? "mj_cid" : "blockIdx.x"),
+        Stride(Clustered ? "mj_clusters" : "gridDim.x") {}
 
   void run() {
     declarations();
@@ -54,13 +63,23 @@ private:
     W.line("const int kTiles = " + std::to_string((K.matmul->K + S.bk - 1) / S.bk) +
            "; // k-slices of " + Bk);
     if (E.symbolic())
-      W.line("const int mj_tiles = " + tilesMText() + " * " +
-             std::to_string(S.tilesN * K.matmul->batch) + "; // of this launch's m");
+      W.line("const int mj_tiles = " + rowsWalked() + " * " +
+             std::to_string(S.tilesN * K.matmul->batch) + "; // " +
+             (Clustered ? "pairs of tiles" : "tiles") + " of this launch's m");
+    if (Clustered) {
+      W.line("// cluster mj_cid of mj_clusters walks pairs of tiles; this block takes the pair's "
+             "tile mj_rank along m");
+      W.line("const int mj_rank = mj_cluster_rank(), mj_cid = mj_cluster_id(), mj_clusters = "
+             "mj_cluster_count();");
+    }
     W.open("if (threadIdx.x == 0)");
     W.open("for (int s = 0; s < " + Stages + "; ++s)");
     W.line("mj_mbar_init(&mj_full[s], 1);  // the producer's arrival, plus the bytes TMA brings");
     if (S.pingpong)
       W.line("mj_mbar_init(&mj_empty[s], 1); // the arrival of the consumer that used it");
+    else if (Clustered)
+      W.line("mj_mbar_init(&mj_empty[s], 4); // one arrival per consumer warpgroup of either "
+             "block");
     else
       W.line("mj_mbar_init(&mj_empty[s], 2); // one arrival per consumer warpgroup");
     W.close();
@@ -68,14 +87,27 @@ private:
       W.line("mj_mbar_init(&mj_turn[0], 1), mj_mbar_init(&mj_turn[1], 1);");
     W.line("mj_fence_mbar_init();");
     W.close();
-    W.line("__syncthreads();");
+    if (Clustered)
+      W.line("mj_cluster_sync(); // the other block's barriers are ready before anything reaches "
+             "them");
+    else
+      W.line("__syncthreads();");
+  }
+
+  /// The tile rows the grid walks, as code: tilesM, or its pairs.
+  std::string rowsWalked() const {
+    if (!Clustered)
+      return tilesMText();
+    return E.symbolic() ? "(" + tilesMText() + " + 1) / 2" : std::to_string((S.tilesM + 1) / 2);
   }
 
   bool batched() const { return K.matmul->batch > 1; }
 
   /// The tiles the grid walks, as code: a number, or the local the
   /// declarations compute from this launch's m.
-  std::string tilesText() const { return E.symbolic() ? "mj_tiles" : std::to_string(S.tiles); }
+  std::string tilesText() const {
+    return E.symbolic() ? "mj_tiles" : std::to_string(S.walked());
+  }
 
   /// Whether the epilogue's loads or stores read the batch index `b`.
   bool epilogueUsesBatch() const {
@@ -92,10 +124,11 @@ private:
 
   /// m0, n0 (and b, where `withBatch`) of linear tile `tile`: batch-major,
   /// then groups of 8 tile rows walked down each column, so the tiles in
-  /// flight at once share rows of A and columns of B in the L2.
+  /// flight at once share rows of A and columns of B in the L2. In clusters
+  /// `tile` counts pairs of tile rows, and the block takes its rank's row.
   void tileCoordinates(bool withBatch) {
-    std::string perBatch = E.symbolic() ? tilesMText() + " * " + std::to_string(S.tilesN)
-                                        : std::to_string(S.tilesM * S.tilesN);
+    std::string perBatch = E.symbolic() ? rowsWalked() + " * " + std::to_string(S.tilesN)
+                                        : std::to_string(S.walked() / K.matmul->batch);
     std::string groupTiles = std::to_string(8 * S.tilesN);
     std::string at = "tile";
     if (batched()) {
@@ -105,9 +138,13 @@ private:
     if (withBatch)
       W.line("const " + E.Idx + " b = tile / " + perBatch + "; // batch");
     W.line("const int group = " + at + " / " + groupTiles + ", firstM = group * 8;");
-    W.line("const int groupRows = min(" + tilesMText() + " - firstM, 8);");
-    W.line("const " + E.Idx + " m0 = (firstM + " + at + " % groupRows) * " +
-           std::to_string(S.bm) + ";");
+    W.line("const int groupRows = min(" + rowsWalked() + " - firstM, 8);");
+    if (Clustered)
+      W.line("const " + E.Idx + " m0 = ((firstM + " + at + " % groupRows) * 2 + mj_rank) * " +
+             std::to_string(S.bm) + ";");
+    else
+      W.line("const " + E.Idx + " m0 = (firstM + " + at + " % groupRows) * " +
+             std::to_string(S.bm) + ";");
     W.line("const " + E.Idx + " n0 = (" + at + " % " + groupTiles + " / groupRows) * " +
            std::to_string(S.bn) + ";");
   }
@@ -117,20 +154,33 @@ private:
     return E.Idx == "int" ? v : "(int)" + v;
   }
 
-  /// The TMA loads of one operand's slice at k0 = t * bk into `dst`.
+  /// The TMA loads of one operand's slice at k0 = t * bk into `dst`. A
+  /// `shared` one (B in a cluster) loads only this block's half of the rows,
+  /// into both blocks (cta mask 3).
   void loads(const WgmmaOperand &w, const std::string &map, const std::string &dst,
-             const std::string &outer0, unsigned rows) {
+             const std::string &outer0, unsigned rows, bool shared) {
     std::string batch = w.batchStride ? ", " + coord("b") : "";
+    std::string call = shared ? "mj_tma_load_multicast(" : "mj_tma_load(";
+    std::string bar = shared ? ", &mj_full[s], 3, " : ", &mj_full[s], ";
     if (w.kMajor) {
-      W.line("mj_tma_load(" + dst + ", " + map + ", &mj_full[s], t * " + Bk + ", " +
-             coord(outer0) + batch + ");");
+      std::string half = std::to_string(rows / 2);
+      if (shared)
+        W.line(call + dst + " + mj_rank * " + std::to_string(rows / 2 * 128) + ", " + map + bar +
+               "t * " + Bk + ", " + coord("(" + outer0 + " + mj_rank * " + half + ")") + batch +
+               ");");
+      else
+        W.line(call + dst + ", " + map + bar + "t * " + Bk + ", " + coord(outer0) + batch + ");");
       return;
     }
-    for (unsigned j = 0; j < rows / 64; ++j) {
-      std::string at = j ? " + " + std::to_string(j * 8192) : "";
-      std::string from = j ? " + " + std::to_string(j * 64) : "";
-      W.line("mj_tma_load(" + dst + at + ", " + map + ", &mj_full[s], " + coord(outer0) + from +
-             ", t * " + Bk + batch + ");");
+    // boxes of 64 rows of m (n) by bk, 8192 bytes each; in a cluster the
+    // block's half of them
+    unsigned boxes = shared ? rows / 128 : rows / 64;
+    for (unsigned j = 0; j < boxes; ++j) {
+      std::string box = "(mj_rank * " + std::to_string(boxes) + " + " + std::to_string(j) + ")";
+      std::string at = shared ? " + " + box + " * 8192" : j ? " + " + std::to_string(j * 8192) : "";
+      std::string from = shared ? " + " + box + " * 64" : j ? " + " + std::to_string(j * 64) : "";
+      W.line(call + dst + at + ", " + map + bar + coord(outer0) + from + ", t * " + Bk + batch +
+             ");");
     }
   }
 
@@ -141,17 +191,27 @@ private:
     W.line("if (threadIdx.x != 0) return;");
     W.line("int s = 0;");
     W.line("unsigned phase = 0; // of stage s in the ring, flipping each time round");
-    W.open("for (int tile = blockIdx.x; tile < " + tilesText() + "; tile += gridDim.x)");
+    W.open("for (int tile = " + First + "; tile < " + tilesText() + "; tile += " + Stride + ")");
     tileCoordinates(S.a.batchStride || S.b.batchStride);
     W.open("for (int t = 0; t < kTiles; ++t)");
-    W.line("mj_mbar_wait(&mj_empty[s], phase ^ 1); // stage s is free again (at once in round 0)");
+    W.line(std::string("mj_mbar_wait(&mj_empty[s], phase ^ 1); // stage s is free again") +
+           (Clustered ? " in both blocks" : "") + " (at once in round 0)");
     W.line("unsigned char *const stage = tiles + s * " + StageBytes + ";");
-    W.line("mj_mbar_expect_tx(&mj_full[s], " + StageBytes + ");");
-    loads(S.a, "mj_tmA", "stage", "m0", S.bm);
-    loads(S.b, "mj_tmB", "stage + " + ABytes, "n0", S.bn);
+    W.line(std::string("mj_mbar_expect_tx(&mj_full[s], ") + StageBytes + ");" +
+           (Clustered ? " // A's tile, this block's half of B's and the other's" : ""));
+    loads(S.a, "mj_tmA", "stage", "m0", S.bm, false);
+    loads(S.b, "mj_tmB", "stage + " + ABytes, "n0", S.bn, Clustered);
     W.line("if (++s == " + Stages + ") s = 0, phase ^= 1;");
     W.close();
     W.close();
+    if (Clustered) {
+      W.line("// the other block's consumers arrive on this block's barriers up to its last "
+             "stage: wait for them all before leaving");
+      W.open("for (int i = 0; i < " + Stages + "; ++i)");
+      W.line("mj_mbar_wait(&mj_empty[s], phase ^ 1);");
+      W.line("if (++s == " + Stages + ") s = 0, phase ^= 1;");
+      W.close();
+    }
     W.line("return;");
     W.close();
   }
@@ -193,8 +253,8 @@ private:
       W.open("for (int i = c, tile = blockIdx.x + c * gridDim.x; tile < " + tilesText() +
              "; i += 2, tile += 2 * gridDim.x)");
     else
-      W.open("for (int i = 0, tile = blockIdx.x; tile < " + tilesText() +
-             "; ++i, tile += gridDim.x)");
+      W.open("for (int i = 0, tile = " + First + "; tile < " + tilesText() + "; ++i, tile += " +
+             Stride + ")");
     tileCoordinates(epilogueUsesBatch());
     W.line("const long long slot = (long long)i * kTiles; // this tile's first slot of the ring");
     W.line("int s = slot % " + Stages + ";");
@@ -229,8 +289,8 @@ private:
       W.close();
     W.line("mj_wgmma_commit();");
     W.line("mj_wgmma_wait<1>(); // the slice before this one is done: free its stage");
-    W.line("if (t > 0 && threadIdx.x % 128 == 0)");
-    W.line("  mj_mbar_arrive(&mj_empty[(s + " + last + ") % " + Stages + "]);");
+    W.line("if (t > 0)");
+    W.line("  " + release("(s + " + last + ") % " + Stages));
     W.line("if (++s == " + Stages + ") s = 0, phase ^= 1;");
     W.close();
     if (pp) { // every slot of this tile has landed: the other may wait on the slots after them
@@ -244,28 +304,50 @@ private:
     } else {
       W.line("mj_fence_acc(acc);");
     }
-    W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[(s + " + last + ") % " + Stages +
-           "]);");
+    W.line(release("(s + " + last + ") % " + Stages));
     W.line("// epilogue: accumulator r holds row 16 * warp + lane / 4 (+8 for r / 2 odd) of the "
            "64, column 8 * (r / 4) + 2 * (lane % 4) (+1 for r odd)");
     if (pp) {
       W.line("#pragma unroll");
       W.open("for (int mh = 0; mh < 2; ++mh)");
     }
+    std::string row = "const " + E.Idx + " m = m0 + " + (pp ? "mh" : "c") +
+                      " * 64 + warp * 16 + lane / 4 + r / 2 % 2 * 8;";
     W.line("#pragma unroll");
-    W.open("for (int r = 0; r < " + Regs + "; ++r)");
-    W.line("const " + E.Idx + " m = m0 + " + (pp ? "mh" : "c") +
-           " * 64 + warp * 16 + lane / 4 + r / 2 % 2 * 8;");
-    W.line("const " + E.Idx + " n = n0 + r / 4 * 8 + lane % 4 * 2 + r % 2;");
-    epilogue(acc + "[r]");
+    if (vectorEpilogueFits(2)) {
+      // accumulators r and r + 1 are neighbouring columns: one pair of
+      // element work, whose stores move both at once
+      W.open("for (int r = 0; r < " + Regs + "; r += 2)");
+      W.line(row);
+      W.line("const " + E.Idx + " nv = (n0 + r / 4 * 8 + lane % 4 * 2) / 2; // columns 2 * nv, "
+             "2 * nv + 1");
+      vectorEpilogue(acc + "[r + j]", 2);
+    } else {
+      W.open("for (int r = 0; r < " + Regs + "; ++r)");
+      W.line(row);
+      W.line("const " + E.Idx + " n = n0 + r / 4 * 8 + lane % 4 * 2 + r % 2;");
+      epilogue(acc + "[r]");
+    }
     W.close();
     if (pp)
       W.close();
     W.close();
   }
 
+  /// A consumer warpgroup frees stage `stage`: its first thread arrives on
+  /// the stage's `empty` barrier; in a cluster its first two threads, on
+  /// both blocks' barriers (block 0's and block 1's).
+  std::string release(const std::string &stage) const {
+    if (Clustered)
+      return "if (threadIdx.x % 128 < 2) mj_mbar_arrive_cluster(&mj_empty[" + stage +
+             "], threadIdx.x % 128);";
+    return "if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[" + stage + "]);";
+  }
+
   const MatmulWgmmaSchedule &S;
   const std::string Stages, StageBytes, ABytes, Bk, Regs;
+  const bool Clustered;
+  const std::string First, Stride; ///< the walk's first tile and step
 };
 
 } // namespace

@@ -322,8 +322,10 @@ std::string Schedule::describe(GridText grid) const {
                              ? std::string()
                              : llvm::formatv(" x {0} batches", s.tiles / (s.tilesM * s.tilesN))
                                    .str(),
-                         s.pingpong ? "ping-pong: every other tile each"
-                                    : "cooperative: 64 rows each",
+                         s.pingpong      ? "ping-pong: every other tile each"
+                         : s.cluster == 2 ? "cooperative: 64 rows each; clusters of 2 blocks "
+                                            "on tiles m, m + 1, B's tile multicast by TMA"
+                                          : "cooperative: 64 rows each",
                          s.elementBytes == 4 ? llvm::formatv("{0} TF32", s.kStep()).str()
                                              : std::to_string(s.kStep()))
         .str();

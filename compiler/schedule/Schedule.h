@@ -194,15 +194,32 @@ struct WgmmaOperand {
 /// read as TF32), `stages` slices in flight. Warpgroup 0 issues the TMA
 /// loads; warpgroups 1 and 2 multiply (wgmma m64n{bn}k16, k8 for TF32) and
 /// run the epilogue on their accumulators. grid = min(tiles, SMs) blocks
-/// walk the tiles.
+/// walk the tiles. In clusters of two (`cluster` = 2) the blocks of a
+/// cluster take tiles m and m + 1 of one column pair by pair; each loads its
+/// own A tile and half of the B tile they share, which TMA multicasts into
+/// both blocks' shared memory.
 struct MatmulWgmmaSchedule : MatmulTile {
   unsigned stages = 4;
   /// Ping-pong: each consumer takes every other tile, all its rows (bn at
   /// most 128), so one's epilogue overlaps the other's multiplies; else
   /// both take each tile (cooperative), 64 rows each.
   bool pingpong = false;
+  /// Blocks per cluster, 1 or 2 (cooperative only): two share B's tile.
+  unsigned cluster = 1;
   WgmmaOperand a, b;
-  int64_t tiles = 1;       ///< tilesM x tilesN x batch, walked by the grid
+  int64_t tiles = 1;       ///< tilesM x tilesN x batch
+  /// What the grid walks: the tiles, or with clusters of two the
+  /// ceil(tilesM / 2) x tilesN x batch pairs of tiles along m, a cluster
+  /// each (an odd tilesM leaves the last pair's second tile outside the
+  /// matrix: its A tile loads as zeros and its epilogue stores nothing).
+  int64_t walked() const {
+    return cluster == 1 ? tiles : (tilesM + 1) / 2 * tilesN * (tiles / (tilesM * tilesN));
+  }
+  /// The persistent grid: a block (a cluster) per SM (pair of SMs), or
+  /// fewer where there is less to walk.
+  int64_t persistentGrid(int smCount) const {
+    return cluster * std::min<int64_t>(walked(), std::max(1, smCount / int(cluster)));
+  }
   unsigned sharedBytes = 0; ///< the stages, plus 1 KiB to align them to 1024 bytes
   unsigned elementBytes = 2; ///< 2 (f16, bf16) or 4 (f32 as TF32)
   /// Bytes of one stage: a 128 x bk tile of A and a bn x bk tile of B.

@@ -27,6 +27,7 @@ const Key kKeys[] = {
     {"online", &ScheduleOverrides::online}, {"wgmma", &ScheduleOverrides::wgmma},
     {"pingpong", &ScheduleOverrides::pingpong}, {"ahead", &ScheduleOverrides::ahead},
     {"pad", &ScheduleOverrides::pad},     {"splitk", &ScheduleOverrides::splitk},
+    {"cluster", &ScheduleOverrides::cluster},
 };
 
 } // namespace
@@ -47,8 +48,8 @@ ScheduleOverrides parseScheduleOverrides(llvm::StringRef text) {
     if (k == std::end(kKeys))
       throw CompileError("schedule override: unknown key '" + key.str() +
                          "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
-                         "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, pad, "
-                         "splitk)");
+                         "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, "
+                         "cluster, pad, splitk)");
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       throw CompileError("schedule override: '" + p.str() + "' needs a non-negative integer");

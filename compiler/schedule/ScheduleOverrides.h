@@ -41,6 +41,10 @@ struct ScheduleOverrides {
   /// the Hopper matmul: 1 gives each consumer warpgroup every other tile
   /// (ping-pong), 0 both every tile (cooperative)
   std::optional<int64_t> pingpong;
+  /// the Hopper matmul, cooperative: 2 pairs the blocks in clusters of two
+  /// that take neighbouring tiles along m and share B's tile, each loading
+  /// half of it for both (TMA multicast); 1 (the default) no clusters
+  std::optional<int64_t> cluster;
   /// f32 matmul on the CUDA cores: 0 reads operands whose rows are not whole
   /// float4s element by element (no padded copies, MatmulRewrites.h)
   std::optional<int64_t> pad;

@@ -66,7 +66,7 @@ bool sizeGrid(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) 
     auto &w = std::get<MatmulWgmmaSchedule>(s.params);
     w.tilesM = ceilDiv(k.matmul->M, w.bm);
     w.tiles = w.tilesM * w.tilesN * k.matmul->batch;
-    w.grid = std::min<int64_t>(w.tiles, dev.smCount);
+    w.grid = w.persistentGrid(dev.smCount);
     return true;
   }
   case ScheduleKind::OuterCol:

@@ -158,11 +158,16 @@ std::vector<std::string> matmulCandidates(const ScheduledKernel &def) {
           out.push_back(joinKeys({key("tile", tile), key("stages", stages), key("frag", frag)}));
     break;
   case ScheduleKind::MatmulWgmma:
-    for (int64_t pingpong : {0, 1})
-      for (int64_t bn : {256, 128, 64})
-        for (int64_t stages : {4, 3, 5, 6, 2})
-          out.push_back(
-              joinKeys({key("bn", bn), key("stages", stages), key("pingpong", pingpong)}));
+    // cooperative in single blocks and in clusters of two sharing B's
+    // tile (either may be the rule's choice), then ping-pong
+    for (int64_t bn : {256, 128, 64})
+      for (int64_t stages : {4, 3, 5, 6, 2})
+        for (int64_t cluster : {1, 2})
+          out.push_back(joinKeys({key("bn", bn), key("stages", stages), key("pingpong", 0),
+                                  key("cluster", cluster)}));
+    for (int64_t bn : {128, 64})
+      for (int64_t stages : {4, 3, 5, 6, 2})
+        out.push_back(joinKeys({key("bn", bn), key("stages", stages), key("pingpong", 1)}));
     out.push_back("wgmma=0");
     break;
   default: break;

@@ -173,6 +173,7 @@ TEST_F(Matmul, Tf32OnTensorCores) {
       {5, 200, 264, 300, false, false, ""}, // batched, B transposed per batch
       {1, 16, 16, 8, false, true, ""},      // one k-slice, mostly outside the tile
       {1, 640, 768, 1000, false, true, "bn=256,stages=3"},
+      {3, 300, 520, 136, false, true, "cluster=2"}, // B's half rows multicast
   };
   CompileOptions opt;
   opt.allowTf32 = true;
@@ -490,6 +491,17 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
       {{1152, 256}, {256, 2048}, false, false, "pingpong=1,bn=64,stages=3"},
       {{304, 1032}, {1032, 520}, true, true, "pingpong=1"},
       {{5, 72, 96}, {5, 96, 40}, false, true, "pingpong=1"},
+      // clusters of two sharing B's tile (TMA multicast): an odd count of tile
+      // rows (the last pair's second tile outside the matrix), B k-major
+      // (half its rows each) and n-major (half its 64 x 64 boxes each),
+      // batches, more pairs than clusters (the persistent loop)
+      {{127, 264}, {264, 200}, false, true, "cluster=2"},
+      {{1152, 256}, {256, 1024}, false, false, "cluster=2,bn=128,stages=3"},
+      {{1152, 256}, {256, 2048}, false, false, "cluster=2,bn=256"},
+      {{304, 1032}, {1032, 520}, true, true, "cluster=2,bn=256,stages=4"},
+      {{5, 72, 96}, {5, 96, 40}, false, true, "cluster=2"},
+      {{5, 300, 96}, {5, 96, 264}, false, false, "cluster=2,bn=128"},
+      {{2048, 128}, {128, 1024}, false, true, "cluster=2,bn=64,stages=2"},
   };
   for (DType t : {DType::F16, DType::BF16})
     for (const Case &c : cases) {
@@ -514,7 +526,7 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
       expectMatches(g, static_cast<uint64_t>(c.a.numel() % 89), /*fusedOnly=*/true);
     }
   // the epilogues: bias, GeLU, a residual and a cast, in the accumulators' registers
-  for (const char *overrides : {"pingpong=0", "pingpong=1"})
+  for (const char *overrides : {"pingpong=0", "pingpong=1", "cluster=2"})
     for (DType t : {DType::F16, DType::BF16}) {
       ScheduleEnv env(overrides);
       SCOPED_TRACE(overrides);

@@ -923,4 +923,50 @@ TEST(Schedule, HopperMatmulTensorMapsFollowTheLayouts) {
   EXPECT_TRUE(sm80.program.kernels[0].tensorMaps.empty());
 }
 
+/// Clusters of two (cluster=2): the blocks of a cluster walk pairs of tiles
+/// along m and share B's tile, each loading half of it (half the rows of a
+/// k-major B, half the 64 x 64 boxes of an n-major one) for both.
+TEST(Schedule, HopperClustersOfTwoShareB) {
+  auto product = [](int64_t m, int64_t n, int64_t k, bool bKMajor) {
+    Graph g("mm");
+    Tensor a = g.input("a", DType::F16, {m, k});
+    Tensor b = bKMajor ? transpose(g.input("b", DType::F16, {n, k}))
+                       : g.input("b", DType::F16, {k, n});
+    g.output(matmul(a, b), "c");
+    return g;
+  };
+  CompiledGraph sq = lower(product(4096, 4096, 4096, false), true, "cluster=2");
+  const MatmulWgmmaSchedule &w = sq.detail->kernels[0].schedule.as<MatmulWgmmaSchedule>();
+  EXPECT_EQ(w.cluster, 2u);
+  EXPECT_EQ(w.tiles, 512);
+  EXPECT_EQ(w.walked(), 256); // 16 pairs of tile rows x 16 columns
+  EXPECT_EQ(w.grid, 132);     // 66 clusters on the 132 SMs
+  EXPECT_EQ(sq.program.kernels[0].cluster, 2u);
+  EXPECT_EQ(sq.program.kernels[0].tensorMaps[1].box, (std::vector<unsigned>{64, 64}));
+  EXPECT_TRUE(
+      contains(sq.fusedText(), "clusters of 2 blocks on tiles m, m + 1, B's tile multicast"))
+      << sq.fusedText();
+  // the rule: clusters where there are two waves of tiles or more whose
+  // rows pair up; else (or cluster=1, or ping-pong) single blocks
+  EXPECT_EQ(lower(product(4096, 4096, 4096, false)).program.kernels[0].cluster, 2u);
+  EXPECT_EQ(lower(product(4096, 4096, 4096, false), true, "cluster=1").program.kernels[0].cluster,
+            1u);
+  EXPECT_EQ(lower(product(4096, 4096, 4096, false), true, "pingpong=1").program.kernels[0].cluster,
+            1u);
+  EXPECT_EQ(lower(product(4224, 4096, 4096, false)).program.kernels[0].cluster, 1u); // 33 tile rows
+  EXPECT_EQ(lower(product(2048, 2048, 4096, false)).program.kernels[0].cluster, 1u); // 128 tiles
+  // nn.Linear's layout: each block loads half of B's 256 rows
+  CompiledGraph lin = lower(product(1152, 2048, 512, true), true, "cluster=2,bn=256");
+  const MatmulWgmmaSchedule &lw = lin.detail->kernels[0].schedule.as<MatmulWgmmaSchedule>();
+  EXPECT_EQ(lin.program.kernels[0].tensorMaps[1].box, (std::vector<unsigned>{64, 128}));
+  EXPECT_EQ(lw.tilesM, 9);
+  EXPECT_EQ(lw.walked(), 5 * 8); // the fifth pair's second tile lies outside the matrix
+  EXPECT_EQ(lw.grid, 80);
+  // what cannot be
+  Graph g = product(1152, 2048, 512, false);
+  EXPECT_TRUE(contains(compileErrorOf(g, "cluster=3"), "cluster must be 1 or 2"));
+  EXPECT_TRUE(contains(compileErrorOf(g, "cluster=2,pingpong=1"), "cooperative form"));
+  EXPECT_TRUE(contains(compileErrorOf(g, "cluster=2,bn=64"), "n-major B needs bn of 128 or 256"));
+}
+
 } // namespace

@@ -115,6 +115,8 @@ std::vector<Workload> workloads() {
       {"cross-entropy 8192x32000", [] { return crossEntropy(8192, 32000); }, false, true, false,
        32000},
       {"greedy decode 64x128256", [] { return greedyDecode(64, 128256); }},
+      // The same step at a batch of 2048 (1.05 GB of logits): the large size.
+      {"greedy decode 2048x128256", [] { return greedyDecode(2048, 128256); }},
       {"sum n=2^26", [] { return fullSum(int64_t(1) << 26); }},
       {"matmul f32 4096^3", [] { return plainMatmul(4096, DType::F32); }, false, false},
       {"matmul f16 4096^3", [] { return plainMatmul(4096, DType::F16); }, false, false},

@@ -200,6 +200,7 @@ def workloads():
         ("cross-entropy 8192x32000", [(8192, 32000), Indices((8192,), 32000)], f32,
          cross_entropy_prims, cross_entropy_library, False),
         ("greedy decode 64x128256", [(64, 128256)], f32, greedy_decode, greedy_decode, False),
+        ("greedy decode 2048x128256", [(2048, 128256)], f32, greedy_decode, greedy_decode, False),
         ("sum n=2^26", [(n26,)], f32, torch.sum, torch.sum, False),
         ("matmul f32 4096^3", [(4096, 4096), (4096, 4096)], f32, torch.matmul, torch.matmul, False),
         ("matmul f16 4096^3", [(4096, 4096), (4096, 4096)], torch.float16, torch.matmul, torch.matmul, False),

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 using namespace minijit;
 
@@ -26,9 +27,21 @@ std::string numpyBytes(const std::string &dict, const std::string &data) {
   return std::string("\x93NUMPY\x01\x00", 8) + std::string("\x76\x00", 2) + header + data;
 }
 
+/// The scratch files' directories, removed when the test program ends.
+struct ScratchDirs {
+  std::vector<std::string> dirs;
+  ~ScratchDirs() {
+    for (const std::string &d : dirs)
+      llvm::sys::fs::remove_directories(d);
+  }
+};
+
+/// `bytes` as the file `name` in a new directory of its own.
 std::string scratchFile(const std::string &name, const std::string &bytes) {
+  static ScratchDirs scratch;
   llvm::SmallString<128> dir;
   llvm::sys::fs::createUniqueDirectory("minijit-npy", dir);
+  scratch.dirs.push_back(dir.str().str());
   std::string path = (dir + "/" + name).str();
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 namespace minijit {
 namespace {
@@ -538,6 +539,76 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
       EXPECT_NE(cg.fusedText().find("wgmma"), std::string::npos) << cg.fusedText();
       expectMatches(g, 12);
     }
+}
+
+/// The large odd product, 4097x4093 @ 4093x4095 in f16 and bf16 on
+/// Hopper: both operands padded to whole 16-byte rows first, 33 tile rows
+/// (single blocks: an odd count), an odd n stored one element at a time.
+/// Every output must be written (none left as the NaN poison); three whole
+/// rows, two whole columns and 2000 elements at random are compared with the
+/// exact product of the operands as stored, within the output's rounding and
+/// a bound of the f32 accumulation (a misplaced tile or slice is off by the
+/// size of the values, about 64). The CPU reference of the whole product (69
+/// G multiply-adds) would take minutes.
+TEST_F(Matmul, LargeOddProductSampled) {
+  const int64_t m = 4097, n = 4095, k = 4093;
+  for (DType t : {DType::F16, DType::BF16}) {
+    SCOPED_TRACE(dtypeName(t));
+    Graph g(std::string("large_odd_") + std::string(dtypeName(t)));
+    g.output(matmul(g.input("a", t, {m, k}), g.input("b", t, {k, n})), "c");
+    CompileOptions opt;
+    if (Gpu)
+      opt.device = gpu().properties();
+    CompiledGraph cg = compileGraph(g, opt);
+    ASSERT_NE(cg.fusedText().find("wgmma"), std::string::npos) << cg.fusedText();
+    if (!Gpu)
+      continue; // compiled through NVRTC; skipped below
+    CheckedRun r = runCompiled(g, gpu(), std::move(cg), 41);
+    const HostTensor &c = r.outputs[0];
+    int64_t unwritten = 0;
+    for (int64_t i = 0; i < c.numel(); ++i)
+      unwritten += !std::isfinite(c.get(i));
+    EXPECT_EQ(unwritten, 0) << "output elements left as the NaN poison (or not finite)";
+    std::vector<float> a(m * k), b(k * n);
+    for (int64_t i = 0; i < m * k; ++i)
+      a[i] = static_cast<float>(r.inputs[0].get(i));
+    for (int64_t i = 0; i < k * n; ++i)
+      b[i] = static_cast<float>(r.inputs[1].get(i));
+    std::vector<std::pair<int64_t, int64_t>> at;
+    for (int64_t row : {int64_t(0), int64_t(1), m / 2, m - 2, m - 1})
+      for (int64_t j = 0; j < n; ++j)
+        at.push_back({row, j});
+    for (int64_t col : {int64_t(0), n - 1})
+      for (int64_t i = 0; i < m; ++i)
+        at.push_back({i, col});
+    uint64_t x = 12345;
+    for (int i = 0; i < 2000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      at.push_back({int64_t((x >> 33) % uint64_t(m)), int64_t((x >> 13) % uint64_t(n))});
+    }
+    double rounding = t == DType::F16 ? 0x1p-11 : 0x1p-8; // the output's unit roundoff
+    double growth = std::log2(double(k)) + 2 * std::sqrt(double(k)) + 2;
+    int64_t bad = 0;
+    double worst = 0;
+    for (auto [i, j] : at) {
+      double sum = 0, sumAbs = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        double v = double(a[i * k + p]) * double(b[p * n + j]);
+        sum += v;
+        sumAbs += std::fabs(v);
+      }
+      double bound = rounding * std::fabs(sum) + 0x1p-24 * growth * sumAbs + 0x1p-24;
+      double err = std::fabs(c.get(i * n + j) - sum);
+      worst = std::max(worst, err / bound);
+      bad += !(err <= bound);
+    }
+    std::printf("[ SAMPLED  ] %s: %zu elements, the largest error %.3f of its bound\n",
+                std::string(dtypeName(t)).c_str(), at.size(), worst);
+    EXPECT_EQ(bad, 0) << "of " << at.size() << " sampled elements; the largest error " << worst
+                      << " of its bound";
+  }
+  if (!Gpu)
+    GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
 }
 
 } // namespace

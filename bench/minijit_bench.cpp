@@ -20,7 +20,7 @@
 // --suite general runs the generalization suite instead (bench/GeneralSuite.h;
 // bench/torch_general.py is its PyTorch side).
 //
-//   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only]
+//   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only] [--tf32x3]
 //                 [--sweep NAME] [--suite lecture|general] [--profile-runs N] [--profile-json FILE]
 //   minijit_bench [--suite lecture|general] --dump DIR   (no GPU needed: each workload's fused
 //                 text and CUDA, both modes)
@@ -227,6 +227,7 @@ struct BenchOptions {
   int profileRuns = 20;  ///< runs of the per-kernel profile (0: none)
   double budgetS = 0;    ///< > 0: fewer runs where they would take longer (sweeps)
   bool randomOnDevice = false; ///< inputs through randomDeviceTensor
+  bool tf32x3 = false;   ///< CompileOptions::tf32x3 (--tf32x3)
 };
 
 Result benchOne(const Device &gpu, const Workload &w, bool fused, const BenchOptions &o) {
@@ -239,6 +240,7 @@ Result benchOne(const Device &gpu, const Workload &w, bool fused, const BenchOpt
   Graph g = w.build();
   CompileOptions opt;
   opt.fusion = fused;
+  opt.tf32x3 = o.tf32x3;
   opt.device = gpu.properties();
   // Compile time as a user sees it the first time: no cache.
   KernelCache cold("", /*enabled=*/false);
@@ -537,7 +539,7 @@ int main(int argc, char **argv) {
   std::string json, sweep, profileJson, dump, dumpGraphDir, suite = "lecture";
   std::vector<std::string> only;
   int runs = 200, profileRuns = 20;
-  bool check = true, fusedOnly = false;
+  bool check = true, fusedOnly = false, tf32x3 = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
@@ -552,6 +554,8 @@ int main(int argc, char **argv) {
       check = false;
     else if (a == "--fused-only")
       fusedOnly = true;
+    else if (a == "--tf32x3")
+      tf32x3 = true;
     else if (a == "--sweep" && i + 1 < argc)
       sweep = argv[++i];
     else if (a == "--suite" && i + 1 < argc && (std::strcmp(argv[i + 1], "lecture") == 0 ||
@@ -565,7 +569,7 @@ int main(int argc, char **argv) {
       dumpGraphDir = argv[++i];
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
-                      "[--no-check] [--fused-only] [--sweep matmul|softmax|mlp] [--suite lecture|general] "
+                      "[--no-check] [--fused-only] [--tf32x3] [--sweep matmul|softmax|mlp] [--suite lecture|general] "
                       "[--profile-runs N] [--profile-json FILE] | --dump DIR | --dump-graphs DIR\n";
       return 2;
     }
@@ -608,6 +612,7 @@ int main(int argc, char **argv) {
         o.check = check;
         o.copyGBps = copy;
         o.profileRuns = profileRuns;
+        o.tf32x3 = tf32x3;
         o.randomOnDevice = !check; // nothing to compare: no need for the host's copy of the inputs
         Result r = benchOne(gpu, w, fused, o);
         allOk = allOk && r.ok;

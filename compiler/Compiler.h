@@ -42,6 +42,20 @@ struct CompileOptions {
   /// operand stored the other way, or with k not a multiple of 4, is copied
   /// first when the product is large enough for the copy to pay.
   bool allowTf32 = false;
+  /// f32 matmuls may run on Hopper's tensor cores as three TF32 products
+  /// (CUTLASS's "3xTF32"; PyTorch's set_float32_matmul_precision("high")
+  /// permits the like): each operand is split into two TF32 parts, hi and
+  /// lo, and A @ B = Ahi@Bhi + Ahi@Blo + Alo@Bhi is summed in f32 by the
+  /// tensor cores. Each term is within 2^-20.4 of exact (an f32 multiply-add:
+  /// 2^-24); the tensor cores' sums round more coarsely than the CUDA cores'
+  /// multiply-adds. Measured on the H200 against f64 (docs/PERFORMANCE.md,
+  /// "f32 products as three TF32 products"): errors of 2-6e-6 of the terms'
+  /// size, about ten times f32's on the CUDA cores and a tenth of TF32's, at
+  /// 1.3-2.7 times the CUDA cores' speed where the operands' copies pay
+  /// (tf32x3Pays in compiler/simplify/MatmulRewrites.h: the smaller side past
+  /// about 500); smaller products stay on the CUDA cores. Off by default
+  /// (f32 exactly, PyTorch's default "highest"); allowTf32 takes precedence.
+  bool tf32x3 = false;
   /// Schedules are sized for this device; without a GPU, an H200.
   DeviceProperties device = DeviceProperties::assumedH200();
   /// NVRTC target; empty: the device's (sm_90 for the H200).
@@ -105,6 +119,9 @@ struct CompiledGraph {
   /// Some f32 matmul runs in TF32 (CompileOptions::allowTf32): its checks
   /// allow for the operands' shorter fraction (EvalOptions::tf32Matmuls).
   bool tf32Matmuls = false;
+  /// Some f32 matmul runs as three TF32 products (CompileOptions::tf32x3):
+  /// its checks allow for that (EvalOptions::tf32x3Matmuls).
+  bool tf32x3Matmuls = false;
   Program program;               ///< the runtime's copy; no cubin before Stage::Ptx ran
   std::vector<StageTime> timings;
   std::optional<Stage> reached;  ///< the last stage that ran

@@ -17,6 +17,7 @@
 #include "ir/Error.h"
 #include "ir/Verifier.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -267,6 +268,9 @@ public:
       // k-major: their copies come last (rewriteTf32Operands), in place of
       // the CUDA cores' float4 rows and split-K.
       bool tf32 = Opt.allowTf32 && alignRows;
+      // Three TF32 products in place of an f32 one where that pays
+      // (tf32x3Pays); the others stay on the CUDA cores.
+      bool tf32x3 = Opt.tf32x3 && !tf32 && alignRows;
       // Split-K where its rule says, counting the slots of the f32
       // template's 128x128 tile (two blocks per SM); splitk=N >= 2 forces N
       // slices, splitk=0 none.
@@ -278,7 +282,7 @@ public:
       if (tf32)
         split = {};
       MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate, alignRows,
-                                             !tf32 && o.pad.value_or(1) != 0, split);
+                                             !tf32 && o.pad.value_or(1) != 0, split, tf32x3);
       if (Opt.reassociate) { // an argmax of softmax(x) as the argmax of x
         MatmulRewriteResult a = rewriteMonotoneArgs(r.graph);
         r.graph = std::move(a.graph);
@@ -352,12 +356,19 @@ private:
     D->plan = std::move(f.plan);
     for (LoweredKernel &lk : f.kernels) {
       if (lk.matmul && lk.matmul->dtype == DType::F32)
-        lk.matmul->tf32 = Opt.allowTf32;
+        lk.matmul->tf32 = Opt.allowTf32 || splitIntoTf32x3(C.graph.node(lk.matmul->node).name);
       CompiledKernel ck;
       ck.group = D->plan.kernels[lk.index];
       ck.body = std::move(lk);
       D->kernels.push_back(std::move(ck));
     }
+  }
+
+  /// Whether the product named `name` was split into three TF32 products.
+  bool splitIntoTf32x3(const std::string &name) const {
+    return llvm::any_of(C.rewrites, [&](const MatmulRewrite &r) {
+      return r.kind == MatmulRewriteKind::Tf32x3 && r.value == name;
+    });
   }
 
   /// CompileOptions::scheduleOverrides, or $MINIJIT_SCHEDULE when empty.
@@ -386,8 +397,12 @@ private:
           useTunedSchedule(ck, db);
       }
       ck.name = kernelName(ck.lowered, ck.schedule);
-      if (ck.schedule.kind() == ScheduleKind::MatmulWgmma && ck.lowered.matmul->dtype == DType::F32)
-        C.tf32Matmuls = true;
+      if (ck.schedule.kind() == ScheduleKind::MatmulWgmma && ck.lowered.matmul->dtype == DType::F32) {
+        if (splitIntoTf32x3(C.graph.node(ck.lowered.matmul->node).name))
+          C.tf32x3Matmuls = true;
+        else
+          C.tf32Matmuls = true;
+      }
     }
     C.device = Opt.device;
     assembleProgram(C, *D, Arch);

@@ -168,6 +168,7 @@ private:
     // have a zero gradient almost everywhere, as in PyTorch).
     case OpKind::Floor:
     case OpKind::Ceil:
+    case OpKind::RoundTf32:
     case OpKind::Not:
     case OpKind::Eq:
     case OpKind::Ne:

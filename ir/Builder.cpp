@@ -118,6 +118,7 @@ Tensor relu(const Tensor &x) { return unary(OpKind::Relu, x); }
 Tensor recip(const Tensor &x) { return unary(OpKind::Recip, x); }
 Tensor floor(const Tensor &x) { return unary(OpKind::Floor, x); }
 Tensor ceil(const Tensor &x) { return unary(OpKind::Ceil, x); }
+Tensor roundTf32(const Tensor &x) { return unary(OpKind::RoundTf32, x); }
 Tensor logicalNot(const Tensor &x) { return unary(OpKind::Not, x); }
 
 Tensor pow(const Tensor &a, const Tensor &b) { return binary(OpKind::Pow, a, b); }

@@ -55,6 +55,8 @@ Tensor relu(const Tensor &x);
 Tensor recip(const Tensor &x);
 Tensor floor(const Tensor &x);
 Tensor ceil(const Tensor &x);
+/// x rounded to TF32's 10 bits of fraction (to nearest, ties away from zero).
+Tensor roundTf32(const Tensor &x);
 Tensor logicalNot(const Tensor &x);
 
 Tensor pow(const Tensor &a, const Tensor &b);

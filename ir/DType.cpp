@@ -125,6 +125,15 @@ float bfloat16BitsToFloat(uint16_t h) {
   return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
 }
 
+float roundToTf32(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7f800000u) == 0x7f800000u) // inf and NaN
+    return f;
+  // Half of the last kept bit added to the magnitude's bits: a carry rounds
+  // up (away from zero, ties too), and may carry into the exponent.
+  return std::bit_cast<float>((x + 0x1000u) & 0xffffe000u);
+}
+
 double roundToDType(double v, DType t) {
   switch (t) {
   case DType::F32: return static_cast<float>(v);

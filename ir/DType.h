@@ -35,6 +35,10 @@ float halfBitsToFloat(uint16_t h);
 /// Rounds an f32 to the nearest bf16 (ties to even; NaN kept) and returns its bits.
 uint16_t floatToBFloat16Bits(float f);
 float bfloat16BitsToFloat(uint16_t h);
+/// Rounds an f32 to TF32's precision, 10 bits of fraction (to nearest, ties
+/// away from zero, as cvt.rna.tf32.f32; inf and NaN kept; a value past the
+/// largest TF32 one becomes inf). The result is an f32 whose low 13 bits are 0.
+float roundToTf32(float f);
 
 /// Rounds a value to what the dtype can store, as the GPU does when it stores
 /// it: f32 rounding, f16/bf16 rounding, i32 conversion (truncation toward zero,

@@ -84,7 +84,7 @@ double unaryCallError(OpKind op, bool fast, double x, double y) {
   case OpKind::Erf: return ulpsOf(2, y);
   case OpKind::Recip: return ulpsOf(fast ? 2 : 0.5, y); // __fdividef: 2 ulp
   case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
-  case OpKind::Sigmoid: case OpKind::Relu: case OpKind::Floor: case OpKind::Ceil: case OpKind::Not:
+  case OpKind::Sigmoid: case OpKind::Relu: case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not:
   case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Pow:
   case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
@@ -148,6 +148,8 @@ double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
   }
   case OpKind::Floor: return stepSpread(std::floor, x, e);
   case OpKind::Ceil: return stepSpread(std::ceil, x, e);
+  case OpKind::RoundTf32: // a step of 2^-10 of the value at most, at either end
+    return e == 0 ? 0 : 2 * e + 0x1p-10 * (std::fabs(x) + e);
   case OpKind::Not: return e > 0 ? 1 : 0;
   case OpKind::Input: case OpKind::Constant: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
   case OpKind::Div: case OpKind::Pow: case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq:
@@ -214,7 +216,7 @@ double binaryBound(const Node &n, bool isInt, double a, double b, double ea, dou
   case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs: case OpKind::Exp:
   case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
   case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf:
-  case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::Not:
+  case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not:
   case OpKind::Where: case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max:
   case OpKind::Min: case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
@@ -327,8 +329,8 @@ namespace {
 class BoundPass {
 public:
   BoundPass(const Graph &g, bool certain, const std::vector<bool> *stored,
-            const std::vector<bool> *readInRegisters, bool tf32)
-      : G(g), Certain(certain), Tf32(tf32), Stored(stored), Registers(readInRegisters),
+            const std::vector<bool> *readInRegisters, bool tf32, bool tf32x3)
+      : G(g), Certain(certain), Tf32(tf32), Tf32x3(tf32x3), Stored(stored), Registers(readInRegisters),
         Bounds(g.size()),
         Own(g.size()),
         LastUse(g.size(), 0) {
@@ -639,7 +641,7 @@ private:
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
     case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
-    case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+    case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
     case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
     case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
     case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
@@ -706,7 +708,7 @@ private:
       case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
       case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
       case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
-      case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+      case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
       case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
       case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
       case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
@@ -769,9 +771,14 @@ private:
       // Each product's rounding (none with fma or tensor cores), then the
       // sum's. TF32 cuts each f32 operand to 10 bits of fraction first: a
       // product a' * b' is within (2 * 2^-10 + 2^-20) |a b| of a * b.
-      double product = Tf32 && an.dtype == DType::F32 ? 0x1p-9 + 0x1p-20 : kU32;
+      // Three TF32 products: hi + lo is within 2^-22 of each operand, and
+      // lo * lo is left out, 3 * 2^-22 in all (below 2^-20); the sums run
+      // over the three products' terms.
+      bool f32 = an.dtype == DType::F32;
+      double product = Tf32 && f32 ? 0x1p-9 + 0x1p-20 : Tf32x3 && f32 ? 0x1p-20 : kU32;
+      int64_t terms = Tf32x3 && f32 ? 3 * kk : kk;
       for (int64_t j = 0; j < nn; ++j)
-        out.set(obase + j, settle(sumErr[j] + product * sumAbs[j] + sumRoundingError(kk, sumAbs[j]),
+        out.set(obase + j, settle(sumErr[j] + product * sumAbs[j] + sumRoundingError(terms, sumAbs[j]),
                                   values[id].get(obase + j)));
     });
     return out;
@@ -780,6 +787,7 @@ private:
   const Graph &G;
   bool Certain; ///< stored roundings may be certain
   bool Tf32;    ///< EvalOptions::tf32Matmuls
+  bool Tf32x3;  ///< EvalOptions::tf32x3Matmuls
   const std::vector<bool> *Stored;    ///< EvalOptions::stored
   const std::vector<bool> *Registers; ///< EvalOptions::readInRegisters
   std::vector<HostTensor> Bounds; ///< what each value's readers may be off by
@@ -798,7 +806,7 @@ BoundedOutputs evaluateWithBounds(const Graph &g, llvm::ArrayRef<HostTensor> inp
     return evaluateWithBounds(expandAutodiff(g), inputs, options, certainRoundings);
   }
   BoundPass pass(g, certainRoundings, options.stored, options.readInRegisters,
-                 options.tf32Matmuls);
+                 options.tf32Matmuls, options.tf32x3Matmuls);
   EvalOptions eo = options;
   eo.observe = [&](ValueId id, std::span<const HostTensor> values) {
     if (options.observe)

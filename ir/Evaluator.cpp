@@ -71,6 +71,7 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::Recip: return 1.0 / a;
   case OpKind::Floor: return std::floor(a);
   case OpKind::Ceil: return std::ceil(a);
+  case OpKind::RoundTf32: return roundToTf32(static_cast<float>(a));
   case OpKind::Not: return a == 0 ? 1 : 0;
   case OpKind::Add: return intArith ? applyInt(n.op, args) : a + b;
   case OpKind::Sub: return intArith ? applyInt(n.op, args) : a - b;

@@ -34,6 +34,9 @@ struct EvalOptions {
   /// rest cut off: CompileOptions::allowTf32 on tensor cores). The values
   /// are unchanged; evaluateWithBounds widens each product's bound for it.
   bool tf32Matmuls = false;
+  /// f32 matmuls may run as three TF32 products (CompileOptions::tf32x3):
+  /// each term within 2^-20.4 of exact, the sums of three times the terms.
+  bool tf32x3Matmuls = false;
   /// Called after each value is computed (arguments included), with the
   /// values held so far: the new one and every operand it read are still
   /// there. The error bounds (ir/ErrorBound.h) are computed this way, in the

@@ -95,6 +95,7 @@ ReferenceOutputs referenceOutputs(const Graph &g, const CompiledGraph &compiled,
   eo.stored = &stored;
   eo.readInRegisters = &registers;
   eo.tf32Matmuls = compiled.tf32Matmuls;
+  eo.tf32x3Matmuls = compiled.tf32x3Matmuls;
   BoundedOutputs bounded = evaluateWithBounds(ref, inputs, eo, halfValuesFound(ref, compiled));
   out.values = std::move(bounded.values);
   out.bounds = std::move(bounded.bounds);

@@ -104,6 +104,7 @@ CompileOptions baseOptions(const TuneOptions &opt, const DeviceProperties &dev, 
   CompileOptions base;
   base.fusion = opt.fusion;
   base.allowTf32 = opt.allowTf32;
+  base.tf32x3 = opt.tf32x3;
   base.device = dev;
   base.tuning = CompileOptions::Tuning::Off;
   base.cache = &cache;

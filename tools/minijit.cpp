@@ -172,7 +172,7 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
 }
 
 int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool allowTf32,
-               const std::string &emit, const std::string &arch, bool timing) {
+               bool tf32x3, const std::string &emit, const std::string &arch, bool timing) {
   std::optional<Stage> stage = parseStage(emit);
   if (!stage) {
     llvm::errs() << "minijit: unknown --emit=" << emit << " (expected " << stageList() << ")\n";
@@ -191,6 +191,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool
     opt.fusion = fusion;
     opt.reassociate = reassociate;
     opt.allowTf32 = allowTf32;
+    opt.tf32x3 = tf32x3;
     opt.arch = arch;
     opt.stopAfter = producingStage(*stage); // --emit=cuda does not run NVRTC
     CompiledGraph c = compileGraph(gs[i], opt);
@@ -206,6 +207,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool
 struct RunFlags {
   bool fusion = true, check = false, bench = false, profile = false, graphReplay = false;
   bool allowTf32 = false; ///< --allow-tf32
+  bool tf32x3 = false;    ///< --tf32x3
   std::string trace;
   std::string profileJson; ///< --profile-json: the per-kernel profile as data
   uint64_t seed = 0;
@@ -238,6 +240,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
     CompileOptions opt;
     opt.fusion = f.fusion;
     opt.allowTf32 = f.allowTf32;
+    opt.tf32x3 = f.tf32x3;
     opt.device = gpu.properties();
     CompiledGraph compiled = compileGraph(g, opt);
     CheckedRun r = f.check ? checkCompiled(g, gpu, std::move(compiled), f.seed, &ins)
@@ -361,7 +364,7 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
 }
 
 struct TuneFlags {
-  bool fusion = true, dryRun = false, allowTf32 = false;
+  bool fusion = true, dryRun = false, allowTf32 = false, tf32x3 = false;
   double budgetS = 60;
   int runs = 30;
   unsigned maxCandidates = 48;
@@ -395,6 +398,7 @@ int cmdTune(const std::vector<Graph> &gs, const TuneFlags &f) {
   TuneOptions o;
   o.fusion = f.fusion;
   o.allowTf32 = f.allowTf32;
+  o.tf32x3 = f.tf32x3;
   o.runs = f.runs;
   o.maxCandidates = f.maxCandidates;
   o.seed = f.seed;
@@ -599,6 +603,12 @@ int main(int argc, char **argv) {
       cl::desc("f32 matmuls may run on tensor cores in TF32 (10 bits of fraction per operand), as "
                "torch.backends.cuda.matmul.allow_tf32; Hopper targets"),
       cl::sub(compileCmd), cl::sub(runCmd), cl::sub(tuneCmd));
+  cl::opt<bool> tf32x3(
+      "tf32x3",
+      cl::desc("large f32 matmuls may run as three TF32 products on tensor cores (each operand "
+               "split into two TF32 parts; errors about ten times f32's and a tenth of TF32's, at "
+               "1.3-2.7 times the speed); Hopper targets"),
+      cl::sub(compileCmd), cl::sub(runCmd), cl::sub(tuneCmd));
   cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
                             cl::init("fused"), cl::sub(compileCmd));
   cl::opt<std::string> arch("arch", cl::desc("NVRTC target, e.g. sm_90"), cl::sub(compileCmd));
@@ -695,13 +705,14 @@ int main(int argc, char **argv) {
     if (evalCmd)
       return cmdEval(gs, seed, data);
     if (compileCmd)
-      return cmdCompile(gs, !noFusion, !noReassociate, allowTf32, emit, arch, timing);
+      return cmdCompile(gs, !noFusion, !noReassociate, allowTf32, tf32x3, emit, arch, timing);
     if (reduceCmd)
       return cmdReduce(gs, file, until, reduceOut);
     if (tuneCmd) {
       TuneFlags t;
       t.fusion = !noFusion;
       t.allowTf32 = allowTf32;
+      t.tf32x3 = tf32x3;
       t.dryRun = dryRun;
       t.budgetS = budget;
       t.runs = tuneRuns;
@@ -714,6 +725,7 @@ int main(int argc, char **argv) {
     f.fusion = !noFusion;
     f.check = check;
     f.allowTf32 = allowTf32;
+    f.tf32x3 = tf32x3;
     f.bench = bench;
     f.profile = profile;
     f.trace = trace;

@@ -126,6 +126,7 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Recip: return fast ? "__fdividef(1.0f, " + a + ")" : "1.0f / " + a;
     case OpKind::Floor: return call("floorf", nullptr);
     case OpKind::Ceil: return call("ceilf", nullptr);
+    case OpKind::RoundTf32: return call("mj_round_tf32", nullptr);
     case OpKind::Not: return "!" + a;
     case OpKind::Add: return isInt ? "mj_iadd(" + a + ", " + b + ")" : a + " + " + b;
     case OpKind::Sub: return isInt ? "mj_isub(" + a + ", " + b + ")" : a + " - " + b;
@@ -188,7 +189,7 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs: case OpKind::Exp:
   case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
   case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf:
-  case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::Not:
+  case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not:
   case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Pow:
   case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
@@ -214,7 +215,7 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs: case OpKind::Exp:
   case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
   case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf:
-  case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::Not:
+  case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not:
   case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Pow:
   case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
   case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:

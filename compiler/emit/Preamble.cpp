@@ -18,6 +18,11 @@ __device__ __forceinline__ float mj_bf2f(unsigned short h) { return __uint_as_fl
 __device__ __forceinline__ unsigned short mj_f2bf(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float mj_round_f16(float f) { return mj_h2f(mj_f2h(f)); }
 __device__ __forceinline__ float mj_round_bf16(float f) { return mj_bf2f(mj_f2bf(f)); }
+// f rounded to TF32's 10 bits of fraction, to nearest, ties away from zero (cvt.rna.tf32.f32)
+__device__ __forceinline__ float mj_round_tf32(float f) {
+  const unsigned x = __float_as_uint(f);
+  return (x & 0x7f800000u) == 0x7f800000u ? f : __uint_as_float((x + 0x1000u) & 0xffffe000u);
+}
 __device__ __forceinline__ float mj_max(float a, float b) { return (a > b || a != a) ? a : b; }
 __device__ __forceinline__ float mj_min(float a, float b) { return (a < b || a != a) ? a : b; }
 __device__ __forceinline__ float mj_relu(float a) { return (a > 0.0f || a != a) ? a : 0.0f; }
@@ -248,5 +253,6 @@ const std::string &cudaPreamble() {
   static const std::string text = std::string(kBasePreamble) + kMatmulHelpers;
   return text;
 }
+
 
 } // namespace minijit

@@ -296,7 +296,7 @@ private:
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
     case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
     case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
-    case OpKind::Floor: case OpKind::Ceil: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+    case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
     case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
     case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
     case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:

@@ -108,7 +108,7 @@ std::optional<Step> monotoneStep(const Graph &g, ValueId v, int64_t axis) {
   // a cast (its rounding makes ties), or not elementwise.
   case OpKind::Input: case OpKind::Constant: case OpKind::Iota: case OpKind::Abs:
   case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin:
-  case OpKind::Cos: case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil:
+  case OpKind::Cos: case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32:
   case OpKind::Not: case OpKind::Pow: case OpKind::Maximum: case OpKind::Minimum:
   case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt:
   case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where: case OpKind::Cast:

@@ -37,6 +37,10 @@ std::string MatmulRewrite::text() const {
   case MatmulRewriteKind::Tf32Operands:
     return "%" + value + ": f32 operands copied k-major in rows of whole 16-byte units (" +
            detail + "), as TF32's wgmma reads them";
+  case MatmulRewriteKind::Tf32x3:
+    return "%" + value + ": an f32 product as three TF32 products on the tensor cores (" + detail +
+           "; each operand x = hi + lo, hi = round_tf32(x), lo = round_tf32(x - hi): "
+           "A@B = Ahi@Bhi + Ahi@Blo + Alo@Bhi, one product of the parts side by side along k)";
   }
   llvm_unreachable("bad rewrite kind");
 }
@@ -47,6 +51,20 @@ namespace {
 int64_t sliceDepth(int64_t k, int64_t slices) { return ((k + slices - 1) / slices + 7) / 8 * 8; }
 
 } // namespace
+
+bool tf32x3Pays(int64_t m, int64_t n, int64_t k) {
+  // Times per batch on the H200 (docs/PERFORMANCE.md): the CUDA cores'
+  // 2mnk at about 44 TFLOP/s; split, the copies (each operand read once,
+  // its three parts written, then read by the product: 28 bytes an element
+  // of A and B at about 4 TB/s) and 3 * 2mnk at about 360 TFLOP/s of TF32.
+  // The split saves time where 2mnk (1/44 - 3/360) > 7 (m + n) k / 1000,
+  // that is where mn / (m + n) > 243: the smaller side past about 490 rows
+  // (4096^2: 2048; an nn.Linear of 1024 rows and 8192 columns: 910; 128
+  // rows through any layer: less than 128).
+  if (m * n * k < (int64_t(1) << 24))
+    return false;
+  return double(m) * double(n) / double(m + n) > 256.0;
+}
 
 int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots) {
   if (slots <= 0 || tiles >= slots || k < 512)
@@ -71,9 +89,9 @@ namespace {
 class Rewriter {
 public:
   Rewriter(const Graph &g, bool reassociate, bool alignRows, bool float4Rows,
-           SplitKOptions splitK = {}, bool tf32 = false)
+           SplitKOptions splitK = {}, bool tf32 = false, bool tf32x3 = false)
       : G(g), Reassociate(reassociate), AlignRows(alignRows), Float4Rows(float4Rows),
-        Tf32(tf32), SplitK(splitK),
+        Tf32(tf32), Tf32x3(tf32x3), SplitK(splitK),
         Out(g.name()), Map(g.size(), -1),
         Uses(g.size(), 0), OutputUses(g.size(), 0) {
     for (const Node &n : g.nodes())
@@ -168,7 +186,10 @@ private:
       o = Map[o];
     if (n.op == OpKind::Input)
       return Out.input(n.name, n.dtype, n.shape).id();
-    if (AlignRows || Float4Rows || SplitK.enabled() || Tf32) { // the last walks: products still matmuls
+    if (AlignRows || Float4Rows || SplitK.enabled() || Tf32 || Tf32x3) { // the last walks: products still matmuls
+      if (n.op == OpKind::Matmul && Tf32x3) // first: the split's copies replace the others
+        if (std::optional<ValueId> v = tf32x3Split(n, s.operands[0], s.operands[1]))
+          return *v;
       if (n.op == OpKind::Matmul && Tf32)
         if (std::optional<ValueId> v = tf32Operands(n, s.operands[0], s.operands[1]))
           return *v;
@@ -555,12 +576,99 @@ private:
     return add(s);
   }
 
+  /// See rewriteMatmuls (tf32x3): the product of the operands' TF32 parts
+  /// side by side along k, [Ahi, Ahi, Alo] @ [Bhi; Blo; Bhi], both k-major
+  /// (the layout TF32's wgmma reads) with k padded to whole 16-byte units.
+  std::optional<ValueId> tf32x3Split(const Node &n, ValueId a, ValueId b) {
+    const Shape &sa = out(a).shape, &sb = out(b).shape;
+    if (n.dtype != DType::F32 || n.shape.hasNames() || sa.hasNames() || sb.hasNames())
+      return std::nullopt;
+    int64_t M = sa[sa.rank() - 2], K = sa[sa.rank() - 1], N = sb[sb.rank() - 1];
+    if (!tf32x3Pays(M, N, K))
+      return std::nullopt;
+    OperandRows ra = operandRows(a), rb = operandRows(b);
+    // (the parts of a broadcast operand would be copied out in full)
+    if (out(ra.src).op == OpKind::Broadcast || out(rb.src).op == OpKind::Broadcast)
+      return std::nullopt;
+    int64_t Kp = (K + 3) / 4 * 4;
+    NodeSpec s = specOf(n);
+    s.operands = {tf32Parts(ra, true, K, n.name + ".a"), tf32Parts(rb, false, K, n.name + ".b")};
+    std::string what = "k " + std::to_string(K) + " as 3 x " + std::to_string(Kp);
+    if (Kp != K)
+      what += ", each part padded with zeros";
+    Applied.push_back({MatmulRewriteKind::Tf32x3, n.name, what});
+    return add(s);
+  }
+
+  /// One operand's parts side by side along k, k-major: [.., rows, 3 Kp] in
+  /// memory, each part padded with zeros to Kp (a multiple of 4); A holds
+  /// [hi, hi, lo], B (a transposed view of it, [.., 3 Kp, N]) [hi, lo, hi].
+  /// Written as [.., rows, 3, Kp], the part chosen by its index, so each
+  /// element reads the operand once (a concat would read every part).
+  ValueId tf32Parts(const OperandRows &r, bool isA, int64_t K, const std::string &name) {
+    // (named after the product, so that no fresh name of these takes the
+    // product's own: its kernel is found by it)
+    auto named = [&](NodeSpec s, const char *what) {
+      s.name = name + "." + what;
+      return add(s);
+    };
+    ValueId v = r.src;
+    if (isA == r.transposed) // stored [.., K, M] (A) or [.., K, N] (B)
+      v = swapLast2(v, name + ".k_major");
+    Shape s = out(v).shape;
+    size_t rank = s.rank();
+    int64_t Kp = (K + 3) / 4 * 4;
+    if (Kp != K) {
+      NodeSpec pad;
+      pad.op = OpKind::Pad;
+      pad.operands = {v};
+      pad.before.assign(rank, 0);
+      pad.after.assign(rank, 0);
+      pad.after[rank - 1] = Kp - K;
+      v = named(pad, "padded");
+    }
+    DimVector d(s.dims().begin(), s.dims().end());
+    d[rank - 1] = 1;
+    d.push_back(Kp);
+    ValueId one = reshape(v, Shape(llvm::ArrayRef<int64_t>(d)), name + ".row"); // [.., rows, 1, Kp]
+    d[rank - 1] = 3;
+    NodeSpec bc;
+    bc.op = OpKind::Broadcast;
+    bc.operands = {one};
+    bc.shape = Shape(llvm::ArrayRef<int64_t>(d)); // [.., rows, 3, Kp]
+    ValueId x = named(bc, "x3");
+    auto roundTf32 = [&](ValueId y, const char *what) {
+      NodeSpec u;
+      u.op = OpKind::RoundTf32;
+      u.operands = {y};
+      return named(u, what);
+    };
+    ValueId hi = roundTf32(x, "hi");
+    ValueId lo = roundTf32(binary(OpKind::Sub, x, hi, name + ".rest"), "lo");
+    NodeSpec part;
+    part.op = OpKind::Iota;
+    part.shape = Shape{3, 1};
+    part.axis = 0;
+    part.dtype = DType::I32;
+    ValueId isLo = binary(OpKind::Eq, named(part, "part"), Out.constant(isA ? 2 : 1, DType::I32),
+                          name + ".is_lo");
+    NodeSpec pick;
+    pick.op = OpKind::Where;
+    pick.operands = {isLo, lo, hi};
+    d[rank - 1] = 3 * Kp;
+    d.pop_back();
+    ValueId parts = reshape(named(pick, "parts3"), Shape(llvm::ArrayRef<int64_t>(d)),
+                            name + ".parts"); // [.., rows, 3 Kp]
+    return isA ? parts : swapLast2(parts, name + ".parts_t");
+  }
+
   /// `v` with its last two axes swapped (a view).
-  ValueId swapLast2(ValueId v) {
+  ValueId swapLast2(ValueId v, const std::string &name = "") {
     size_t rank = out(v).shape.rank();
     NodeSpec p;
     p.op = OpKind::Permute;
     p.operands = {v};
+    p.name = name;
     for (size_t i = 0; i < rank; ++i)
       p.perm.push_back(static_cast<int64_t>(i));
     std::swap(p.perm[rank - 1], p.perm[rank - 2]);
@@ -586,7 +694,7 @@ private:
   }
 
   const Graph &G;
-  bool Reassociate, AlignRows, Float4Rows, Tf32;
+  bool Reassociate, AlignRows, Float4Rows, Tf32, Tf32x3;
   SplitKOptions SplitK;
   Graph Out;
   std::vector<ValueId> Map;
@@ -598,15 +706,16 @@ private:
 } // namespace
 
 MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows,
-                                   bool float4Rows, SplitKOptions splitK) {
+                                   bool float4Rows, SplitKOptions splitK, bool tf32x3) {
   MatmulRewriteResult r = Rewriter(g, reassociate, false, false).run();
   if (!reassociate)
     splitK = {};
-  if (!alignRows && !float4Rows && !splitK.enabled())
+  if (!alignRows && !float4Rows && !splitK.enabled() && !tf32x3)
     return r;
   // A second walk splits or pads the operands of what is still a matmul
   // (not those of a product that became a sum).
-  MatmulRewriteResult aligned = Rewriter(r.graph, false, alignRows, float4Rows, splitK).run();
+  MatmulRewriteResult aligned =
+      Rewriter(r.graph, false, alignRows, float4Rows, splitK, false, tf32x3).run();
   r.graph = std::move(aligned.graph);
   r.applied.insert(r.applied.end(), aligned.applied.begin(), aligned.applied.end());
   return r;

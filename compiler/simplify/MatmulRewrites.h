@@ -44,6 +44,7 @@ enum class MatmulRewriteKind {
                  ///< (ArgmaxRewrites.h)
   SplitK,        ///< an f32 product of few tiles as a batch of k-slices and a sum
   Tf32Operands,  ///< f32 operands copied k-major in whole 16-byte rows, for TF32's wgmma
+  Tf32x3,        ///< an f32 product as three TF32 products of its operands' parts
 };
 
 /// One rewrite applied, for --emit=fused.
@@ -77,12 +78,28 @@ struct SplitKOptions {
 /// traffic, when that saves a fifth or more; else 1.
 int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots);
 
+/// Whether an f32 product of [m, k] @ [k, n] (per batch) runs faster as
+/// three TF32 products (`tf32x3` of rewriteMatmuls) than on the CUDA cores,
+/// its operands' copies counted: where mn / (m + n) > 256 and the product
+/// has 2^24 multiply-adds or more.
+bool tf32x3Pays(int64_t m, int64_t n, int64_t k);
+
 /// Applies the rewrites to `g` (the reassociating ones only with
 /// `reassociate`, the padding of 16-bit rows only with `alignRows`, of f32
 /// rows to whole float4s only with `float4Rows`); the values keep their
-/// names.
+/// names. With `tf32x3` (CompileOptions::tf32x3, Hopper), an f32 product
+/// where tf32x3Pays is split into TF32 parts first: each operand x is hi +
+/// lo + r, hi = round_tf32(x), lo = round_tf32(x - hi), |r| <= 2^-22 |x|,
+/// and A @ B is computed as Ahi@Bhi + Ahi@Blo + Alo@Bhi (Alo@Blo, at most
+/// 2^-22 of each term, is left out), as one TF32 product of the parts side
+/// by side along k, [Ahi, Ahi, Alo] @ [Bhi; Blo; Bhi], accumulated in f32.
+/// Each term a*b is then within 2^-20.4 |a b| of exact, against 2^-24 for an
+/// f32 multiply-add (the tensor cores' sums round more coarsely than the CUDA
+/// cores'). The caller runs those products as TF32 (their names are the
+/// records' values; the parts' nodes are named after the product).
 MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows = false,
-                                   bool float4Rows = false, SplitKOptions splitK = {});
+                                   bool float4Rows = false, SplitKOptions splitK = {},
+                                   bool tf32x3 = false);
 
 /// For f32 products in TF32 (CompileOptions::allowTf32) on Hopper, whose
 /// wgmma reads both operands k-major ([.., M, K] and [.., N, K] in memory)

@@ -115,6 +115,11 @@ TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
       }
 }
 
+/// How tf32Deviation reads the operands: as TF32 reads them (the low 13
+/// bits of the fraction cut off), rounded to the nearest TF32 value (ties
+/// away from zero), or exactly.
+enum class OperandsAs { Cut, Rounded, Exact };
+
 /// An f32 value as TF32 reads it: the low 13 bits of its fraction cut off
 /// (`round`: to the nearest TF32 value instead, ties away from zero).
 double tf32Value(double v, bool round) {
@@ -133,7 +138,10 @@ double tf32Value(double v, bool round) {
 /// to TF32 (or rounded to it): the largest |gpu - exact| over a bound of the
 /// f32 accumulation alone, 2^-24 (log2 k + 2 sqrt k + 2) sum |a' b'|.
 double tf32Deviation(const CheckedRun &r, bool aT, bool bT, int64_t batch, int64_t m, int64_t n,
-                     int64_t k, bool round) {
+                     int64_t k, OperandsAs as) {
+  auto value = [&](double v) {
+    return as == OperandsAs::Exact ? v : tf32Value(v, as == OperandsAs::Rounded);
+  };
   const HostTensor &a = r.inputs[0], &b = r.inputs[1], &c = r.outputs[0];
   double worst = 0, growth = std::log2(double(k)) + 2 * std::sqrt(double(k)) + 2;
   for (int64_t q = 0; q < batch; ++q)
@@ -141,8 +149,8 @@ double tf32Deviation(const CheckedRun &r, bool aT, bool bT, int64_t batch, int64
       for (int64_t j = 0; j < n; ++j) {
         double sum = 0, sumAbs = 0;
         for (int64_t p = 0; p < k; ++p) {
-          double av = tf32Value(a.get(q * m * k + (aT ? p * m + i : i * k + p)), round);
-          double bv = tf32Value(b.get(q * k * n + (bT ? j * k + p : p * n + j)), round);
+          double av = value(a.get(q * m * k + (aT ? p * m + i : i * k + p)));
+          double bv = value(b.get(q * k * n + (bT ? j * k + p : p * n + j)));
           sum += av * bv;
           sumAbs += std::fabs(av * bv);
         }
@@ -204,8 +212,8 @@ TEST_F(Matmul, Tf32OnTensorCores) {
     }
     CheckedRun r = runAndCheck(g, gpu(), opt, static_cast<uint64_t>(c.m + c.k));
     EXPECT_TRUE(r.compare[0].ok) << r.compare[0].summary << "\n" << fused;
-    double cut = tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, false);
-    double rounded = tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, true);
+    double cut = tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Cut);
+    double rounded = tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Rounded);
     std::printf("[ TF32     ] deviation from the product of the operands cut to TF32: %.3f of "
                 "the f32 accumulation's bound (rounded to TF32: %.3f)\n",
                 cut, rounded);
@@ -227,6 +235,86 @@ TEST_F(Matmul, Tf32OnTensorCores) {
   look.allowTf32 = false;
   EXPECT_EQ(compileGraph(g, look).fusedText().find("TF32"), std::string::npos);
   expectMatchesWith(g, opt, 5);
+}
+
+/// Three TF32 products (CompileOptions::tf32x3) on every layout pair, with k
+/// not a multiple of 4 (each part padded), batches and an epilogue. Each
+/// result is checked against the CPU reference (whose bound allows for the
+/// split) and, tighter, against the exact product: within the f32
+/// accumulation's own bound, as the CUDA cores' result of the same graph
+/// (printed beside it). Products too small to pay stay on the CUDA cores.
+TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
+  struct Case {
+    int64_t batch, m, n, k;
+    bool aT, bT;
+  };
+  const Case cases[] = {
+      {1, 600, 700, 77, false, true},  // nn.Linear's layout, k padded to 80
+      {1, 600, 700, 136, false, false}, // B transposed by the split's copy
+      {1, 600, 700, 136, true, true},   // A transposed
+      {1, 600, 700, 301, true, false},  // both, k padded
+      {3, 520, 530, 200, false, false}, // batched
+      {1, 1000, 1200, 1000, false, true},
+  };
+  CompileOptions opt;
+  opt.tf32x3 = true;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
+                 "x" + std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T" : " B"));
+    Graph g("tf32x3");
+    auto input = [&](const char *name, int64_t rows, int64_t cols) {
+      return c.batch > 1 ? g.input(name, DType::F32, {c.batch, rows, cols})
+                         : g.input(name, DType::F32, {rows, cols});
+    };
+    auto swap = [&](Tensor t) {
+      return c.batch > 1 ? t.permute({0, 2, 1}) : t.permute({1, 0});
+    };
+    Tensor a = c.aT ? swap(input("a", c.k, c.m)) : input("a", c.m, c.k);
+    Tensor b = c.bT ? swap(input("b", c.n, c.k)) : input("b", c.k, c.n);
+    g.output(matmul(a, b), "c");
+    CompileOptions look = opt;
+    look.compileKernels = false;
+    CompiledGraph cg = compileGraph(g, look);
+    std::string fused = cg.fusedText();
+    EXPECT_NE(fused.find("three TF32 products"), std::string::npos) << fused;
+    EXPECT_NE(fused.find("TF32"), std::string::npos) << fused;
+    if (!Gpu) {
+      expectMatchesWith(g, opt); // compiles through NVRTC, marks the test skipped
+      continue;
+    }
+    uint64_t seed = static_cast<uint64_t>(c.m + c.k);
+    CheckedRun r = runAndCheck(g, gpu(), opt, seed);
+    EXPECT_TRUE(r.compiled.tf32x3Matmuls);
+    EXPECT_FALSE(r.compiled.tf32Matmuls); // (the checks' bound is 3xTF32's, not TF32's)
+    EXPECT_TRUE(r.compare[0].ok) << r.compare[0].summary << "\n" << fused;
+    double split = tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Exact);
+    CheckedRun f32 = runAndCheck(g, gpu(), CompileOptions{}, seed);
+    EXPECT_TRUE(f32.compare[0].ok) << f32.compare[0].summary;
+    double cores = tf32Deviation(f32, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Exact);
+    std::printf("[ 3xTF32   ] deviation from the exact product: %.3f of the f32 accumulation's "
+                "bound (CUDA cores: %.3f)\n",
+                split, cores);
+    EXPECT_LE(split, 1.0) << fused;
+  }
+  // The epilogue in the accumulators' registers; a product of 128 rows (the
+  // copies would cost more than the split saves) stays on the CUDA cores.
+  Graph g("tf32x3_linear_gelu");
+  Tensor x = g.input("x", DType::F32, {1000, 520});
+  Tensor w = g.input("w", DType::F32, {900, 520});
+  Tensor bias = g.input("bias", DType::F32, {900});
+  Tensor h = matmul(x, w.permute({1, 0})) + bias;
+  g.output(0.5 * h * (1.0 + erf(h * 0.7071067811865476)), "y");
+  CompileOptions look = opt;
+  look.compileKernels = false;
+  CompiledGraph cg = compileGraph(g, look);
+  EXPECT_EQ(cg.numKernels(), 3u) << cg.fusedText(); // two copies of parts, the product
+  EXPECT_NE(cg.fusedText().find("TF32"), std::string::npos) << cg.fusedText();
+  expectMatchesWith(g, opt, 5);
+  Graph narrow("tf32x3_narrow");
+  Tensor xn = narrow.input("x", DType::F32, {128, 4096});
+  Tensor wn = narrow.input("w", DType::F32, {4096, 4096});
+  narrow.output(matmul(xn, wn.permute({1, 0})), "y");
+  EXPECT_EQ(compileGraph(narrow, look).fusedText().find("TF32"), std::string::npos);
 }
 
 /// Split-K: an f32 product of too few tiles, split by the rule (the default;
@@ -555,7 +643,11 @@ TEST_F(Matmul, LargeOddProductSampled) {
   for (DType t : {DType::F16, DType::BF16}) {
     SCOPED_TRACE(dtypeName(t));
     Graph g(std::string("large_odd_") + std::string(dtypeName(t)));
-    g.output(matmul(g.input("a", t, {m, k}), g.input("b", t, {k, n})), "c");
+    // (the inputs in two statements: the order of a call's arguments is
+    // unspecified, and r.inputs follows the order they were declared in)
+    Tensor a0 = g.input("a", t, {m, k});
+    Tensor b0 = g.input("b", t, {k, n});
+    g.output(matmul(a0, b0), "c");
     CompileOptions opt;
     if (Gpu)
       opt.device = gpu().properties();

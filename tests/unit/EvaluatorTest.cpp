@@ -121,6 +121,19 @@ TEST(Evaluator, FloatUnaryOpsMatchTheirDefinitions) {
   }
 }
 
+TEST(Evaluator, RoundTf32KeepsTenBitsOfFraction) {
+  const double maxF32 = std::numeric_limits<float>::max();
+  // exact; ties away from zero on both signs; below half a step, down; a
+  // carry into the exponent; the largest f32 past TF32's largest: inf;
+  // the smallest subnormals: 0 and, at the tie, 2^-136.
+  expectSame(evalUnary(OpKind::RoundTf32, DType::F32,
+                       {1.0, 1 + 0x1p-10, 1 + 0x1p-11, -(1 + 0x1p-11), 1 + 0x1p-12, 3 * 0x1p-11 + 1,
+                        2 - 0x1p-12, maxF32, 0x1p-149, 0x1p-137, 0.0, kInf, -kInf, kNaN}),
+             {1.0, 1 + 0x1p-10, 1 + 0x1p-10, -(1 + 0x1p-10), 1.0, 1 + 0x1p-9, 2.0, kInf, 0.0,
+              0x1p-136, 0.0, kInf, -kInf, kNaN},
+             "round_tf32");
+}
+
 TEST(Evaluator, UnaryEdgeValues) {
   expectSame(evalUnary(OpKind::Log, DType::F32, {0, -1, kInf}), {-kInf, kNaN, kInf}, "log");
   expectSame(evalUnary(OpKind::Log2, DType::F32, {0, 8, -1}), {-kInf, 3, kNaN}, "log2");

@@ -6,10 +6,14 @@
 #include "compiler/simplify/Simplify.h"
 #include "ir/Builder.h"
 #include "ir/Evaluator.h"
+#include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 using namespace minijit;
 
@@ -182,6 +186,36 @@ TEST(MatmulRewrites, TheCompilerNamesThemAndOnlyWithFusion) {
   CompiledGraph eager = compileGraph(g, opt);
   EXPECT_TRUE(eager.rewrites.empty());
   EXPECT_EQ(eager.fusedText().find("rewrites:"), std::string::npos);
+}
+
+/// CompileOptions::tf32x3 runs the split product on the tensor cores (its
+/// kernel found by the product's name, which the parts' nodes must not take:
+/// here the product has a name the graph would give a fresh value), the
+/// epilogue in it; without the flag the CUDA cores; checks widened for it.
+TEST(MatmulRewrites, TheCompilerRunsTheTf32x3SplitOnTensorCores) {
+  Graph g = parseGraphs(R"(graph linear(%x: f32[1024, 2048], %w: f32[2048, 2048], %b: f32[2048]) {
+  %t0 = permute %w perm=[1, 0]
+  %t1 = matmul %x, %t0
+  %t2 = add %t1, %b
+  %y = tanh %t2
+  return %y
+})")[0];
+  CompileOptions opt;
+  opt.compileKernels = false;
+  opt.tf32x3 = true;
+  CompiledGraph c = compileGraph(g, opt);
+  ASSERT_EQ(c.numKernels(), 3u) << c.fusedText(); // the parts of x and of w, the product
+  EXPECT_NE(c.fusedText().find("matmul %t1 [1024, 6144] @ [6144, 2048] with its elementwise "
+                               "epilogue\n  schedule: matmul on tensor cores (wgmma m64n"),
+            std::string::npos)
+      << c.fusedText();
+  EXPECT_NE(c.fusedText().find("%t1: an f32 product as three TF32 products"), std::string::npos);
+  EXPECT_TRUE(c.tf32x3Matmuls);
+  EXPECT_FALSE(c.tf32Matmuls);
+  opt.tf32x3 = false;
+  CompiledGraph cores = compileGraph(g, opt);
+  EXPECT_NE(cores.fusedText().find("matmul on CUDA cores"), std::string::npos);
+  EXPECT_FALSE(cores.tf32x3Matmuls);
 }
 
 } // namespace
@@ -372,6 +406,65 @@ TEST(MatmulRewrites, Tf32OperandsAreCopiedKMajor) {
     std::vector<HostTensor> in = randomInputs(g, 3);
     CompareResult cmp = compareTensors(evaluate(r.graph, in)[0], evaluate(g, in)[0], Tolerance{0});
     EXPECT_TRUE(cmp.ok) << cmp.summary;
+  }
+}
+
+/// Three TF32 products (rewriteMatmuls' tf32x3): where the copies pay, each
+/// operand becomes its parts side by side along k, k-major ([Ahi, Ahi, Alo]
+/// and [Bhi, Blo, Bhi], each padded to whole float4s), one product of them;
+/// the value is within 3 * 2^-22 of each term of the product as written.
+/// Without the flag, or where the rule says no, the graph is unchanged.
+TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
+  EXPECT_TRUE(tf32x3Pays(4096, 4096, 4096));
+  EXPECT_TRUE(tf32x3Pays(1024, 8192, 8192)); // nn.Linear of 1024 rows: mn / (m + n) = 910
+  EXPECT_TRUE(tf32x3Pays(600, 700, 77));
+  EXPECT_FALSE(tf32x3Pays(128, 32768, 32768)); // 128 rows: the copies cost more
+  EXPECT_FALSE(tf32x3Pays(32, 32768, 32768));  // 32 rows: likewise
+  EXPECT_TRUE(tf32x3Pays(4096, 300, 4096));    // mn / (m + n) = 280
+  EXPECT_FALSE(tf32x3Pays(4096, 256, 4096));   // 241
+  EXPECT_FALSE(tf32x3Pays(64, 64, 64));        // 2^18 multiply-adds
+
+  struct Case {
+    int64_t batch, m, n, k;
+    bool aT, bT;
+  };
+  const Case cases[] = {{1, 600, 700, 77, false, true}, {1, 600, 700, 136, true, false},
+                        {2, 520, 600, 100, false, false}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T" : " B"));
+    Graph g("tf32x3");
+    auto input = [&](const char *name, int64_t rows, int64_t cols) {
+      return c.batch > 1 ? g.input(name, DType::F32, {c.batch, rows, cols})
+                         : g.input(name, DType::F32, {rows, cols});
+    };
+    auto swap = [&](Tensor t) { return c.batch > 1 ? t.permute({0, 2, 1}) : transpose(t); };
+    Tensor a = c.aT ? swap(input("a", c.k, c.m)) : input("a", c.m, c.k);
+    Tensor b = c.bT ? swap(input("b", c.n, c.k)) : input("b", c.k, c.n);
+    g.output(matmul(a, b), "c");
+    EXPECT_TRUE(rewriteMatmuls(g, true).applied.empty()); // not asked for
+    MatmulRewriteResult r = rewriteMatmuls(g, true, true, false, {}, /*tf32x3=*/true);
+    ASSERT_EQ(r.applied.size(), 1u);
+    EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::Tf32x3);
+    EXPECT_EQ(r.applied[0].value, "c");
+    EXPECT_NE(r.applied[0].text().find("three TF32 products"), std::string::npos);
+    EXPECT_NO_THROW(verifyGraph(r.graph));
+    std::string text = body(r.graph);
+    int64_t kp = (c.k + 3) / 4 * 4;
+    for (std::string want : {std::string("round_tf32"), std::string("where"),
+                             "f32[" + std::string(c.batch > 1 ? std::to_string(c.batch) + ", " : "") +
+                                 std::to_string(c.m) + ", " + std::to_string(3 * kp) + "]"})
+      EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+    std::vector<HostTensor> in = randomInputs(g, 5);
+    HostTensor got = evaluate(r.graph, in)[0], want = evaluate(g, in)[0];
+    EvalOptions mags;
+    mags.magnitudes = true;
+    HostTensor size = evaluate(g, in, mags)[0]; // sum |a| |b| of each output
+    double worst = 0;
+    for (int64_t i = 0; i < want.numel(); ++i)
+      worst = std::max(worst, std::fabs(got.get(i) - want.get(i)) / size.get(i));
+    // (both values rounded to f32 when stored: 2^-24 each)
+    EXPECT_LE(worst, 3 * 0x1p-22 + 0x1p-23) << "the parts' product is off by " << worst;
+    EXPECT_GT(worst, 0.0); // (the parts are not the operands)
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "ir/Printer.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -134,12 +135,15 @@ std::string CompiledGraph::fusedText() const {
 std::string CompiledGraph::cudaText() const {
   const CompileDetail &d = detailOf(*this);
   std::string s = cudaPreamble();
-  // The Hopper matmuls' helpers once, each wgmma width once.
-  std::set<std::string> wgmmas;
+  // The clusters' barrier and the Hopper matmuls' helpers once, each wgmma
+  // width once (as the kernels are compiled: kernelPreamble).
+  if (llvm::any_of(d.kernels, [](const CompiledKernel &k) { return k.schedule.geometry().cluster > 1; }))
+    s += clusterPreamble();
+  std::set<std::string> pieces;
   for (const CompiledKernel &k : d.kernels)
     if (const MatmulWgmmaSchedule *w = k.schedule.getIf<MatmulWgmmaSchedule>())
-      wgmmas.insert(wgmmaFunction(w->bn, k.lowered.matmul->dtype));
-  s += hopperPreamble(wgmmas);
+      pieces.merge(hopperPieces(k.lowered, *w));
+  s += hopperPreamble(pieces);
   for (const CompiledKernel &k : d.kernels)
     s += "\n" + k.cuda;
   return s;

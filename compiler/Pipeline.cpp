@@ -131,10 +131,11 @@ void addLaunches(CompiledGraph &c, const CompileDetail &d) {
     pk.grid = ck.schedule.geometry().grid;
     pk.dynamicShared = ck.schedule.dynamicSharedBytes();
     pk.workspaceBytes = workspaceBytes(ck.lowered, ck.schedule);
+    pk.cluster = ck.schedule.geometry().cluster;
+    // (a row's blocks in a cluster wait for each other only)
     if (const RowSchedule *row = ck.schedule.getIf<RowSchedule>())
-      pk.coResident = row->splits > 1 && row->waits;
-    if (const MatmulWgmmaSchedule *w = ck.schedule.getIf<MatmulWgmmaSchedule>())
-      pk.cluster = w->cluster;
+      pk.coResident = row->splits > 1 && row->waits && row->cluster == 1;
+    pk.persistent = ck.schedule.getIf<MatmulWgmmaSchedule>() != nullptr;
     if (ck.lowered.symbolic)
       pk.sizeArgs = ck.lowered.symbolic->values;
     c.program.kernels.push_back(std::move(pk));

@@ -106,11 +106,12 @@ struct Executable::Instance {
 
 namespace {
 
-/// A persistent kernel of clusters (ProgramKernel::cluster) launched with
-/// more clusters than the device holds at once would run the rest after the
-/// first finish, each walking a share of the work again: its grid becomes
-/// the clusters the device holds (the SMs of a cluster share a GPC, so that
-/// may be fewer than SMs / cluster).
+/// A kernel of clusters (ProgramKernel::cluster) must fit one cluster on
+/// the device. A persistent one launched with more clusters than the device
+/// holds at once would run the rest after the first finish, each walking a
+/// share of the work again: its grid becomes the clusters the device holds
+/// (the SMs of a cluster share a GPC, so that may be fewer than SMs /
+/// cluster).
 void fitClusters(ProgramKernel &pk, CUfunction f) {
   if (pk.cluster <= 1)
     return;
@@ -128,7 +129,8 @@ void fitClusters(ProgramKernel &pk, CUfunction f) {
                                   "its blocks ({2} threads, {3} bytes of shared memory each)",
                                   pk.name, pk.cluster, pk.block, pk.dynamicShared)
                         .str());
-  pk.grid = std::min<int64_t>(pk.grid, int64_t(clusters) * pk.cluster);
+  if (pk.persistent)
+    pk.grid = std::min<int64_t>(pk.grid, int64_t(clusters) * pk.cluster);
 }
 
 } // namespace

@@ -76,10 +76,11 @@ struct ProgramKernel {
   /// executable checks when it loads the kernel.
   bool coResident = false;
   /// Blocks per cluster (the kernel's __cluster_dims__; grid is a multiple).
-  /// A persistent kernel of clusters walks its work with whatever grid it
-  /// gets: the executable launches at most as many clusters as are resident
-  /// at once on the device.
   unsigned cluster = 1;
+  /// The kernel walks its work with whatever grid it gets (the Hopper
+  /// matmul): of clusters, the executable launches at most as many as are
+  /// resident at once on the device. Other kernels take their grid whole.
+  bool persistent = false;
   std::vector<int> args; ///< buffer ids, in parameter order
   /// Sizes of named dimensions the kernel computes its extent from, passed
   /// (as 64-bit integers) after the buffers: one kernel image serves every

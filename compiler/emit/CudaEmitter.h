@@ -19,14 +19,21 @@ namespace minijit {
 /// loads, warp and block reductions), then the matmul helpers (cp.async,
 /// ldmatrix, mma.sync). Plain CUDA, no includes.
 const std::string &cudaPreamble();
+/// What a kernel of clusters (LaunchGeometry::cluster > 1, sm_90) needs
+/// after cudaPreamble(): mj_cluster_sync, the cluster's barrier.
+const std::string &clusterPreamble();
 
 /// What a Hopper matmul kernel (ScheduleKind::MatmulWgmma) needs after
 /// cudaPreamble(): mbarriers, TMA loads, wgmma descriptors and fences, and
 /// the wgmma of the kernel's tile width and dtype.
 std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s);
 /// The same for a translation unit of several kernels: the helpers once,
-/// then each wgmma (wgmmaFunction's text) once; empty for none.
+/// then each piece (hopperPieces: a wgmma, the clusters' helpers) once;
+/// empty for none.
 std::string hopperPreamble(const std::set<std::string> &wgmmas);
+/// What hopperPreamble(k, s) adds to the helpers: the wgmma of the kernel's
+/// tile width and dtype, and with clusters their helpers.
+std::set<std::string> hopperPieces(const LoweredKernel &k, const MatmulWgmmaSchedule &s);
 /// Its parts: the helpers every Hopper kernel shares, and the wgmma of one
 /// tile width and operand dtype (f16, bf16, or f32 read as TF32) with its
 /// accumulators written out, called wgmmaName(n, dtype).
@@ -35,7 +42,8 @@ std::string wgmmaFunction(unsigned n, DType dtype);
 std::string wgmmaName(unsigned n, DType dtype);
 
 /// The preamble kernel `k` scheduled as `s` is compiled after: cudaPreamble(),
-/// and hopperPreamble() for a Hopper matmul.
+/// clusterPreamble() for a kernel of clusters, and hopperPreamble() for a
+/// Hopper matmul.
 std::string kernelPreamble(const LoweredKernel &k, const Schedule &s);
 
 /// A name that says the schedule and the ops: poi_mul_tanh_add_k1,

@@ -65,14 +65,10 @@ template <int R> __device__ __forceinline__ void mj_fence_acc(float (&d)[R]) {
 }
 )";
 
-const char *const kClusterHelpers = R"(// ---- clusters of blocks (sm_90): ranks, a cluster-wide barrier, remote arrivals, multicast ----
+const char *const kClusterHelpers = R"(// ---- clusters of blocks (sm_90): ranks, remote arrivals, multicast ----
 __device__ __forceinline__ int mj_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r)); return (int)r; }
 __device__ __forceinline__ int mj_cluster_id() { unsigned r; asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r)); return (int)r; }
 __device__ __forceinline__ int mj_cluster_count() { unsigned r; asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r)); return (int)r; }
-// Every thread of the cluster arrives and waits for the others.
-__device__ __forceinline__ void mj_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
 // An arrival on the mbarrier at `bar`'s place in the shared memory of block
 // `rank` of the cluster (release at the block's scope, as the local arrival:
 // at the cluster's, each would wait for this thread's stores to be seen there).
@@ -155,16 +151,21 @@ std::string wgmmaFunction(unsigned n, DType dtype) {
   return s;
 }
 
-std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
+std::set<std::string> hopperPieces(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
   std::set<std::string> extra{wgmmaFunction(s.bn, k.matmul->dtype)};
   if (s.cluster > 1)
     extra.insert(kClusterHelpers);
-  return hopperPreamble(extra);
+  return extra;
+}
+
+std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
+  return hopperPreamble(hopperPieces(k, s));
 }
 
 std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {
   const MatmulWgmmaSchedule *w = s.getIf<MatmulWgmmaSchedule>();
-  return w ? cudaPreamble() + hopperPreamble(k, *w) : cudaPreamble();
+  std::string cluster = s.geometry().cluster > 1 ? clusterPreamble() : std::string();
+  return cudaPreamble() + cluster + (w ? hopperPreamble(k, *w) : std::string());
 }
 
 std::string hopperPreamble(const std::set<std::string> &wgmmas) {

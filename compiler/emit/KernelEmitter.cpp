@@ -113,9 +113,9 @@ void KernelEmitter::header() {
   if (S.geometry().minBlocksPerSM)
     bounds += ", " + std::to_string(S.geometry().minBlocksPerSM);
   // A cluster's size is part of the kernel: any launch groups its blocks so.
-  const MatmulWgmmaSchedule *wg = S.getIf<MatmulWgmmaSchedule>();
+  unsigned blocks = S.geometry().cluster;
   std::string cluster =
-      wg && wg->cluster > 1 ? "__cluster_dims__(" + std::to_string(wg->cluster) + ", 1, 1) " : "";
+      blocks > 1 ? "__cluster_dims__(" + std::to_string(blocks) + ", 1, 1) " : "";
   std::string sig = "extern \"C\" __global__ void " + cluster + "__launch_bounds__(" + bounds +
                     ") " + Name + "(";
   for (size_t i = 0; i < K.params.size(); ++i) {

@@ -254,5 +254,17 @@ const std::string &cudaPreamble() {
   return text;
 }
 
+const std::string &clusterPreamble() {
+  static const std::string text =
+      R"(// ---- a cluster of blocks (sm_90) ----
+// Every thread of the cluster arrives, then waits for the others: what each
+// wrote before (shared or global memory) is seen by all after (release and
+// acquire at the cluster's scope).
+__device__ __forceinline__ void mj_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+)";
+  return text;
+}
 
 } // namespace minijit

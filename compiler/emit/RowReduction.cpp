@@ -4,7 +4,8 @@
 // registers between passes. Few long rows are split across blocks: with one
 // pass the last block of a row to finish combines the partial results; with
 // several the row's blocks meet at a barrier after each pass and each
-// combines them.
+// combines them. Many long rows are split over the blocks of a cluster
+// (sm_90), which meet at the cluster's barrier.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/KernelEmitter.h"
 
@@ -321,7 +322,11 @@ private:
   void exchangePartials(int pass, int barrier) {
     SplitWorkspace ws = splitWorkspace(K, S);
     std::string splits = std::to_string(ws.splits);
-    if (barrier == 0) {
+    bool cluster = S.cluster > 1;
+    if (barrier == 0 && cluster) {
+      W.line("// the row's blocks are a cluster: their partials meet in mj_work");
+      W.line("unsigned *const mj_partial = mj_work;");
+    } else if (barrier == 0) {
       W.line("// the row's blocks meet in mj_work: arrivals and departures per row, then the "
              "partials");
       W.line("unsigned *const mj_arrived = mj_work, *const mj_left = mj_work + " + E.extent() +
@@ -332,13 +337,18 @@ private:
       if (K.reductions[r].pass == pass)
         E.storePartial(static_cast<int>(r), partialAt(ws, "part"));
     W.close();
-    W.line("mj_row_barrier(&mj_arrived[row], " + std::to_string(int64_t(S.splits) * (barrier + 1)) +
-           "u); // all " + splits + " blocks of the row have left their partials");
+    if (cluster)
+      W.line("mj_cluster_sync(); // all " + splits + " blocks of the row (the cluster) have left "
+             "their partials");
+    else
+      W.line("mj_row_barrier(&mj_arrived[row], " +
+             std::to_string(int64_t(S.splits) * (barrier + 1)) + "u); // all " + splits +
+             " blocks of the row have left their partials");
     for (size_t r = 0; r < K.reductions.size(); ++r)
       if (K.reductions[r].pass == pass)
         readPartial(ws, static_cast<int>(r));
     E.finishReductions(pass, ReduceScope::Block, S.block, false);
-    if (!reducesAfter(pass))
+    if (!cluster && !reducesAfter(pass))
       W.line("if (lane == 0) mj_row_leave(&mj_arrived[row], &mj_left[row], " + splits +
              "u); // the last block out resets the counters");
   }

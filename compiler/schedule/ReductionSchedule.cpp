@@ -138,6 +138,56 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
   s.grid = k.rows * s.splits;
 }
 
+/// `cluster` (sm_90, a block per row): each row split over a cluster of 2,
+/// 4 or 8 blocks, which hold their chunks in registers where 8 vectors and
+/// 32 elements a thread take them (two blocks of 512 an SM), and meet at the
+/// cluster's barrier after each pass, their partials passed through global
+/// memory. Unlike splitLongRows, any number of rows may be split: the
+/// hardware runs a cluster's blocks at once. A tuning key and a candidate of
+/// `minijit tune`, not a rule: over many long rows it was slower than a
+/// block a row on every shape measured on the H200 (docs/PERFORMANCE.md,
+/// "Rows over clusters of blocks, measured and left to the tuner"): a block
+/// of 512 already has a row per SM in flight, and a row it reads again in a
+/// later pass comes from the L2.
+void clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
+                     const ScheduleOverrides &o, bool clusters, RowSchedule &s) {
+  int64_t kv = s.vectorsPerRow(k.K);
+  unsigned t = s.threadsPerRow;
+  auto chunkFits = [&](unsigned c) {
+    RowSchedule probe = s;
+    int64_t chunk = (kv + c - 1) / c;
+    probe.itemsPerThread = static_cast<unsigned>((chunk + t - 1) / t);
+    return probe.itemsPerThread <= 8 && fitsInRegisters(k, probe, kCacheBudget / 2);
+  };
+  if (!o.cluster)
+    return;
+  if (*o.cluster != 1 && *o.cluster != 2 && *o.cluster != 4 && *o.cluster != 8)
+    badOverride("cluster must be 1, 2, 4 or 8 for a row reduction");
+  unsigned c = static_cast<unsigned>(*o.cluster);
+  if (c == 1)
+    return;
+  if (!clusters)
+    badOverride("cluster=" + std::to_string(c) + " needs an sm_90 target");
+  if (s.splits > 1)
+    badOverride("cluster=" + std::to_string(c) + ": these few rows are split over the grid "
+                "(splits=1 to take a block a row first)");
+  if (s.rowsPerBlock != 1 || k.symbolic)
+    badOverride("cluster=" + std::to_string(c) + " needs a block per row (tpr of 64 or more) "
+                "and rows of a fixed count");
+  if ((kv + (kv + c - 1) / c - 1) / ((kv + c - 1) / c) != c)
+    badOverride("cluster=" + std::to_string(c) + ": rows of " + std::to_string(kv) +
+                " vectors do not make " + std::to_string(c) + " chunks");
+  s.chunk = (kv + c - 1) / c;
+  s.splits = c;
+  s.cluster = c;
+  s.waits = true;
+  s.itemsPerThread = static_cast<unsigned>((s.chunk + t - 1) / t);
+  s.cached = chunkFits(c);
+  if (2 * int64_t(t) <= dev.maxThreadsPerSM)
+    s.minBlocksPerSM = 2; // (the registers of the cached chunk allow it)
+  s.grid = k.rows * s.splits;
+}
+
 /// The widest vector along the row for which the primary load and every
 /// element store are contiguous.
 unsigned rowVector(const LoweredKernel &k, int primary) {
@@ -283,7 +333,7 @@ unsigned smallRowsBlock(int64_t rows, unsigned t, const DeviceProperties &dev) {
 }
 
 Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                     const ScheduleOverrides &o, int primary) {
+                     const ScheduleOverrides &o, int primary, bool clusters) {
   RowSchedule s;
   s.vec = rowVector(k, primary);
   if (unsigned mid = s.vec == 1 ? midVectorWidth(k, primary) : 1; mid > 1) {
@@ -351,6 +401,7 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
     s.cached = false;
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
   splitLongRows(k, dev, o, s);
+  clusterLongRows(k, dev, o, clusters, s);
   if (o.cached)
     s.cached = *o.cached && (s.splits == 1 || s.waits);
   chooseAhead(k, o, s);
@@ -394,11 +445,11 @@ bool readsColumns(const LoweredKernel &k, const IndexExpr &off) {
 }
 
 Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                           const ScheduleOverrides &o) {
+                           const ScheduleOverrides &o, bool clusters) {
   int primary = primaryLoad(k);
   bool columns = primary >= 0 && readsColumns(k, k.values[primary].offset);
   if (!columns)
-    return rowSchedule(k, dev, o, primary);
+    return rowSchedule(k, dev, o, primary, clusters);
   vecOverride(k, o); // checked, though columns are read one element at a time
   ColumnSchedule s;
   int64_t groups = (k.rows + 31) / 32;

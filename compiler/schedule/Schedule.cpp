@@ -166,7 +166,8 @@ Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const ScheduleOverrides &overrides, const std::string &arch) {
   switch (k.kind) {
   case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
-  case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides);
+  case KernelKind::Reduction:
+    return detail::reductionSchedule(k, dev, overrides, hasWgmma(arch.empty() ? dev.arch() : arch));
   case KernelKind::Matmul:
     return detail::matmulSchedule(k, dev, overrides, hasWgmma(arch.empty() ? dev.arch() : arch));
   case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
@@ -208,8 +209,16 @@ std::string describeRow(const RowSchedule &s, GridText grid) {
                     : t < 32  ? llvm::formatv("{0} threads", t).str()
                     : t == 32 ? std::string("a warp")
                               : llvm::formatv("a block of {0}", t).str();
+  std::string held = s.cached ? llvm::formatv("{0} per thread held in registers", s.itemsPerThread).str()
+                              : std::string("read again in each pass");
   std::string how =
-      s.splits > 1 && s.waits
+      s.cluster > 1
+          ? llvm::formatv("split over a cluster of {0} blocks per row ({1} vectors each, {2}), "
+                          "meeting at the cluster's barrier after each pass to combine the "
+                          "partials",
+                          s.splits, s.chunk, held)
+                .str()
+      : s.splits > 1 && s.waits
           ? llvm::formatv("split over {0} blocks per row ({1} vectors each, {2}), meeting after "
                           "each pass to combine the partials",
                           s.splits, s.chunk,
@@ -412,7 +421,9 @@ int partialWords(const LoweredKernel &k) {
 } // namespace
 
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
-  return SplitWorkspace{k.rows, s.splits, partialWords(k), s.waits ? 2 * k.rows : k.rows};
+  // (a cluster's blocks meet at its barrier: no counters)
+  int64_t counters = s.cluster > 1 ? 0 : s.waits ? 2 * k.rows : k.rows;
+  return SplitWorkspace{k.rows, s.splits, partialWords(k), counters};
 }
 
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s) {

@@ -40,6 +40,10 @@ struct LaunchGeometry {
   unsigned block = 256; ///< threads per block
   int64_t grid = 1;     ///< blocks
   unsigned minBlocksPerSM = 0; ///< __launch_bounds__'s second argument; 0: none
+  /// Blocks per cluster (sm_90: __cluster_dims__(cluster, 1, 1), the grid a
+  /// multiple of it): blocks the hardware runs at once, on the SMs of one
+  /// GPC, which may wait for each other at a barrier; 1: no clusters.
+  unsigned cluster = 1;
 };
 
 struct PointwiseSchedule : LaunchGeometry {
@@ -88,6 +92,10 @@ struct RowSchedule : LaunchGeometry {
   /// order and goes on with its chunk: all of the grid must be resident at
   /// once, so the kernel asks for `minBlocksPerSM` in its launch bounds and
   /// the grid is at most that many blocks per SM.
+  /// With `cluster` (of LaunchGeometry) = splits, the row's blocks are a
+  /// cluster (sm_90) and meet at the cluster's barrier: no more of the grid
+  /// need be resident, so rows too long for one block's registers are split
+  /// over the SMs of a cluster and kept in registers there (`waits` too).
   unsigned splits = 1;
   int64_t chunk = 0;
   bool waits = false;
@@ -204,8 +212,7 @@ struct MatmulWgmmaSchedule : MatmulTile {
   /// most 128), so one's epilogue overlaps the other's multiplies; else
   /// both take each tile (cooperative), 64 rows each.
   bool pingpong = false;
-  /// Blocks per cluster, 1 or 2 (cooperative only): two share B's tile.
-  unsigned cluster = 1;
+  // (cluster, of LaunchGeometry: 1 or 2, cooperative only; two share B's tile)
   WgmmaOperand a, b;
   int64_t tiles = 1;       ///< tilesM x tilesN x batch
   /// What the grid walks: the tiles, or with clusters of two the

@@ -15,9 +15,11 @@ namespace minijit::detail {
 
 Schedule pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                            const ScheduleOverrides &o);
-/// Inner rows or outer columns, whichever the layout of the largest load asks for.
+/// Inner rows or outer columns, whichever the layout of the largest load asks
+/// for; `clusters`: the target has clusters of blocks (sm_90), over which
+/// long rows may be split.
 Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                           const ScheduleOverrides &o);
+                           const ScheduleOverrides &o, bool clusters);
 /// `wgmma`: the target has it (hasWgmma), so f16/bf16 take the Hopper
 /// template where TMA can read both operands.
 Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,

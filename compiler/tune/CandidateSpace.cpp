@@ -51,7 +51,8 @@ std::vector<int64_t> pow2Around(int64_t center, int64_t lo, int64_t hi) {
 /// warp, to eight times it), and for the rules' own a warp or less per row,
 /// rows per block; then, for each, the online sum turned the other way, loads ahead (which
 /// only a row read in a loop has: elsewhere the kernel is the same and
-/// dropped), a loop over the row instead of registers; a narrower vector.
+/// dropped), a loop over the row instead of registers; a narrower vector;
+/// for many rows of a block each, clusters of blocks a row.
 std::vector<std::string> rowCandidates(const LoweredKernel &body, const ScheduledKernel &def,
                                        const DeviceProperties &dev) {
   const RowSchedule &s = def.schedule.as<RowSchedule>();
@@ -88,6 +89,13 @@ std::vector<std::string> rowCandidates(const LoweredKernel &body, const Schedule
       out.push_back(joinKeys({b, key("ahead", ahead)}));
   if (s.vec > 1)
     out.push_back(key("vec", s.vec / 2));
+  // Many rows of a block each, or of a cluster each: the other cluster
+  // sizes (sm_90; elsewhere they are refused and dropped).
+  bool manyRows = s.splits == 1 && def.lowered.rows >= dev.smCount && s.threadsPerRow >= 64;
+  if (s.rowsPerBlock == 1 && (s.cluster > 1 || manyRows))
+    for (int64_t c : {1, 2, 4, 8})
+      if (c != int64_t(s.cluster))
+        out.push_back(key("cluster", c));
   return out;
 }
 
@@ -220,7 +228,8 @@ std::string exceedsLimits(const Schedule &s, const DeviceProperties &dev) {
   if (blocksPerSM(s, dev, 0) < 1)
     return "no block of it fits an SM (threads, registers or shared memory)";
   if (const RowSchedule *r = s.getIf<RowSchedule>();
-      r && r->waits && g.grid > int64_t(std::max(1u, g.minBlocksPerSM)) * dev.smCount)
+      r && r->waits && r->cluster == 1 &&
+      g.grid > int64_t(std::max(1u, g.minBlocksPerSM)) * dev.smCount)
     return llvm::formatv("its {0} blocks wait for each other but cannot all be resident", g.grid)
         .str();
   return "";

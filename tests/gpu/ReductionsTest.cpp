@@ -9,15 +9,18 @@ protected:
   /// Runs a graph whose one kernel splits its rows across blocks four times
   /// on one executable, twice under graph replay: the row counters must reset
   /// themselves for the next launch.
-  void expectSplitRunsRepeat(const Graph &g, bool waits) {
+  void expectSplitRunsRepeat(const Graph &g, bool waits, unsigned cluster = 1,
+                             const std::string &overrides = "") {
     if (!Gpu)
       return;
     CompileOptions opt;
     opt.device = gpu().properties();
+    opt.scheduleOverrides = overrides;
     CompiledGraph cg = compileGraph(g, opt);
     ASSERT_EQ(cg.program.kernels.size(), 1u) << cg.fusedText();
     EXPECT_GT(cg.program.kernels[0].workspaceBytes, 0) << cg.fusedText();
     EXPECT_EQ(cg.program.kernels[0].coResident, waits) << cg.fusedText();
+    EXPECT_EQ(cg.program.kernels[0].cluster, cluster) << cg.fusedText();
     EXPECT_EQ(cg.program.kernels[0].resources.spillStores, 0u) << cg.fusedText();
     std::vector<HostTensor> in = randomInputs(g, 12);
     std::vector<HostTensor> ref = evaluate(g, in);
@@ -263,6 +266,52 @@ TEST_F(Reductions, FewLongRowsOfSeveralPassesMeetAcrossBlocks) {
     expectMatches(g, 17, /*fusedOnly=*/true);
     expectSplitRunsRepeat(g, /*waits=*/true);
   }
+}
+
+TEST_F(Reductions, ManyLongRowsOverClusters) {
+  // Many long rows on sm_90, each split over a cluster of blocks that meet
+  // at the cluster's barrier (`cluster`, by hand or by the tuner): every
+  // size; rows of odd length that start mid-vector, chunks that end short, a
+  // row's chunk read again in each pass (cached=0); an output per row
+  // (stored by the row's first block) beside outputs per element, argmax
+  // positions, 16-bit types.
+  struct Case {
+    DType t;
+    Shape s;
+    const char *overrides;
+    unsigned cluster; ///< of the fused kernel
+  };
+  for (const Case &c : {Case{DType::F32, {264, 32768}, "cluster=2", 2},
+                        Case{DType::F32, {150, 50257}, "cluster=4", 4},
+                        Case{DType::BF16, {140, 50257}, "cluster=4", 4},
+                        Case{DType::F32, {133, 65537}, "cluster=8", 8},
+                        Case{DType::F16, {200, 12289}, "cluster=2", 2},
+                        Case{DType::F32, {300, 40000}, "cluster=4,cached=0", 4}}) {
+    Graph g("cluster_rows");
+    Tensor x = g.input("x", c.t, c.s);
+    Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
+    Tensor m = max(xf, {1}, true);
+    g.output(log(sum(exp(xf - m), {1})) + m.reshape({c.s[0]}), "lse");
+    g.output(softmax(xf, 1).cast(c.t), "p");
+    g.output(argmax(x, 1), "at");
+    SCOPED_TRACE(std::string(dtypeName(c.t)) + c.s.str() + " " + c.overrides);
+    CompileOptions look;
+    look.compileKernels = false;
+    look.scheduleOverrides = c.overrides;
+    CompiledGraph cg = compileGraph(g, look);
+    unsigned most = 1;
+    for (const ProgramKernel &k : cg.program.kernels)
+      most = std::max(most, k.cluster);
+    EXPECT_EQ(most, c.cluster) << cg.fusedText();
+    expectMatchesUnder(g, c.overrides, static_cast<uint64_t>(c.s[1]), Gpu);
+  }
+  // Runs repeated on one executable, and under graph replay: nothing of a
+  // launch is left for the next (the workspace holds no counters).
+  Graph g("cluster_softmax");
+  g.output(softmax(g.input("x", DType::F32, {300, 32768}), 1), "y");
+  expectSplitRunsRepeat(g, /*waits=*/false, /*cluster=*/2, "cluster=2");
+  if (!Gpu)
+    GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
 }
 
 TEST_F(Reductions, LoopedRowsLoadingVectorsAhead) {

@@ -337,6 +337,48 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
   EXPECT_FALSE(contains(one.detail->kernels[0].cuda, "mj_row_barrier(")) << one.detail->kernels[0].cuda;
 }
 
+/// `cluster` (sm_90, by hand or by the tuner; no rule takes it): each row
+/// over a cluster of blocks that hold their chunks in registers where 8
+/// vectors a thread take them, and meet at the cluster's barrier (no
+/// counters in the workspace, none of the grid need be resident at once).
+/// Refused where it cannot be: sm_80, not a cluster size, rows sharing
+/// blocks, few rows split over the grid.
+TEST(Schedule, RowsOverAClusterOfBlocksByHand) {
+  EXPECT_EQ(lower(softmax(1024, 32768)).detail->kernels[0].schedule.as<RowSchedule>().cluster, 1u);
+  CompiledGraph c = lower(softmax(1024, 32768), true, "cluster=2");
+  const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(s.cluster, 2u);
+  EXPECT_EQ(s.splits, 2u);
+  EXPECT_TRUE(s.waits);
+  EXPECT_TRUE(s.cached);
+  EXPECT_EQ(s.itemsPerThread, 8u);
+  EXPECT_EQ(s.grid, 2048);
+  EXPECT_EQ(c.program.kernels[0].cluster, 2u);
+  EXPECT_FALSE(c.program.kernels[0].persistent); // the grid is launched whole
+  EXPECT_FALSE(c.program.kernels[0].coResident);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, 1024 * 2 * 2 * 4); // partials only
+  const std::string &cuda = c.detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(cuda, "__cluster_dims__(2, 1, 1) __launch_bounds__(512, 2)")) << cuda;
+  EXPECT_TRUE(contains(cuda, "mj_cluster_sync(); // all 2 blocks of the row")) << cuda;
+  EXPECT_FALSE(contains(cuda, "mj_row_barrier(")) << cuda;
+  EXPECT_FALSE(contains(cuda, "mj_row_leave(")) << cuda;
+  EXPECT_TRUE(contains(c.cudaText(), "void mj_cluster_sync()")) << "the whole program's text";
+  // rows of 50257 bf16 (mid-vector rows of 6283 vectors of 8) over four
+  const RowSchedule &b = lower(softmax(2048, 50257, DType::BF16), true, "cluster=4")
+                             .detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(b.splits, 4u);
+  EXPECT_TRUE(b.cached);
+  EXPECT_LE(b.itemsPerThread, 8u);
+  CompileOptions ampere;
+  ampere.compileKernels = false;
+  ampere.arch = "sm_80";
+  ampere.scheduleOverrides = "cluster=2";
+  EXPECT_THROW(compileGraph(softmax(1024, 32768), ampere), CompileError);
+  EXPECT_THROW(lower(softmax(1024, 32768), true, "cluster=3"), CompileError);
+  EXPECT_THROW(lower(softmax(4096, 128), true, "cluster=2"), CompileError);
+  EXPECT_THROW(lower(softmax(5, 1 << 22), true, "cluster=2"), CompileError);
+}
+
 /// Softmax over rows of `cols`, then the argmax of the probabilities (a
 /// greedy decoding step), in `t`.
 Graph greedyDecode(int64_t rows, int64_t cols, DType t = DType::F32) {

@@ -91,12 +91,27 @@ TEST_F(Matmul, EveryTileConfiguration) {
 
 /// f32 operands A [m, k] (stored [k, m] when aT) and B [k, n] (stored [n, k]
 /// when bT): one layout pair.
-std::pair<Tensor, Tensor> layoutPair(Graph &g, bool aT, bool bT, int64_t m, int64_t n, int64_t k) {
-  Tensor a = aT ? g.input("a", DType::F32, {k, m}).permute({1, 0})
-                : g.input("a", DType::F32, {m, k});
-  Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
-                : g.input("b", DType::F32, {k, n});
+std::pair<Tensor, Tensor> layoutPair(Graph &g, bool aT, bool bT, int64_t m, int64_t n, int64_t k,
+                                     int64_t batch = 1) {
+  auto input = [&](const char *name, int64_t rows, int64_t cols) {
+    return batch > 1 ? g.input(name, DType::F32, {batch, rows, cols})
+                     : g.input(name, DType::F32, {rows, cols});
+  };
+  auto swap = [&](Tensor t) { return batch > 1 ? t.permute({0, 2, 1}) : t.permute({1, 0}); };
+  Tensor a = aT ? swap(input("a", k, m)) : input("a", m, k);
+  Tensor b = bT ? swap(input("b", n, k)) : input("b", k, n);
   return {a, b};
+}
+
+/// gelu(x @ W.T + bias), W as nn.Linear stores it, [out, in], in f32.
+Graph linearGeluF32(const char *name, int64_t rows, int64_t out, int64_t in) {
+  Graph g(name);
+  Tensor x = g.input("x", DType::F32, {rows, in});
+  Tensor w = g.input("w", DType::F32, {out, in});
+  Tensor bias = g.input("bias", DType::F32, {out});
+  Tensor h = matmul(x, w.permute({1, 0})) + bias;
+  g.output(0.5 * h * (1.0 + erf(h * 0.7071067811865476)), "y");
+  return g;
 }
 
 /// The CUDA cores' pipelined loop (frag=2) on every layout pair, with tiles
@@ -192,15 +207,7 @@ TEST_F(Matmul, Tf32OnTensorCores) {
                  "x" + std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T " : " B ") +
                  c.overrides);
     Graph g("tf32");
-    auto input = [&](const char *name, int64_t rows, int64_t cols) {
-      return c.batch > 1 ? g.input(name, DType::F32, {c.batch, rows, cols})
-                         : g.input(name, DType::F32, {rows, cols});
-    };
-    auto swap = [&](Tensor t) {
-      return c.batch > 1 ? t.permute({0, 2, 1}) : t.permute({1, 0});
-    };
-    Tensor a = c.aT ? swap(input("a", c.k, c.m)) : input("a", c.m, c.k);
-    Tensor b = c.bT ? swap(input("b", c.n, c.k)) : input("b", c.k, c.n);
+    auto [a, b] = layoutPair(g, c.aT, c.bT, c.m, c.n, c.k, c.batch);
     g.output(matmul(a, b), "c");
     CompileOptions look = opt;
     look.compileKernels = false;
@@ -221,12 +228,7 @@ TEST_F(Matmul, Tf32OnTensorCores) {
   }
   // The epilogue in the accumulators' registers, one kernel; f32 without
   // the flag stays on the CUDA cores.
-  Graph g("tf32_linear_gelu");
-  Tensor x = g.input("x", DType::F32, {333, 264});
-  Tensor w = g.input("w", DType::F32, {200, 264});
-  Tensor bias = g.input("bias", DType::F32, {200});
-  Tensor h = matmul(x, w.permute({1, 0})) + bias;
-  g.output(0.5 * h * (1.0 + erf(h * 0.7071067811865476)), "y");
+  Graph g = linearGeluF32("tf32_linear_gelu", 333, 200, 264);
   CompileOptions look = opt;
   look.compileKernels = false;
   CompiledGraph cg = compileGraph(g, look);
@@ -262,15 +264,7 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
     SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
                  "x" + std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T" : " B"));
     Graph g("tf32x3");
-    auto input = [&](const char *name, int64_t rows, int64_t cols) {
-      return c.batch > 1 ? g.input(name, DType::F32, {c.batch, rows, cols})
-                         : g.input(name, DType::F32, {rows, cols});
-    };
-    auto swap = [&](Tensor t) {
-      return c.batch > 1 ? t.permute({0, 2, 1}) : t.permute({1, 0});
-    };
-    Tensor a = c.aT ? swap(input("a", c.k, c.m)) : input("a", c.m, c.k);
-    Tensor b = c.bT ? swap(input("b", c.n, c.k)) : input("b", c.k, c.n);
+    auto [a, b] = layoutPair(g, c.aT, c.bT, c.m, c.n, c.k, c.batch);
     g.output(matmul(a, b), "c");
     CompileOptions look = opt;
     look.compileKernels = false;
@@ -298,12 +292,7 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
   }
   // The epilogue in the accumulators' registers; a product of 128 rows (the
   // copies would cost more than the split saves) stays on the CUDA cores.
-  Graph g("tf32x3_linear_gelu");
-  Tensor x = g.input("x", DType::F32, {1000, 520});
-  Tensor w = g.input("w", DType::F32, {900, 520});
-  Tensor bias = g.input("bias", DType::F32, {900});
-  Tensor h = matmul(x, w.permute({1, 0})) + bias;
-  g.output(0.5 * h * (1.0 + erf(h * 0.7071067811865476)), "y");
+  Graph g = linearGeluF32("tf32x3_linear_gelu", 1000, 900, 520);
   CompileOptions look = opt;
   look.compileKernels = false;
   CompiledGraph cg = compileGraph(g, look);

@@ -61,6 +61,22 @@ void expectMatchesUnder(const Graph &g, const std::string &overrides, uint64_t s
   }
 }
 
+/// What a model reads off the rows of x: a logsumexp (an output per row),
+/// the softmax (per element, in x's dtype), the argmax, and with
+/// `sumOfSquares` the sums of squares.
+Graph rowStatistics(const char *name, DType t, const Shape &s, bool sumOfSquares) {
+  Graph g(name);
+  Tensor x = g.input("x", t, s);
+  Tensor xf = t == DType::F32 ? x : x.cast(DType::F32);
+  Tensor m = max(xf, {1}, true);
+  g.output(log(sum(exp(xf - m), {1})) + m.reshape({s[0]}), "lse");
+  g.output(softmax(xf, 1).cast(t), "p");
+  g.output(argmax(x, 1), "at");
+  if (sumOfSquares)
+    g.output(sum(xf * xf, {1}), "ss");
+  return g;
+}
+
 const std::vector<std::vector<int64_t>> kAxisSets = {{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
 
 TEST_F(Reductions, EveryAxisCombinationOfA3DTensor) {
@@ -287,13 +303,7 @@ TEST_F(Reductions, ManyLongRowsOverClusters) {
                         Case{DType::F32, {133, 65537}, "cluster=8", 8},
                         Case{DType::F16, {200, 12289}, "cluster=2", 2},
                         Case{DType::F32, {300, 40000}, "cluster=4,cached=0", 4}}) {
-    Graph g("cluster_rows");
-    Tensor x = g.input("x", c.t, c.s);
-    Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
-    Tensor m = max(xf, {1}, true);
-    g.output(log(sum(exp(xf - m), {1})) + m.reshape({c.s[0]}), "lse");
-    g.output(softmax(xf, 1).cast(c.t), "p");
-    g.output(argmax(x, 1), "at");
+    Graph g = rowStatistics("cluster_rows", c.t, c.s, false);
     SCOPED_TRACE(std::string(dtypeName(c.t)) + c.s.str() + " " + c.overrides);
     CompileOptions look;
     look.compileKernels = false;
@@ -327,14 +337,7 @@ TEST_F(Reductions, LoopedRowsLoadingVectorsAhead) {
   };
   for (const Case &c : {Case{DType::F32, {67, 50257}}, Case{DType::BF16, {33, 32000}},
                         Case{DType::F16, {5, 1000003}}, Case{DType::F32, {129, 1023}}}) {
-    Graph g("ahead");
-    Tensor x = g.input("x", c.t, c.s);
-    Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
-    Tensor m = max(xf, {1}, true);
-    g.output(log(sum(exp(xf - m), {1})) + m.reshape({c.s[0]}), "lse");
-    g.output(softmax(xf, 1).cast(c.t), "p");
-    g.output(argmax(x, 1), "at");
-    g.output(sum(xf * xf, {1}), "ss");
+    Graph g = rowStatistics("ahead", c.t, c.s, true);
     SCOPED_TRACE(std::string(dtypeName(c.t)) + c.s.str());
     for (const char *o : {"", "ahead=3,cached=0", "ahead=8,online=1,cached=0"})
       expectMatchesUnder(g, o, static_cast<uint64_t>(c.s[1]), Gpu);

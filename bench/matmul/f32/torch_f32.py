@@ -8,26 +8,14 @@ acc_*.mj products, measured as `minijit run --check` measures minijit's: the lar
 
   python3 bench/matmul/f32/torch_f32.py
 """
-import statistics
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-
-def median_us(fn, runs=50):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from torch_matmul import median_us  # noqa: E402 (bench/matmul/torch_matmul.py: the same method)
 
 
 def uniform(*shape):

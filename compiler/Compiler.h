@@ -52,8 +52,8 @@ struct CompileOptions {
   /// "f32 products as three TF32 products"): errors of 2-6e-6 of the terms'
   /// size, about ten times f32's on the CUDA cores and a tenth of TF32's, at
   /// 1.3-2.7 times the CUDA cores' speed where the operands' copies pay
-  /// (tf32x3Pays in compiler/simplify/MatmulRewrites.h: the smaller side past
-  /// about 500); smaller products stay on the CUDA cores. Off by default
+  /// (tf32x3Pays in compiler/simplify/MatmulRewrites.h: mn / (m + n) > 256,
+  /// a square product past 512); smaller products stay on the CUDA cores. Off by default
   /// (f32 exactly, PyTorch's default "highest"); allowTf32 takes precedence.
   bool tf32x3 = false;
   /// Schedules are sized for this device; without a GPU, an H200.

@@ -357,7 +357,7 @@ private:
     D->plan = std::move(f.plan);
     for (LoweredKernel &lk : f.kernels) {
       if (lk.matmul && lk.matmul->dtype == DType::F32)
-        lk.matmul->tf32 = Opt.allowTf32 || splitIntoTf32x3(C.graph.node(lk.matmul->node).name);
+        lk.matmul->tf32 = Opt.allowTf32 || splitIntoTf32x3(lk.matmul->node);
       CompiledKernel ck;
       ck.group = D->plan.kernels[lk.index];
       ck.body = std::move(lk);
@@ -365,10 +365,19 @@ private:
     }
   }
 
-  /// Whether the product named `name` was split into three TF32 products.
-  bool splitIntoTf32x3(const std::string &name) const {
+  /// Whether matmul `mm` of C.graph multiplies the parts of a split into
+  /// three TF32 products: its operands are the parts' nodes of one product
+  /// (tf32x3PartsNames), which a later fresh name cannot take, as it could
+  /// the product's own.
+  bool splitIntoTf32x3(ValueId mm) const {
+    const Node &n = C.graph.node(mm);
+    if (n.op != OpKind::Matmul)
+      return false;
+    const std::string &a = C.graph.node(n.operands[0]).name;
+    const std::string &b = C.graph.node(n.operands[1]).name;
     return llvm::any_of(C.rewrites, [&](const MatmulRewrite &r) {
-      return r.kind == MatmulRewriteKind::Tf32x3 && r.value == name;
+      return r.kind == MatmulRewriteKind::Tf32x3 &&
+             std::make_pair(a, b) == tf32x3PartsNames(r.detail);
     });
   }
 
@@ -399,7 +408,7 @@ private:
       }
       ck.name = kernelName(ck.lowered, ck.schedule);
       if (ck.schedule.kind() == ScheduleKind::MatmulWgmma && ck.lowered.matmul->dtype == DType::F32) {
-        if (splitIntoTf32x3(C.graph.node(ck.lowered.matmul->node).name))
+        if (splitIntoTf32x3(ck.lowered.matmul->node))
           C.tf32x3Matmuls = true;
         else
           C.tf32Matmuls = true;

@@ -138,7 +138,7 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
   s.grid = k.rows * s.splits;
 }
 
-/// `cluster` (sm_90, a block per row): each row split over a cluster of 2,
+/// `rowcluster` (sm_90, a block per row): each row split over a cluster of 2,
 /// 4 or 8 blocks, which hold their chunks in registers where 8 vectors and
 /// 32 elements a thread take them (two blocks of 512 an SM), and meet at the
 /// cluster's barrier after each pass, their partials passed through global
@@ -159,23 +159,23 @@ void clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
     probe.itemsPerThread = static_cast<unsigned>((chunk + t - 1) / t);
     return probe.itemsPerThread <= 8 && fitsInRegisters(k, probe, kCacheBudget / 2);
   };
-  if (!o.cluster)
+  if (!o.rowcluster)
     return;
-  if (*o.cluster != 1 && *o.cluster != 2 && *o.cluster != 4 && *o.cluster != 8)
-    badOverride("cluster must be 1, 2, 4 or 8 for a row reduction");
-  unsigned c = static_cast<unsigned>(*o.cluster);
+  if (*o.rowcluster != 1 && *o.rowcluster != 2 && *o.rowcluster != 4 && *o.rowcluster != 8)
+    badOverride("rowcluster must be 1, 2, 4 or 8");
+  unsigned c = static_cast<unsigned>(*o.rowcluster);
   if (c == 1)
     return;
   if (!clusters)
-    badOverride("cluster=" + std::to_string(c) + " needs an sm_90 target");
+    badOverride("rowcluster=" + std::to_string(c) + " needs an sm_90 target");
   if (s.splits > 1)
-    badOverride("cluster=" + std::to_string(c) + ": these few rows are split over the grid "
+    badOverride("rowcluster=" + std::to_string(c) + ": these few rows are split over the grid "
                 "(splits=1 to take a block a row first)");
   if (s.rowsPerBlock != 1 || k.symbolic)
-    badOverride("cluster=" + std::to_string(c) + " needs a block per row (tpr of 64 or more) "
+    badOverride("rowcluster=" + std::to_string(c) + " needs a block per row (tpr of 64 or more) "
                 "and rows of a fixed count");
   if ((kv + (kv + c - 1) / c - 1) / ((kv + c - 1) / c) != c)
-    badOverride("cluster=" + std::to_string(c) + ": rows of " + std::to_string(kv) +
+    badOverride("rowcluster=" + std::to_string(c) + ": rows of " + std::to_string(kv) +
                 " vectors do not make " + std::to_string(c) + " chunks");
   s.chunk = (kv + c - 1) / c;
   s.splits = c;
@@ -183,8 +183,8 @@ void clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
   s.waits = true;
   s.itemsPerThread = static_cast<unsigned>((s.chunk + t - 1) / t);
   s.cached = chunkFits(c);
-  if (2 * int64_t(t) <= dev.maxThreadsPerSM)
-    s.minBlocksPerSM = 2; // (the registers of the cached chunk allow it)
+  if (t <= 512 && 2 * int64_t(t) <= dev.maxThreadsPerSM)
+    s.minBlocksPerSM = 2; // 64 registers a thread: the cached chunk's budget
   s.grid = k.rows * s.splits;
 }
 

@@ -43,10 +43,12 @@ struct ScheduleOverrides {
   std::optional<int64_t> pingpong;
   /// the Hopper matmul, cooperative: 2 pairs the blocks in clusters of two
   /// that take neighbouring tiles along m and share B's tile, each loading
-  /// half of it for both (TMA multicast); 1 (the default) no clusters.
-  /// A row reduction with a block per row (sm_90): 2, 4 or 8 splits each row
-  /// over a cluster of that many blocks, which meet at its barrier
+  /// half of it for both (TMA multicast); 1 (the default) no clusters
   std::optional<int64_t> cluster;
+  /// an inner-row reduction with a block per row (sm_90): 2, 4 or 8 splits
+  /// each row over a cluster of that many blocks, which meet at its
+  /// barrier; 1 (the default) a block a row
+  std::optional<int64_t> rowcluster;
   /// f32 matmul on the CUDA cores: 0 reads operands whose rows are not whole
   /// float4s element by element (no padded copies, MatmulRewrites.h)
   std::optional<int64_t> pad;

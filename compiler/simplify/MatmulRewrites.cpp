@@ -38,7 +38,8 @@ std::string MatmulRewrite::text() const {
     return "%" + value + ": f32 operands copied k-major in rows of whole 16-byte units (" +
            detail + "), as TF32's wgmma reads them";
   case MatmulRewriteKind::Tf32x3:
-    return "%" + value + ": an f32 product as three TF32 products on the tensor cores (" + detail +
+    return "%" + value + ": an f32 product as three TF32 products on the tensor cores (" +
+           detail.substr(detail.find(' ') + 1) +
            "; each operand x = hi + lo, hi = round_tf32(x), lo = round_tf32(x - hi): "
            "A@B = Ahi@Bhi + Ahi@Blo + Alo@Bhi, one product of the parts side by side along k)";
   }
@@ -52,15 +53,21 @@ int64_t sliceDepth(int64_t k, int64_t slices) { return ((k + slices - 1) / slice
 
 } // namespace
 
+std::pair<std::string, std::string> tf32x3PartsNames(const std::string &detail) {
+  std::string prefix = detail.substr(0, detail.find(' '));
+  return {prefix + ".a.parts", prefix + ".b.parts_t"};
+}
+
 bool tf32x3Pays(int64_t m, int64_t n, int64_t k) {
   // Times per batch on the H200 (docs/PERFORMANCE.md): the CUDA cores'
   // 2mnk at about 44 TFLOP/s; split, the copies (each operand read once,
   // its three parts written, then read by the product: 28 bytes an element
   // of A and B at about 4 TB/s) and 3 * 2mnk at about 360 TFLOP/s of TF32.
   // The split saves time where 2mnk (1/44 - 3/360) > 7 (m + n) k / 1000,
-  // that is where mn / (m + n) > 243: the smaller side past about 490 rows
-  // (4096^2: 2048; an nn.Linear of 1024 rows and 8192 columns: 910; 128
-  // rows through any layer: less than 128).
+  // that is where mn / (m + n) > 243, rounded to 256: a square product past
+  // 512, a wide one whose smaller side is past 256 (4096^2: 2048; an
+  // nn.Linear of 1024 rows and 8192 columns: 910; 128 rows through any
+  // layer: less than 128).
   if (m * n * k < (int64_t(1) << 24))
     return false;
   return double(m) * double(n) / double(m + n) > 256.0;
@@ -588,21 +595,32 @@ private:
       return std::nullopt;
     OperandRows ra = operandRows(a), rb = operandRows(b);
     // (the parts of a broadcast operand would be copied out in full)
-    if (out(ra.src).op == OpKind::Broadcast || out(rb.src).op == OpKind::Broadcast)
+    if (viewOfBroadcast(ra.src) || viewOfBroadcast(rb.src))
       return std::nullopt;
     int64_t Kp = (K + 3) / 4 * 4;
     NodeSpec s = specOf(n);
     s.operands = {tf32Parts(ra, true, K, n.name + ".a"), tf32Parts(rb, false, K, n.name + ".b")};
-    std::string what = "k " + std::to_string(K) + " as 3 x " + std::to_string(Kp);
+    // (the detail starts with the parts' prefix: tf32x3PartsNames)
+    std::string what = n.name + " k " + std::to_string(K) + " as 3 x " + std::to_string(Kp);
     if (Kp != K)
       what += ", each part padded with zeros";
-    Applied.push_back({MatmulRewriteKind::Tf32x3, n.name, what});
-    return add(s);
+    ValueId product = add(s);
+    Applied.push_back({MatmulRewriteKind::Tf32x3, out(product).name, what});
+    return product;
+  }
+
+  /// Whether `v` is a broadcast, or a view (a reshape, permute, slice) of one.
+  bool viewOfBroadcast(ValueId v) const {
+    for (const Node *n = &out(v); n->cls() == OpClass::View; n = &out(n->operands[0]))
+      if (n->op == OpKind::Broadcast)
+        return true;
+    return false;
   }
 
   /// One operand's parts side by side along k, k-major: [.., rows, 3 Kp] in
   /// memory, each part padded with zeros to Kp (a multiple of 4); A holds
-  /// [hi, hi, lo], B (a transposed view of it, [.., 3 Kp, N]) [hi, lo, hi].
+  /// [hi, hi, lo], B (a transposed view of it, [.., 3 Kp, N]) [hi, lo, hi]
+  /// (the hi that meets the other's lo is 0 where x is not finite).
   /// Written as [.., rows, 3, Kp], the part chosen by its index, so each
   /// element reads the operand once (a concat would read every part).
   ValueId tf32Parts(const OperandRows &r, bool isA, int64_t K, const std::string &name) {
@@ -643,21 +661,50 @@ private:
       u.operands = {y};
       return named(u, what);
     };
-    ValueId hi = roundTf32(x, "hi");
-    ValueId lo = roundTf32(binary(OpKind::Sub, x, hi, name + ".rest"), "lo");
+    // hi, except where rounding overflows a finite x (within 2^-11 of the
+    // largest f32): there x itself (TF32 reads it cut); lo = round_tf32(x -
+    // hi), and 0 where x == hi, so that an infinite x gives hi = x, lo = 0
+    // (its products infinite, as the product as written), not inf - inf.
+    // Finite: v - v == 0 (false for inf and NaN).
+    auto finite = [&](ValueId v, const char *what) {
+      return binary(OpKind::Eq, binary(OpKind::Sub, v, v, name + "." + what + "_d"),
+                    Out.constant(0, DType::F32), name + "." + what);
+    };
+    auto select = [&](ValueId c, ValueId a, ValueId b, const char *what) {
+      NodeSpec w;
+      w.op = OpKind::Where;
+      w.operands = {c, a, b};
+      return named(w, what);
+    };
+    ValueId rounded = roundTf32(x, "rounded");
+    NodeSpec overflow;
+    overflow.op = OpKind::Not;
+    overflow.operands = {finite(rounded, "rounded_finite")};
+    ValueId xFinite = finite(x, "x_finite");
+    ValueId overflowed =
+        binary(OpKind::And, named(overflow, "rounded_not_finite"), xFinite, name + ".overflow");
+    ValueId hi = select(overflowed, x, rounded, "hi");
+    ValueId rest = select(binary(OpKind::Eq, x, hi, name + ".exact"), Out.constant(0, DType::F32),
+                          binary(OpKind::Sub, x, hi, name + ".rest_d"), "rest");
+    ValueId lo = roundTf32(rest, "lo");
+    // The hi that meets the other operand's lo: 0 where x is not finite, so
+    // that an infinite x times a lo of the other sign (or of 0) does not
+    // make inf - inf (or inf * 0) of a product that is infinite as written.
+    ValueId hiCross = select(xFinite, hi, Out.constant(0, DType::F32), "hi_cross");
     NodeSpec part;
     part.op = OpKind::Iota;
     part.shape = Shape{3, 1};
     part.axis = 0;
     part.dtype = DType::I32;
-    ValueId isLo = binary(OpKind::Eq, named(part, "part"), Out.constant(isA ? 2 : 1, DType::I32),
-                          name + ".is_lo");
-    NodeSpec pick;
-    pick.op = OpKind::Where;
-    pick.operands = {isLo, lo, hi};
+    ValueId index = named(part, "part");
+    // A: [hi, hi_cross, lo]; B: [hi, lo, hi_cross]
+    ValueId isLo = binary(OpKind::Eq, index, Out.constant(isA ? 2 : 1, DType::I32), name + ".is_lo");
+    ValueId isCross =
+        binary(OpKind::Eq, index, Out.constant(isA ? 1 : 2, DType::I32), name + ".is_cross");
+    ValueId pick = select(isLo, lo, select(isCross, hiCross, hi, "hi_or_cross"), "parts3");
     d[rank - 1] = 3 * Kp;
     d.pop_back();
-    ValueId parts = reshape(named(pick, "parts3"), Shape(llvm::ArrayRef<int64_t>(d)),
+    ValueId parts = reshape(pick, Shape(llvm::ArrayRef<int64_t>(d)),
                             name + ".parts"); // [.., rows, 3 Kp]
     return isA ? parts : swapLast2(parts, name + ".parts_t");
   }

@@ -30,6 +30,7 @@
 #include "ir/Graph.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace minijit {
@@ -47,11 +48,18 @@ enum class MatmulRewriteKind {
   Tf32x3,        ///< an f32 product as three TF32 products of its operands' parts
 };
 
+/// The names of the operands of a product split into three TF32 products
+/// (MatmulRewriteKind::Tf32x3) whose record's detail is `detail`: the parts'
+/// nodes are named after the product as it was named then.
+std::pair<std::string, std::string> tf32x3PartsNames(const std::string &detail);
+
 /// One rewrite applied, for --emit=fused.
 struct MatmulRewrite {
   MatmulRewriteKind kind;
   std::string value; ///< the IR name of the value rewritten
-  std::string detail; ///< MonotoneArg: what the argmax read and reads now; SplitK: the slices
+  /// MonotoneArg: what the argmax read and reads now; SplitK: the slices;
+  /// Tf32x3: the prefix of its parts' names, then the split
+  std::string detail;
   std::string text() const;
 };
 
@@ -80,8 +88,9 @@ int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots);
 
 /// Whether an f32 product of [m, k] @ [k, n] (per batch) runs faster as
 /// three TF32 products (`tf32x3` of rewriteMatmuls) than on the CUDA cores,
-/// its operands' copies counted: where mn / (m + n) > 256 and the product
-/// has 2^24 multiply-adds or more.
+/// its operands' copies counted: where mn / (m + n) > 256 (a square product
+/// past 512, a wide one whose smaller side is past 256) and the product has
+/// 2^24 multiply-adds or more.
 bool tf32x3Pays(int64_t m, int64_t n, int64_t k);
 
 /// Applies the rewrites to `g` (the reassociating ones only with

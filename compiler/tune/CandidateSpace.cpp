@@ -95,7 +95,7 @@ std::vector<std::string> rowCandidates(const LoweredKernel &body, const Schedule
   if (s.rowsPerBlock == 1 && (s.cluster > 1 || manyRows))
     for (int64_t c : {1, 2, 4, 8})
       if (c != int64_t(s.cluster))
-        out.push_back(key("cluster", c));
+        out.push_back(key("rowcluster", c));
   return out;
 }
 

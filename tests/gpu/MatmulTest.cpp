@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -271,7 +272,8 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
     CompiledGraph cg = compileGraph(g, look);
     std::string fused = cg.fusedText();
     EXPECT_NE(fused.find("three TF32 products"), std::string::npos) << fused;
-    EXPECT_NE(fused.find("TF32"), std::string::npos) << fused;
+    EXPECT_NE(fused.find("matmul on tensor cores (wgmma"), std::string::npos) << fused;
+    EXPECT_TRUE(cg.tf32x3Matmuls) << fused; // the product's kernel was found and split
     if (!Gpu) {
       expectMatchesWith(g, opt); // compiles through NVRTC, marks the test skipped
       continue;
@@ -297,8 +299,24 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
   look.compileKernels = false;
   CompiledGraph cg = compileGraph(g, look);
   EXPECT_EQ(cg.numKernels(), 3u) << cg.fusedText(); // two copies of parts, the product
-  EXPECT_NE(cg.fusedText().find("TF32"), std::string::npos) << cg.fusedText();
+  EXPECT_TRUE(cg.tf32x3Matmuls) << cg.fusedText();
   expectMatchesWith(g, opt, 5);
+  // Infinities and NaN where the product as written has them (an infinite
+  // x's lo and cross hi are 0), on the GPU.
+  if (Gpu) {
+    Graph s("tf32x3_specials");
+    auto [sa, sb] = layoutPair(s, false, true, 600, 700, 136);
+    s.output(matmul(sa, sb), "c");
+    std::vector<HostTensor> in = randomInputs(s, 9);
+    const double inf = std::numeric_limits<double>::infinity();
+    in[0].set(0 * 136 + 5, inf);
+    in[0].set(1 * 136 + 9, -inf);
+    in[0].set(2 * 136 + 3, std::nan(""));
+    in[1].set(4 * 136 + 11, inf);
+    CheckedRun r = runAndCheck(s, gpu(), opt, 9, &in);
+    EXPECT_TRUE(r.compiled.tf32x3Matmuls);
+    EXPECT_TRUE(r.compare[0].ok) << r.compare[0].summary;
+  }
   Graph narrow("tf32x3_narrow");
   Tensor xn = narrow.input("x", DType::F32, {128, 4096});
   Tensor wn = narrow.input("w", DType::F32, {4096, 4096});

@@ -297,12 +297,12 @@ TEST_F(Reductions, ManyLongRowsOverClusters) {
     const char *overrides;
     unsigned cluster; ///< of the fused kernel
   };
-  for (const Case &c : {Case{DType::F32, {264, 32768}, "cluster=2", 2},
-                        Case{DType::F32, {150, 50257}, "cluster=4", 4},
-                        Case{DType::BF16, {140, 50257}, "cluster=4", 4},
-                        Case{DType::F32, {133, 65537}, "cluster=8", 8},
-                        Case{DType::F16, {200, 12289}, "cluster=2", 2},
-                        Case{DType::F32, {300, 40000}, "cluster=4,cached=0", 4}}) {
+  for (const Case &c : {Case{DType::F32, {264, 32768}, "rowcluster=2", 2},
+                        Case{DType::F32, {150, 50257}, "rowcluster=4", 4},
+                        Case{DType::BF16, {140, 50257}, "rowcluster=4", 4},
+                        Case{DType::F32, {133, 65537}, "rowcluster=8", 8},
+                        Case{DType::F16, {200, 12289}, "rowcluster=2", 2},
+                        Case{DType::F32, {300, 40000}, "rowcluster=4,cached=0", 4}}) {
     Graph g = rowStatistics("cluster_rows", c.t, c.s, false);
     SCOPED_TRACE(std::string(dtypeName(c.t)) + c.s.str() + " " + c.overrides);
     CompileOptions look;
@@ -319,7 +319,7 @@ TEST_F(Reductions, ManyLongRowsOverClusters) {
   // launch is left for the next (the workspace holds no counters).
   Graph g("cluster_softmax");
   g.output(softmax(g.input("x", DType::F32, {300, 32768}), 1), "y");
-  expectSplitRunsRepeat(g, /*waits=*/false, /*cluster=*/2, "cluster=2");
+  expectSplitRunsRepeat(g, /*waits=*/false, /*cluster=*/2, "rowcluster=2");
   if (!Gpu)
     GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
 }

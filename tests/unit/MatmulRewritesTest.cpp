@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace minijit;
 
@@ -466,6 +467,37 @@ TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
     EXPECT_LE(worst, 3 * 0x1p-22 + 0x1p-23) << "the parts' product is off by " << worst;
     EXPECT_GT(worst, 0.0); // (the parts are not the operands)
   }
+  // Infinities and NaN come out where the product as written has them: an
+  // infinite x's lo is 0 and the hi that meets the other's lo is 0, so no
+  // inf - inf or inf * 0 appears that the product does not have; the
+  // largest f32s, whose TF32 rounding overflows, stay finite.
+  Graph g("tf32x3_specials");
+  Tensor a = g.input("a", DType::F32, {600, 77});
+  Tensor b = g.input("b", DType::F32, {700, 77});
+  g.output(matmul(a, transpose(b)), "c");
+  MatmulRewriteResult r = rewriteMatmuls(g, true, true, false, {}, /*tf32x3=*/true);
+  ASSERT_EQ(r.applied.size(), 1u);
+  std::vector<HostTensor> in = randomInputs(g, 7);
+  const double inf = std::numeric_limits<double>::infinity();
+  in[0].set(0 * 77 + 5, inf);     // row 0: +-inf by the sign of b's column
+  in[0].set(1 * 77 + 9, -inf);
+  in[0].set(2 * 77 + 3, std::nan(""));
+  in[1].set(4 * 77 + 11, inf);    // column 4
+  in[0].set(3 * 77 + 1, 0x1.fffffep127); // rounds past TF32's largest
+  in[1].set(6 * 77 + 1, 1e-30);
+  HostTensor got = evaluate(r.graph, in)[0], want = evaluate(g, in)[0];
+  int64_t specials = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double w = want.get(i), v = got.get(i);
+    if (std::isnan(w) || std::isinf(w)) {
+      ++specials;
+      EXPECT_TRUE(std::isnan(w) ? std::isnan(v) : v == w) << "at " << i << ": " << v << " for " << w;
+    } else {
+      EXPECT_TRUE(std::isfinite(v)) << "at " << i << ": " << v << " for " << w;
+    }
+  }
+  EXPECT_GT(specials, 700 * 3);
+  EXPECT_NEAR(got.get(3 * 700 + 6), want.get(3 * 700 + 6), std::fabs(want.get(3 * 700 + 6)) * 1e-3);
 }
 
 } // namespace

@@ -345,7 +345,7 @@ TEST(Schedule, FewLongRowsOfSeveralPassesMeetAfterEachPass) {
 /// blocks, few rows split over the grid.
 TEST(Schedule, RowsOverAClusterOfBlocksByHand) {
   EXPECT_EQ(lower(softmax(1024, 32768)).detail->kernels[0].schedule.as<RowSchedule>().cluster, 1u);
-  CompiledGraph c = lower(softmax(1024, 32768), true, "cluster=2");
+  CompiledGraph c = lower(softmax(1024, 32768), true, "rowcluster=2");
   const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(s.cluster, 2u);
   EXPECT_EQ(s.splits, 2u);
@@ -364,7 +364,7 @@ TEST(Schedule, RowsOverAClusterOfBlocksByHand) {
   EXPECT_FALSE(contains(cuda, "mj_row_leave(")) << cuda;
   EXPECT_TRUE(contains(c.cudaText(), "void mj_cluster_sync()")) << "the whole program's text";
   // rows of 50257 bf16 (mid-vector rows of 6283 vectors of 8) over four
-  const RowSchedule &b = lower(softmax(2048, 50257, DType::BF16), true, "cluster=4")
+  const RowSchedule &b = lower(softmax(2048, 50257, DType::BF16), true, "rowcluster=4")
                              .detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(b.splits, 4u);
   EXPECT_TRUE(b.cached);
@@ -372,11 +372,14 @@ TEST(Schedule, RowsOverAClusterOfBlocksByHand) {
   CompileOptions ampere;
   ampere.compileKernels = false;
   ampere.arch = "sm_80";
-  ampere.scheduleOverrides = "cluster=2";
+  ampere.scheduleOverrides = "rowcluster=2";
   EXPECT_THROW(compileGraph(softmax(1024, 32768), ampere), CompileError);
-  EXPECT_THROW(lower(softmax(1024, 32768), true, "cluster=3"), CompileError);
-  EXPECT_THROW(lower(softmax(4096, 128), true, "cluster=2"), CompileError);
-  EXPECT_THROW(lower(softmax(5, 1 << 22), true, "cluster=2"), CompileError);
+  EXPECT_THROW(lower(softmax(1024, 32768), true, "rowcluster=3"), CompileError);
+  EXPECT_THROW(lower(softmax(4096, 128), true, "rowcluster=2"), CompileError);
+  EXPECT_THROW(lower(softmax(5, 1 << 22), true, "rowcluster=2"), CompileError);
+  // the matmul's `cluster` is not the rows' (every template ignores the
+  // keys of others)
+  EXPECT_EQ(lower(softmax(4096, 128), true, "cluster=2").detail->kernels[0].schedule.as<RowSchedule>().cluster, 1u);
 }
 
 /// Softmax over rows of `cols`, then the argmax of the probabilities (a

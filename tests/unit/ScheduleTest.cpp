@@ -364,8 +364,8 @@ TEST(Schedule, RowsOverAClusterOfBlocksByHand) {
   EXPECT_FALSE(contains(cuda, "mj_row_leave(")) << cuda;
   EXPECT_TRUE(contains(c.cudaText(), "void mj_cluster_sync()")) << "the whole program's text";
   // rows of 50257 bf16 (mid-vector rows of 6283 vectors of 8) over four
-  const RowSchedule &b = lower(softmax(2048, 50257, DType::BF16), true, "rowcluster=4")
-                             .detail->kernels[0].schedule.as<RowSchedule>();
+  CompiledGraph bc = lower(softmax(2048, 50257, DType::BF16), true, "rowcluster=4");
+  const RowSchedule &b = bc.detail->kernels[0].schedule.as<RowSchedule>();
   EXPECT_EQ(b.splits, 4u);
   EXPECT_TRUE(b.cached);
   EXPECT_LE(b.itemsPerThread, 8u);

@@ -377,7 +377,7 @@ private:
     const std::string &b = C.graph.node(n.operands[1]).name;
     return llvm::any_of(C.rewrites, [&](const MatmulRewrite &r) {
       return r.kind == MatmulRewriteKind::Tf32x3 &&
-             std::make_pair(a, b) == tf32x3PartsNames(r.detail);
+             std::make_pair(a, b) == tf32x3PartsNames(r.value);
     });
   }
 

@@ -151,14 +151,6 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
 /// later pass comes from the L2.
 void clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
                      const ScheduleOverrides &o, bool clusters, RowSchedule &s) {
-  int64_t kv = s.vectorsPerRow(k.K);
-  unsigned t = s.threadsPerRow;
-  auto chunkFits = [&](unsigned c) {
-    RowSchedule probe = s;
-    int64_t chunk = (kv + c - 1) / c;
-    probe.itemsPerThread = static_cast<unsigned>((chunk + t - 1) / t);
-    return probe.itemsPerThread <= 8 && fitsInRegisters(k, probe, kCacheBudget / 2);
-  };
   if (!o.rowcluster)
     return;
   if (*o.rowcluster != 1 && *o.rowcluster != 2 && *o.rowcluster != 4 && *o.rowcluster != 8)
@@ -174,15 +166,17 @@ void clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
   if (s.rowsPerBlock != 1 || k.symbolic)
     badOverride("rowcluster=" + std::to_string(c) + " needs a block per row (tpr of 64 or more) "
                 "and rows of a fixed count");
-  if ((kv + (kv + c - 1) / c - 1) / ((kv + c - 1) / c) != c)
+  int64_t kv = s.vectorsPerRow(k.K), chunk = (kv + c - 1) / c;
+  if ((kv + chunk - 1) / chunk != c)
     badOverride("rowcluster=" + std::to_string(c) + ": rows of " + std::to_string(kv) +
                 " vectors do not make " + std::to_string(c) + " chunks");
-  s.chunk = (kv + c - 1) / c;
+  unsigned t = s.threadsPerRow;
+  s.chunk = chunk;
   s.splits = c;
   s.cluster = c;
   s.waits = true;
-  s.itemsPerThread = static_cast<unsigned>((s.chunk + t - 1) / t);
-  s.cached = chunkFits(c);
+  s.itemsPerThread = static_cast<unsigned>((chunk + t - 1) / t);
+  s.cached = s.itemsPerThread <= 8 && fitsInRegisters(k, s, kCacheBudget / 2);
   if (t <= 512 && 2 * int64_t(t) <= dev.maxThreadsPerSM)
     s.minBlocksPerSM = 2; // 64 registers a thread: the cached chunk's budget
   s.grid = k.rows * s.splits;

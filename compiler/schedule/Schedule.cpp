@@ -164,12 +164,12 @@ LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexE
 
 Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                         const ScheduleOverrides &overrides, const std::string &arch) {
+  // Hopper: wgmma and TMA for matmuls, clusters of blocks for rows
+  bool hopper = hasWgmma(arch.empty() ? dev.arch() : arch);
   switch (k.kind) {
   case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
-  case KernelKind::Reduction:
-    return detail::reductionSchedule(k, dev, overrides, hasWgmma(arch.empty() ? dev.arch() : arch));
-  case KernelKind::Matmul:
-    return detail::matmulSchedule(k, dev, overrides, hasWgmma(arch.empty() ? dev.arch() : arch));
+  case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides, hopper);
+  case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides, hopper);
   case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
@@ -221,11 +221,7 @@ std::string describeRow(const RowSchedule &s, GridText grid) {
       : s.splits > 1 && s.waits
           ? llvm::formatv("split over {0} blocks per row ({1} vectors each, {2}), meeting after "
                           "each pass to combine the partials",
-                          s.splits, s.chunk,
-                          s.cached ? llvm::formatv("{0} per thread held in registers",
-                                                   s.itemsPerThread)
-                                         .str()
-                                   : std::string("read again in each pass"))
+                          s.splits, s.chunk, held)
                 .str()
       : s.splits > 1 ? llvm::formatv("split over {0} blocks per row ({1} vectors each), the last to "
                                      "finish combines them",

@@ -38,8 +38,7 @@ std::string MatmulRewrite::text() const {
     return "%" + value + ": f32 operands copied k-major in rows of whole 16-byte units (" +
            detail + "), as TF32's wgmma reads them";
   case MatmulRewriteKind::Tf32x3:
-    return "%" + value + ": an f32 product as three TF32 products on the tensor cores (" +
-           detail.substr(detail.find(' ') + 1) +
+    return "%" + value + ": an f32 product as three TF32 products on the tensor cores (" + detail +
            "; each operand x = hi + lo, hi = round_tf32(x), lo = round_tf32(x - hi): "
            "A@B = Ahi@Bhi + Ahi@Blo + Alo@Bhi, one product of the parts side by side along k)";
   }
@@ -53,8 +52,7 @@ int64_t sliceDepth(int64_t k, int64_t slices) { return ((k + slices - 1) / slice
 
 } // namespace
 
-std::pair<std::string, std::string> tf32x3PartsNames(const std::string &detail) {
-  std::string prefix = detail.substr(0, detail.find(' '));
+std::pair<std::string, std::string> tf32x3PartsNames(const std::string &prefix) {
   return {prefix + ".a.parts", prefix + ".b.parts_t"};
 }
 
@@ -600,13 +598,11 @@ private:
     int64_t Kp = (K + 3) / 4 * 4;
     NodeSpec s = specOf(n);
     s.operands = {tf32Parts(ra, true, K, n.name + ".a"), tf32Parts(rb, false, K, n.name + ".b")};
-    // (the detail starts with the parts' prefix: tf32x3PartsNames)
-    std::string what = n.name + " k " + std::to_string(K) + " as 3 x " + std::to_string(Kp);
+    std::string what = "k " + std::to_string(K) + " as 3 x " + std::to_string(Kp);
     if (Kp != K)
       what += ", each part padded with zeros";
-    ValueId product = add(s);
-    Applied.push_back({MatmulRewriteKind::Tf32x3, out(product).name, what});
-    return product;
+    Applied.push_back({MatmulRewriteKind::Tf32x3, n.name, what});
+    return add(s);
   }
 
   /// Whether `v` is a broadcast, or a view (a reshape, permute, slice) of one.
@@ -624,8 +620,8 @@ private:
   /// Written as [.., rows, 3, Kp], the part chosen by its index, so each
   /// element reads the operand once (a concat would read every part).
   ValueId tf32Parts(const OperandRows &r, bool isA, int64_t K, const std::string &name) {
-    // (named after the product, so that no fresh name of these takes the
-    // product's own: its kernel is found by it)
+    // (named after the product: its kernel is found by its operands' names,
+    // tf32x3PartsNames, which no fresh name can take)
     auto named = [&](NodeSpec s, const char *what) {
       s.name = name + "." + what;
       return add(s);

@@ -49,16 +49,16 @@ enum class MatmulRewriteKind {
 };
 
 /// The names of the operands of a product split into three TF32 products
-/// (MatmulRewriteKind::Tf32x3) whose record's detail is `detail`: the parts'
-/// nodes are named after the product as it was named then.
-std::pair<std::string, std::string> tf32x3PartsNames(const std::string &detail);
+/// (MatmulRewriteKind::Tf32x3) named `prefix` in the graph it was split in
+/// (the record's value): its parts' nodes are named after it.
+std::pair<std::string, std::string> tf32x3PartsNames(const std::string &prefix);
 
 /// One rewrite applied, for --emit=fused.
 struct MatmulRewrite {
   MatmulRewriteKind kind;
   std::string value; ///< the IR name of the value rewritten
   /// MonotoneArg: what the argmax read and reads now; SplitK: the slices;
-  /// Tf32x3: the prefix of its parts' names, then the split
+  /// Tf32x3: the split of k
   std::string detail;
   std::string text() const;
 };
@@ -104,8 +104,8 @@ bool tf32x3Pays(int64_t m, int64_t n, int64_t k);
 /// by side along k, [Ahi, Ahi, Alo] @ [Bhi; Blo; Bhi], accumulated in f32.
 /// Each term a*b is then within 2^-20.4 |a b| of exact, against 2^-24 for an
 /// f32 multiply-add (the tensor cores' sums round more coarsely than the CUDA
-/// cores'). The caller runs those products as TF32 (their names are the
-/// records' values; the parts' nodes are named after the product).
+/// cores'). The caller runs those products as TF32, finding each by its
+/// operands' names (tf32x3PartsNames).
 MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows = false,
                                    bool float4Rows = false, SplitKOptions splitK = {},
                                    bool tf32x3 = false);

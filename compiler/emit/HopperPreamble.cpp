@@ -63,6 +63,8 @@ template <int R> __device__ __forceinline__ void mj_fence_acc(float (&d)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
 }
+// The 128 threads of consumer warpgroup c meet (named barrier 1 + c; 0 is __syncthreads's).
+__device__ __forceinline__ void mj_warpgroup_sync(int c) { asm volatile("bar.sync %0, 128;\n" :: "r"(1 + c) : "memory"); }
 )";
 
 const char *const kClusterHelpers = R"(// ---- clusters of blocks (sm_90): ranks, remote arrivals, multicast ----

@@ -109,14 +109,7 @@ void MatmulEmitter::epilogue(const std::string &accExpr) {
 }
 
 bool MatmulEmitter::vectorEpilogueFits(unsigned vec) const {
-  const KMatmul &mm = *K.matmul;
-  if (mm.N % vec != 0)
-    return false;
-  IndexContext ctx = K.ctx;
-  for (const KStore &st : K.stores)
-    if (analyzeLanes(ctx, st.offset, K.n, mm.N, vec, "nv").kind != LaneAccess::Kind::Contiguous)
-      return false;
-  return true;
+  return matmulStoresVectorize(K, vec);
 }
 
 void MatmulEmitter::vectorEpilogue(const std::string &accExpr, unsigned vec) {

@@ -311,10 +311,13 @@ private:
       W.line("#pragma unroll");
       W.open("for (int mh = 0; mh < 2; ++mh)");
     }
-    std::string row = "const " + E.Idx + " m = m0 + " + (pp ? "mh" : "c") +
-                      " * 64 + warp * 16 + lane / 4 + r / 2 % 2 * 8;";
-    W.line("#pragma unroll");
-    if (vectorEpilogueFits(2)) {
+    std::string rows = std::string(pp ? "mh" : "c") + " * 64"; // the first of this warpgroup's 64
+    std::string row = "const " + E.Idx + " m = m0 + " + rows +
+                      " + warp * 16 + lane / 4 + r / 2 % 2 * 8;";
+    if (S.stagedEpilogue) { // (the schedule checked its stores: matmulStoresVectorize)
+      stagedEpilogue(acc, rows);
+    } else if (vectorEpilogueFits(2)) {
+      W.line("#pragma unroll");
       // accumulators r and r + 1 are neighbouring columns: one pair of
       // element work, whose stores move both at once
       W.open("for (int r = 0; r < " + Regs + "; r += 2)");
@@ -322,15 +325,51 @@ private:
       W.line("const " + E.Idx + " nv = (n0 + r / 4 * 8 + lane % 4 * 2) / 2; // columns 2 * nv, "
              "2 * nv + 1");
       vectorEpilogue(acc + "[r + j]", 2);
+      W.close();
     } else {
+      W.line("#pragma unroll");
       W.open("for (int r = 0; r < " + Regs + "; ++r)");
       W.line(row);
       W.line("const " + E.Idx + " n = n0 + r / 4 * 8 + lane % 4 * 2 + r % 2;");
       epilogue(acc + "[r]");
+      W.close();
     }
-    W.close();
     if (pp)
       W.close();
+    W.close();
+  }
+
+  /// The epilogue through the consumer's buffer in shared memory (after the
+  /// stages), 64 columns at a time: each thread leaves its accumulators'
+  /// pairs there, then takes four consecutive columns of a row, so that a
+  /// warp's stores are whole 128-byte lines. `acc` names the accumulators,
+  /// `rows` the code of the warpgroup's first row in the tile.
+  void stagedEpilogue(const std::string &acc, const std::string &rows) {
+    const unsigned rowFloats = MatmulWgmmaSchedule::kStagedRowFloats;
+    const std::string Row = std::to_string(rowFloats);
+    const std::string offset = std::to_string(S.stages * S.stageBytes());
+    W.line("// epilogue through shared memory, 64 columns at a time: the accumulators' pairs into "
+           "this warpgroup's 64 x 64 buffer (rows padded to " + Row +
+           " floats), then four consecutive columns of a row a thread: a warp stores whole lines");
+    W.line("float *const mj_out = reinterpret_cast<float *>(tiles + " + offset + " + c * " +
+           std::to_string(MatmulWgmmaSchedule::kStagedBufferBytes) + ");");
+    W.line("#pragma unroll");
+    W.open("for (int mj_ch = 0; mj_ch < " + std::to_string(S.bn / 64) + "; ++mj_ch)");
+    W.line("#pragma unroll");
+    W.line("for (int r = mj_ch * 32; r < mj_ch * 32 + 32; r += 2) // the chunk's accumulators: columns "
+           "8 * (r / 4) ..");
+    W.line("  *reinterpret_cast<float2 *>(&mj_out[(warp * 16 + lane / 4 + r / 2 % 2 * 8) * " + Row +
+           " + r / 4 % 8 * 8 + lane % 4 * 2]) = make_float2(" + acc + "[r], " + acc + "[r + 1]);");
+    W.line("mj_warpgroup_sync(c);");
+    W.line("#pragma unroll");
+    W.open("for (int part = 0; part < 8; ++part)");
+    W.line("const int e = threadIdx.x % 128 + part * 128, row = e / 16, mj_q = e % 16;");
+    W.line("const float4 mj_v = *reinterpret_cast<const float4 *>(&mj_out[row * " + Row + " + mj_q * 4]);");
+    W.line("const " + E.Idx + " m = m0 + " + rows + " + row;");
+    W.line("const " + E.Idx + " nv = (n0 + mj_ch * 64) / 4 + mj_q; // columns 4 * nv .. 4 * nv + 3");
+    vectorEpilogue("(&mj_v.x)[j]", 4);
+    W.close();
+    W.line("mj_warpgroup_sync(c); // read before the next chunk is written");
     W.close();
   }
 

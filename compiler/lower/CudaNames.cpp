@@ -36,7 +36,7 @@ bool isReservedName(llvm::StringRef name) {
       "t", "s", "p", "ii", "jj", "As", "Bs", "aBatch", "bBatch", "group", "firstM", "groupRows",
       "kTiles", "tx", "ty", "gm", "gn", "gk", "r", "e", "ok", "af", "bfr", "k0", "k16", "ar",
       "br", "loadTiles", "lead", "kj", "inRow", "tiles", "inBatch", "phase", "stage", "descA",
-      "descB", "mh", "slot", "done"};
+      "descB", "mh", "slot", "done", "nv", "float2", "make_float2"};
   return names.count(name) > 0;
 }
 

@@ -184,6 +184,31 @@ std::variant<WgmmaOperand, std::string> wgmmaOperand(const LoweredKernel &k, boo
   return w;
 }
 
+/// The time of a Hopper product in tiles `bn` wide, in units of a tile
+/// column's: whole rounds of the persistent grid (one tile per SM each, the
+/// last round as long as a full one) times a tile's time, its width plus an
+/// allowance for what a tile costs whatever its width (the epilogue, the
+/// pipeline's fill). A 2047 x 3071 product in 128 x 256 tiles is 192 tiles,
+/// 1.45 rounds (2 x 288); in 128 x 128 tiles 384, 2.91 rounds (3 x 160).
+int64_t wgmmaRoundsCost(int64_t tiles, unsigned bn, int smCount) {
+  int64_t rounds = (tiles + smCount - 1) / smCount;
+  return rounds * (bn + 32);
+}
+
+/// Whether the Hopper matmul's epilogue goes through shared memory
+/// (MatmulWgmmaSchedule::stagedEpilogue): for every f16 and bf16 product,
+/// and for TF32 ones of a k of at most 128 (512 bytes a row), whose stores
+/// are most of their work. Measured on the H200 (docs/PERFORMANCE.md,
+/// "The Hopper epilogue through shared memory"): attention scores of k = 64
+/// 2.5x faster, 4096^3 f16 6 % and 8192^3 1-2 %; TF32 at 4096^3, whose k
+/// steps are half as deep, lost 5 % to the stage the buffers take.
+/// Only where every store is contiguous over four consecutive columns
+/// (matmulStoresVectorize).
+bool stagesEpilogue(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
+  return (s.elementBytes == 2 || k.matmul->K * s.elementBytes <= 512) &&
+         matmulStoresVectorize(k, 4);
+}
+
 /// The Hopper template where it applies, else why not.
 std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel &k,
                                                             const DeviceProperties &dev,
@@ -208,17 +233,21 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
     s.cluster = static_cast<unsigned>(*o.cluster);
   }
   // The widest tile whose count still fills the SMs (ping-pong: whose
-  // accumulators fit one warpgroup).
+  // accumulators fit one warpgroup), unless a narrower one takes less time
+  // in whole rounds of the persistent grid (wgmmaRoundsCost).
   // In a cluster each block loads half of B's tile: an n-major B in whole
   // 64 x 64 boxes, so at least two.
   bool halfBoxes = s.cluster == 2 && !s.b.kMajor;
   s.bn = halfBoxes ? 128 : 64;
+  auto tilesOf = [&](unsigned bn) { return ((mm.M + 127) / 128) * ((mm.N + bn - 1) / bn) * mm.batch; };
   for (unsigned bn : {256u, 128u})
-    if ((!s.pingpong || bn <= 128) &&
-        ((mm.M + 127) / 128) * ((mm.N + bn - 1) / bn) * mm.batch >= dev.smCount) {
+    if ((!s.pingpong || bn <= 128) && tilesOf(bn) >= dev.smCount) {
       s.bn = bn;
       break;
     }
+  if (s.bn == 256 && wgmmaRoundsCost(tilesOf(128), 128, dev.smCount) <
+                         wgmmaRoundsCost(tilesOf(256), 256, dev.smCount))
+    s.bn = 128;
   if (o.bn) {
     if (*o.bn != 64 && *o.bn != 128 && (*o.bn != 256 || s.pingpong))
       badOverride(s.pingpong ? "bn must be 64 or 128 with pingpong=1"
@@ -227,7 +256,16 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   }
   if (halfBoxes && s.bn < 128)
     badOverride("cluster=2 with an n-major B needs bn of 128 or 256");
-  unsigned room = static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048; // alignment, barriers
+  s.stagedEpilogue = stagesEpilogue(k, s);
+  if (o.staged) {
+    if (*o.staged > 1)
+      badOverride("staged must be 0 or 1");
+    if (*o.staged == 1 && !matmulStoresVectorize(k, 4))
+      badOverride("staged=1 needs stores of four consecutive columns (n a multiple of 4)");
+    s.stagedEpilogue = *o.staged == 1;
+  }
+  // alignment, barriers, the epilogue's buffers
+  unsigned room = static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048 - s.epilogueBytes();
   s.stages = std::min(room / s.stageBytes(), 6u);
   if (s.stages < 2)
     return llvm::formatv("two stages of a 128x{0}x{2} tile need more shared memory than the "
@@ -238,8 +276,13 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
     if (*o.stages < 2 || *o.stages > 8)
       badOverride("stages must be 2..8");
     s.stages = static_cast<unsigned>(*o.stages);
+    // stages asked for that leave no room for the rule's staged epilogue:
+    // the stores go from the accumulators
+    if (!o.staged && s.stagedEpilogue &&
+        s.stages * s.stageBytes() + s.epilogueBytes() + 2048 > dev.sharedPerBlockOptin)
+      s.stagedEpilogue = false;
   }
-  s.sharedBytes = s.stages * s.stageBytes() + 1024;
+  s.sharedBytes = s.stages * s.stageBytes() + s.epilogueBytes() + 1024;
   if (s.sharedBytes + 1024 > dev.sharedPerBlockOptin)
     badOverride(llvm::formatv("a 128x{0}x{4} wgmma tile in {1} stages needs {2} bytes of shared "
                               "memory; the device allows {3}",
@@ -324,6 +367,17 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
 } // namespace minijit::detail
 
 namespace minijit {
+
+bool matmulStoresVectorize(const LoweredKernel &k, unsigned vec) {
+  if (k.matmul->N % vec != 0)
+    return false;
+  IndexContext ctx = k.ctx;
+  for (const KStore &st : k.stores)
+    if (analyzeLanes(ctx, st.offset, k.n, k.matmul->N, vec, "nv").kind !=
+        LaneAccess::Kind::Contiguous)
+      return false;
+  return true;
+}
 
 bool hasWgmma(const std::string &arch) { return arch == "sm_90" || arch == "sm_90a"; }
 

@@ -316,7 +316,7 @@ std::string Schedule::describe(GridText grid) const {
     return llvm::formatv("matmul on tensor cores (wgmma m64n{1}k{13}, sm_90a): {0}x{1} tile, k "
                          "step {2}, TMA loads with 128-byte swizzle into {3} stages of {4} bytes "
                          "(mbarriers), 1 producer + 2 consumer warpgroups ({12}), A {5}, B {6}, "
-                         "persistent {7} over {8} tiles ({9}x{10}{11})",
+                         "{14}persistent {7} over {8} tiles ({9}x{10}{11})",
                          s.bm, s.bn, s.bk, s.stages, s.stageBytes(), layout(s.a, "m"),
                          layout(s.b, "n"), gridWords(s.grid, grid),
                          grid == GridText::AtLaunch ? std::string("the") : std::to_string(s.tiles),
@@ -332,7 +332,8 @@ std::string Schedule::describe(GridText grid) const {
                                             "on tiles m, m + 1, B's tile multicast by TMA"
                                           : "cooperative: 64 rows each",
                          s.elementBytes == 4 ? llvm::formatv("{0} TF32", s.kStep()).str()
-                                             : std::to_string(s.kStep()))
+                                             : std::to_string(s.kStep()),
+                         s.stagedEpilogue ? "epilogue staged through shared memory, " : "")
         .str();
   }
   case ScheduleKind::Scan: {
@@ -388,10 +389,24 @@ std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned r
   int64_t capacity = int64_t(perSM) * dev.smCount, grid = s.geometry().grid;
   int64_t rest = grid % capacity;
   double fill = rest == 0 ? 1.0 : double(rest) / double(capacity);
-  return llvm::formatv("{0:f2} waves of {1} blocks ({2} per SM{3}), the last {4:f0} % full",
-                       double(grid) / double(capacity), capacity, perSM,
-                       registers ? "" : ", registers estimated", 100 * fill)
-      .str();
+  std::string text =
+      llvm::formatv("{0:f2} waves of {1} blocks ({2} per SM{3}), the last {4:f0} % full",
+                    double(grid) / double(capacity), capacity, perSM,
+                    registers ? "" : ", registers estimated", 100 * fill)
+          .str();
+  // A persistent grid is one wave; its blocks walk the tiles in rounds,
+  // which quantize as waves do.
+  if (const MatmulWgmmaSchedule *w = s.getIf<MatmulWgmmaSchedule>()) {
+    int64_t walkers = std::max<int64_t>(1, grid / w->cluster), walked = w->walked();
+    int64_t left = walked % walkers;
+    text += llvm::formatv("; {0} {1} over {2} {3}: {4:f2} rounds, the last {5:f0} % full", walked,
+                          w->cluster == 1 ? "tiles" : "pairs of tiles", walkers,
+                          w->cluster == 1 ? "blocks" : "clusters",
+                          double(walked) / double(walkers),
+                          left == 0 ? 100.0 : 100.0 * double(left) / double(walkers))
+                .str();
+  }
+  return text;
 }
 
 bool hasSecondWord(const KReduction &r) { return r.onlineMax >= 0 || isArgReduction(r.op); }

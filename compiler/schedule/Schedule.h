@@ -227,7 +227,21 @@ struct MatmulWgmmaSchedule : MatmulTile {
   int64_t persistentGrid(int smCount) const {
     return cluster * std::min<int64_t>(walked(), std::max(1, smCount / int(cluster)));
   }
-  unsigned sharedBytes = 0; ///< the stages, plus 1 KiB to align them to 1024 bytes
+  /// The epilogue through shared memory: each consumer leaves its
+  /// accumulators of 64 columns in a buffer of its own, then reads four
+  /// consecutive columns of a row a thread, so that a warp's stores are
+  /// whole lines of a row (16 bytes a thread) instead of 8 rows of 32 bytes
+  /// (pairs from the accumulators' layout). It pays most where the stores
+  /// are most of the work (a short k: attention scores, outer products).
+  bool stagedEpilogue = false;
+  /// Bytes of one consumer's buffer: 64 rows of 64 floats, padded by 8 so
+  /// that the pairs' stores fall in distinct banks.
+  static constexpr unsigned kStagedRowFloats = 64 + 8;
+  static constexpr unsigned kStagedBufferBytes = 64 * kStagedRowFloats * 4;
+  unsigned epilogueBytes() const { return stagedEpilogue ? 2 * kStagedBufferBytes : 0; }
+  /// The stages (from a 1024-byte boundary), the epilogue's buffers after
+  /// them, plus 1 KiB to align the stages.
+  unsigned sharedBytes = 0;
   unsigned elementBytes = 2; ///< 2 (f16, bf16) or 4 (f32 as TF32)
   /// Bytes of one stage: a 128 x bk tile of A and a bn x bk tile of B.
   unsigned stageBytes() const { return (bm + bn) * bk * elementBytes; }
@@ -343,5 +357,10 @@ struct LaneAccess {
 /// are not used, so `base` then reads any whole vector in bounds.
 LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
                         int64_t extent, unsigned vec, const std::string &vecName);
+
+/// Whether every store of matmul kernel `k` is contiguous over `vec`
+/// consecutive output columns (n a multiple of `vec`): its epilogue may
+/// work on vectors of `vec` columns (the column of vector nv is vec * nv).
+bool matmulStoresVectorize(const LoweredKernel &k, unsigned vec);
 
 } // namespace minijit

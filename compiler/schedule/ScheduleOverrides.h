@@ -45,6 +45,9 @@ struct ScheduleOverrides {
   /// that take neighbouring tiles along m and share B's tile, each loading
   /// half of it for both (TMA multicast); 1 (the default) no clusters
   std::optional<int64_t> cluster;
+  /// the Hopper matmul: 1 stages the epilogue through shared memory (whole
+  /// lines of a row per warp store), 0 stores from the accumulators' layout
+  std::optional<int64_t> staged;
   /// an inner-row reduction with a block per row (sm_90): 2, 4 or 8 splits
   /// each row over a cluster of that many blocks, which meet at its
   /// barrier; 1 (the default) a block a row

@@ -17,6 +17,9 @@ std::string MatmulRewrite::text() const {
   case MatmulRewriteKind::NarrowProduct:
     return "%" + value + ": a product of one output row or column, as an elementwise product "
                          "and a sum over k (the matrix read once)";
+  case MatmulRewriteKind::OuterProduct:
+    return "%" + value + ": a product over k = 1, as an elementwise product of a column by a row "
+                         "(a pointwise kernel)";
   case MatmulRewriteKind::SumOfProduct:
     return "%" + value + ": a sum over a product's columns (rows), as the product with the "
                          "operand summed first (reassociates)";
@@ -212,6 +215,8 @@ private:
     if (n.op == OpKind::Matmul) {
       if (std::optional<ValueId> v = narrowProduct(id, s.operands[0], s.operands[1]))
         return *v;
+      if (std::optional<ValueId> v = outerProduct(id, s.operands[0], s.operands[1]))
+        return *v;
       if (Reassociate)
         if (std::optional<ValueId> v = scalarFactor(n, s.operands[0], s.operands[1]))
           return *v;
@@ -254,6 +259,30 @@ private:
                            n.dtype == DType::F32 ? n.name : "");
     Applied.push_back({MatmulRewriteKind::NarrowProduct, n.name, ""});
     return finish(sum, n.dtype, n.shape, n.name);
+  }
+
+  /// [.., M, 1] @ [.., 1, N]: the column times the row, broadcast, in f32
+  /// (each output is the one product a * b, as the matmul templates form
+  /// it), then rounded to a 16-bit product's type.
+  std::optional<ValueId> outerProduct(ValueId id, ValueId a, ValueId b) {
+    const Node &n = G.node(id);
+    const Shape &sa = out(a).shape, &sb = out(b).shape;
+    if (sa[sa.rank() - 1] != 1)
+      return std::nullopt;
+    // k a named size bound to 1 does not broadcast against m or n as a 1 does
+    if (sa.dim(sa.rank() - 1).isNamed() || sb.dim(sb.rank() - 2).isNamed())
+      return std::nullopt;
+    // (as narrowProduct: a 16-bit product that an epilogue would read in
+    // f32 is left a product)
+    if (n.dtype != DType::F32 && Uses[id] != OutputUses[id])
+      return std::nullopt;
+    std::string name = n.name; // (adding nodes moves the graph's storage)
+    DType t = n.dtype;
+    Shape shape = n.shape;
+    ValueId p = binary(OpKind::Mul, cast(a, DType::F32), cast(b, DType::F32),
+                       t == DType::F32 ? name : "");
+    Applied.push_back({MatmulRewriteKind::OuterProduct, name, ""});
+    return finish(p, t, shape, name);
   }
 
   /// sum(A @ B, -1) = A @ sum(B, -1) and sum(A @ B, -2) = sum(A, -2) @ B

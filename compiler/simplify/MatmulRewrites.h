@@ -6,6 +6,10 @@
 //     when few rows would leave SMs idle (a tile of a matmul template would
 //     be 1/16 full and the grid a fraction of a wave); f16/bf16 operands are
 //     multiplied and summed in f32, as the matmul templates do;
+//   - a product over k = 1 (an outer product, [.., M, 1] @ [.., 1, N])
+//     becomes an elementwise product of the column by the row, a pointwise
+//     kernel that writes its output at the copy-bandwidth limit (no padding
+//     of k, no tile of k-steps; exact, as the product's one term is);
 //   - operands copied into padded rows where that lets the matmul templates
 //     read them by 16-byte units: 16-bit ones for TMA (Hopper), f32 ones for
 //     the CUDA cores' float4s (k padded with zeros on both sides);
@@ -37,6 +41,7 @@ namespace minijit {
 
 enum class MatmulRewriteKind {
   NarrowProduct, ///< one output row or column: a product and a sum over k
+  OuterProduct,  ///< k = 1: an elementwise product of a column by a row
   SumOfProduct,  ///< sum over the product's columns or rows: the operand summed first
   ScalarFactor,  ///< a scalar factor moved after the product
   AlignedRows,   ///< 16-bit operands padded to rows of whole 16-byte units

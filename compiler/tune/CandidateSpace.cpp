@@ -176,6 +176,13 @@ std::vector<std::string> matmulCandidates(const ScheduledKernel &def) {
     for (int64_t bn : {128, 64})
       for (int64_t stages : {4, 3, 5, 6, 2})
         out.push_back(joinKeys({key("bn", bn), key("stages", stages), key("pingpong", 1)}));
+    // the epilogue staged through shared memory or not (the rule stages it
+    // for a short k), with as many stages as fit
+    for (int64_t bn : {256, 128})
+      for (int64_t staged : {1, 0})
+        for (int64_t cluster : {1, 2})
+          out.push_back(joinKeys({key("bn", bn), key("staged", staged), key("pingpong", 0),
+                                  key("cluster", cluster)}));
     out.push_back("wgmma=0");
     break;
   default: break;

@@ -514,6 +514,37 @@ TEST_F(Matmul, NarrowProductsRunAsReductions) {
     }
 }
 
+TEST_F(Matmul, OuterProductsRunAsPointwise) {
+  // k = 1: the column times the row, one pointwise kernel, in every dtype;
+  // batches broadcast against one side, operands read through transposes,
+  // an f32 epilogue in the same kernel, odd sizes.
+  struct Case {
+    Shape a, b;
+    bool transposeB;
+  };
+  const Case cases[] = {{{8191, 1}, {1, 4097}, false}, {{3, 300, 1}, {1, 264}, false},
+                        {{300, 1}, {5, 1, 263}, false}, {{2, 77, 1}, {2, 1, 1001}, false},
+                        {{1001, 1}, {999, 1}, true},    {{1, 1}, {1, 7}, false}};
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (const Case &c : cases) {
+      Graph g(std::string("outer_") + std::string(dtypeName(t)));
+      Tensor a = g.input("a", t, c.a);
+      Tensor b = g.input("b", t, c.b);
+      Tensor y = matmul(a, c.transposeB ? transpose(b) : b);
+      g.output(t == DType::F32 ? tanh(y * 0.5 + 0.25) : y, "y");
+      SCOPED_TRACE(std::string(dtypeName(t)) + c.a.str() + " @ " + c.b.str());
+      CompileOptions opt;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      ASSERT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+      ASSERT_EQ(cg.rewrites.size(), 1u) << cg.fusedText();
+      EXPECT_EQ(cg.rewrites[0].kind, c.a[c.a.rank() - 2] == 1 ? MatmulRewriteKind::NarrowProduct
+                                                                  : MatmulRewriteKind::OuterProduct);
+      EXPECT_EQ(cg.program.kernels[0].name.find("mm_"), std::string::npos) << cg.fusedText();
+      expectMatches(g, static_cast<uint64_t>(c.b.numel() % 89));
+    }
+}
+
 TEST_F(Matmul, SumsOfProductsSumTheOperandFirst) {
   // sum(A @ B, -1) = A @ sum(B, -1) and sum(A @ B, -2) = sum(A, -2) @ B
   // (mean likewise, keepdim both ways), nn.Linear's layout, a batch, f16.
@@ -578,8 +609,8 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
       {{5, 72, 96}, {5, 96, 40}, true, true, "bn=128"},
       {{3, 2, 65, 128}, {128, 136}, false, false, ""},
       {{3, 2, 65, 128}, {128, 136}, false, true, ""},
-      // k = 1, an outer product: both operands read along m / n (not run on a GPU yet)
-      {{300, 1}, {1, 264}, false, false, ""},
+      // (k = 1, an outer product, is a pointwise product now:
+      // OuterProductsRunAsPointwise)
       // rows of 1001 or 997 halves: padded to whole 16-byte units first (a pad kernel)
       {{300, 1001}, {1001, 997}, false, false, ""},
       {{300, 1001}, {1001, 997}, false, true, ""},
@@ -634,6 +665,104 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
       EXPECT_NE(cg.fusedText().find("wgmma"), std::string::npos) << cg.fusedText();
       expectMatches(g, 12);
     }
+}
+
+/// The Hopper template's epilogue staged through shared memory (the rule's
+/// choice for 16-bit products and TF32 ones of a short k) and not: tiles that overhang
+/// m and n, each tile width (one to four 64-column chunks), both forms,
+/// clusters, batches, the fused epilogue with two outputs, TF32, and an n
+/// not a multiple of 4 (the stores stay in the accumulators' layout).
+TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
+  struct Case {
+    Shape a, b;
+    bool bT;
+    const char *overrides;
+    bool staged; ///< the schedule's text names the staged epilogue
+  };
+  const Case cases[] = {
+      {{300, 64}, {64, 1000}, false, "", true},              // the rule: 16-bit
+      {{300, 64}, {64, 1000}, false, "staged=0", false},     // and without it
+      {{1152, 256}, {256, 1024}, false, "staged=0,cluster=2,bn=128,stages=3", false},
+      {{5, 72, 96}, {5, 96, 40}, true, "staged=0,pingpong=1", false},
+      {{127, 264}, {264, 200}, true, "staged=1", true},      // a longer k, n overhangs
+      {{136, 40}, {40, 264}, false, "staged=1,bn=64", true}, // one chunk a tile
+      {{1152, 32}, {32, 2048}, false, "staged=1,bn=128,stages=2", true},
+      {{5, 72, 96}, {5, 96, 40}, true, "staged=1,pingpong=1", true},
+      {{1152, 32}, {32, 2048}, false, "staged=1,cluster=2,bn=256", true},
+      {{301, 32}, {32, 998}, true, "", false},               // n % 4: not by the rule
+      {{301, 32}, {32, 998}, true, "staged=0", false},
+      {{300, 8}, {8, 264}, false, "", true},                 // k = 8: one wgmma a tile
+  };
+  for (DType t : {DType::F16, DType::BF16})
+    for (const Case &c : cases) {
+      ScheduleEnv env(c.overrides);
+      SCOPED_TRACE(std::string(dtypeName(t)) + c.a.str() + " @ " + c.b.str() + (c.bT ? "T " : " ") +
+                   c.overrides);
+      Graph g(std::string("staged_") + std::string(dtypeName(t)));
+      Tensor a = g.input("a", t, c.a);
+      Shape stored = c.b;
+      if (c.bT) {
+        stored.setDim(c.b.rank() - 1, c.b.dim(c.b.rank() - 2));
+        stored.setDim(c.b.rank() - 2, c.b.dim(c.b.rank() - 1));
+      }
+      Tensor b = g.input("b", t, stored);
+      g.output(matmul(a, c.bT ? transpose(b) : b), "c");
+      CompileOptions opt;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      std::string fused = cg.fusedText();
+      EXPECT_NE(fused.find("wgmma"), std::string::npos) << fused;
+      EXPECT_EQ(fused.find("epilogue staged") != std::string::npos, c.staged) << fused;
+      // the kernel does what the schedule says
+      EXPECT_EQ(cg.cudaText().find("mj_warpgroup_sync(c);") != std::string::npos, c.staged);
+      expectMatches(g, static_cast<uint64_t>(c.a.numel() % 97), /*fusedOnly=*/true);
+    }
+  // the fused epilogue (bias, GeLU, a residual, a cast, and h kept): k = 192
+  for (const char *overrides :
+       {"staged=1", "staged=1,pingpong=1", "staged=1,cluster=2", "staged=0", "staged=0,pingpong=1"})
+    for (DType t : {DType::F16, DType::BF16}) {
+      ScheduleEnv env(overrides);
+      SCOPED_TRACE(overrides);
+      Graph g = epilogueGraph("staged_epilogue", t, 333, 192, 264, true);
+      CompileOptions opt;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+      EXPECT_EQ(cg.fusedText().find("epilogue staged") != std::string::npos,
+                std::string(overrides).find("staged=1") != std::string::npos)
+          << cg.fusedText();
+      expectMatches(g, 13);
+    }
+  // values and inputs named as the staged epilogue's locals might be (an
+  // attention's q and v; the emitter's are mj_ prefixed, nv reserved)
+  {
+    Graph g("staged_names");
+    Tensor q = g.input("q", DType::F16, {300, 64});
+    Tensor k = g.input("k", DType::F16, {264, 64});
+    Tensor ch = g.input("ch", DType::F16, {300, 264});
+    Tensor nv = g.input("nv", DType::F16, {264});
+    Tensor v = matmul(q, transpose(k));
+    g.output(v * ch + nv, "v");
+    CompileOptions opt;
+    opt.compileKernels = false;
+    EXPECT_NE(compileGraph(g, opt).fusedText().find("epilogue staged"), std::string::npos);
+    expectMatches(g, 17);
+  }
+  // TF32 (f32 outputs, 16-byte stores), nn.Linear's layout: k = 8 and 100
+  // (the rule stages TF32 products up to k = 128)
+  for (int64_t k : {8, 100}) {
+    SCOPED_TRACE("tf32 k=" + std::to_string(k));
+    Graph g("staged_tf32");
+    auto [a, b] = layoutPair(g, false, true, 300, 520, k);
+    g.output(matmul(a, b), "c");
+    CompileOptions opt;
+    opt.allowTf32 = true;
+    CompileOptions look = opt;
+    look.compileKernels = false;
+    std::string fused = compileGraph(g, look).fusedText();
+    EXPECT_NE(fused.find("epilogue staged"), std::string::npos) << fused;
+    expectMatchesWith(g, opt);
+  }
 }
 
 /// The large odd product, 4097x4093 @ 4093x4095 in f16 and bf16 on

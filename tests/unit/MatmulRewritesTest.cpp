@@ -4,6 +4,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/simplify/MatmulRewrites.h"
 #include "compiler/simplify/Simplify.h"
+#include "ir/Bind.h"
 #include "ir/Builder.h"
 #include "ir/Evaluator.h"
 #include "ir/Parser.h"
@@ -86,6 +87,40 @@ TEST(MatmulRewrites, AHalfProductReadByAnEpilogueStaysAMatmul) {
   Tensor x2 = out.input("x", DType::F16, {300, 1});
   out.output(matmul(a2, x2), "y");
   EXPECT_EQ(rewriteMatmuls(out, true).applied.size(), 1u);
+}
+
+TEST(MatmulRewrites, AProductOverOneKIsAColumnTimesARow) {
+  Graph g("outer");
+  Tensor a = g.input("a", DType::F32, {64, 1});
+  Tensor b = g.input("b", DType::F32, {3, 1, 40});
+  g.output(matmul(a, b), "y");
+  MatmulRewriteResult r = rewriteChecked(g, /*reassociate=*/false, 0.0);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::OuterProduct);
+  EXPECT_EQ(body(r.graph), "  %y = mul %a, %b : f32[3, 64, 40]\n"
+                           "  return %y\n")
+      << printGraph(r.graph);
+  // 16-bit: multiplied in f32 and rounded once, as the product is; one read
+  // by an epilogue stays a product (the epilogue reads it unrounded)
+  Graph h("outer_half");
+  Tensor ah = h.input("a", DType::BF16, {64, 1});
+  Tensor bh = h.input("b", DType::BF16, {1, 40});
+  h.output(matmul(ah, bh), "y");
+  MatmulRewriteResult rh = rewriteChecked(h, false, 0.0);
+  ASSERT_EQ(rh.applied.size(), 1u);
+  EXPECT_NE(body(rh.graph).find("%y = cast"), std::string::npos) << printGraph(rh.graph);
+  Graph e("outer_half_epilogue");
+  Tensor ae = e.input("a", DType::BF16, {64, 1});
+  Tensor be = e.input("b", DType::BF16, {1, 40});
+  e.output(relu(matmul(ae, be) * 0.5), "y");
+  EXPECT_TRUE(rewriteMatmuls(e, true).applied.empty());
+  // k a named size (bound to 1 or not) stays a product: a name does not
+  // broadcast against m's or n's as a 1 does
+  Graph named("outer_named");
+  Tensor an = named.input("a", DType::F32, {Dim("M"), Dim("K")});
+  Tensor bn = named.input("b", DType::F32, {Dim("K"), Dim("N")});
+  named.output(matmul(an, bn), "y");
+  EXPECT_TRUE(rewriteMatmuls(bindDims(named, {{"M", 64}, {"K", 1}, {"N", 32}}), true).applied.empty());
 }
 
 TEST(MatmulRewrites, WideProductsStay) {

@@ -941,9 +941,13 @@ TEST(Schedule, HopperMatmulTensorMapsFollowTheLayouts) {
     }
   }
   // k = 1 (an outer product): each operand's single row or column has no
-  // stride to speak of, so both are read along m and n, rows of 16 bytes
+  // stride to speak of, so both are read along m and n, rows of 16 bytes.
+  // (A 16-bit one read by an epilogue stays a product; else it is a
+  // pointwise product, MatmulRewriteKind::OuterProduct.)
   Graph outer("outer");
-  outer.output(matmul(outer.input("a", DType::F16, {300, 1}), outer.input("b", DType::F16, {1, 264})),
+  outer.output(relu(matmul(outer.input("a", DType::F16, {300, 1}),
+                           outer.input("b", DType::F16, {1, 264})) *
+                    0.5),
                "c");
   CompiledGraph o = lower(outer);
   ASSERT_EQ(o.detail->kernels[0].schedule.kind(), ScheduleKind::MatmulWgmma) << o.fusedText();
@@ -966,6 +970,65 @@ TEST(Schedule, HopperMatmulTensorMapsFollowTheLayouts) {
   EXPECT_EQ(sm80.detail->kernels[0].schedule.kind(), ScheduleKind::MatmulMma);
   EXPECT_EQ(sm80.program.kernels[0].arch, "sm_80");
   EXPECT_TRUE(sm80.program.kernels[0].tensorMaps.empty());
+}
+
+/// The Hopper matmul's epilogue through shared memory: the rule's for 16-bit
+/// products and TF32 ones of k <= 128, two 18 KiB buffers after the stages
+/// (one stage fewer fits); stages asked for that leave no room drop the
+/// rule's staging, and staged=1 with them is an error; tiles wide enough to
+/// fill the SMs, narrower where whole rounds of the persistent grid take less.
+TEST(Schedule, HopperEpilogueStagedAndTileRounds) {
+  auto product = [](DType t, int64_t m, int64_t n, int64_t k) {
+    Graph g("mm");
+    g.output(matmul(g.input("a", t, {m, k}), g.input("b", t, {k, n})), "c");
+    return g;
+  };
+  auto wgmma = [](const CompiledGraph &cg) {
+    return cg.detail->kernels.back().schedule.as<MatmulWgmmaSchedule>();
+  };
+  MatmulWgmmaSchedule big = wgmma(lower(product(DType::F16, 4096, 4096, 4096)));
+  EXPECT_TRUE(big.stagedEpilogue);
+  EXPECT_EQ(big.bn, 256u);
+  EXPECT_EQ(big.stages, 3u);
+  EXPECT_EQ(big.sharedBytes, 3u * 49152 + 2 * MatmulWgmmaSchedule::kStagedBufferBytes + 1024);
+  MatmulWgmmaSchedule direct = wgmma(lower(product(DType::F16, 4096, 4096, 4096), true, "staged=0"));
+  EXPECT_FALSE(direct.stagedEpilogue);
+  EXPECT_EQ(direct.stages, 4u);
+  EXPECT_FALSE(wgmma(lower(product(DType::F16, 4096, 4096, 4096), true, "stages=4")).stagedEpilogue);
+  EXPECT_THROW(lower(product(DType::F16, 4096, 4096, 4096), true, "stages=4,staged=1"), CompileError);
+  // an n that is not a multiple of 4 (B stored transposed, k-major) is not
+  // staged, and cannot be asked to be
+  Graph odd("odd");
+  odd.output(matmul(odd.input("a", DType::BF16, {512, 64}),
+                    transpose(odd.input("b", DType::BF16, {998, 64}))),
+             "c");
+  EXPECT_FALSE(wgmma(lower(odd)).stagedEpilogue);
+  EXPECT_EQ(lower(odd).cudaText().find("mj_warpgroup_sync(c);"), std::string::npos);
+  EXPECT_THROW(lower(odd, true, "staged=1"), CompileError);
+  EXPECT_NE(lower(product(DType::F16, 4096, 4096, 4096)).cudaText().find("mj_warpgroup_sync(c);"),
+            std::string::npos);
+  // TF32: a short k only
+  Graph tf("tf32");
+  tf.output(matmul(tf.input("a", DType::F32, {1024, 128}),
+                   transpose(tf.input("b", DType::F32, {1024, 128}))),
+            "c");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  opt.allowTf32 = true;
+  EXPECT_TRUE(wgmma(compileGraph(tf, opt)).stagedEpilogue);
+  Graph tl("tf32_long");
+  tl.output(matmul(tl.input("a", DType::F32, {1024, 256}),
+                   transpose(tl.input("b", DType::F32, {1024, 256}))),
+            "c");
+  EXPECT_FALSE(wgmma(compileGraph(tl, opt)).stagedEpilogue);
+  // 2047 x 3072: 192 tiles of 128x256 are 1.45 rounds on 132 SMs (2 x 288),
+  // 384 of 128x128 2.91 (3 x 160): the narrower tile
+  MatmulWgmmaSchedule r = wgmma(lower(product(DType::F16, 2047, 3072, 1536)));
+  EXPECT_EQ(r.bn, 128u);
+  std::string text = lower(product(DType::F16, 2047, 3072, 1536)).fusedText();
+  EXPECT_NE(text.find("192 pairs of tiles over 66 clusters: 2.91 rounds, the last 91 % full"),
+            std::string::npos)
+      << text;
 }
 
 /// Clusters of two (cluster=2): the blocks of a cluster walk pairs of tiles

@@ -15,7 +15,6 @@ or {"name": STEM, "error": "..."} when a graph fails (the others still run).
 """
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -30,7 +29,7 @@ f32, f16, bf16 = torch.float32, torch.float16, torch.bfloat16
 
 # the timing method: bench/torch_anchor.py's (bench/torch_general.py's)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from torch_anchor import time_fn  # noqa: E402
+from torch_anchor import rotated_arg_sets, time_fn  # noqa: E402
 
 
 # ---- the graphs, as their .mj files compute them
@@ -125,12 +124,7 @@ def main():
         arg_sets = None
         try:
             torch._dynamo.reset()  # a fresh compile per graph, never the recompile limit
-            per_set = sum(math.prod(s) * torch.tensor([], dtype=t).element_size() for s, t in inputs)
-            sets = max(1, min(8, -(-3 * l2 // per_set)))
-            if per_set * sets > 24 << 30:
-                sets = 1
-            arg_sets = [[torch.randn(s, device="cuda", dtype=t) / math.sqrt(s[-1]) for s, t in inputs]
-                        for _ in range(sets)]
+            arg_sets = rotated_arg_sets(inputs, l2)
             compiled = torch.compile(fn, dynamic=False)
             t0 = time.perf_counter()
             compiled(*arg_sets[0])

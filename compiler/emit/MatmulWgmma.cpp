@@ -345,8 +345,7 @@ private:
   /// warp's stores are whole 128-byte lines. `acc` names the accumulators,
   /// `rows` the code of the warpgroup's first row in the tile.
   void stagedEpilogue(const std::string &acc, const std::string &rows) {
-    const unsigned rowFloats = MatmulWgmmaSchedule::kStagedRowFloats;
-    const std::string Row = std::to_string(rowFloats);
+    const std::string Row = std::to_string(MatmulWgmmaSchedule::kStagedRowFloats);
     const std::string offset = std::to_string(S.stages * S.stageBytes());
     W.line("// epilogue through shared memory, 64 columns at a time: the accumulators' pairs into "
            "this warpgroup's 64 x 64 buffer (rows padded to " + Row +

@@ -176,8 +176,9 @@ std::vector<std::string> matmulCandidates(const ScheduledKernel &def) {
     for (int64_t bn : {128, 64})
       for (int64_t stages : {4, 3, 5, 6, 2})
         out.push_back(joinKeys({key("bn", bn), key("stages", stages), key("pingpong", 1)}));
-    // the epilogue staged through shared memory or not (the rule stages it
-    // for a short k), with as many stages as fit
+    // the epilogue staged through shared memory or not (the rule stages
+    // every 16-bit product and TF32 ones of a short k), with as many stages
+    // as fit
     for (int64_t bn : {256, 128})
       for (int64_t staged : {1, 0})
         for (int64_t cluster : {1, 2})

@@ -291,6 +291,18 @@ def host_loop_us(fn, args, calls=2000):
     return (time.perf_counter() - t0) / calls * 1e6
 
 
+def rotated_arg_sets(inputs, l2):
+    """Buffer sets of `inputs` ([(shape, dtype)]) that together hold 3x the L2
+    (at most 8 sets, one if that passes 24 GiB): standard normal values scaled by
+    1/sqrt(the last dimension)."""
+    per_set = sum(math.prod(s) * torch.tensor([], dtype=t).element_size() for s, t in inputs)
+    sets = max(1, min(8, -(-3 * l2 // per_set)))
+    if per_set * sets > 24 << 30:
+        sets = 1
+    return [[torch.randn(s, device="cuda", dtype=t) / math.sqrt(s[-1]) for s, t in inputs]
+            for _ in range(sets)]
+
+
 def copy_gbps(nbytes=1 << 30, runs=20):
     a = torch.empty(nbytes, dtype=torch.uint8, device="cuda").fill_(1)
     b = torch.empty_like(a)

@@ -11,13 +11,12 @@ beside minijit_bench --suite general's.
 """
 import argparse
 import json
-import math
 import time
 
 import torch
 import torch.nn.functional as F
 
-from torch_anchor import copy_gbps, time_fn
+from torch_anchor import copy_gbps, rotated_arg_sets, time_fn
 
 f32, f16, bf16 = torch.float32, torch.float16, torch.bfloat16
 
@@ -105,12 +104,7 @@ def main():
     for name, inputs, fn in workloads():
         if a.only and not any(part in name for part in a.only.split(",")):
             continue
-        per_set = sum(math.prod(s) * torch.tensor([], dtype=t).element_size() for s, t in inputs)
-        sets = max(1, min(8, -(-3 * l2 // per_set)))
-        if per_set * sets > 24 << 30:
-            sets = 1
-        arg_sets = [[torch.randn(s, device="cuda", dtype=t) / math.sqrt(s[-1]) for s, t in inputs]
-                    for _ in range(sets)]
+        arg_sets = rotated_arg_sets(inputs, l2)
         compiled = torch.compile(fn, dynamic=False)
         t0 = time.perf_counter()
         compiled(*arg_sets[0])

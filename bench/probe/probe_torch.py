@@ -15,8 +15,7 @@ or {"name": STEM, "error": "..."} when a graph fails (the others still run).
 """
 import argparse
 import json
-import math
-import statistics
+import os
 import sys
 import time
 import traceback
@@ -28,29 +27,9 @@ import torch.nn.functional as F
 f32, f16, bf16 = torch.float32, torch.float16, torch.bfloat16
 
 
-# ---- the timing method, copied from bench/torch_anchor.py (used by bench/torch_general.py)
-
-def call_times_us(fn, arg_sets, runs, warmup):
-    """Microseconds of each of `runs` calls (after `warmup`), events around each call,
-    rotating buffer sets."""
-    for i in range(warmup):
-        fn(*arg_sets[i % len(arg_sets)])
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    us = []
-    for i in range(runs):
-        args = arg_sets[i % len(arg_sets)]
-        start.record()
-        fn(*args)
-        end.record()
-        end.synchronize()
-        us.append(start.elapsed_time(end) * 1000.0)
-    return us
-
-
-def time_fn(fn, arg_sets, runs, warmup=10):
-    """Median microseconds per call."""
-    return statistics.median(call_times_us(fn, arg_sets, runs, warmup))
+# the timing method: bench/torch_anchor.py's (bench/torch_general.py's)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_anchor import rotated_arg_sets, time_fn  # noqa: E402
 
 
 # ---- the graphs, as their .mj files compute them
@@ -145,12 +124,7 @@ def main():
         arg_sets = None
         try:
             torch._dynamo.reset()  # a fresh compile per graph, never the recompile limit
-            per_set = sum(math.prod(s) * torch.tensor([], dtype=t).element_size() for s, t in inputs)
-            sets = max(1, min(8, -(-3 * l2 // per_set)))
-            if per_set * sets > 24 << 30:
-                sets = 1
-            arg_sets = [[torch.randn(s, device="cuda", dtype=t) / math.sqrt(s[-1]) for s, t in inputs]
-                        for _ in range(sets)]
+            arg_sets = rotated_arg_sets(inputs, l2)
             compiled = torch.compile(fn, dynamic=False)
             t0 = time.perf_counter()
             compiled(*arg_sets[0])

@@ -156,23 +156,9 @@ private:
   }
 
   void mainLoop() {
-    std::string bk = std::to_string(S.bk), stages = std::to_string(S.stages);
+    std::string bk = std::to_string(S.bk);
     std::string mmaFn = K.matmul->dtype == DType::BF16 ? "mj_mma_bf16" : "mj_mma_f16";
-    W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + bk + " - 1) / " + bk +
-           ";");
-    W.line("#pragma unroll");
-    W.open("for (int s = 0; s < " + std::to_string(S.stages - 1) + "; ++s)");
-    W.line("if (s < kTiles) loadTiles(s, (" + E.Idx + ")s * " + bk + ");");
-    W.line("mj_cp_async_commit(); // one group per slice, empty ones included");
-    W.close();
-    W.open("for (int t = 0; t < kTiles; ++t)");
-    W.line("mj_cp_async_wait<" + std::to_string(S.stages - 2) + ">(); // slice t has landed");
-    W.line("__syncthreads(); // ... for every thread, and all are done with slice t - 1");
-    W.line("const int next = t + " + std::to_string(S.stages - 1) + ";");
-    W.line("if (next < kTiles) loadTiles(next % " + stages + ", (" + E.Idx + ")next * " + bk +
-           "); // into the stage slice t - 1 used");
-    W.line("mj_cp_async_commit();");
-    W.line("const int s = t % " + stages + ";");
+    openCpAsyncSliceLoop("loadTiles", S.stages, S.bk);
     bool two = S.fragBuffers == 2;
     std::string F = two ? "[f]" : "";
     if (two) {

@@ -1,7 +1,9 @@
 //===- compiler/emit/MatmulSimt.cpp - f32 matmul on the CUDA cores --------===//
 // Each thread computes tm x tn outputs from values it reads out of shared
 // memory; the next k-slice is fetched into registers while this one is used
-// (two stages of shared tiles). The elementwise epilogue runs per output.
+// (two stages of shared tiles), or, with three or four stages, copied by
+// cp.async straight into shared memory. The elementwise epilogue runs per
+// output.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/MatmulTiles.h"
 
@@ -18,8 +20,9 @@ public:
       : MatmulEmitter(e, s), S(s), Ops{operand(true), operand(false)},
         // With 8x8 outputs a thread takes two 4-wide groups of rows (and of
         // columns), half a tile apart, so that a warp's float4 reads of
-        // shared memory fall in distinct banks.
-        Halves(s.tm == 8 && s.tn == 8) {
+        // shared memory fall in distinct banks; with 8x16, four groups of
+        // columns a quarter of the tile apart.
+        Grouped(s.tm == 8 && (s.tn == 8 || s.tn == 16)), Async(s.stages > 2) {
     for (int i = 0; i < 2; ++i)
       PerThread[i] = (count(Ops[i]) + S.block - 1) / S.block;
   }
@@ -27,14 +30,19 @@ public:
   void run() {
     prologue();
     declarations();
-    fetch();
-    stash();
-    mainLoop();
+    if (Async) {
+      asyncCopy();
+      asyncLoop();
+    } else {
+      fetch();
+      stash();
+      mainLoop();
+    }
     // The vector epilogue pays where the stores are a large part of the
     // work (a short k: the [32768, 32] @ [32, 32768] product ran 1.33x
     // faster with it on the H200); with a long k its registers cost the
     // main loop more (128 rows through a 32768^2 layer ran 9 % slower).
-    if (Halves && K.matmul->K <= kVectorEpilogueMaxK && vectorEpilogueFits())
+    if (Grouped && K.matmul->K <= kVectorEpilogueMaxK && vectorEpilogueFits())
       vectorEpilogueLoop();
     else
       scalarEpilogueLoop();
@@ -63,7 +71,7 @@ private:
     W.line("#pragma unroll");
     W.open("for (int jg = 0; jg < " + std::to_string(S.tn / 4) + "; ++jg)");
     W.line("const " + E.Idx + " m = m0 + " + rowOf() + ", nv = (n0 + jg * " +
-           std::to_string(S.bn / 2) + " + tx * 4) / 4; // 4 * nv .. 4 * nv + 3");
+           std::to_string(groupSpan(S.bn, S.tn)) + " + tx * 4) / 4; // 4 * nv .. 4 * nv + 3");
     vectorEpilogue("acc[ii][jg * 4 + j]");
     W.close();
     W.close();
@@ -74,21 +82,27 @@ private:
     return o.rows * o.cols / (o.vec || o.vecT ? 4 : 1);
   }
 
+  /// Grouped: how far apart a thread's groups of four rows (columns) are,
+  /// for a tile `width` wide and `count` rows (columns) a thread.
+  static unsigned groupSpan(unsigned width, unsigned count) { return width / (count / 4); }
+
   std::string rowOf() const {
-    return Halves ? "(ii / 4) * " + std::to_string(S.bm / 2) + " + ty * 4 + ii % 4"
-                  : "ty * " + std::to_string(S.tm) + " + ii";
+    return Grouped ? "(ii / 4) * " + std::to_string(groupSpan(S.bm, S.tm)) + " + ty * 4 + ii % 4"
+                   : "ty * " + std::to_string(S.tm) + " + ii";
   }
   std::string colOf() const {
-    return Halves ? "(jj / 4) * " + std::to_string(S.bn / 2) + " + tx * 4 + jj % 4"
-                  : "tx * " + std::to_string(S.tn) + " + jj";
+    return Grouped ? "(jj / 4) * " + std::to_string(groupSpan(S.bn, S.tn)) + " + tx * 4 + jj % 4"
+                   : "tx * " + std::to_string(S.tn) + " + jj";
   }
 
   void declarations() {
     std::string bm = std::to_string(S.bm), bn = std::to_string(S.bn), bk = std::to_string(S.bk);
     std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
-    W.line("__shared__ alignas(16) float As[2][" + bk + "][" + bm +
+    std::string stages = std::to_string(S.stages);
+    W.line("__shared__ alignas(16) float As[" + stages + "][" + bk + "][" + bm +
            " + 4]; // A tiles, transposed: As[s][k][m]");
-    W.line("__shared__ alignas(16) float Bs[2][" + bk + "][" + bn + " + 4]; // B tiles: Bs[s][k][n]");
+    W.line("__shared__ alignas(16) float Bs[" + stages + "][" + bk + "][" + bn +
+           " + 4]; // B tiles: Bs[s][k][n]");
     std::string tx = std::to_string(S.bn / S.tn);
     W.line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
     W.line("// this thread's outputs: rows m0 + " + rowOf() + ", columns n0 + " + colOf());
@@ -99,7 +113,7 @@ private:
     W.line("for (int jj = 0; jj < " + TN + "; ++jj) acc[ii][jj] = 0.0f;");
     W.close();
     // Registers holding the next k-slice.
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 2 && !Async; ++i) {
       const MatmulOperand &o = Ops[i];
       bool v = o.vec || o.vecT;
       W.line((v ? "float4 " : "float ") + o.name + "next[" + std::to_string(PerThread[i]) +
@@ -213,11 +227,95 @@ private:
       return;
     }
     for (unsigned g = 0; g < count / 4; ++g) {
-      std::string at = Halves ? std::to_string(g * width / 2) + " + " + who + " * 4"
-                              : who + " * " + std::to_string(count) + " + " + std::to_string(4 * g);
+      std::string at = Grouped ? std::to_string(g * groupSpan(width, count)) + " + " + who + " * 4"
+                               : who + " * " + std::to_string(count) + " + " + std::to_string(4 * g);
       W.line("*reinterpret_cast<float4 *>(&" + dst + "[" + std::to_string(4 * g) +
              "]) = *reinterpret_cast<const float4 *>(&" + tile + "[s][p][" + at + "]);");
     }
+  }
+
+  /// cp.async copies of `bytes` (4 or 16) from `src` to `dst`, zeros where
+  /// `ok` is false (empty: always in bounds); with `lanes`, four 4-byte
+  /// copies of consecutive floats (j = 0..3) into `dst`, which names j.
+  void copy(const MatmulOperand &o, const std::string &dst, const std::string &src, int bytes,
+            const std::string &ok, bool lanes = false) {
+    std::string fn = "mj_cp_async" + std::to_string(bytes);
+    if (!ok.empty())
+      W.line("const bool ok = " + ok + ";");
+    std::string from = ok.empty() ? src : "ok ? " + src + " : " + o.param->name;
+    std::string call = fn + "(" + dst + ", " + from + ", " + (ok.empty() ? "true" : "ok") + ");";
+    if (!lanes) {
+      W.line(call);
+      return;
+    }
+    W.line("#pragma unroll");
+    W.line("for (int j = 0; j < 4; ++j) " + call);
+  }
+
+  /// The copies of the k-slice at k0 into stage s, straight into shared
+  /// memory: 16 bytes where four floats of the tile are consecutive in
+  /// shared memory too, else one float at a time (the tile transposed on
+  /// the way: A's rows along k into As[k][m], B stored [n, k] into Bs[k][n]).
+  void asyncCopy() {
+    W.line("// copies the k-slice at k0 into stage s (cp.async: in flight while earlier slices are "
+           "used; zeros outside the matrix)");
+    W.open("auto load = [&](int s, " + E.Idx + " k0)");
+    for (int i = 0; i < 2; ++i)
+      perThreadLoop(i, [&](const MatmulOperand &o) {
+        const std::string &p = o.param->name;
+        if (o.vecT) {
+          downColumns(o);
+          W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+                 o.col0 + " + c;");
+          std::string src = p + " + " + o.batch + " + " + o.rowVar + " + " + o.colVar + " * " +
+                            std::to_string(o.colStride);
+          if (o.isA) // four rows of A are four consecutive floats of As[k][m]
+            copy(o, "&As[s][c][r]", src, 16, inBounds(o));
+          else
+            copy(o, "&Bs[s][r + j][c]", src + " + j", 4, inBounds(o), true);
+          return;
+        }
+        if (o.vec) {
+          std::string cols4 = std::to_string(o.cols / 4);
+          W.line("const int r = e / " + cols4 + ", c = e % " + cols4 + " * 4;");
+          W.line("const " + E.Idx + " " + o.rowVar + " = " + o.row0 + " + r, " + o.colVar + " = " +
+                 o.col0 + " + c;");
+          std::string src = p + " + " + o.batch + " + " + o.rowVar + " * " +
+                            std::to_string(o.rowStride) + " + " + o.colVar;
+          if (o.isA)
+            copy(o, "&As[s][c + j][r]", src + " + j", 4, inBounds(o), true);
+          else
+            copy(o, "&Bs[s][r][c]", src, 16, inBounds(o));
+          return;
+        }
+        tileElement(o, "e");
+        copy(o, o.isA ? "&As[s][c][r]" : "&Bs[s][r][c]",
+             p + " + " + o.batch + " + " + o.rowVar + " * " + std::to_string(o.rowStride) + " + " +
+                 o.colVar + " * " + std::to_string(o.colStride),
+             4, bothBounds(o));
+      });
+    W.close("};");
+  }
+
+  /// The loop over k-slices with `stages` slices in shared memory: slice t
+  /// is used while slices t + 1 .. t + stages - 2 are in flight, and slice
+  /// t + stages - 1 is copied into the stage slice t - 1 used. One barrier a
+  /// slice.
+  void asyncLoop() {
+    std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
+    openCpAsyncSliceLoop("load", S.stages, S.bk);
+    W.line("#pragma unroll");
+    W.open("for (int p = 0; p < " + std::to_string(S.bk) + "; ++p)");
+    W.line("float ar[" + TM + "], br[" + TN + "];");
+    readSlice("ar", "As", S.tm, S.bm, "ty");
+    readSlice("br", "Bs", S.tn, S.bn, "tx");
+    W.line("#pragma unroll");
+    W.open("for (int ii = 0; ii < " + TM + "; ++ii)");
+    W.line("#pragma unroll");
+    W.line("for (int jj = 0; jj < " + TN + "; ++jj) acc[ii][jj] = fmaf(ar[ii], br[jj], acc[ii][jj]);");
+    W.close();
+    W.close();
+    W.close();
   }
 
   /// The loop over k-slices: the next slice is fetched into registers while
@@ -284,7 +382,8 @@ private:
   const MatmulSimtSchedule &S;
   const MatmulOperand Ops[2];
   unsigned PerThread[2];
-  const bool Halves;
+  const bool Grouped;
+  const bool Async; ///< stages > 2: cp.async into shared memory
 };
 
 } // namespace

@@ -108,6 +108,25 @@ void MatmulEmitter::epilogue(const std::string &accExpr) {
   W.close();
 }
 
+void MatmulEmitter::openCpAsyncSliceLoop(const std::string &load, unsigned stages, unsigned bk) {
+  std::string Bk = std::to_string(bk), Stages = std::to_string(stages);
+  W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + Bk + " - 1) / " + Bk +
+         ";");
+  W.line("#pragma unroll");
+  W.open("for (int s = 0; s < " + std::to_string(stages - 1) + "; ++s)");
+  W.line("if (s < kTiles) " + load + "(s, (" + E.Idx + ")s * " + Bk + ");");
+  W.line("mj_cp_async_commit(); // one group per slice, empty ones included");
+  W.close();
+  W.open("for (int t = 0; t < kTiles; ++t)");
+  W.line("mj_cp_async_wait<" + std::to_string(stages - 2) + ">(); // slice t has landed");
+  W.line("__syncthreads(); // ... for every thread, and all are done with slice t - 1");
+  W.line("const int next = t + " + std::to_string(stages - 1) + ";");
+  W.line("if (next < kTiles) " + load + "(next % " + Stages + ", (" + E.Idx + ")next * " + Bk +
+         "); // into the stage slice t - 1 used");
+  W.line("mj_cp_async_commit();");
+  W.line("const int s = t % " + Stages + ";");
+}
+
 bool MatmulEmitter::vectorEpilogueFits(unsigned vec) const {
   return matmulStoresVectorize(K, vec);
 }

@@ -50,6 +50,13 @@ public:
   std::string tilePosition(const MatmulOperand &o, const std::string &e) const;
   /// One element of a tile from memory, zero outside the matrix.
   std::string operandLoad(const MatmulOperand &o, bool toFloat) const;
+  /// The k-slice loop of a template whose tiles are copied by cp.async into
+  /// `stages` stages of shared memory by the lambda `load(s, k0)`: the
+  /// first stages - 1 slices, then the loop over slices t with its head
+  /// (slice t landed for every thread, slice t + stages - 1 copied into the
+  /// stage slice t - 1 used) up to `s`, slice t's stage. The caller writes
+  /// the work on stage s and closes the loop.
+  void openCpAsyncSliceLoop(const std::string &load, unsigned stages, unsigned bk);
   /// The epilogue of one output element (m, n): its matmul value
   /// `accExpr`, the elementwise ops after it, the stores.
   void epilogue(const std::string &accExpr);

@@ -26,6 +26,8 @@
 #include "compiler/emit/CudaEmitter.h"
 #include "compiler/emit/MatmulTiles.h"
 
+#include <cassert>
+
 namespace minijit {
 
 namespace {
@@ -314,7 +316,7 @@ private:
     std::string rows = std::string(pp ? "mh" : "c") + " * 64"; // the first of this warpgroup's 64
     std::string row = "const " + E.Idx + " m = m0 + " + rows +
                       " + warp * 16 + lane / 4 + r / 2 % 2 * 8;";
-    if (S.stagedEpilogue) { // (the schedule checked its stores: matmulStoresVectorize)
+    if (S.stagedEpilogue) { // (the schedule checked its stores: matmulStoreRun)
       stagedEpilogue(acc, rows);
     } else if (vectorEpilogueFits(2)) {
       W.line("#pragma unroll");
@@ -341,15 +343,23 @@ private:
 
   /// The epilogue through the consumer's buffer in shared memory (after the
   /// stages), 64 columns at a time: each thread leaves its accumulators'
-  /// pairs there, then takes four consecutive columns of a row, so that a
-  /// warp's stores are whole 128-byte lines. `acc` names the accumulators,
-  /// `rows` the code of the warpgroup's first row in the tile.
+  /// pairs there, then takes `run` consecutive columns of a row (four, or
+  /// two or one where n is not a multiple of four: matmulStoreRun), so that
+  /// a warp's stores are whole lines (two rows of 64 columns), or 64 or 32
+  /// consecutive columns of one row. `acc` names the
+  /// accumulators, `rows` the code of the warpgroup's first row in the tile.
   void stagedEpilogue(const std::string &acc, const std::string &rows) {
+    const unsigned run = matmulStoreRun(K);
+    assert(run != 0 && "the schedule stages only stores that run along the rows");
     const std::string Row = std::to_string(MatmulWgmmaSchedule::kStagedRowFloats);
     const std::string offset = std::to_string(S.stages * S.stageBytes());
+    const std::string perRow = std::to_string(64 / run); // threads across a row of the chunk
+    static const char *const Runs[] = {"", "one column", "two consecutive columns", "",
+                                       "four consecutive columns"};
     W.line("// epilogue through shared memory, 64 columns at a time: the accumulators' pairs into "
-           "this warpgroup's 64 x 64 buffer (rows padded to " + Row +
-           " floats), then four consecutive columns of a row a thread: a warp stores whole lines");
+           "this warpgroup's 64 x 64 buffer (rows padded to " + Row + " floats), then " +
+           Runs[run] + " of a row a thread: a warp stores " +
+           (run == 4 ? "whole lines" : "consecutive columns of a row"));
     W.line("float *const mj_out = reinterpret_cast<float *>(tiles + " + offset + " + c * " +
            std::to_string(MatmulWgmmaSchedule::kStagedBufferBytes) + ");");
     W.line("#pragma unroll");
@@ -361,12 +371,22 @@ private:
            " + r / 4 % 8 * 8 + lane % 4 * 2]) = make_float2(" + acc + "[r], " + acc + "[r + 1]);");
     W.line("mj_warpgroup_sync(c);");
     W.line("#pragma unroll");
-    W.open("for (int part = 0; part < 8; ++part)");
-    W.line("const int e = threadIdx.x % 128 + part * 128, row = e / 16, mj_q = e % 16;");
-    W.line("const float4 mj_v = *reinterpret_cast<const float4 *>(&mj_out[row * " + Row + " + mj_q * 4]);");
+    W.open("for (int part = 0; part < " + std::to_string(32 / run) + "; ++part)");
+    W.line("const int e = threadIdx.x % 128 + part * 128, row = e / " + perRow + ", mj_q = e % " +
+           perRow + ";");
     W.line("const " + E.Idx + " m = m0 + " + rows + " + row;");
-    W.line("const " + E.Idx + " nv = (n0 + mj_ch * 64) / 4 + mj_q; // columns 4 * nv .. 4 * nv + 3");
-    vectorEpilogue("(&mj_v.x)[j]", 4);
+    if (run == 1) {
+      W.line("const float mj_v = mj_out[row * " + Row + " + mj_q];");
+      W.line("const " + E.Idx + " n = n0 + mj_ch * 64 + mj_q;");
+      epilogue("mj_v");
+    } else {
+      std::string type = run == 4 ? "float4" : "float2", R = std::to_string(run);
+      W.line("const " + type + " mj_v = *reinterpret_cast<const " + type + " *>(&mj_out[row * " +
+             Row + " + mj_q * " + R + "]);");
+      W.line("const " + E.Idx + " nv = (n0 + mj_ch * 64) / " + R + " + mj_q; // columns " + R +
+             " * nv .. " + R + " * nv + " + std::to_string(run - 1));
+      vectorEpilogue("(&mj_v.x)[j]", run);
+    }
     W.close();
     W.line("mj_warpgroup_sync(c); // read before the next chunk is written");
     W.close();

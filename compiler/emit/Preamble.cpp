@@ -221,6 +221,10 @@ __device__ __forceinline__ void mj_cp_async16(void *smem, const void *gmem, bool
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(s), "l"(gmem), "r"(ok ? 16 : 0));
 }
+__device__ __forceinline__ void mj_cp_async4(void *smem, const void *gmem, bool ok) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(s), "l"(gmem), "r"(ok ? 4 : 0));
+}
 __device__ __forceinline__ void mj_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void mj_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
 __device__ __forceinline__ void mj_ldmatrix_x4(unsigned (&r)[4], const void *smem) {

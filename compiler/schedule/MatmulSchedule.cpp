@@ -202,11 +202,25 @@ int64_t wgmmaRoundsCost(int64_t tiles, unsigned bn, int smCount) {
 /// "The Hopper epilogue through shared memory"): attention scores of k = 64
 /// 2.5x faster, 4096^3 f16 6 % and 8192^3 1-2 %; TF32 at 4096^3, whose k
 /// steps are half as deep, lost 5 % to the stage the buffers take.
-/// Only where every store is contiguous over four consecutive columns
-/// (matmulStoresVectorize).
-bool stagesEpilogue(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
-  return (s.elementBytes == 2 || k.matmul->K * s.elementBytes <= 512) &&
-         matmulStoresVectorize(k, 4);
+/// Only where every store runs along a row (matmulStoreRun): where n is not
+/// a multiple of 4 the buffer is read back in pairs (n even) or single
+/// columns (n odd), a warp's threads on consecutive ones of one row, in
+/// place of 8 rows of scattered pairs from the accumulators. That readback
+/// is two or four times the vector one's work, and the buffers take a
+/// stage, so past a k of 2 KiB a row (where the stores are a small part of
+/// the work) it is taken only where the buffers leave the pipeline four
+/// stages or more (a tile 128 wide). Measured on the H200
+/// (docs/PERFORMANCE.md): the 4097 x 4095 x 4093 f16 product in 128x256
+/// tiles ran 306.53 us staged (3 stages) against 286.38 (4); staged gained
+/// 23 % on [8192, 1024] @ [1024, 4094] bf16 in 128x256 tiles (3 stages),
+/// and 15-16 % in 128-wide tiles (5 stages) at n = 4097, k = 1023 and
+/// n = 4099, k = 4096.
+bool stagesEpilogue(const LoweredKernel &k, const MatmulWgmmaSchedule &s, unsigned stagesLeft) {
+  unsigned run = matmulStoreRun(k);
+  int64_t rowBytes = k.matmul->K * s.elementBytes;
+  if (run == 0 || (s.elementBytes == 4 && rowBytes > 512))
+    return false;
+  return run == 4 || rowBytes <= 2048 || stagesLeft >= 4;
 }
 
 /// The Hopper template where it applies, else why not.
@@ -256,12 +270,20 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   }
   if (halfBoxes && s.bn < 128)
     badOverride("cluster=2 with an n-major B needs bn of 128 or 256");
-  s.stagedEpilogue = stagesEpilogue(k, s);
+  {
+    // the stages left beside the epilogue's buffers (alignment and barriers
+    // take 2 KiB), as below
+    MatmulWgmmaSchedule staged = s;
+    staged.stagedEpilogue = true;
+    unsigned room = static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048 - staged.epilogueBytes();
+    s.stagedEpilogue = stagesEpilogue(k, s, std::min(room / s.stageBytes(), 6u));
+  }
   if (o.staged) {
     if (*o.staged > 1)
       badOverride("staged must be 0 or 1");
-    if (*o.staged == 1 && !matmulStoresVectorize(k, 4))
-      badOverride("staged=1 needs stores of four consecutive columns (n a multiple of 4)");
+    if (*o.staged == 1 && matmulStoreRun(k) == 0)
+      badOverride("staged=1 needs stores that run along the output's rows (consecutive columns "
+                  "at consecutive addresses)");
     s.stagedEpilogue = *o.staged == 1;
   }
   // alignment, barriers, the epilogue's buffers
@@ -329,6 +351,16 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   Tile pick = pickTile(mm, dev, candidateTiles(tensorCores), o);
   if (!tensorCores) {
     applyFragOverride(pick, o);
+    // tn is the 128x128 tile's: a tile asked for by hand must be that one;
+    // a narrower tile the rule picks (a graph's small product) keeps its own
+    if (o.tn) {
+      if (*o.tn != 8 && *o.tn != 16)
+        badOverride("tn must be 8 or 16");
+      if (o.tile && *o.tile != 128)
+        badOverride("tn applies to the 128x128 tile only (tile=128)");
+      if (pick.bm == 128)
+        pick.tn = static_cast<unsigned>(*o.tn);
+    }
     MatmulSimtSchedule s;
     s.bm = pick.bm;
     s.bn = pick.bn;
@@ -336,10 +368,24 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
     s.tm = pick.tm;
     s.tn = pick.tn;
     s.fragBuffers = pick.frag;
+    if (o.cpasync && *o.cpasync != 0) {
+      if (*o.cpasync != 3 && *o.cpasync != 4)
+        badOverride("cpasync must be 0, 3 or 4");
+      if (s.fragBuffers == 2)
+        badOverride("frag=2 needs cpasync=0 (the pipelined loop's stage switch)");
+      s.stages = static_cast<unsigned>(*o.cpasync);
+    }
+    // static shared memory (a guard: four stages of any tile fit)
+    if (s.staticSharedBytes() > 48 * 1024)
+      badOverride(llvm::formatv("cpasync={0}: {0} stages of a {1}x{2}x{3} tile need more than the "
+                                "48 KiB of static shared memory",
+                                s.stages, s.bm, s.bn, s.bk)
+                      .str());
     s.block = (s.bm / s.tm) * (s.bn / s.tn);
     // Two blocks of 256 threads per SM: at most 128 registers a thread
-    // (64 accumulators, the fragments and the vector epilogue fit).
-    if (s.block == 256)
+    // (64 accumulators, the fragments and the vector epilogue fit); of 128
+    // threads of 8x16 outputs, at most 255 (128 accumulators).
+    if (s.block == 256 || (s.block == 128 && s.tn == 16))
       s.minBlocksPerSM = 2;
     tileGeometry(k, false, s);
     return Schedule{s};
@@ -377,6 +423,24 @@ bool matmulStoresVectorize(const LoweredKernel &k, unsigned vec) {
         LaneAccess::Kind::Contiguous)
       return false;
   return true;
+}
+
+unsigned matmulStoreRun(const LoweredKernel &k) {
+  for (unsigned vec : {4u, 2u})
+    if (matmulStoresVectorize(k, vec))
+      return vec;
+  IndexContext ctx = k.ctx;
+  std::string n = ctx.str(k.n);
+  for (const KStore &st : k.stores) {
+    IndexExpr next = ctx.substitute(st.offset, [&](const std::string &v) -> std::optional<IndexExpr> {
+      if (v == n)
+        return ctx.add(k.n, IndexExpr::constant(1));
+      return std::nullopt;
+    });
+    if (next.key() != ctx.add(st.offset, IndexExpr::constant(1)).key())
+      return 0;
+  }
+  return 1;
 }
 
 bool hasWgmma(const std::string &arch) { return arch == "sm_90" || arch == "sm_90a"; }

@@ -277,8 +277,11 @@ std::string Schedule::describe(GridText grid) const {
   }
   case ScheduleKind::MatmulSimt: {
     const auto &s = as<MatmulSimtSchedule>();
+    std::string pipeline =
+        s.stages > 2 ? llvm::formatv("{0} stages through cp.async", s.stages).str()
+                     : std::string("double-buffered through registers");
     return llvm::formatv("matmul on CUDA cores: {0}x{1} tile, k step {2}, {3}x{4} outputs per "
-                         "thread ({5} threads), double-buffered through registers{10}, A {6}, "
+                         "thread ({5} threads), {11}{10}, A {6}, "
                          "B {7}, {8}{9}",
                          s.bm, s.bn, s.bk, s.tm, s.tn, s.block,
                          s.vecA    ? "by float4"
@@ -288,7 +291,7 @@ std::string Schedule::describe(GridText grid) const {
                          : s.vecBT ? "by float4 along k (stored transposed)"
                                    : "by elements",
                          gridWords(s.grid, grid), tileWords(s.tilesM, s.tilesN, grid),
-                         s.fragBuffers == 2 ? ", fragments too (frag=2)" : "")
+                         s.fragBuffers == 2 ? ", fragments too (frag=2)" : "", pipeline)
         .str();
   }
   case ScheduleKind::MatmulMma: {
@@ -378,7 +381,10 @@ int blocksPerSM(const Schedule &s, const DeviceProperties &dev, unsigned registe
   int64_t warps = (g.block + 31) / 32;
   int64_t byRegs = dev.regsPerSM / std::max<int64_t>(1, perWarp * warps);
   int64_t byThreads = dev.maxThreadsPerSM / std::max<unsigned>(1, g.block);
-  int64_t shared = s.dynamicSharedBytes() + 1024; // the driver reserves 1 KiB per block
+  // the driver reserves 1 KiB per block
+  int64_t shared = s.dynamicSharedBytes() + 1024;
+  if (const MatmulSimtSchedule *simt = s.getIf<MatmulSimtSchedule>())
+    shared += simt->staticSharedBytes();
   int64_t byShared = dev.sharedPerSM / shared;
   return static_cast<int>(
       std::max<int64_t>(0, std::min<int64_t>({byRegs, byThreads, byShared, dev.maxBlocksPerSM})));

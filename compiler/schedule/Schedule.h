@@ -174,6 +174,13 @@ inline unsigned mmaTileHalves(const MatmulTile &t, bool isA) {
 
 struct MatmulSimtSchedule : MatmulTile {
   unsigned tm = 8, tn = 8; ///< outputs per thread
+  /// k-slices of the tiles in shared memory: 2, the next slice fetched into
+  /// registers during this one and stored after it; 3 or 4, copied by
+  /// cp.async straight into shared memory, stages - 1 slices in flight
+  unsigned stages = 2;
+  /// Static shared memory of the tiles: `stages` of A's and B's, rows
+  /// padded by 4 floats.
+  unsigned staticSharedBytes() const { return stages * bk * (bm + bn + 8) * 4; }
   /// 2: the fragments of the next k-step are read from shared memory while
   /// this one's multiply-adds run, and the next stage's first fragments
   /// right after the stage switch (no pause at the switch); 1: one set
@@ -231,7 +238,9 @@ struct MatmulWgmmaSchedule : MatmulTile {
   /// accumulators of 64 columns in a buffer of its own, then reads four
   /// consecutive columns of a row a thread, so that a warp's stores are
   /// whole lines of a row (16 bytes a thread) instead of 8 rows of 32 bytes
-  /// (pairs from the accumulators' layout). It pays most where the stores
+  /// (pairs from the accumulators' layout); two or one where n is not a
+  /// multiple of 4 (matmulStoreRun), still one row's consecutive columns a
+  /// warp. It pays most where the stores
   /// are most of the work (a short k: attention scores, outer products).
   bool stagedEpilogue = false;
   /// Bytes of one consumer's buffer: 64 rows of 64 floats, padded by 8 so
@@ -362,5 +371,11 @@ LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexE
 /// consecutive output columns (n a multiple of `vec`): its epilogue may
 /// work on vectors of `vec` columns (the column of vector nv is vec * nv).
 bool matmulStoresVectorize(const LoweredKernel &k, unsigned vec);
+
+/// How many consecutive output columns a thread of matmul kernel `k` may
+/// store together: 4 or 2 where every store vectorizes so
+/// (matmulStoresVectorize), 1 where every store still runs along the row
+/// (column n + 1 at the address after column n's), 0 where one does not.
+unsigned matmulStoreRun(const LoweredKernel &k);
 
 } // namespace minijit

@@ -48,6 +48,13 @@ struct ScheduleOverrides {
   /// the Hopper matmul: 1 stages the epilogue through shared memory (whole
   /// lines of a row per warp store), 0 stores from the accumulators' layout
   std::optional<int64_t> staged;
+  /// f32 matmul on the CUDA cores, the 128x128 tile: columns a thread
+  /// computes, 8 (256 threads, the default) or 16 (128 threads of 8x16)
+  std::optional<int64_t> tn;
+  /// f32 matmul on the CUDA cores: 3 or 4 copies the tiles into that many
+  /// stages of shared memory by cp.async; 0 (the default) fetches the next
+  /// k-slice into registers and stores it after this one (two stages)
+  std::optional<int64_t> cpasync;
   /// an inner-row reduction with a block per row (sm_90): 2, 4 or 8 splits
   /// each row over a cluster of that many blocks, which meet at its
   /// barrier; 1 (the default) a block a row

@@ -158,6 +158,14 @@ std::vector<std::string> matmulCandidates(const ScheduledKernel &def) {
     for (int64_t tile : {128, 64, 32, 16})
       for (int64_t frag : {1, 2})
         out.push_back(joinKeys({key("tile", tile), key("frag", frag)}));
+    // 128 threads of 8x16 outputs on the 128x128 tile; three and four
+    // stages copied by cp.async
+    for (int64_t frag : {1, 2})
+      out.push_back(joinKeys({key("tile", 128), key("tn", 16), key("frag", frag)}));
+    for (int64_t tn : {8, 16})
+      for (int64_t stages : {3, 4})
+        out.push_back(joinKeys({key("tile", 128), key("tn", tn), key("cpasync", stages)}));
+    out.push_back(joinKeys({key("tile", 64), key("cpasync", 3)}));
     break;
   case ScheduleKind::MatmulMma:
     for (int64_t tile : {128, 64})

@@ -70,6 +70,12 @@ TEST_F(Matmul, EveryTileConfiguration) {
                             {DType::F32, "tile=128,frag=2"},
                             {DType::F32, "tile=64,frag=2"},
                             {DType::F32, "tile=16,frag=2"},
+                            {DType::F32, "tile=128,tn=16"},
+                            {DType::F32, "tile=128,tn=16,frag=2"},
+                            {DType::F32, "tile=128,cpasync=3"},
+                            {DType::F32, "tile=128,tn=16,cpasync=4"},
+                            {DType::F32, "tile=64,cpasync=3"},
+                            {DType::F32, "tile=16,cpasync=4"},
                             {DType::F16, "wgmma=0,tile=128"},
                             {DType::F16, "wgmma=0,tile=64"},
                             {DType::F16, "wgmma=0,tile=128,bn=256,wn=4,stages=3"},
@@ -115,20 +121,27 @@ Graph linearGeluF32(const char *name, int64_t rows, int64_t out, int64_t in) {
   return g;
 }
 
-/// The CUDA cores' pipelined loop (frag=2) on every layout pair, with tiles
-/// that overhang every edge and a k that ends mid-slice.
+/// The CUDA cores' pipelined loop (frag=2), 128 threads of 8x16 outputs
+/// (tn=16) and the cp.async stages (cpasync=3, 4) on every layout pair, with
+/// tiles that overhang every edge and a k that ends mid-slice.
 TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
-  for (const char *overrides : {"tile=128,frag=2", "tile=64,frag=2"})
+  for (const char *overrides :
+       {"tile=128,frag=2", "tile=64,frag=2", "tile=128,tn=16", "tile=128,tn=16,frag=2",
+        "tile=128,cpasync=3", "tile=128,tn=16,cpasync=4", "tile=64,cpasync=4"})
     for (bool aT : {false, true})
-      for (bool bT : {false, true}) {
-        ScheduleEnv env(overrides);
-        SCOPED_TRACE(std::string(overrides) + (aT ? " A^T" : " A") + (bT ? " B^T" : " B"));
-        Graph g("mm_pipe");
-        auto [a, b] = layoutPair(g, aT, bT, 133, 260, 84);
-        Tensor bias = g.input("bias", DType::F32, {260});
-        g.output(matmul(a, b) + bias, "c");
-        expectMatches(g, static_cast<uint64_t>(11 + 2 * aT + bT));
-      }
+      for (bool bT : {false, true})
+        // (m = 133: A stored transposed is read element by element; 136: by
+        // 16-byte units along m)
+        for (int64_t m : {133, 136}) {
+          ScheduleEnv env(overrides);
+          SCOPED_TRACE(std::string(overrides) + (aT ? " A^T" : " A") + (bT ? " B^T" : " B") +
+                       " m=" + std::to_string(m));
+          Graph g("mm_pipe");
+          auto [a, b] = layoutPair(g, aT, bT, m, 260, 84);
+          Tensor bias = g.input("bias", DType::F32, {260});
+          g.output(matmul(a, b) + bias, "c");
+          expectMatches(g, static_cast<uint64_t>(11 + 2 * aT + bT + m));
+        }
 }
 
 /// How tf32Deviation reads the operands: as TF32 reads them (the low 13
@@ -671,7 +684,7 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
 /// choice for 16-bit products and TF32 ones of a short k) and not: tiles that overhang
 /// m and n, each tile width (one to four 64-column chunks), both forms,
 /// clusters, batches, the fused epilogue with two outputs, TF32, and an n
-/// not a multiple of 4 (the stores stay in the accumulators' layout).
+/// not a multiple of 4 (the buffer read back in pairs or single columns).
 TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
   struct Case {
     Shape a, b;
@@ -689,8 +702,13 @@ TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
       {{1152, 32}, {32, 2048}, false, "staged=1,bn=128,stages=2", true},
       {{5, 72, 96}, {5, 96, 40}, true, "staged=1,pingpong=1", true},
       {{1152, 32}, {32, 2048}, false, "staged=1,cluster=2,bn=256", true},
-      {{301, 32}, {32, 998}, true, "", false},               // n % 4: not by the rule
+      {{301, 32}, {32, 998}, true, "", true},                // n % 4 = 2: pairs
       {{301, 32}, {32, 998}, true, "staged=0", false},
+      {{7, 1001, 129}, {7, 129, 257}, false, "", true},      // n odd: single columns
+      {{7, 1001, 129}, {7, 129, 257}, false, "staged=0", false},
+      {{5, 72, 96}, {5, 96, 41}, true, "staged=1,pingpong=1", true},
+      {{1152, 32}, {32, 2047}, false, "staged=1,cluster=2,bn=256", true},
+      {{300, 40}, {40, 999}, true, "staged=1,bn=64", true},
       {{300, 8}, {8, 264}, false, "", true},                 // k = 8: one wgmma a tile
   };
   for (DType t : {DType::F16, DType::BF16})
@@ -718,16 +736,21 @@ TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
       expectMatches(g, static_cast<uint64_t>(c.a.numel() % 97), /*fusedOnly=*/true);
     }
   // the fused epilogue (bias, GeLU, a residual, a cast, and h kept): k = 192
+  // (n = 264, whole vectors of four; 262, pairs; 263, single columns: 400
+  // rows, so that the product is large enough for its operands' rows to be
+  // copied to whole 16-byte units, which the Hopper template reads)
+  for (int64_t n : {264, 262, 263})
   for (const char *overrides :
        {"staged=1", "staged=1,pingpong=1", "staged=1,cluster=2", "staged=0", "staged=0,pingpong=1"})
     for (DType t : {DType::F16, DType::BF16}) {
       ScheduleEnv env(overrides);
-      SCOPED_TRACE(overrides);
-      Graph g = epilogueGraph("staged_epilogue", t, 333, 192, 264, true);
+      SCOPED_TRACE(std::string(overrides) + " n=" + std::to_string(n));
+      Graph g = epilogueGraph("staged_epilogue", t, n == 264 ? 333 : 400, 192, n, true);
       CompileOptions opt;
       opt.compileKernels = false;
       CompiledGraph cg = compileGraph(g, opt);
-      EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+      if (n == 264) // (rows of 262 and 263 halves are copied to whole 16-byte units first)
+        EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
       EXPECT_EQ(cg.fusedText().find("epilogue staged") != std::string::npos,
                 std::string(overrides).find("staged=1") != std::string::npos)
           << cg.fusedText();
@@ -748,12 +771,14 @@ TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
     EXPECT_NE(compileGraph(g, opt).fusedText().find("epilogue staged"), std::string::npos);
     expectMatches(g, 17);
   }
-  // TF32 (f32 outputs, 16-byte stores), nn.Linear's layout: k = 8 and 100
-  // (the rule stages TF32 products up to k = 128)
-  for (int64_t k : {8, 100}) {
-    SCOPED_TRACE("tf32 k=" + std::to_string(k));
+  // TF32 (f32 outputs, 16-byte stores; single ones where n is odd),
+  // nn.Linear's layout: k = 8 and 100 (the rule stages TF32 products up to
+  // k = 128)
+  for (int64_t k : {8, 100})
+  for (int64_t n : {520, 518, 517}) {
+    SCOPED_TRACE("tf32 k=" + std::to_string(k) + " n=" + std::to_string(n));
     Graph g("staged_tf32");
-    auto [a, b] = layoutPair(g, false, true, 300, 520, k);
+    auto [a, b] = layoutPair(g, false, true, 300, n, k);
     g.output(matmul(a, b), "c");
     CompileOptions opt;
     opt.allowTf32 = true;

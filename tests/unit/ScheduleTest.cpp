@@ -751,6 +751,55 @@ TEST(Schedule, OverrideErrors) {
             "schedule override: items must be 1..16");
 }
 
+/// The CUDA cores' f32 keys: 128 threads of 8x16 outputs (tn=16, two
+/// blocks an SM) and three or four stages copied by cp.async (cpasync);
+/// combinations that cannot be built are refused, and the tensor-core
+/// templates' keys (bk, stages) leave the CUDA cores' product as it is.
+TEST(Schedule, F32CudaCoreKeys) {
+  Graph g("mm");
+  g.output(matmul(g.input("a", DType::F32, {4096, 4096}), g.input("b", DType::F32, {4096, 4096})),
+           "c");
+  auto simt = [&](const std::string &keys) {
+    return lower(g, true, keys).detail->kernels.back().schedule.as<MatmulSimtSchedule>();
+  };
+  MatmulSimtSchedule d = simt("");
+  EXPECT_EQ(d.tn, 8u);
+  EXPECT_EQ(d.block, 256u);
+  EXPECT_EQ(d.stages, 2u);
+  EXPECT_EQ(d.bk, 8u);
+  MatmulSimtSchedule mma = simt("bk=64,stages=6");
+  EXPECT_EQ(mma.bk, 8u);
+  EXPECT_EQ(mma.stages, 2u);
+  MatmulSimtSchedule wide = simt("tn=16");
+  EXPECT_EQ(wide.tn, 16u);
+  EXPECT_EQ(wide.block, 128u);
+  EXPECT_EQ(wide.minBlocksPerSM, 2u);
+  EXPECT_EQ(simt("cpasync=3").stages, 3u);
+  EXPECT_EQ(simt("cpasync=0").stages, 2u);
+  std::string text = lower(g, true, "cpasync=3").fusedText();
+  EXPECT_NE(text.find("3 stages through cp.async"), std::string::npos) << text;
+  std::string cuda = lower(g, true, "cpasync=4").cudaText();
+  EXPECT_NE(cuda.find("mj_cp_async4(&As[s][c + j][r]"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("mj_cp_async_wait<2>();"), std::string::npos) << cuda;
+  EXPECT_EQ(cuda.find("Anext"), std::string::npos) << cuda;
+  EXPECT_EQ(compileErrorOf(g, "tn=12"), "schedule override: tn must be 8 or 16");
+  EXPECT_EQ(compileErrorOf(g, "tile=64,tn=16"),
+            "schedule override: tn applies to the 128x128 tile only (tile=128)");
+  // a small product beside it keeps its own tile's outputs a thread
+  Graph small("small");
+  small.output(
+      matmul(small.input("a", DType::F32, {128, 128}), small.input("b", DType::F32, {128, 128})), "c");
+  MatmulSimtSchedule s16 =
+      lower(small, true, "tn=16").detail->kernels.back().schedule.as<MatmulSimtSchedule>();
+  EXPECT_EQ(s16.bm, 16u);
+  EXPECT_EQ(s16.tn, 1u);
+  // the stages' static shared memory counts in the blocks an SM holds
+  EXPECT_EQ(simt("tile=16,cpasync=4").staticSharedBytes(), 4u * 64 * 40 * 4);
+  EXPECT_EQ(compileErrorOf(g, "cpasync=2"), "schedule override: cpasync must be 0, 3 or 4");
+  EXPECT_EQ(compileErrorOf(g, "cpasync=3,frag=2"),
+            "schedule override: frag=2 needs cpasync=0 (the pipelined loop's stage switch)");
+}
+
 TEST(Schedule, VectorOverrideWiderThanSixteenBytesIsRefused) {
   // 32-byte vectors of f32 have no load instruction; refused up front.
   EXPECT_EQ(compileErrorOf(rowSum(4096, 1024), "vec=8"),
@@ -996,17 +1045,46 @@ TEST(Schedule, HopperEpilogueStagedAndTileRounds) {
   EXPECT_EQ(direct.stages, 4u);
   EXPECT_FALSE(wgmma(lower(product(DType::F16, 4096, 4096, 4096), true, "stages=4")).stagedEpilogue);
   EXPECT_THROW(lower(product(DType::F16, 4096, 4096, 4096), true, "stages=4,staged=1"), CompileError);
-  // an n that is not a multiple of 4 (B stored transposed, k-major) is not
-  // staged, and cannot be asked to be
-  Graph odd("odd");
-  odd.output(matmul(odd.input("a", DType::BF16, {512, 64}),
-                    transpose(odd.input("b", DType::BF16, {998, 64}))),
-             "c");
-  EXPECT_FALSE(wgmma(lower(odd)).stagedEpilogue);
-  EXPECT_EQ(lower(odd).cudaText().find("mj_warpgroup_sync(c);"), std::string::npos);
-  EXPECT_THROW(lower(odd, true, "staged=1"), CompileError);
+  // an n that is not a multiple of 4 (B stored transposed, k-major) is
+  // staged too: the buffer read back in pairs (n even) or single columns
+  // (n odd), a warp's 32 threads on consecutive ones
+  for (int64_t n : {998, 999}) {
+    SCOPED_TRACE(n);
+    Graph odd("odd");
+    odd.output(matmul(odd.input("a", DType::BF16, {512, 64}),
+                      transpose(odd.input("b", DType::BF16, {n, 64}))),
+               "c");
+    EXPECT_TRUE(wgmma(lower(odd)).stagedEpilogue);
+    std::string cuda = lower(odd).cudaText();
+    EXPECT_NE(cuda.find("mj_warpgroup_sync(c);"), std::string::npos);
+    EXPECT_NE(cuda.find(n % 2 ? "const float mj_v = mj_out[row * 72 + mj_q];"
+                              : "const float2 mj_v = *reinterpret_cast<const float2 *>"),
+              std::string::npos)
+        << cuda;
+    EXPECT_FALSE(wgmma(lower(odd, true, "staged=0")).stagedEpilogue);
+  }
   EXPECT_NE(lower(product(DType::F16, 4096, 4096, 4096)).cudaText().find("mj_warpgroup_sync(c);"),
             std::string::npos);
+  // n odd past a k of 2 KiB a row: staged where the buffers leave four
+  // stages or more (a 128-wide tile), not in 128x256 tiles (3 stages left)
+  MatmulWgmmaSchedule oddWide = wgmma(lower(product(DType::F16, 4097, 4095, 4093)));
+  EXPECT_EQ(oddWide.bn, 256u);
+  EXPECT_FALSE(oddWide.stagedEpilogue);
+  EXPECT_EQ(oddWide.stages, 4u);
+  EXPECT_TRUE(wgmma(lower(product(DType::F16, 4097, 4095, 4093), true, "staged=1")).stagedEpilogue);
+  MatmulWgmmaSchedule oddNarrow = wgmma(lower(product(DType::BF16, 4095, 4097, 1023)));
+  EXPECT_EQ(oddNarrow.bn, 128u);
+  EXPECT_TRUE(oddNarrow.stagedEpilogue);
+  EXPECT_EQ(oddNarrow.stages, 5u);
+  // up to a k of 2 KiB a row the stores are much of the work: staged
+  // whatever the stages left
+  for (int64_t k : {64, 1024}) {
+    MatmulWgmmaSchedule oddShort = wgmma(lower(product(DType::BF16, 8192, 4094, k)));
+    EXPECT_EQ(oddShort.bn, 256u);
+    EXPECT_TRUE(oddShort.stagedEpilogue) << k;
+    EXPECT_EQ(oddShort.stages, 3u);
+  }
+  EXPECT_FALSE(wgmma(lower(product(DType::BF16, 8192, 4094, 1032))).stagedEpilogue);
   // TF32: a short k only
   Graph tf("tf32");
   tf.output(matmul(tf.input("a", DType::F32, {1024, 128}),

@@ -302,19 +302,29 @@ private:
   /// t + stages - 1 is copied into the stage slice t - 1 used. One barrier a
   /// slice.
   void asyncLoop() {
-    std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
     openCpAsyncSliceLoop("load", S.stages, S.bk);
     W.line("#pragma unroll");
     W.open("for (int p = 0; p < " + std::to_string(S.bk) + "; ++p)");
-    W.line("float ar[" + TM + "], br[" + TN + "];");
+    stepFragments();
+    multiplyAdds("ar", "br");
+    W.close();
+    W.close();
+  }
+
+  /// This thread's fragments of step p of stage s, into ar and br.
+  void stepFragments() {
+    W.line("float ar[" + std::to_string(S.tm) + "], br[" + std::to_string(S.tn) + "];");
     readSlice("ar", "As", S.tm, S.bm, "ty");
     readSlice("br", "Bs", S.tn, S.bn, "tx");
+  }
+
+  /// The step's multiply-adds from fragments `a` (rows) and `b` (columns).
+  void multiplyAdds(const std::string &a, const std::string &b) {
     W.line("#pragma unroll");
-    W.open("for (int ii = 0; ii < " + TM + "; ++ii)");
+    W.open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
     W.line("#pragma unroll");
-    W.line("for (int jj = 0; jj < " + TN + "; ++jj) acc[ii][jj] = fmaf(ar[ii], br[jj], acc[ii][jj]);");
-    W.close();
-    W.close();
+    W.line("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj) acc[ii][jj] = fmaf(" + a +
+           "[ii], " + b + "[jj], acc[ii][jj]);");
     W.close();
   }
 
@@ -360,17 +370,9 @@ private:
       W.line("fragments((p + 1) % 2, s, p + 1);");
       W.close();
     } else {
-      W.line("float ar[" + TM + "], br[" + TN + "];");
-      readSlice("ar", "As", S.tm, S.bm, "ty");
-      readSlice("br", "Bs", S.tn, S.bn, "tx");
+      stepFragments();
     }
-    std::string a = pipelined ? "ar[p % 2]" : "ar", b = pipelined ? "br[p % 2]" : "br";
-    W.line("#pragma unroll");
-    W.open("for (int ii = 0; ii < " + TM + "; ++ii)");
-    W.line("#pragma unroll");
-    W.line("for (int jj = 0; jj < " + TN + "; ++jj) acc[ii][jj] = fmaf(" + a + "[ii], " + b +
-           "[jj], acc[ii][jj]);");
-    W.close();
+    multiplyAdds(pipelined ? "ar[p % 2]" : "ar", pipelined ? "br[p % 2]" : "br");
     W.close();
     if (!pipelined) {
       W.line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last step");

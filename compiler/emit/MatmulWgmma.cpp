@@ -354,11 +354,12 @@ private:
     const std::string Row = std::to_string(MatmulWgmmaSchedule::kStagedRowFloats);
     const std::string offset = std::to_string(S.stages * S.stageBytes());
     const std::string perRow = std::to_string(64 / run); // threads across a row of the chunk
-    static const char *const Runs[] = {"", "one column", "two consecutive columns", "",
-                                       "four consecutive columns"};
+    const char *columns = run == 4   ? "four consecutive columns"
+                          : run == 2 ? "two consecutive columns"
+                                     : "one column";
     W.line("// epilogue through shared memory, 64 columns at a time: the accumulators' pairs into "
            "this warpgroup's 64 x 64 buffer (rows padded to " + Row + " floats), then " +
-           Runs[run] + " of a row a thread: a warp stores " +
+           columns + " of a row a thread: a warp stores " +
            (run == 4 ? "whole lines" : "consecutive columns of a row"));
     W.line("float *const mj_out = reinterpret_cast<float *>(tiles + " + offset + " + c * " +
            std::to_string(MatmulWgmmaSchedule::kStagedBufferBytes) + ");");

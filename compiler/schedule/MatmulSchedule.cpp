@@ -223,6 +223,16 @@ bool stagesEpilogue(const LoweredKernel &k, const MatmulWgmmaSchedule &s, unsign
   return run == 4 || rowBytes <= 2048 || stagesLeft >= 4;
 }
 
+/// The stages of `s`'s tile that fit the device's shared memory beside the
+/// epilogue's buffers (with `staged`), at most 6; alignment and barriers
+/// take 2 KiB.
+unsigned stagesThatFit(MatmulWgmmaSchedule s, const DeviceProperties &dev, bool staged) {
+  s.stagedEpilogue = staged;
+  return std::min((static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048 - s.epilogueBytes()) /
+                      s.stageBytes(),
+                  6u);
+}
+
 /// The Hopper template where it applies, else why not.
 std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel &k,
                                                             const DeviceProperties &dev,
@@ -270,14 +280,7 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   }
   if (halfBoxes && s.bn < 128)
     badOverride("cluster=2 with an n-major B needs bn of 128 or 256");
-  {
-    // the stages left beside the epilogue's buffers (alignment and barriers
-    // take 2 KiB), as below
-    MatmulWgmmaSchedule staged = s;
-    staged.stagedEpilogue = true;
-    unsigned room = static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048 - staged.epilogueBytes();
-    s.stagedEpilogue = stagesEpilogue(k, s, std::min(room / s.stageBytes(), 6u));
-  }
+  s.stagedEpilogue = stagesEpilogue(k, s, stagesThatFit(s, dev, true));
   if (o.staged) {
     if (*o.staged > 1)
       badOverride("staged must be 0 or 1");
@@ -286,9 +289,7 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
                   "at consecutive addresses)");
     s.stagedEpilogue = *o.staged == 1;
   }
-  // alignment, barriers, the epilogue's buffers
-  unsigned room = static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048 - s.epilogueBytes();
-  s.stages = std::min(room / s.stageBytes(), 6u);
+  s.stages = stagesThatFit(s, dev, s.stagedEpilogue);
   if (s.stages < 2)
     return llvm::formatv("two stages of a 128x{0}x{2} tile need more shared memory than the "
                          "device's {1} bytes",

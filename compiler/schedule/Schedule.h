@@ -240,8 +240,8 @@ struct MatmulWgmmaSchedule : MatmulTile {
   /// whole lines of a row (16 bytes a thread) instead of 8 rows of 32 bytes
   /// (pairs from the accumulators' layout); two or one where n is not a
   /// multiple of 4 (matmulStoreRun), still one row's consecutive columns a
-  /// warp. It pays most where the stores
-  /// are most of the work (a short k: attention scores, outer products).
+  /// warp. It pays most where the stores are most of the work (a short k:
+  /// attention scores, outer products).
   bool stagedEpilogue = false;
   /// Bytes of one consumer's buffer: 64 rows of 64 floats, padded by 8 so
   /// that the pairs' stores fall in distinct banks.

@@ -740,22 +740,23 @@ TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
   // rows, so that the product is large enough for its operands' rows to be
   // copied to whole 16-byte units, which the Hopper template reads)
   for (int64_t n : {264, 262, 263})
-  for (const char *overrides :
-       {"staged=1", "staged=1,pingpong=1", "staged=1,cluster=2", "staged=0", "staged=0,pingpong=1"})
-    for (DType t : {DType::F16, DType::BF16}) {
-      ScheduleEnv env(overrides);
-      SCOPED_TRACE(std::string(overrides) + " n=" + std::to_string(n));
-      Graph g = epilogueGraph("staged_epilogue", t, n == 264 ? 333 : 400, 192, n, true);
-      CompileOptions opt;
-      opt.compileKernels = false;
-      CompiledGraph cg = compileGraph(g, opt);
-      if (n == 264) // (rows of 262 and 263 halves are copied to whole 16-byte units first)
-        EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
-      EXPECT_EQ(cg.fusedText().find("epilogue staged") != std::string::npos,
-                std::string(overrides).find("staged=1") != std::string::npos)
-          << cg.fusedText();
-      expectMatches(g, 13);
-    }
+    for (const char *overrides : {"staged=1", "staged=1,pingpong=1", "staged=1,cluster=2",
+                                  "staged=0", "staged=0,pingpong=1"})
+      for (DType t : {DType::F16, DType::BF16}) {
+        ScheduleEnv env(overrides);
+        SCOPED_TRACE(std::string(overrides) + " n=" + std::to_string(n));
+        Graph g = epilogueGraph("staged_epilogue", t, n == 264 ? 333 : 400, 192, n, true);
+        CompileOptions opt;
+        opt.compileKernels = false;
+        CompiledGraph cg = compileGraph(g, opt);
+        if (n == 264) { // (rows of 262 and 263 halves are copied to whole 16-byte units first)
+          EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+        }
+        EXPECT_EQ(cg.fusedText().find("epilogue staged") != std::string::npos,
+                  std::string(overrides).find("staged=1") != std::string::npos)
+            << cg.fusedText();
+        expectMatches(g, 13);
+      }
   // values and inputs named as the staged epilogue's locals might be (an
   // attention's q and v; the emitter's are mj_ prefixed, nv reserved)
   {
@@ -775,19 +776,19 @@ TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
   // nn.Linear's layout: k = 8 and 100 (the rule stages TF32 products up to
   // k = 128)
   for (int64_t k : {8, 100})
-  for (int64_t n : {520, 518, 517}) {
-    SCOPED_TRACE("tf32 k=" + std::to_string(k) + " n=" + std::to_string(n));
-    Graph g("staged_tf32");
-    auto [a, b] = layoutPair(g, false, true, 300, n, k);
-    g.output(matmul(a, b), "c");
-    CompileOptions opt;
-    opt.allowTf32 = true;
-    CompileOptions look = opt;
-    look.compileKernels = false;
-    std::string fused = compileGraph(g, look).fusedText();
-    EXPECT_NE(fused.find("epilogue staged"), std::string::npos) << fused;
-    expectMatchesWith(g, opt);
-  }
+    for (int64_t n : {520, 518, 517}) {
+      SCOPED_TRACE("tf32 k=" + std::to_string(k) + " n=" + std::to_string(n));
+      Graph g("staged_tf32");
+      auto [a, b] = layoutPair(g, false, true, 300, n, k);
+      g.output(matmul(a, b), "c");
+      CompileOptions opt;
+      opt.allowTf32 = true;
+      CompileOptions look = opt;
+      look.compileKernels = false;
+      std::string fused = compileGraph(g, look).fusedText();
+      EXPECT_NE(fused.find("epilogue staged"), std::string::npos) << fused;
+      expectMatchesWith(g, opt);
+    }
 }
 
 /// The large odd product, 4097x4093 @ 4093x4095 in f16 and bf16 on

@@ -2,8 +2,9 @@
 // Each thread computes tm x tn outputs from values it reads out of shared
 // memory; the next k-slice is fetched into registers while this one is used
 // (two stages of shared tiles), or, with three or four stages, copied by
-// cp.async straight into shared memory. The elementwise epilogue runs per
-// output.
+// cp.async straight into shared memory. An operand whose k is contiguous in
+// memory is kept so in shared memory (kRowsA, kRowsB) or transposed on the
+// way. The elementwise epilogue runs per output.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/MatmulTiles.h"
 
@@ -22,7 +23,11 @@ public:
         // columns), half a tile apart, so that a warp's float4 reads of
         // shared memory fall in distinct banks; with 8x16, four groups of
         // columns a quarter of the tile apart.
-        Grouped(s.tm == 8 && (s.tn == 8 || s.tn == 16)), Async(s.stages > 2) {
+        Grouped(s.tm == 8 && (s.tn == 8 || s.tn == 16)), Async(s.stages > 2),
+        // A tile kept [m][k] (B's [n][k]): a warp's float4 reads along k take
+        // consecutive rows of it, in distinct banks (rows of k floats; of
+        // B, k + 4 floats, as 8 threads read 8 rows)
+        RowsInterleaved(s.kRowsA), Interleaved(s.kRowsB) {
     for (int i = 0; i < 2; ++i)
       PerThread[i] = (count(Ops[i]) + S.block - 1) / S.block;
   }
@@ -42,7 +47,7 @@ public:
     // work (a short k: the [32768, 32] @ [32, 32768] product ran 1.33x
     // faster with it on the H200); with a long k its registers cost the
     // main loop more (128 rows through a 32768^2 layer ran 9 % slower).
-    if (Grouped && K.matmul->K <= kVectorEpilogueMaxK && vectorEpilogueFits())
+    if (Grouped && !Interleaved && K.matmul->K <= kVectorEpilogueMaxK && vectorEpilogueFits())
       vectorEpilogueLoop();
     else
       scalarEpilogueLoop();
@@ -87,22 +92,47 @@ private:
   static unsigned groupSpan(unsigned width, unsigned count) { return width / (count / 4); }
 
   std::string rowOf() const {
+    if (RowsInterleaved)
+      return "ii * " + std::to_string(S.bm / S.tm) + " + ty";
     return Grouped ? "(ii / 4) * " + std::to_string(groupSpan(S.bm, S.tm)) + " + ty * 4 + ii % 4"
                    : "ty * " + std::to_string(S.tm) + " + ii";
   }
   std::string colOf() const {
+    if (Interleaved)
+      return "jj * " + std::to_string(S.bn / S.tn) + " + tx";
     return Grouped ? "(jj / 4) * " + std::to_string(groupSpan(S.bn, S.tn)) + " + tx * 4 + jj % 4"
                    : "tx * " + std::to_string(S.tn) + " + jj";
+  }
+  /// Row v of this thread's rows of A's tile (v = ii), or of its columns
+  /// of B's tile (v = jj), as code with v a number.
+  std::string rowOf(unsigned v) const {
+    if (RowsInterleaved)
+      return std::to_string(v * (S.bm / S.tm)) + " + ty";
+    return std::to_string((v / 4) * groupSpan(S.bm, S.tm) + v % 4) + " + ty * 4";
+  }
+  std::string colOf(unsigned v) const {
+    if (Interleaved)
+      return std::to_string(v * (S.bn / S.tn)) + " + tx";
+    return std::to_string((v / 4) * groupSpan(S.bn, S.tn) + v % 4) + " + tx * 4";
   }
 
   void declarations() {
     std::string bm = std::to_string(S.bm), bn = std::to_string(S.bn), bk = std::to_string(S.bk);
     std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
     std::string stages = std::to_string(S.stages);
-    W.line("__shared__ alignas(16) float As[" + stages + "][" + bk + "][" + bm +
-           " + 4]; // A tiles, transposed: As[s][k][m]");
-    W.line("__shared__ alignas(16) float Bs[" + stages + "][" + bk + "][" + bn +
-           " + 4]; // B tiles: Bs[s][k][n]");
+    auto tiles = [&](const std::string &name, const std::string &rows, const std::string &cols,
+                     const std::string &what) {
+      W.line("__shared__ alignas(16) float " + name + "[" + stages + "][" + rows + "][" + cols +
+             "]; // " + what);
+    };
+    if (S.kRowsA)
+      tiles("As", bm, bk, "A tiles as stored: As[s][m][k]");
+    else
+      tiles("As", bk, bm + " + 4", "A tiles, transposed: As[s][k][m]");
+    if (S.kRowsB)
+      tiles("Bs", bn, bk + " + 4", "B tiles as stored: Bs[s][n][k]");
+    else
+      tiles("Bs", bk, bn + " + 4", "B tiles: Bs[s][k][n]");
     std::string tx = std::to_string(S.bn / S.tn);
     W.line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
     W.line("// this thread's outputs: rows m0 + " + rowOf() + ", columns n0 + " + colOf());
@@ -175,7 +205,9 @@ private:
         }
         std::string cols4 = std::to_string(o.cols / 4);
         W.line("const int r = e / " + cols4 + ", c = e % " + cols4 + " * 4;");
-        if (o.isA)
+        if (S.kRowsA && o.isA)
+          W.line("*reinterpret_cast<float4 *>(&As[s][r][c]) = Anext[i];");
+        else if (o.isA)
           W.line("As[s][c][r] = Anext[i].x, As[s][c + 1][r] = Anext[i].y, As[s][c + 2][r] = "
                  "Anext[i].z, As[s][c + 3][r] = Anext[i].w;");
         else
@@ -212,6 +244,8 @@ private:
     downColumns(o);
     if (o.isA) // As is stored [k][m]: four rows of A are four consecutive floats
       W.line("*reinterpret_cast<float4 *>(&As[s][c][r]) = Anext[i];");
+    else if (S.kRowsB) // Bs is stored [n][k]: four k of a column are consecutive
+      W.line("*reinterpret_cast<float4 *>(&Bs[s][c][r]) = Bnext[i];");
     else
       W.line("Bs[s][r][c] = Bnext[i].x, Bs[s][r + 1][c] = Bnext[i].y, Bs[s][r + 2][c] = "
              "Bnext[i].z, Bs[s][r + 3][c] = Bnext[i].w;");
@@ -271,6 +305,8 @@ private:
                             std::to_string(o.colStride);
           if (o.isA) // four rows of A are four consecutive floats of As[k][m]
             copy(o, "&As[s][c][r]", src, 16, inBounds(o));
+          else if (S.kRowsB) // and four k of B's column of Bs[n][k]
+            copy(o, "&Bs[s][c][r]", src, 16, inBounds(o));
           else
             copy(o, "&Bs[s][r + j][c]", src + " + j", 4, inBounds(o), true);
           return;
@@ -282,7 +318,9 @@ private:
                  o.col0 + " + c;");
           std::string src = p + " + " + o.batch + " + " + o.rowVar + " * " +
                             std::to_string(o.rowStride) + " + " + o.colVar;
-          if (o.isA)
+          if (S.kRowsA && o.isA)
+            copy(o, "&As[s][r][c]", src, 16, inBounds(o));
+          else if (o.isA)
             copy(o, "&As[s][c + j][r]", src + " + j", 4, inBounds(o), true);
           else
             copy(o, "&Bs[s][r][c]", src, 16, inBounds(o));
@@ -302,11 +340,122 @@ private:
   /// t + stages - 1 is copied into the stage slice t - 1 used. One barrier a
   /// slice.
   void asyncLoop() {
+    if (S.fragBuffers == 2) {
+      asyncPipelinedLoop();
+      return;
+    }
     openCpAsyncSliceLoop("load", S.stages, S.bk);
+    sliceSteps();
+    W.close();
+  }
+
+  /// The reads of step p of stage s into fragment set f (frag=2).
+  void fragmentsLambda() {
+    std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
+    W.line("float ar[2][" + TM + "], br[2][" + TN + "]; // fragments: this step's and the next's");
+    W.line("// reads step p of stage s into fragment set f");
+    W.open("auto fragments = [&](int f, int s, int p)");
+    readSlice("ar[f]", "As", S.tm, S.bm, "ty");
+    readSlice("br[f]", "Bs", S.tn, S.bn, "tx");
+    W.close("};");
+  }
+
+  /// The cp.async loop with the fragments of step p + 1 read during step
+  /// p's multiply-adds (frag=2), as CUTLASS's multistage loop: in the last
+  /// step of slice t the block waits for slice t + 1 and reads its first
+  /// fragments before the step's multiply-adds; in the first step of slice
+  /// t the copy of slice t + stages - 1 goes into the stage slice t - 1
+  /// used (every thread read it before that wait). One barrier a slice.
+  void asyncPipelinedLoop() {
+    const unsigned st = S.stages;
+    std::string bk = std::to_string(S.bk), Stages = std::to_string(st);
+    std::string pending = std::to_string(st - 2);
+    W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + bk + " - 1) / " + bk +
+           ";");
+    fragmentsLambda();
     W.line("#pragma unroll");
-    W.open("for (int p = 0; p < " + std::to_string(S.bk) + "; ++p)");
-    stepFragments();
-    multiplyAdds("ar", "br");
+    W.open("for (int s = 0; s < " + std::to_string(st - 1) + "; ++s)");
+    W.line("if (s < kTiles) load(s, (" + E.Idx + ")s * " + bk + ");");
+    W.line("mj_cp_async_commit(); // one group per slice, empty ones included");
+    W.close();
+    W.line("mj_cp_async_wait<" + pending + ">(); // slice 0 has landed");
+    W.line("__syncthreads();");
+    W.line("fragments(0, 0, 0);");
+    W.open("for (int t = 0; t < kTiles; ++t)");
+    W.line("const int s = t % " + Stages + ";");
+    W.line("#pragma unroll");
+    W.open("for (int p = 0; p < " + bk + "; ++p)");
+    W.open("if (p == 0)");
+    W.line("const int next = t + " + std::to_string(st - 1) + ";");
+    W.line("if (next < kTiles) load(next % " + Stages + ", (" + E.Idx + ")next * " + bk +
+           "); // into the stage slice t - 1 used");
+    W.line("mj_cp_async_commit();");
+    W.close();
+    pipelinedStep(
+        [&] {
+          W.line("mj_cp_async_wait<" + pending + ">(); // slice t + 1 has landed");
+          W.line("__syncthreads(); // ... for every thread");
+        },
+        "(t + 1) % " + Stages);
+    W.close();
+    W.close();
+  }
+
+  /// Step p of a pipelined loop (frag=2): in a slice's last step
+  /// `stageSwitch` (the next slice made ready for every thread) and that
+  /// slice's first fragments from stage `next`, in the others step p + 1's
+  /// from this stage; then step p's multiply-adds.
+  template <typename Switch> void pipelinedStep(Switch stageSwitch, const std::string &next) {
+    W.open("if (p == " + std::to_string(S.bk - 1) + ")");
+    stageSwitch();
+    W.line("fragments((p + 1) % 2, " + next + ", 0); // the next slice's first step");
+    W.close();
+    W.open("else");
+    W.line("fragments((p + 1) % 2, s, p + 1);");
+    W.close();
+    multiplyAdds("ar[p % 2][ii]", "br[p % 2][jj]");
+  }
+
+  /// The k-steps p of stage s: each reads this thread's fragments and
+  /// multiplies. Tiles kept k-contiguous are read four steps at a time, a
+  /// float4 along k for each of the thread's rows (columns).
+  void sliceSteps() {
+    if (!S.kRowsA && !S.kRowsB) {
+      W.line("#pragma unroll");
+      W.open("for (int p = 0; p < " + std::to_string(S.bk) + "; ++p)");
+      stepFragments();
+      multiplyAdds("ar[ii]", "br[jj]");
+      W.close();
+      return;
+    }
+    W.line("#pragma unroll");
+    W.open("for (int p4 = 0; p4 < " + std::to_string(S.bk) + "; p4 += 4)");
+    auto fourSteps = [&](const std::string &dst, const std::string &tile, unsigned count,
+                         bool rows) {
+      W.line("float " + dst + "[" + std::to_string(count) + "][4]; // " +
+             (rows ? "rows" : "columns") + " x k-steps p4 .. p4 + 3");
+      for (unsigned v = 0; v < count; ++v)
+        W.line("*reinterpret_cast<float4 *>(" + dst + "[" + std::to_string(v) +
+               "]) = *reinterpret_cast<const float4 *>(&" + tile + "[s][" +
+               (rows ? rowOf(v) : colOf(v)) + "][p4]);");
+    };
+    if (S.kRowsA)
+      fourSteps("a4", "As", S.tm, true);
+    if (S.kRowsB)
+      fourSteps("b4", "Bs", S.tn, false);
+    W.line("#pragma unroll");
+    W.open("for (int q = 0; q < 4; ++q)");
+    if (!S.kRowsA || !S.kRowsB)
+      W.line("const int p = p4 + q;");
+    if (!S.kRowsA) {
+      W.line("float ar[" + std::to_string(S.tm) + "];");
+      readSlice("ar", "As", S.tm, S.bm, "ty");
+    }
+    if (!S.kRowsB) {
+      W.line("float br[" + std::to_string(S.tn) + "];");
+      readSlice("br", "Bs", S.tn, S.bn, "tx");
+    }
+    multiplyAdds(S.kRowsA ? "a4[ii][q]" : "ar[ii]", S.kRowsB ? "b4[jj][q]" : "br[jj]");
     W.close();
     W.close();
   }
@@ -318,13 +467,14 @@ private:
     readSlice("br", "Bs", S.tn, S.bn, "tx");
   }
 
-  /// The step's multiply-adds from fragments `a` (rows) and `b` (columns).
+  /// The step's multiply-adds from the fragment values `a` (row ii) and
+  /// `b` (column jj).
   void multiplyAdds(const std::string &a, const std::string &b) {
     W.line("#pragma unroll");
     W.open("for (int ii = 0; ii < " + std::to_string(S.tm) + "; ++ii)");
     W.line("#pragma unroll");
     W.line("for (int jj = 0; jj < " + std::to_string(S.tn) + "; ++jj) acc[ii][jj] = fmaf(" + a +
-           "[ii], " + b + "[jj], acc[ii][jj]);");
+           ", " + b + ", acc[ii][jj]);");
     W.close();
   }
 
@@ -341,14 +491,8 @@ private:
     std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
     W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + bk + " - 1) / " + bk +
            ";");
-    if (pipelined) {
-      W.line("float ar[2][" + TM + "], br[2][" + TN + "]; // fragments: this step's and the next's");
-      W.line("// reads step p of stage s into fragment set f");
-      W.open("auto fragments = [&](int f, int s, int p)");
-      readSlice("ar[f]", "As", S.tm, S.bm, "ty");
-      readSlice("br[f]", "Bs", S.tn, S.bn, "tx");
-      W.close("};");
-    }
+    if (pipelined)
+      fragmentsLambda();
     W.line("fetch(0);");
     W.line("stash(0);");
     W.line("__syncthreads();");
@@ -358,26 +502,23 @@ private:
     W.line("const int s = t % 2;");
     W.line("if (t + 1 < kTiles) fetch((" + E.Idx + ")(t + 1) * " + bk +
            "); // in flight while this slice is used");
-    W.line("#pragma unroll");
-    W.open("for (int p = 0; p < " + bk + "; ++p)");
-    if (pipelined) {
-      W.open("if (p == " + std::to_string(S.bk - 1) + ")");
-      W.line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last slice");
-      W.line("__syncthreads();");
-      W.line("fragments((p + 1) % 2, s ^ 1, 0); // the next slice's first step");
-      W.close();
-      W.open("else");
-      W.line("fragments((p + 1) % 2, s, p + 1);");
-      W.close();
-    } else {
-      stepFragments();
-    }
-    multiplyAdds(pipelined ? "ar[p % 2]" : "ar", pipelined ? "br[p % 2]" : "br");
-    W.close();
     if (!pipelined) {
+      sliceSteps();
       W.line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last step");
       W.line("__syncthreads();");
+      W.close();
+      return;
     }
+    W.line("#pragma unroll");
+    W.open("for (int p = 0; p < " + bk + "; ++p)");
+    pipelinedStep(
+        [&] {
+          W.line("if (t + 1 < kTiles) stash(s ^ 1); // the other stage: everyone finished it last "
+                 "slice");
+          W.line("__syncthreads();");
+        },
+        "s ^ 1");
+    W.close();
     W.close();
   }
 
@@ -385,7 +526,9 @@ private:
   const MatmulOperand Ops[2];
   unsigned PerThread[2];
   const bool Grouped;
-  const bool Async; ///< stages > 2: cp.async into shared memory
+  const bool Async;       ///< stages > 2: cp.async into shared memory
+  const bool RowsInterleaved; ///< a thread's rows bm / tm apart (rowOf)
+  const bool Interleaved;     ///< a thread's columns bn / tn apart (colOf)
 };
 
 } // namespace

@@ -30,7 +30,8 @@ struct Tile {
 std::vector<Tile> candidateTiles(bool tensorCores) {
   if (tensorCores)
     return {{128, 128, 32, 0, 0, 2, 2, 4}, {64, 64, 32, 0, 0, 2, 2, 3}};
-  return {{128, 128, 8, 8, 8, 0, 0, 2},
+  return {{256, 128, 8, 8, 16, 0, 0, 2},
+          {128, 128, 8, 8, 8, 0, 0, 2},
           {64, 64, 16, 4, 4, 0, 0, 2},
           {32, 32, 32, 2, 2, 0, 0, 2},
           {16, 16, 64, 1, 1, 0, 0, 2}};
@@ -48,6 +49,11 @@ Tile pickTile(const KMatmul &mm, const DeviceProperties &dev, const std::vector<
     badOverride("tile must be one of " + known + " for this matmul");
   }
   for (const Tile &t : tiles) {
+    // 256x128 by hand or by the tuner only: one block an SM of 8x16
+    // outputs a thread ran 12-30 % slower than the 128x128 tile on the
+    // H200's large products (docs/PERFORMANCE.md)
+    if (t.bm == 256)
+      continue;
     int64_t count = ((mm.M + t.bm - 1) / t.bm) * ((mm.N + t.bn - 1) / t.bn) * mm.batch;
     if (count >= dev.smCount)
       return t;
@@ -135,6 +141,47 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
             divides(da) && (s.bm * s.bk / per16) % s.block == 0;
   s.vecBT = !s.vecB && mm.bStrideK == 1 && mm.bStrideN % per16 == 0 && mm.K % per16 == 0 &&
             divides(db) && (s.bk * s.bn / per16) % s.block == 0;
+}
+
+/// Key krows, after tileGeometry: 1 keeps the tiles of an operand read by
+/// float4s along k k-contiguous in shared memory (the template reads them
+/// so with 8 rows a thread, tm = 8, and one set of fragments). Not a rule:
+/// on the H200 it took x @ W.T at 4096^3 with cp.async from 4429 to 3556
+/// us, still behind the default's 3062 (docs/PERFORMANCE.md).
+void applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
+  if (!o.krows || *o.krows == 0)
+    return;
+  if (*o.krows != 1)
+    badOverride("krows must be 0 or 1");
+  if (s.tm != 8 || s.bk % 4 != 0 || s.fragBuffers != 1)
+    badOverride("krows=1 needs a tile of 8 rows a thread (tile=256 or 128) and frag=1");
+  s.kRowsA = s.vecA;
+  s.kRowsB = s.vecBT;
+}
+
+/// The rule's cp.async pipeline on the 128x128 tile (cpasync=4, frag=2:
+/// three k-slices in flight, the next step's fragments read during this
+/// one's multiply-adds) where an operand read by float4s has rows that are
+/// not whole 128-byte lines, and one matrix's tiles fill the SMs once. On
+/// the H200 (docs/PERFORMANCE.md, "The 256x128 tile, tiles kept along k,
+/// cp.async with pipelined fragments") six such products ran 4-12 %
+/// faster (8205 x 2949 x 5921: 7591 -> 7001 us; 4096 x 4096 x 4100: 3539
+/// -> 3251) and one 7 % slower (2053 x 3067 x 1021, 1.55 waves); products
+/// whose rows are whole lines ran 1-35 % slower so (4096^3, x @ W.T at
+/// 4096^3) and keep the loop through registers. The reading: the deeper
+/// pipeline hides the longer latency of loads whose rows start mid-line.
+bool deeperPipelinePays(const LoweredKernel &k, const DeviceProperties &dev,
+                        const MatmulSimtSchedule &s, const ScheduleOverrides &o) {
+  if (o.cpasync || o.frag || o.tn || o.krows || k.symbolic)
+    return false;
+  // (one matrix's tiles: a product split along k, MatmulRewrites' split-K,
+  // runs as a batch of slices, and lost 3.5 % so at 2048 x 1027 x 3004)
+  if (s.bm != 128 || s.tn != 8 || s.tilesM * s.tilesN < 2 * int64_t(dev.smCount))
+    return false;
+  const KMatmul &mm = *k.matmul;
+  auto offLines = [](int64_t rowStride) { return rowStride * 4 % 128 != 0; };
+  return (s.vecA && offLines(mm.aStrideM)) || (s.vecAT && offLines(mm.aStrideK)) ||
+         (s.vecB && offLines(mm.bStrideK)) || (s.vecBT && offLines(mm.bStrideN));
 }
 
 /// How TMA reads one operand, or why it cannot: a unit stride along k or
@@ -372,23 +419,29 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
     if (o.cpasync && *o.cpasync != 0) {
       if (*o.cpasync != 3 && *o.cpasync != 4)
         badOverride("cpasync must be 0, 3 or 4");
-      if (s.fragBuffers == 2)
-        badOverride("frag=2 needs cpasync=0 (the pipelined loop's stage switch)");
       s.stages = static_cast<unsigned>(*o.cpasync);
     }
-    // static shared memory (a guard: four stages of any tile fit)
+    s.block = (s.bm / s.tm) * (s.bn / s.tn);
+    // Two blocks of 256 threads per SM: at most 128 registers a thread
+    // (64 accumulators, the fragments and the vector epilogue fit); of 128
+    // threads of 8x16 outputs, at most 255 (128 accumulators).
+    if ((s.block == 256 && s.tn == 8) || (s.block == 128 && s.tn == 16))
+      s.minBlocksPerSM = 2;
+    // 256 threads of 8x16 outputs on the 256x128 tile: 128 accumulators
+    // each, one block an SM (255 registers)
+    if (s.block == 256 && s.tn == 16)
+      s.minBlocksPerSM = 1;
+    tileGeometry(k, false, s);
+    applyKRows(s, o);
+    if (deeperPipelinePays(k, dev, s, o)) {
+      s.stages = 4;
+      s.fragBuffers = 2;
+    }
     if (s.staticSharedBytes() > 48 * 1024)
       badOverride(llvm::formatv("cpasync={0}: {0} stages of a {1}x{2}x{3} tile need more than the "
                                 "48 KiB of static shared memory",
                                 s.stages, s.bm, s.bn, s.bk)
                       .str());
-    s.block = (s.bm / s.tm) * (s.bn / s.tn);
-    // Two blocks of 256 threads per SM: at most 128 registers a thread
-    // (64 accumulators, the fragments and the vector epilogue fit); of 128
-    // threads of 8x16 outputs, at most 255 (128 accumulators).
-    if (s.block == 256 || (s.block == 128 && s.tn == 16))
-      s.minBlocksPerSM = 2;
-    tileGeometry(k, false, s);
     return Schedule{s};
   }
   applyMmaOverrides(pick, o);

@@ -284,12 +284,14 @@ std::string Schedule::describe(GridText grid) const {
                          "thread ({5} threads), {11}{10}, A {6}, "
                          "B {7}, {8}{9}",
                          s.bm, s.bn, s.bk, s.tm, s.tn, s.block,
-                         s.vecA    ? "by float4"
+                         s.kRowsA  ? "by float4, kept [m][k]"
+                         : s.vecA  ? "by float4"
                          : s.vecAT ? "by float4 along m (stored transposed)"
                                    : "by elements",
-                         s.vecB    ? "by float4"
-                         : s.vecBT ? "by float4 along k (stored transposed)"
-                                   : "by elements",
+                         s.vecB     ? "by float4"
+                         : s.kRowsB ? "by float4 along k (stored transposed), kept [n][k]"
+                         : s.vecBT  ? "by float4 along k (stored transposed)"
+                                    : "by elements",
                          gridWords(s.grid, grid), tileWords(s.tilesM, s.tilesN, grid),
                          s.fragBuffers == 2 ? ", fragments too (frag=2)" : "", pipeline)
         .str();

@@ -178,12 +178,21 @@ struct MatmulSimtSchedule : MatmulTile {
   /// registers during this one and stored after it; 3 or 4, copied by
   /// cp.async straight into shared memory, stages - 1 slices in flight
   unsigned stages = 2;
-  /// Static shared memory of the tiles: `stages` of A's and B's, rows
-  /// padded by 4 floats.
-  unsigned staticSharedBytes() const { return stages * bk * (bm + bn + 8) * 4; }
+  /// The tiles of an operand whose k is contiguous in memory (A = x, B =
+  /// nn.Linear's W) kept so in shared memory, As[s][m][k] and Bs[s][n][k +
+  /// 4], copied and read by float4s along k, four k-steps at a time (the
+  /// rows of B's tile then go to threads interleaved: column tx + jj * bn /
+  /// tn). Else As[s][k][m + 4] and Bs[s][k][n + 4], transposed on the way.
+  bool kRowsA = false, kRowsB = false;
+  /// Static shared memory of the tiles: `stages` of A's and B's.
+  unsigned staticSharedBytes() const {
+    unsigned a = kRowsA ? bm * bk : bk * (bm + 4), b = kRowsB ? bn * (bk + 4) : bk * (bn + 4);
+    return stages * (a + b) * 4;
+  }
   /// 2: the fragments of the next k-step are read from shared memory while
   /// this one's multiply-adds run, and the next stage's first fragments
-  /// right after the stage switch (no pause at the switch); 1: one set
+  /// right after the stage switch (no pause at the switch), with either
+  /// kind of stages; 1: one set
   unsigned fragBuffers = 1;
 };
 

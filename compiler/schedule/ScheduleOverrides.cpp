@@ -29,7 +29,7 @@ const Key kKeys[] = {
     {"pad", &ScheduleOverrides::pad},     {"splitk", &ScheduleOverrides::splitk},
     {"cluster", &ScheduleOverrides::cluster}, {"rowcluster", &ScheduleOverrides::rowcluster},
     {"staged", &ScheduleOverrides::staged}, {"tn", &ScheduleOverrides::tn},
-    {"cpasync", &ScheduleOverrides::cpasync},
+    {"cpasync", &ScheduleOverrides::cpasync}, {"krows", &ScheduleOverrides::krows},
 };
 
 } // namespace
@@ -51,7 +51,7 @@ ScheduleOverrides parseScheduleOverrides(llvm::StringRef text) {
       throw CompileError("schedule override: unknown key '" + key.str() +
                          "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
                          "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, "
-                         "cluster, rowcluster, staged, tn, cpasync, pad, splitk)");
+                         "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk)");
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       throw CompileError("schedule override: '" + p.str() + "' needs a non-negative integer");

@@ -166,6 +166,18 @@ std::vector<std::string> matmulCandidates(const ScheduledKernel &def) {
       for (int64_t stages : {3, 4})
         out.push_back(joinKeys({key("tile", 128), key("tn", tn), key("cpasync", stages)}));
     out.push_back(joinKeys({key("tile", 64), key("cpasync", 3)}));
+    // 256x128 tiles of 8x16 outputs a thread, and the tiles of an operand
+    // whose k is contiguous kept so (krows), through registers or cp.async
+    for (int64_t stages : {0, 3})
+      for (int64_t krows : {0, 1})
+        out.push_back(joinKeys({key("tile", 256), key("cpasync", stages), key("krows", krows)}));
+    out.push_back(joinKeys({key("tile", 128), key("krows", 1)}));
+    for (int64_t tn : {8, 16})
+      out.push_back(joinKeys({key("tile", 128), key("tn", tn), key("cpasync", 3), key("krows", 1)}));
+    // cp.async with pipelined fragments (the rule's choice where rows are
+    // not whole lines; tile=128,frag=1 above is the loop through registers)
+    for (int64_t stages : {3, 4})
+      out.push_back(joinKeys({key("tile", 128), key("cpasync", stages), key("frag", 2)}));
     break;
   case ScheduleKind::MatmulMma:
     for (int64_t tile : {128, 64})

@@ -76,6 +76,12 @@ TEST_F(Matmul, EveryTileConfiguration) {
                             {DType::F32, "tile=128,tn=16,cpasync=4"},
                             {DType::F32, "tile=64,cpasync=3"},
                             {DType::F32, "tile=16,cpasync=4"},
+                            {DType::F32, "tile=256"},
+                            {DType::F32, "tile=256,cpasync=3,krows=1"},
+                            {DType::F32, "tile=256,krows=1"},
+                            {DType::F32, "tile=128,krows=1"},
+                            {DType::F32, "tile=128,cpasync=3,frag=2"},
+                            {DType::F32, "tile=16,cpasync=4,frag=2"},
                             {DType::F16, "wgmma=0,tile=128"},
                             {DType::F16, "wgmma=0,tile=64"},
                             {DType::F16, "wgmma=0,tile=128,bn=256,wn=4,stages=3"},
@@ -121,13 +127,19 @@ Graph linearGeluF32(const char *name, int64_t rows, int64_t out, int64_t in) {
   return g;
 }
 
-/// The CUDA cores' pipelined loop (frag=2), 128 threads of 8x16 outputs
-/// (tn=16) and the cp.async stages (cpasync=3, 4) on every layout pair, with
-/// tiles that overhang every edge and a k that ends mid-slice.
+/// The CUDA cores' pipelined loop (frag=2, through registers or cp.async),
+/// 128 threads of 8x16 outputs (tn=16), the cp.async stages (cpasync=3, 4),
+/// the 256x128 tile and the
+/// tiles kept k-contiguous (krows, either operand or both) on every layout
+/// pair, with tiles that overhang every edge and a k that ends mid-slice.
 TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
   for (const char *overrides :
        {"tile=128,frag=2", "tile=64,frag=2", "tile=128,tn=16", "tile=128,tn=16,frag=2",
-        "tile=128,cpasync=3", "tile=128,tn=16,cpasync=4", "tile=64,cpasync=4"})
+        "tile=128,cpasync=3", "tile=128,tn=16,cpasync=4", "tile=64,cpasync=4", "tile=256",
+        "tile=256,krows=1", "tile=256,cpasync=3", "tile=256,cpasync=3,krows=1",
+        "tile=128,krows=1", "tile=128,cpasync=4,krows=1", "tile=128,tn=16,cpasync=3,krows=1",
+        "tile=128,cpasync=3,frag=2", "tile=128,cpasync=4,frag=2", "tile=64,cpasync=4,frag=2",
+        "tile=256,cpasync=3,frag=2"})
     for (bool aT : {false, true})
       for (bool bT : {false, true})
         // (m = 133: A stored transposed is read element by element; 136: by
@@ -142,6 +154,23 @@ TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
           g.output(matmul(a, b) + bias, "c");
           expectMatches(g, static_cast<uint64_t>(11 + 2 * aT + bT + m));
         }
+}
+
+/// The rule's cp.async pipeline with pipelined fragments (rows that are not
+/// whole 128-byte lines, a grid of 17 x 17 tiles or more: the unit test
+/// Schedule.F32DeeperPipelineWhereRowsAreNotWholeLines) on every layout
+/// pair, k whole slices or not, m and n overhanging the tiles.
+TEST_F(Matmul, DeeperF32PipelineByRule) {
+  for (bool aT : {false, true})
+    for (bool bT : {false, true})
+      for (int64_t k : {20, 84}) {
+        SCOPED_TRACE(std::string(aT ? "A^T" : "A") + (bT ? " B^T" : " B") +
+                     " k=" + std::to_string(k));
+        Graph g("mm_deep");
+        auto [a, b] = layoutPair(g, aT, bT, 2100, 2101, k);
+        g.output(matmul(a, b) * 0.5, "c");
+        expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT + k));
+      }
 }
 
 /// How tf32Deviation reads the operands: as TF32 reads them (the low 13

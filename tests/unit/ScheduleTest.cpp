@@ -796,8 +796,102 @@ TEST(Schedule, F32CudaCoreKeys) {
   // the stages' static shared memory counts in the blocks an SM holds
   EXPECT_EQ(simt("tile=16,cpasync=4").staticSharedBytes(), 4u * 64 * 40 * 4);
   EXPECT_EQ(compileErrorOf(g, "cpasync=2"), "schedule override: cpasync must be 0, 3 or 4");
-  EXPECT_EQ(compileErrorOf(g, "cpasync=3,frag=2"),
-            "schedule override: frag=2 needs cpasync=0 (the pipelined loop's stage switch)");
+  // cp.async with the next step's fragments read during this one's
+  // multiply-adds: the wait and barrier in the last step of a slice
+  MatmulSimtSchedule both = simt("cpasync=3,frag=2");
+  EXPECT_EQ(both.stages, 3u);
+  EXPECT_EQ(both.fragBuffers, 2u);
+  std::string pipelined = lower(g, true, "cpasync=3,frag=2").cudaText();
+  EXPECT_NE(pipelined.find("mj_cp_async_wait<1>(); // slice t + 1 has landed"), std::string::npos)
+      << pipelined;
+  EXPECT_NE(pipelined.find("fragments((p + 1) % 2, (t + 1) % 3, 0);"), std::string::npos)
+      << pipelined;
+}
+
+/// The 256x128 tile (by hand only: the rule keeps 128x128) and the tiles of
+/// a k-contiguous operand kept so in shared memory (krows): float4 copies
+/// and reads along k, a thread's rows (columns) interleaved.
+TEST(Schedule, F32WideTileAndKRows) {
+  Graph g("lin");
+  Tensor x = g.input("x", DType::F32, {4096, 4096});
+  Tensor w = g.input("w", DType::F32, {4096, 4096});
+  g.output(matmul(x, w.permute({1, 0})), "y");
+  auto simt = [&](const std::string &keys) {
+    return lower(g, true, keys).detail->kernels.back().schedule.as<MatmulSimtSchedule>();
+  };
+  EXPECT_EQ(simt("").bm, 128u);
+  MatmulSimtSchedule wide = simt("tile=256");
+  EXPECT_EQ(wide.bm, 256u);
+  EXPECT_EQ(wide.bn, 128u);
+  EXPECT_EQ(wide.tn, 16u);
+  EXPECT_EQ(wide.block, 256u);
+  EXPECT_EQ(wide.minBlocksPerSM, 1u);
+  EXPECT_FALSE(wide.kRowsA || wide.kRowsB);
+  MatmulSimtSchedule kept = simt("tile=256,cpasync=3,krows=1");
+  EXPECT_TRUE(kept.kRowsA);
+  EXPECT_TRUE(kept.kRowsB);
+  // A [256][8] and B [128][8 + 4] in three stages
+  EXPECT_EQ(kept.staticSharedBytes(), 3u * (256 * 8 + 128 * 12) * 4);
+  std::string text = lower(g, true, "tile=256,cpasync=3,krows=1").fusedText();
+  EXPECT_NE(text.find("A by float4, kept [m][k]"), std::string::npos) << text;
+  EXPECT_NE(text.find("kept [n][k]"), std::string::npos) << text;
+  std::string cuda = lower(g, true, "tile=256,cpasync=3,krows=1").cudaText();
+  EXPECT_NE(cuda.find("float As[3][256][8]; // A tiles as stored: As[s][m][k]"), std::string::npos)
+      << cuda;
+  EXPECT_NE(cuda.find("mj_cp_async16(&As[s][r][c]"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("mj_cp_async16(&Bs[s][c][r]"), std::string::npos) << cuda;
+  EXPECT_EQ(cuda.find("mj_cp_async4(&"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("rows m0 + ii * 32 + ty, columns n0 + jj * 8 + tx"), std::string::npos)
+      << cuda;
+  // through registers: float4 stores into the kept tiles
+  std::string regs = lower(g, true, "krows=1").cudaText();
+  EXPECT_NE(regs.find("*reinterpret_cast<float4 *>(&As[s][r][c]) = Anext[i];"), std::string::npos)
+      << regs;
+  EXPECT_NE(regs.find("*reinterpret_cast<float4 *>(&Bs[s][c][r]) = Bnext[i];"), std::string::npos)
+      << regs;
+  EXPECT_EQ(compileErrorOf(g, "krows=2"), "schedule override: krows must be 0 or 1");
+  EXPECT_EQ(compileErrorOf(g, "krows=1,frag=2"),
+            "schedule override: krows=1 needs a tile of 8 rows a thread (tile=256 or 128) and "
+            "frag=1");
+  EXPECT_EQ(compileErrorOf(g, "tile=64,krows=1"),
+            "schedule override: krows=1 needs a tile of 8 rows a thread (tile=256 or 128) and "
+            "frag=1");
+  EXPECT_EQ(compileErrorOf(g, "tile=256,cpasync=4"),
+            "schedule override: cpasync=4: 4 stages of a 256x128x8 tile need more than the 48 KiB "
+            "of static shared memory");
+}
+
+/// The rule's deeper pipeline on the CUDA cores (cp.async in 4 stages,
+/// frag=2) where an operand read by float4s has rows that are not whole
+/// 128-byte lines and one matrix's tiles fill the SMs: not for rows of whole
+/// lines, not for few tiles, not where a key is set by hand.
+TEST(Schedule, F32DeeperPipelineWhereRowsAreNotWholeLines) {
+  auto simt = [](int64_t m, int64_t n, int64_t k, bool linear, const std::string &keys = "") {
+    Graph g("mm");
+    Tensor a = g.input("a", DType::F32, {m, k});
+    Tensor b = linear ? g.input("w", DType::F32, {n, k}).permute({1, 0})
+                      : g.input("b", DType::F32, {k, n});
+    g.output(matmul(a, b), "c");
+    CompiledGraph c = lower(g, true, keys);
+    for (const auto &kernel : c.detail->kernels) // (a split product's sum comes after it)
+      if (const MatmulSimtSchedule *s = kernel.schedule.getIf<MatmulSimtSchedule>())
+        return *s;
+    ADD_FAILURE() << "no matmul kernel";
+    return MatmulSimtSchedule{};
+  };
+  auto deep = [](const MatmulSimtSchedule &s) { return s.stages == 4 && s.fragBuffers == 2; };
+  EXPECT_TRUE(deep(simt(4096, 4096, 4100, false)));  // A's rows: 16400 bytes
+  EXPECT_TRUE(deep(simt(2048, 6144, 4104, false)));  // 16416 bytes
+  EXPECT_TRUE(deep(simt(4096, 4100, 4096, false)));  // B's rows
+  EXPECT_TRUE(deep(simt(3000, 3000, 3000, true)));   // x and nn.Linear's W, 12000 bytes
+  EXPECT_FALSE(deep(simt(4096, 4096, 4096, false))); // whole lines
+  EXPECT_FALSE(deep(simt(8192, 2944, 5920, false)));
+  EXPECT_FALSE(deep(simt(4096, 4096, 4096, true)));
+  EXPECT_FALSE(deep(simt(1024, 1024, 4100, false))); // 64 tiles
+  EXPECT_FALSE(deep(simt(4096, 4096, 4100, false, "tn=16")));
+  EXPECT_EQ(simt(4096, 4096, 4100, false, "cpasync=3").fragBuffers, 1u);
+  EXPECT_EQ(simt(4096, 4096, 4100, false, "frag=2").stages, 2u);
+  EXPECT_EQ(simt(4096, 4096, 4100, false, "cpasync=0").stages, 2u);
 }
 
 TEST(Schedule, VectorOverrideWiderThanSixteenBytesIsRefused) {

@@ -23,11 +23,7 @@ public:
         // columns), half a tile apart, so that a warp's float4 reads of
         // shared memory fall in distinct banks; with 8x16, four groups of
         // columns a quarter of the tile apart.
-        Grouped(s.tm == 8 && (s.tn == 8 || s.tn == 16)), Async(s.stages > 2),
-        // A tile kept [m][k] (B's [n][k]): a warp's float4 reads along k take
-        // consecutive rows of it, in distinct banks (rows of k floats; of
-        // B, k + 4 floats, as 8 threads read 8 rows)
-        RowsInterleaved(s.kRowsA), Interleaved(s.kRowsB) {
+        Grouped(s.tm == 8 && (s.tn == 8 || s.tn == 16)), Async(s.stages > 2) {
     for (int i = 0; i < 2; ++i)
       PerThread[i] = (count(Ops[i]) + S.block - 1) / S.block;
   }
@@ -47,7 +43,7 @@ public:
     // work (a short k: the [32768, 32] @ [32, 32768] product ran 1.33x
     // faster with it on the H200); with a long k its registers cost the
     // main loop more (128 rows through a 32768^2 layer ran 9 % slower).
-    if (Grouped && !Interleaved && K.matmul->K <= kVectorEpilogueMaxK && vectorEpilogueFits())
+    if (Grouped && !S.kRowsB && K.matmul->K <= kVectorEpilogueMaxK && vectorEpilogueFits())
       vectorEpilogueLoop();
     else
       scalarEpilogueLoop();
@@ -91,29 +87,27 @@ private:
   /// for a tile `width` wide and `count` rows (columns) a thread.
   static unsigned groupSpan(unsigned width, unsigned count) { return width / (count / 4); }
 
+  // A tile kept along k (kRowsA, kRowsB) gives a thread rows (columns)
+  // interleaved, bm / tm (bn / tn) apart: a warp's float4 reads along k
+  // then take consecutive rows of the tile, in distinct banks (rows of k
+  // floats; of B, k + 4, as 8 threads read 8 rows).
   std::string rowOf() const {
-    if (RowsInterleaved)
+    if (S.kRowsA)
       return "ii * " + std::to_string(S.bm / S.tm) + " + ty";
     return Grouped ? "(ii / 4) * " + std::to_string(groupSpan(S.bm, S.tm)) + " + ty * 4 + ii % 4"
                    : "ty * " + std::to_string(S.tm) + " + ii";
   }
   std::string colOf() const {
-    if (Interleaved)
+    if (S.kRowsB)
       return "jj * " + std::to_string(S.bn / S.tn) + " + tx";
     return Grouped ? "(jj / 4) * " + std::to_string(groupSpan(S.bn, S.tn)) + " + tx * 4 + jj % 4"
                    : "tx * " + std::to_string(S.tn) + " + jj";
   }
-  /// Row v of this thread's rows of A's tile (v = ii), or of its columns
-  /// of B's tile (v = jj), as code with v a number.
-  std::string rowOf(unsigned v) const {
-    if (RowsInterleaved)
-      return std::to_string(v * (S.bm / S.tm)) + " + ty";
-    return std::to_string((v / 4) * groupSpan(S.bm, S.tm) + v % 4) + " + ty * 4";
-  }
-  std::string colOf(unsigned v) const {
-    if (Interleaved)
-      return std::to_string(v * (S.bn / S.tn)) + " + tx";
-    return std::to_string((v / 4) * groupSpan(S.bn, S.tn) + v % 4) + " + tx * 4";
+  /// This thread's row v of A's tile kept along k (v = ii), or column v
+  /// of B's (v = jj), as code with v a number.
+  std::string keptRow(unsigned v) const { return std::to_string(v * (S.bm / S.tm)) + " + ty"; }
+  std::string keptColumn(unsigned v) const {
+    return std::to_string(v * (S.bn / S.tn)) + " + tx";
   }
 
   void declarations() {
@@ -370,14 +364,9 @@ private:
     const unsigned st = S.stages;
     std::string bk = std::to_string(S.bk), Stages = std::to_string(st);
     std::string pending = std::to_string(st - 2);
-    W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + bk + " - 1) / " + bk +
-           ";");
+    kTilesLine(S.bk);
     fragmentsLambda();
-    W.line("#pragma unroll");
-    W.open("for (int s = 0; s < " + std::to_string(st - 1) + "; ++s)");
-    W.line("if (s < kTiles) load(s, (" + E.Idx + ")s * " + bk + ");");
-    W.line("mj_cp_async_commit(); // one group per slice, empty ones included");
-    W.close();
+    cpAsyncPrologue("load", st, S.bk);
     W.line("mj_cp_async_wait<" + pending + ">(); // slice 0 has landed");
     W.line("__syncthreads();");
     W.line("fragments(0, 0, 0);");
@@ -437,7 +426,7 @@ private:
       for (unsigned v = 0; v < count; ++v)
         W.line("*reinterpret_cast<float4 *>(" + dst + "[" + std::to_string(v) +
                "]) = *reinterpret_cast<const float4 *>(&" + tile + "[s][" +
-               (rows ? rowOf(v) : colOf(v)) + "][p4]);");
+               (rows ? keptRow(v) : keptColumn(v)) + "][p4]);");
     };
     if (S.kRowsA)
       fourSteps("a4", "As", S.tm, true);
@@ -488,9 +477,7 @@ private:
   void mainLoop() {
     const bool pipelined = S.fragBuffers == 2;
     std::string bk = std::to_string(S.bk);
-    std::string TM = std::to_string(S.tm), TN = std::to_string(S.tn);
-    W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + bk + " - 1) / " + bk +
-           ";");
+    kTilesLine(S.bk);
     if (pipelined)
       fragmentsLambda();
     W.line("fetch(0);");
@@ -526,9 +513,7 @@ private:
   const MatmulOperand Ops[2];
   unsigned PerThread[2];
   const bool Grouped;
-  const bool Async;       ///< stages > 2: cp.async into shared memory
-  const bool RowsInterleaved; ///< a thread's rows bm / tm apart (rowOf)
-  const bool Interleaved;     ///< a thread's columns bn / tn apart (colOf)
+  const bool Async; ///< stages > 2: cp.async into shared memory
 };
 
 } // namespace

@@ -108,15 +108,24 @@ void MatmulEmitter::epilogue(const std::string &accExpr) {
   W.close();
 }
 
-void MatmulEmitter::openCpAsyncSliceLoop(const std::string &load, unsigned stages, unsigned bk) {
-  std::string Bk = std::to_string(bk), Stages = std::to_string(stages);
+void MatmulEmitter::kTilesLine(unsigned bk) {
+  std::string Bk = std::to_string(bk);
   W.line("const int kTiles = (" + std::to_string(K.matmul->K) + " + " + Bk + " - 1) / " + Bk +
          ";");
+}
+
+void MatmulEmitter::cpAsyncPrologue(const std::string &load, unsigned stages, unsigned bk) {
   W.line("#pragma unroll");
   W.open("for (int s = 0; s < " + std::to_string(stages - 1) + "; ++s)");
-  W.line("if (s < kTiles) " + load + "(s, (" + E.Idx + ")s * " + Bk + ");");
+  W.line("if (s < kTiles) " + load + "(s, (" + E.Idx + ")s * " + std::to_string(bk) + ");");
   W.line("mj_cp_async_commit(); // one group per slice, empty ones included");
   W.close();
+}
+
+void MatmulEmitter::openCpAsyncSliceLoop(const std::string &load, unsigned stages, unsigned bk) {
+  std::string Bk = std::to_string(bk), Stages = std::to_string(stages);
+  kTilesLine(bk);
+  cpAsyncPrologue(load, stages, bk);
   W.open("for (int t = 0; t < kTiles; ++t)");
   W.line("mj_cp_async_wait<" + std::to_string(stages - 2) + ">(); // slice t has landed");
   W.line("__syncthreads(); // ... for every thread, and all are done with slice t - 1");

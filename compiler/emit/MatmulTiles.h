@@ -50,6 +50,12 @@ public:
   std::string tilePosition(const MatmulOperand &o, const std::string &e) const;
   /// One element of a tile from memory, zero outside the matrix.
   std::string operandLoad(const MatmulOperand &o, bool toFloat) const;
+  /// `kTiles`, the k-slices of `bk` the loop takes.
+  void kTilesLine(unsigned bk);
+  /// The copies of the first stages - 1 k-slices by the lambda `load(s,
+  /// k0)`, a cp.async group each (empty ones too, so the groups count the
+  /// slices).
+  void cpAsyncPrologue(const std::string &load, unsigned stages, unsigned bk);
   /// The k-slice loop of a template whose tiles are copied by cp.async into
   /// `stages` stages of shared memory by the lambda `load(s, k0)`: the
   /// first stages - 1 slices, then the loop over slices t with its head

@@ -50,8 +50,9 @@ Tile pickTile(const KMatmul &mm, const DeviceProperties &dev, const std::vector<
   }
   for (const Tile &t : tiles) {
     // 256x128 by hand or by the tuner only: one block an SM of 8x16
-    // outputs a thread ran 12-30 % slower than the 128x128 tile on the
-    // H200's large products (docs/PERFORMANCE.md)
+    // outputs a thread took 1.22-1.38x the 128x128 tile's time on the
+    // H200's five large products through registers, 1.11-1.31x by cp.async
+    // with krows (docs/PERFORMANCE.md)
     if (t.bm == 256)
       continue;
     int64_t count = ((mm.M + t.bm - 1) / t.bm) * ((mm.N + t.bn - 1) / t.bn) * mm.batch;
@@ -144,17 +145,30 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
 }
 
 /// Key krows, after tileGeometry: 1 keeps the tiles of an operand read by
-/// float4s along k k-contiguous in shared memory (the template reads them
-/// so with 8 rows a thread, tm = 8, and one set of fragments). Not a rule:
-/// on the H200 it took x @ W.T at 4096^3 with cp.async from 4429 to 3556
-/// us, still behind the default's 3062 (docs/PERFORMANCE.md).
+/// float4s along k k-contiguous in shared memory, read four k-steps at a
+/// time: 4 (tm + tn) fragment registers, which threads of 8x16 outputs
+/// have room for (tile=256, or tn=16 on the 128x128 tile) and threads of
+/// 8x8 under two blocks an SM do not (x @ W.T spilled 172 bytes). Not a
+/// rule: on the H200 the 256x128 tile so ran x @ W.T at 4096^3 in 3399 us
+/// against the 128x128 default's 3063 (docs/PERFORMANCE.md). The keys
+/// apply to every kernel: one with no such operand, or whose tile the rule
+/// picked without threads of 8x16 (a graph's other products), is left as
+/// it is; a tile or frag=2 asked for by hand that cannot keep them is an
+/// error.
 void applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
   if (!o.krows || *o.krows == 0)
     return;
   if (*o.krows != 1)
     badOverride("krows must be 0 or 1");
-  if (s.tm != 8 || s.bk % 4 != 0 || s.fragBuffers != 1)
-    badOverride("krows=1 needs a tile of 8 rows a thread (tile=256 or 128) and frag=1");
+  if (s.tm != 8 || s.tn != 16 || s.fragBuffers != 1) {
+    if (o.tile || o.frag.value_or(1) == 2)
+      badOverride(llvm::formatv("krows=1 needs threads of 8x16 outputs (tile=256, or tn=16 on the "
+                                "128x128 tile) and frag=1; this tile's threads have {0}x{1} and "
+                                "frag={2}",
+                                s.tm, s.tn, s.fragBuffers)
+                      .str());
+    return;
+  }
   s.kRowsA = s.vecA;
   s.kRowsB = s.vecBT;
 }
@@ -170,12 +184,16 @@ void applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
 /// whose rows are whole lines ran 1-35 % slower so (4096^3, x @ W.T at
 /// 4096^3) and keep the loop through registers. The reading: the deeper
 /// pipeline hides the longer latency of loads whose rows start mid-line.
+/// Not where `cpasync` or `frag` is set by hand, nor tiles kept along k
+/// (krows), nor a kernel that serves every size of a named dimension (its
+/// tile count is not known when it is compiled).
 bool deeperPipelinePays(const LoweredKernel &k, const DeviceProperties &dev,
                         const MatmulSimtSchedule &s, const ScheduleOverrides &o) {
-  if (o.cpasync || o.frag || o.tn || o.krows || k.symbolic)
+  if (o.cpasync || o.frag || s.kRowsA || s.kRowsB || k.symbolic)
     return false;
   // (one matrix's tiles: a product split along k, MatmulRewrites' split-K,
-  // runs as a batch of slices, and lost 3.5 % so at 2048 x 1027 x 3004)
+  // runs as a batch of slices, and lost 3.5 % so: x [2048, 3001] @ W.T
+  // [1027, 3001])
   if (s.bm != 128 || s.tn != 8 || s.tilesM * s.tilesN < 2 * int64_t(dev.smCount))
     return false;
   const KMatmul &mm = *k.matmul;
@@ -438,9 +456,9 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       s.fragBuffers = 2;
     }
     if (s.staticSharedBytes() > 48 * 1024)
-      badOverride(llvm::formatv("cpasync={0}: {0} stages of a {1}x{2}x{3} tile need more than the "
-                                "48 KiB of static shared memory",
-                                s.stages, s.bm, s.bn, s.bk)
+      badOverride(llvm::formatv("cpasync={0}: {0} stages of a {1}x{2}x{3} tile need {4} bytes of "
+                                "static shared memory, more than 48 KiB",
+                                s.stages, s.bm, s.bn, s.bk, s.staticSharedBytes())
                       .str());
     return Schedule{s};
   }

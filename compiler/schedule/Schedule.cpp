@@ -357,8 +357,10 @@ namespace {
 /// Registers per thread a template needs, before ptxas says.
 unsigned estimatedRegisters(const Schedule &s) {
   if (const MatmulSimtSchedule *m = s.getIf<MatmulSimtSchedule>())
-    // accumulators, fragments (with those being read), addresses
-    return m->tm * m->tn + (m->fragBuffers + 1) * (m->tm + m->tn) + 32;
+    // accumulators, fragments (with those being read; four k-steps of a
+    // tile kept along k), addresses
+    return m->tm * m->tn + (m->fragBuffers + 1) * (m->tm + m->tn) +
+           4 * ((m->kRowsA ? m->tm : 0) + (m->kRowsB ? m->tn : 0)) + 32;
   if (const MatmulMmaSchedule *m = s.getIf<MatmulMmaSchedule>()) {
     unsigned wtm = m->bm / m->warpsM, wtn = m->bn / m->warpsN;
     unsigned acc = (wtm / 16) * (wtn / 8) * 4;

@@ -180,9 +180,10 @@ struct MatmulSimtSchedule : MatmulTile {
   unsigned stages = 2;
   /// The tiles of an operand whose k is contiguous in memory (A = x, B =
   /// nn.Linear's W) kept so in shared memory, As[s][m][k] and Bs[s][n][k +
-  /// 4], copied and read by float4s along k, four k-steps at a time (the
-  /// rows of B's tile then go to threads interleaved: column tx + jj * bn /
-  /// tn). Else As[s][k][m + 4] and Bs[s][k][n + 4], transposed on the way.
+  /// 4], copied and read by float4s along k, four k-steps at a time; a
+  /// thread's rows of such a tile are interleaved (row ty + ii * bm / tm,
+  /// column tx + jj * bn / tn). Else As[s][k][m + 4] and Bs[s][k][n + 4],
+  /// transposed on the way.
   bool kRowsA = false, kRowsB = false;
   /// Static shared memory of the tiles: `stages` of A's and B's.
   unsigned staticSharedBytes() const {

@@ -171,9 +171,9 @@ std::vector<std::string> matmulCandidates(const ScheduledKernel &def) {
     for (int64_t stages : {0, 3})
       for (int64_t krows : {0, 1})
         out.push_back(joinKeys({key("tile", 256), key("cpasync", stages), key("krows", krows)}));
-    out.push_back(joinKeys({key("tile", 128), key("krows", 1)}));
-    for (int64_t tn : {8, 16})
-      out.push_back(joinKeys({key("tile", 128), key("tn", tn), key("cpasync", 3), key("krows", 1)}));
+    for (int64_t stages : {0, 3})
+      out.push_back(
+          joinKeys({key("tile", 128), key("tn", 16), key("cpasync", stages), key("krows", 1)}));
     // cp.async with pipelined fragments (the rule's choice where rows are
     // not whole lines; tile=128,frag=1 above is the loop through registers)
     for (int64_t stages : {3, 4})

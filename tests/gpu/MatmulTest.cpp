@@ -79,7 +79,7 @@ TEST_F(Matmul, EveryTileConfiguration) {
                             {DType::F32, "tile=256"},
                             {DType::F32, "tile=256,cpasync=3,krows=1"},
                             {DType::F32, "tile=256,krows=1"},
-                            {DType::F32, "tile=128,krows=1"},
+                            {DType::F32, "tile=128,tn=16,krows=1"},
                             {DType::F32, "tile=128,cpasync=3,frag=2"},
                             {DType::F32, "tile=16,cpasync=4,frag=2"},
                             {DType::F16, "wgmma=0,tile=128"},
@@ -137,7 +137,7 @@ TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
        {"tile=128,frag=2", "tile=64,frag=2", "tile=128,tn=16", "tile=128,tn=16,frag=2",
         "tile=128,cpasync=3", "tile=128,tn=16,cpasync=4", "tile=64,cpasync=4", "tile=256",
         "tile=256,krows=1", "tile=256,cpasync=3", "tile=256,cpasync=3,krows=1",
-        "tile=128,krows=1", "tile=128,cpasync=4,krows=1", "tile=128,tn=16,cpasync=3,krows=1",
+        "tile=128,tn=16,krows=1", "tile=128,tn=16,cpasync=3,krows=1",
         "tile=128,cpasync=3,frag=2", "tile=128,cpasync=4,frag=2", "tile=64,cpasync=4,frag=2",
         "tile=256,cpasync=3,frag=2"})
     for (bool aT : {false, true})
@@ -157,18 +157,27 @@ TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
 }
 
 /// The rule's cp.async pipeline with pipelined fragments (rows that are not
-/// whole 128-byte lines, a grid of 17 x 17 tiles or more: the unit test
-/// Schedule.F32DeeperPipelineWhereRowsAreNotWholeLines) on every layout
-/// pair, k whole slices or not, m and n overhanging the tiles.
+/// whole 128-byte lines, one matrix's tiles filling the SMs twice: the unit
+/// test Schedule.F32DeeperPipelineWhereRowsAreNotWholeLines) on every layout
+/// pair, with k of fewer slices than stages (12), whole slices or not, and
+/// m and n overhanging the tiles. 21 x 21 tiles: the rule takes them on
+/// devices of up to 220 SMs, and the test checks that it did.
 TEST_F(Matmul, DeeperF32PipelineByRule) {
   for (bool aT : {false, true})
     for (bool bT : {false, true})
-      for (int64_t k : {20, 84}) {
+      for (int64_t k : {12, 20, 84}) {
         SCOPED_TRACE(std::string(aT ? "A^T" : "A") + (bT ? " B^T" : " B") +
                      " k=" + std::to_string(k));
         Graph g("mm_deep");
-        auto [a, b] = layoutPair(g, aT, bT, 2100, 2101, k);
+        auto [a, b] = layoutPair(g, aT, bT, 2600, 2601, k);
         g.output(matmul(a, b) * 0.5, "c");
+        CompileOptions opt;
+        if (Gpu)
+          opt.device = gpu().properties();
+        std::string fused = compileGraph(g, opt).fusedText();
+        EXPECT_NE(fused.find("4 stages through cp.async, fragments too (frag=2)"),
+                  std::string::npos)
+            << fused;
         expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT + k));
       }
 }

@@ -808,57 +808,76 @@ TEST(Schedule, F32CudaCoreKeys) {
       << pipelined;
 }
 
-/// The 256x128 tile (by hand only: the rule keeps 128x128) and the tiles of
-/// a k-contiguous operand kept so in shared memory (krows): float4 copies
-/// and reads along k, a thread's rows (columns) interleaved.
-TEST(Schedule, F32WideTileAndKRows) {
+/// x @ W.T at 4096^3 in f32, nn.Linear's layout.
+Graph linearF32(int64_t size) {
   Graph g("lin");
-  Tensor x = g.input("x", DType::F32, {4096, 4096});
-  Tensor w = g.input("w", DType::F32, {4096, 4096});
+  Tensor x = g.input("x", DType::F32, {size, size});
+  Tensor w = g.input("w", DType::F32, {size, size});
   g.output(matmul(x, w.permute({1, 0})), "y");
-  auto simt = [&](const std::string &keys) {
-    return lower(g, true, keys).detail->kernels.back().schedule.as<MatmulSimtSchedule>();
-  };
-  EXPECT_EQ(simt("").bm, 128u);
-  MatmulSimtSchedule wide = simt("tile=256");
+  return g;
+}
+
+MatmulSimtSchedule simtSchedule(const Graph &g, const std::string &keys) {
+  return lower(g, true, keys).detail->kernels.back().schedule.as<MatmulSimtSchedule>();
+}
+
+/// The 256x128 tile: by hand only (the rule keeps 128x128), 256 threads of
+/// 8x16 outputs, one block an SM; four stages do not fit 48 KiB.
+TEST(Schedule, F32WideTile) {
+  Graph g = linearF32(4096);
+  EXPECT_EQ(simtSchedule(g, "").bm, 128u);
+  MatmulSimtSchedule wide = simtSchedule(g, "tile=256");
   EXPECT_EQ(wide.bm, 256u);
   EXPECT_EQ(wide.bn, 128u);
   EXPECT_EQ(wide.tn, 16u);
   EXPECT_EQ(wide.block, 256u);
   EXPECT_EQ(wide.minBlocksPerSM, 1u);
   EXPECT_FALSE(wide.kRowsA || wide.kRowsB);
-  MatmulSimtSchedule kept = simt("tile=256,cpasync=3,krows=1");
+  EXPECT_EQ(compileErrorOf(g, "tile=256,cpasync=4"),
+            "schedule override: cpasync=4: 4 stages of a 256x128x8 tile need 50176 bytes of "
+            "static shared memory, more than 48 KiB");
+}
+
+/// Tiles kept along k (krows=1) for threads of 8x16 outputs: both operands
+/// of x @ W.T, only A of a row-major product, none of a product whose
+/// operands are not read by float4s along k; refused on a tile of 8x8 or
+/// with frag=2 asked for by hand. (The CUDA: tests/lit/matmul_f32_krows.mj.)
+TEST(Schedule, F32TilesKeptAlongK) {
+  Graph g = linearF32(4096);
+  MatmulSimtSchedule kept = simtSchedule(g, "tile=256,cpasync=3,krows=1");
   EXPECT_TRUE(kept.kRowsA);
   EXPECT_TRUE(kept.kRowsB);
   // A [256][8] and B [128][8 + 4] in three stages
   EXPECT_EQ(kept.staticSharedBytes(), 3u * (256 * 8 + 128 * 12) * 4);
-  std::string text = lower(g, true, "tile=256,cpasync=3,krows=1").fusedText();
-  EXPECT_NE(text.find("A by float4, kept [m][k]"), std::string::npos) << text;
-  EXPECT_NE(text.find("kept [n][k]"), std::string::npos) << text;
-  std::string cuda = lower(g, true, "tile=256,cpasync=3,krows=1").cudaText();
-  EXPECT_NE(cuda.find("float As[3][256][8]; // A tiles as stored: As[s][m][k]"), std::string::npos)
-      << cuda;
-  EXPECT_NE(cuda.find("mj_cp_async16(&As[s][r][c]"), std::string::npos) << cuda;
-  EXPECT_NE(cuda.find("mj_cp_async16(&Bs[s][c][r]"), std::string::npos) << cuda;
-  EXPECT_EQ(cuda.find("mj_cp_async4(&"), std::string::npos) << cuda;
-  EXPECT_NE(cuda.find("rows m0 + ii * 32 + ty, columns n0 + jj * 8 + tx"), std::string::npos)
-      << cuda;
-  // through registers: float4 stores into the kept tiles
-  std::string regs = lower(g, true, "krows=1").cudaText();
-  EXPECT_NE(regs.find("*reinterpret_cast<float4 *>(&As[s][r][c]) = Anext[i];"), std::string::npos)
-      << regs;
-  EXPECT_NE(regs.find("*reinterpret_cast<float4 *>(&Bs[s][c][r]) = Bnext[i];"), std::string::npos)
-      << regs;
+  MatmulSimtSchedule narrow = simtSchedule(g, "tn=16,krows=1");
+  EXPECT_TRUE(narrow.kRowsA && narrow.kRowsB);
+  Graph mm("mm");
+  mm.output(matmul(mm.input("a", DType::F32, {4096, 4096}), mm.input("b", DType::F32, {4096, 4096})),
+            "c");
+  MatmulSimtSchedule rowMajor = simtSchedule(mm, "tn=16,krows=1");
+  EXPECT_TRUE(rowMajor.kRowsA);
+  EXPECT_FALSE(rowMajor.kRowsB);
+  Graph t("t");
+  t.output(matmul(t.input("a", DType::F32, {4096, 4096}).permute({1, 0}),
+                  t.input("b", DType::F32, {4096, 4096})),
+           "c");
+  MatmulSimtSchedule none = simtSchedule(t, "tn=16,krows=1");
+  EXPECT_FALSE(none.kRowsA || none.kRowsB);
   EXPECT_EQ(compileErrorOf(g, "krows=2"), "schedule override: krows must be 0 or 1");
-  EXPECT_EQ(compileErrorOf(g, "krows=1,frag=2"),
-            "schedule override: krows=1 needs a tile of 8 rows a thread (tile=256 or 128) and "
-            "frag=1");
-  EXPECT_EQ(compileErrorOf(g, "tile=64,krows=1"),
-            "schedule override: krows=1 needs a tile of 8 rows a thread (tile=256 or 128) and "
-            "frag=1");
-  EXPECT_EQ(compileErrorOf(g, "tile=256,cpasync=4"),
-            "schedule override: cpasync=4: 4 stages of a 256x128x8 tile need more than the 48 KiB "
-            "of static shared memory");
+  EXPECT_EQ(compileErrorOf(g, "tile=128,krows=1"),
+            "schedule override: krows=1 needs threads of 8x16 outputs (tile=256, or tn=16 on the "
+            "128x128 tile) and frag=1; this tile's threads have 8x8 and frag=1");
+  // a tile the rule picked without threads of 8x16 stays as it is: the
+  // 128x128 tile of 8x8, a small product's 16x16
+  MatmulSimtSchedule ruled = simtSchedule(g, "krows=1");
+  EXPECT_FALSE(ruled.kRowsA || ruled.kRowsB);
+  Graph small("small");
+  small.output(
+      matmul(small.input("a", DType::F32, {128, 128}), small.input("b", DType::F32, {128, 128})), "c");
+  EXPECT_EQ(simtSchedule(small, "tn=16,krows=1").bm, 16u);
+  EXPECT_EQ(compileErrorOf(g, "tile=256,krows=1,frag=2"),
+            "schedule override: krows=1 needs threads of 8x16 outputs (tile=256, or tn=16 on the "
+            "128x128 tile) and frag=1; this tile's threads have 8x16 and frag=2");
 }
 
 /// The rule's deeper pipeline on the CUDA cores (cp.async in 4 stages,
@@ -888,10 +907,21 @@ TEST(Schedule, F32DeeperPipelineWhereRowsAreNotWholeLines) {
   EXPECT_FALSE(deep(simt(8192, 2944, 5920, false)));
   EXPECT_FALSE(deep(simt(4096, 4096, 4096, true)));
   EXPECT_FALSE(deep(simt(1024, 1024, 4100, false))); // 64 tiles
+  EXPECT_FALSE(deep(simt(2048, 2048, 4100, false))); // 256 tiles: under two an SM
   EXPECT_FALSE(deep(simt(4096, 4096, 4100, false, "tn=16")));
   EXPECT_EQ(simt(4096, 4096, 4100, false, "cpasync=3").fragBuffers, 1u);
   EXPECT_EQ(simt(4096, 4096, 4100, false, "frag=2").stages, 2u);
   EXPECT_EQ(simt(4096, 4096, 4100, false, "cpasync=0").stages, 2u);
+  // tn=8 is the default's own value
+  EXPECT_TRUE(deep(simt(4096, 4096, 4100, false, "tn=8")));
+  // A stored transposed ([k, m], rows of 4100 floats) and B row-major
+  Graph t("t");
+  t.output(matmul(t.input("a", DType::F32, {4096, 4100}).permute({1, 0}),
+                  t.input("b", DType::F32, {4096, 4100})),
+           "c");
+  MatmulSimtSchedule transposed = simtSchedule(t, "");
+  EXPECT_TRUE(transposed.vecAT);
+  EXPECT_TRUE(deep(transposed));
 }
 
 TEST(Schedule, VectorOverrideWiderThanSixteenBytesIsRefused) {

@@ -375,10 +375,7 @@ private:
     W.line("#pragma unroll");
     W.open("for (int p = 0; p < " + bk + "; ++p)");
     W.open("if (p == 0)");
-    W.line("const int next = t + " + std::to_string(st - 1) + ";");
-    W.line("if (next < kTiles) load(next % " + Stages + ", (" + E.Idx + ")next * " + bk +
-           "); // into the stage slice t - 1 used");
-    W.line("mj_cp_async_commit();");
+    cpAsyncNextSlice("load", st, S.bk);
     W.close();
     pipelinedStep(
         [&] {

@@ -123,17 +123,22 @@ void MatmulEmitter::cpAsyncPrologue(const std::string &load, unsigned stages, un
 }
 
 void MatmulEmitter::openCpAsyncSliceLoop(const std::string &load, unsigned stages, unsigned bk) {
-  std::string Bk = std::to_string(bk), Stages = std::to_string(stages);
+  std::string Stages = std::to_string(stages);
   kTilesLine(bk);
   cpAsyncPrologue(load, stages, bk);
   W.open("for (int t = 0; t < kTiles; ++t)");
   W.line("mj_cp_async_wait<" + std::to_string(stages - 2) + ">(); // slice t has landed");
   W.line("__syncthreads(); // ... for every thread, and all are done with slice t - 1");
-  W.line("const int next = t + " + std::to_string(stages - 1) + ";");
-  W.line("if (next < kTiles) " + load + "(next % " + Stages + ", (" + E.Idx + ")next * " + Bk +
-         "); // into the stage slice t - 1 used");
-  W.line("mj_cp_async_commit();");
+  cpAsyncNextSlice(load, stages, bk);
   W.line("const int s = t % " + Stages + ";");
+}
+
+void MatmulEmitter::cpAsyncNextSlice(const std::string &load, unsigned stages, unsigned bk) {
+  std::string Bk = std::to_string(bk);
+  W.line("const int next = t + " + std::to_string(stages - 1) + ";");
+  W.line("if (next < kTiles) " + load + "(next % " + std::to_string(stages) + ", (" + E.Idx +
+         ")next * " + Bk + "); // into the stage slice t - 1 used");
+  W.line("mj_cp_async_commit();");
 }
 
 bool MatmulEmitter::vectorEpilogueFits(unsigned vec) const {

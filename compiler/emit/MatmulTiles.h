@@ -56,6 +56,9 @@ public:
   /// k0)`, a cp.async group each (empty ones too, so the groups count the
   /// slices).
   void cpAsyncPrologue(const std::string &load, unsigned stages, unsigned bk);
+  /// In slice t, the copy of slice t + stages - 1 into the stage slice t -
+  /// 1 used, and its group (empty past the last slice).
+  void cpAsyncNextSlice(const std::string &load, unsigned stages, unsigned bk);
   /// The k-slice loop of a template whose tiles are copied by cp.async into
   /// `stages` stages of shared memory by the lambda `load(s, k0)`: the
   /// first stages - 1 slices, then the loop over slices t with its head

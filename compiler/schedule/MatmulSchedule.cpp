@@ -440,15 +440,11 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       s.stages = static_cast<unsigned>(*o.cpasync);
     }
     s.block = (s.bm / s.tm) * (s.bn / s.tn);
-    // Two blocks of 256 threads per SM: at most 128 registers a thread
-    // (64 accumulators, the fragments and the vector epilogue fit); of 128
-    // threads of 8x16 outputs, at most 255 (128 accumulators).
-    if ((s.block == 256 && s.tn == 8) || (s.block == 128 && s.tn == 16))
-      s.minBlocksPerSM = 2;
-    // 256 threads of 8x16 outputs on the 256x128 tile: 128 accumulators
-    // each, one block an SM (255 registers)
-    if (s.block == 256 && s.tn == 16)
-      s.minBlocksPerSM = 1;
+    // Two blocks an SM where a block holds at most 16384 accumulators: 256
+    // threads of up to 8x8 outputs get 128 registers a thread (the
+    // fragments and the vector epilogue fit), 128 threads of 8x16 get 255;
+    // the 256x128 tile's 256 threads of 8x16, one block (255 registers).
+    s.minBlocksPerSM = s.block * s.tm * s.tn <= 16384 ? 2 : 1;
     tileGeometry(k, false, s);
     applyKRows(s, o);
     if (deeperPipelinePays(k, dev, s, o)) {

@@ -56,10 +56,10 @@ struct ScheduleOverrides {
   /// registers and stores it after this one (two stages). Unset: the rule
   /// (4 with frag=2 where rows are not whole lines, deeperPipelinePays)
   std::optional<int64_t> cpasync;
-  /// f32 matmul on the CUDA cores, tiles of 8 rows a thread: 1 keeps the
-  /// tiles of an operand whose k is contiguous in memory so in shared
-  /// memory (float4 copies and reads along k), 0 transposes them on the way
-  /// (MatmulSimtSchedule::kRowsA, kRowsB)
+  /// f32 matmul on the CUDA cores, threads of 8x16 outputs (tile=256 or
+  /// tn=16): 1 keeps the tiles of an operand whose k is contiguous in
+  /// memory so in shared memory (float4 copies and reads along k), 0
+  /// transposes them on the way (MatmulSimtSchedule::kRowsA, kRowsB)
   std::optional<int64_t> krows;
   /// an inner-row reduction with a block per row (sm_90): 2, 4 or 8 splits
   /// each row over a cluster of that many blocks, which meet at its

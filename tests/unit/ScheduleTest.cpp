@@ -793,6 +793,11 @@ TEST(Schedule, F32CudaCoreKeys) {
       lower(small, true, "tn=16").detail->kernels.back().schedule.as<MatmulSimtSchedule>();
   EXPECT_EQ(s16.bm, 16u);
   EXPECT_EQ(s16.tn, 1u);
+  // two blocks an SM in the launch bounds for every tile but 256x128
+  EXPECT_EQ(s16.minBlocksPerSM, 2u);
+  EXPECT_EQ(d.minBlocksPerSM, 2u);
+  EXPECT_EQ(simt("tile=64").minBlocksPerSM, 2u);
+  EXPECT_EQ(simt("tile=32").minBlocksPerSM, 2u);
   // the stages' static shared memory counts in the blocks an SM holds
   EXPECT_EQ(simt("tile=16,cpasync=4").staticSharedBytes(), 4u * 64 * 40 * 4);
   EXPECT_EQ(compileErrorOf(g, "cpasync=2"), "schedule override: cpasync must be 0, 3 or 4");

@@ -175,18 +175,25 @@ void applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
 
 /// The rule's cp.async pipeline on the 128x128 tile (cpasync=4, frag=2:
 /// three k-slices in flight, the next step's fragments read during this
-/// one's multiply-adds) where an operand read by float4s has rows that are
-/// not whole 128-byte lines, and one matrix's tiles fill the SMs once. On
-/// the H200 (docs/PERFORMANCE.md, "The 256x128 tile, tiles kept along k,
-/// cp.async with pipelined fragments") six such products ran 4-12 %
-/// faster (8205 x 2949 x 5921: 7591 -> 7001 us; 4096 x 4096 x 4100: 3539
-/// -> 3251) and one 7 % slower (2053 x 3067 x 1021, 1.55 waves); products
-/// whose rows are whole lines ran 1-35 % slower so (4096^3, x @ W.T at
-/// 4096^3) and keep the loop through registers. The reading: the deeper
-/// pipeline hides the longer latency of loads whose rows start mid-line.
-/// Not where `cpasync` or `frag` is set by hand, nor tiles kept along k
-/// (krows), nor a kernel that serves every size of a named dimension (its
-/// tile count is not known when it is compiled).
+/// one's multiply-adds) where one matrix's tiles fill the SMs once and
+/// either an operand read by float4s has rows that are not whole 128-byte
+/// lines, or both operands go into shared memory as they are stored (A
+/// stored [k, m] and B [k, n], the weight gradient's X^T @ dY: 16-byte
+/// copies, no transpose on the way). On the H200 (docs/PERFORMANCE.md,
+/// "The 256x128 tile, tiles kept along k, cp.async with pipelined
+/// fragments") six products of the first kind ran 4-12 % faster (8205 x
+/// 2949 x 5921: 7591 -> 7001 us; 4096 x 4096 x 4100: 3539 -> 3251) and one
+/// 7 % slower (2053 x 3067 x 1021, 1.55 waves); whole lines read along k
+/// and transposed into shared memory ran 1-35 % slower so (4096^3, x @ W.T
+/// at 4096^3: their A goes by 4-byte copies) and keep the loop through
+/// registers. Nine products of the second kind with whole lines ran 4-10 %
+/// faster ("The weight gradient's layout by cp.async": 4096^3 2958 -> 2834
+/// us, 5120 x 2048 x 8192 3927 -> 3555). The reading: the deeper pipeline
+/// hides the longer latency of loads whose rows start mid-line, and pays
+/// wherever every copy is 16 bytes. Not where `cpasync` or `frag` is
+/// set by hand, nor tiles kept along k (krows), nor a kernel that serves
+/// every size of a named dimension (its tile count is not known when it is
+/// compiled).
 bool deeperPipelinePays(const LoweredKernel &k, const DeviceProperties &dev,
                         const MatmulSimtSchedule &s, const ScheduleOverrides &o) {
   if (o.cpasync || o.frag || s.kRowsA || s.kRowsB || k.symbolic)
@@ -197,6 +204,8 @@ bool deeperPipelinePays(const LoweredKernel &k, const DeviceProperties &dev,
   if (s.bm != 128 || s.tn != 8 || s.tilesM * s.tilesN < 2 * int64_t(dev.smCount))
     return false;
   const KMatmul &mm = *k.matmul;
+  if (s.vecAT && s.vecB) // both copied as stored, 16 bytes a copy
+    return true;
   auto offLines = [](int64_t rowStride) { return rowStride * 4 % 128 != 0; };
   return (s.vecA && offLines(mm.aStrideM)) || (s.vecAT && offLines(mm.aStrideK)) ||
          (s.vecB && offLines(mm.bStrideK)) || (s.vecBT && offLines(mm.bStrideN));

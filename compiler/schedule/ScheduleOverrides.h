@@ -54,7 +54,8 @@ struct ScheduleOverrides {
   /// f32 matmul on the CUDA cores: 3 or 4 copies the tiles into that many
   /// stages of shared memory by cp.async; 0 fetches the next k-slice into
   /// registers and stores it after this one (two stages). Unset: the rule
-  /// (4 with frag=2 where rows are not whole lines, deeperPipelinePays)
+  /// (4 with frag=2 where rows are not whole lines or both operands are
+  /// copied as stored, deeperPipelinePays)
   std::optional<int64_t> cpasync;
   /// f32 matmul on the CUDA cores, threads of 8x16 outputs (tile=256 or
   /// tn=16): 1 keeps the tiles of an operand whose k is contiguous in

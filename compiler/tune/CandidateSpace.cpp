@@ -175,7 +175,8 @@ std::vector<std::string> matmulCandidates(const ScheduledKernel &def) {
       out.push_back(
           joinKeys({key("tile", 128), key("tn", 16), key("cpasync", stages), key("krows", 1)}));
     // cp.async with pipelined fragments (the rule's choice where rows are
-    // not whole lines; tile=128,frag=1 above is the loop through registers)
+    // not whole lines or both operands are copied as stored; tile=128,frag=1
+    // above is the loop through registers)
     for (int64_t stages : {3, 4})
       out.push_back(joinKeys({key("tile", 128), key("cpasync", stages), key("frag", 2)}));
     break;

@@ -160,8 +160,9 @@ TEST_F(Matmul, PipelinedF32LoopOnEveryLayout) {
 /// whole 128-byte lines, one matrix's tiles filling the SMs twice: the unit
 /// test Schedule.F32DeeperPipelineWhereRowsAreNotWholeLines) on every layout
 /// pair, with k of fewer slices than stages (12), whole slices or not, and
-/// m and n overhanging the tiles. 21 x 21 tiles: the rule takes them on
-/// devices of up to 220 SMs, and the test checks that it did.
+/// m and n overhanging the tiles; and A stored [k, m] with B [k, n] in whole
+/// lines. 21 x 21 tiles or more: the rule takes them on devices of up to
+/// 220 SMs, and the test checks that it did.
 TEST_F(Matmul, DeeperF32PipelineByRule) {
   for (bool aT : {false, true})
     for (bool bT : {false, true})
@@ -180,6 +181,22 @@ TEST_F(Matmul, DeeperF32PipelineByRule) {
             << fused;
         expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT + k));
       }
+  // Both operands copied as stored (A [k, m], B [k, n]) take it with whole
+  // lines too: rows of 2720 and 2656 floats, 22 x 21 tiles, edge tiles in
+  // m and n
+  for (int64_t k : {32, 96}) {
+    SCOPED_TRACE("A^T B, whole lines, k=" + std::to_string(k));
+    Graph g("mm_deep_lines");
+    auto [a, b] = layoutPair(g, true, false, 2720, 2656, k);
+    g.output(relu(matmul(a, b)), "c");
+    CompileOptions opt;
+    if (Gpu)
+      opt.device = gpu().properties();
+    std::string fused = compileGraph(g, opt).fusedText();
+    EXPECT_NE(fused.find("4 stages through cp.async, fragments too (frag=2)"), std::string::npos)
+        << fused;
+    expectMatches(g, static_cast<uint64_t>(71 + k));
+  }
 }
 
 /// How tf32Deviation reads the operands: as TF32 reads them (the low 13

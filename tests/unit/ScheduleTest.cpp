@@ -927,6 +927,20 @@ TEST(Schedule, F32DeeperPipelineWhereRowsAreNotWholeLines) {
   MatmulSimtSchedule transposed = simtSchedule(t, "");
   EXPECT_TRUE(transposed.vecAT);
   EXPECT_TRUE(deep(transposed));
+  // Both operands copied as stored (A [k, m], B [k, n]): whole lines too;
+  // not B stored [n, k], nor under two tiles an SM, nor by hand
+  auto weightGrad = [](int64_t m, int64_t n, int64_t k, bool bT, const std::string &keys) {
+    Graph g("wg");
+    Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
+                  : g.input("b", DType::F32, {k, n});
+    g.output(matmul(g.input("a", DType::F32, {k, m}).permute({1, 0}), b), "c");
+    return simtSchedule(g, keys);
+  };
+  EXPECT_TRUE(deep(weightGrad(4096, 4096, 4096, false, "")));
+  EXPECT_TRUE(deep(weightGrad(2688, 2720, 96, false, "")));
+  EXPECT_FALSE(deep(weightGrad(4096, 4096, 4096, true, "")));
+  EXPECT_FALSE(deep(weightGrad(2048, 2048, 4096, false, "")));
+  EXPECT_FALSE(deep(weightGrad(4096, 4096, 4096, false, "frag=1")));
 }
 
 TEST(Schedule, VectorOverrideWiderThanSixteenBytesIsRefused) {

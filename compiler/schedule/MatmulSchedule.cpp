@@ -175,7 +175,8 @@ void applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
 
 /// The rule's cp.async pipeline on the 128x128 tile (cpasync=4, frag=2:
 /// three k-slices in flight, the next step's fragments read during this
-/// one's multiply-adds) where one matrix's tiles fill the SMs once and
+/// one's multiply-adds) where one matrix's tiles fill a wave of two blocks
+/// an SM and
 /// either an operand read by float4s has rows that are not whole 128-byte
 /// lines, or both operands go into shared memory as they are stored (A
 /// stored [k, m] and B [k, n], the weight gradient's X^T @ dY: 16-byte
@@ -186,11 +187,12 @@ void applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
 /// 7 % slower (2053 x 3067 x 1021, 1.55 waves); whole lines read along k
 /// and transposed into shared memory ran 1-35 % slower so (4096^3, x @ W.T
 /// at 4096^3: their A goes by 4-byte copies) and keep the loop through
-/// registers. Nine products of the second kind with whole lines ran 4-10 %
+/// registers. Nine products of the second kind with whole lines ran 4-9.5 %
 /// faster ("The weight gradient's layout by cp.async": 4096^3 2958 -> 2834
 /// us, 5120 x 2048 x 8192 3927 -> 3555). The reading: the deeper pipeline
 /// hides the longer latency of loads whose rows start mid-line, and pays
-/// wherever every copy is 16 bytes. Not where `cpasync` or `frag` is
+/// on this tile where both operands are copied by 16 bytes (not measured
+/// batched, nor at k under 256). Not where `cpasync` or `frag` is
 /// set by hand, nor tiles kept along k (krows), nor a kernel that serves
 /// every size of a named dimension (its tile count is not known when it is
 /// compiled).

@@ -199,6 +199,22 @@ TEST_F(Matmul, DeeperF32PipelineByRule) {
   }
 }
 
+/// The rule's pipeline on a batch of products whose operands are copied as
+/// stored (A [2, k, m], B [2, k, n]): each matrix's 22 x 21 tiles fill the
+/// wave, k = 36 ends mid-slice, and the batches' offsets go into every copy.
+TEST_F(Matmul, DeeperF32PipelineBatched) {
+  Graph g("mm_deep_batched");
+  auto [a, b] = layoutPair(g, true, false, 2720, 2656, 36, /*batch=*/2);
+  g.output(matmul(a, b) * 0.5, "c");
+  CompileOptions opt;
+  if (Gpu)
+    opt.device = gpu().properties();
+  std::string fused = compileGraph(g, opt).fusedText();
+  EXPECT_NE(fused.find("4 stages through cp.async, fragments too (frag=2)"), std::string::npos)
+      << fused;
+  expectMatches(g, 97);
+}
+
 /// How tf32Deviation reads the operands: as TF32 reads them (the low 13
 /// bits of the fraction cut off), rounded to the nearest TF32 value (ties
 /// away from zero), or exactly.

@@ -886,9 +886,11 @@ TEST(Schedule, F32TilesKeptAlongK) {
 }
 
 /// The rule's deeper pipeline on the CUDA cores (cp.async in 4 stages,
-/// frag=2) where an operand read by float4s has rows that are not whole
-/// 128-byte lines and one matrix's tiles fill the SMs: not for rows of whole
-/// lines, not for few tiles, not where a key is set by hand.
+/// frag=2) where one matrix's tiles fill a wave of two blocks an SM and an
+/// operand read by float4s has rows that are not whole 128-byte lines (the
+/// name's case), or both operands are copied as stored (A [k, m], B [k, n]):
+/// not for other layouts in whole lines, not for few tiles, not where a key
+/// is set by hand.
 TEST(Schedule, F32DeeperPipelineWhereRowsAreNotWholeLines) {
   auto simt = [](int64_t m, int64_t n, int64_t k, bool linear, const std::string &keys = "") {
     Graph g("mm");

@@ -2,7 +2,10 @@
 layout by cp.async": every product of this folder in its layout (nn: A [m, k] @ B [k, n]; nt:
 B stored [n, k], nn.Linear's; tn: A stored [k, m], the weight gradient's; tt: both), then three
 rows of the general suite. bench/torch_anchor.py's timing, rotated buffer sets, the median of
-50. As it ran on the H200 (calls 3 and 4 of that section) but for this docstring and the paths.
+50. Call 3 of that section ran it over the 24 grid graphs (nn, nt, tn, tt of six shapes) and the
+suite rows; call 4 ran the same loop over the tn graphs added after it (3072^3, 2560x7168x2048,
+5120x2048x8192, 2720x2656x32) without the suite rows. Run now, it times every graph of this
+folder and the suite rows; but for this docstring and the paths, it is the code that ran.
 
     python3 bench/matmul/f32/layouts/torch_cublas_layouts.py
 """

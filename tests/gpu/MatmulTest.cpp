@@ -13,7 +13,20 @@
 namespace minijit {
 namespace {
 
-class Matmul : public GpuTest {};
+class Matmul : public GpuTest {
+protected:
+  /// Expects the CUDA cores' deeper pipeline (deeperPipelinePays) in `g`'s
+  /// schedule, compiled for this device where there is one (the rule counts
+  /// its SMs).
+  void expectDeeperPipeline(const Graph &g) const {
+    CompileOptions opt;
+    if (Gpu)
+      opt.device = gpu().properties();
+    std::string fused = compileGraph(g, opt).fusedText();
+    EXPECT_NE(fused.find("4 stages through cp.async, fragments too (frag=2)"), std::string::npos)
+        << fused;
+  }
+};
 
 struct MatmulShape {
   int64_t m, n, k;
@@ -172,13 +185,7 @@ TEST_F(Matmul, DeeperF32PipelineByRule) {
         Graph g("mm_deep");
         auto [a, b] = layoutPair(g, aT, bT, 2600, 2601, k);
         g.output(matmul(a, b) * 0.5, "c");
-        CompileOptions opt;
-        if (Gpu)
-          opt.device = gpu().properties();
-        std::string fused = compileGraph(g, opt).fusedText();
-        EXPECT_NE(fused.find("4 stages through cp.async, fragments too (frag=2)"),
-                  std::string::npos)
-            << fused;
+        expectDeeperPipeline(g);
         expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT + k));
       }
   // Both operands copied as stored (A [k, m], B [k, n]) take it with whole
@@ -189,12 +196,7 @@ TEST_F(Matmul, DeeperF32PipelineByRule) {
     Graph g("mm_deep_lines");
     auto [a, b] = layoutPair(g, true, false, 2720, 2656, k);
     g.output(relu(matmul(a, b)), "c");
-    CompileOptions opt;
-    if (Gpu)
-      opt.device = gpu().properties();
-    std::string fused = compileGraph(g, opt).fusedText();
-    EXPECT_NE(fused.find("4 stages through cp.async, fragments too (frag=2)"), std::string::npos)
-        << fused;
+    expectDeeperPipeline(g);
     expectMatches(g, static_cast<uint64_t>(71 + k));
   }
 }
@@ -206,12 +208,7 @@ TEST_F(Matmul, DeeperF32PipelineBatched) {
   Graph g("mm_deep_batched");
   auto [a, b] = layoutPair(g, true, false, 2720, 2656, 36, /*batch=*/2);
   g.output(matmul(a, b) * 0.5, "c");
-  CompileOptions opt;
-  if (Gpu)
-    opt.device = gpu().properties();
-  std::string fused = compileGraph(g, opt).fusedText();
-  EXPECT_NE(fused.find("4 stages through cp.async, fragments too (frag=2)"), std::string::npos)
-      << fused;
+  expectDeeperPipeline(g);
   expectMatches(g, 97);
 }
 

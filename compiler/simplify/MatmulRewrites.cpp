@@ -6,9 +6,12 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/MatmulRewrites.h"
 #include "compiler/simplify/Simplify.h"
+#include "compiler/simplify/SumThroughLinear.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
 
 namespace minijit {
 
@@ -23,6 +26,9 @@ std::string MatmulRewrite::text() const {
   case MatmulRewriteKind::SumOfProduct:
     return "%" + value + ": a sum over a product's columns (rows), as the product with the "
                          "operand summed first (reassociates)";
+  case MatmulRewriteKind::SumThroughLinear:
+    return "%" + value + ": a sum of a product's linear function (scaled, shifted), moved onto the "
+                         "product and the linear ops applied to the sum (reassociates)";
   case MatmulRewriteKind::ScalarFactor:
     return "%" + value + ": a scalar factor of an operand moved after the product, into its "
                          "epilogue (reassociates)";
@@ -74,7 +80,7 @@ bool tf32x3Pays(int64_t m, int64_t n, int64_t k) {
   return double(m) * double(n) / double(m + n) > 256.0;
 }
 
-int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots) {
+int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots, int64_t mPlusN) {
   if (slots <= 0 || tiles >= slots || k < 512)
     return 1;
   // In units of one k-step of a full wave: the waves times their depth,
@@ -83,10 +89,18 @@ int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots) {
   auto cost = [&](int64_t s) {
     int64_t waves = (tiles * s + slots - 1) / slots;
     double partials = s == 1 ? 0.0 : double(s) * double(outputs) * 120.0 / (double(slots) * 32768.0);
-    return double(waves * (s == 1 ? k : sliceDepth(k, s))) + partials;
+    // slices that do not end where k does need both operands copied with
+    // zeros (read and written once, as the partial sums are)
+    double padding = s == 1 || s * sliceDepth(k, s) == k
+                         ? 0.0
+                         : double(mPlusN) * double(k) * 120.0 / (double(slots) * 32768.0);
+    return double(waves * (s == 1 ? k : sliceDepth(k, s))) + partials + padding;
   };
+  // Up to the count that fills the slots with the tiles (a product of few
+  // tiles over a long k takes many slices), and at least 16.
+  int64_t most = std::max<int64_t>(16, slots / tiles);
   int64_t best = 1;
-  for (int64_t s = 2; s <= 16 && sliceDepth(k, s) >= 256; ++s)
+  for (int64_t s = 2; s <= most && sliceDepth(k, s) >= 256; ++s)
     if (cost(s) < cost(best))
       best = s;
   return cost(best) <= 0.8 * cost(1) ? best : 1;
@@ -529,7 +543,7 @@ private:
       return std::nullopt;
     int64_t slices = SplitK.force > 0 ? SplitK.force
                                       : splitSlices(((M + 127) / 128) * ((N + 127) / 128), M * N,
-                                                    K, SplitK.slots);
+                                                    K, SplitK.slots, M + N);
     if (slices < 2 || K < 8 * slices)
       return std::nullopt;
     int64_t ks = sliceDepth(K, slices);
@@ -779,7 +793,14 @@ private:
 
 MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows,
                                    bool float4Rows, SplitKOptions splitK, bool tf32x3) {
-  MatmulRewriteResult r = Rewriter(g, reassociate, false, false).run();
+  // Sums reached through linear ops first, so that each meets its product.
+  SumThroughLinearResult moved;
+  if (reassociate)
+    moved = moveSumsOntoProducts(g);
+  MatmulRewriteResult r = Rewriter(moved.moved.empty() ? g : moved.graph, reassociate, false, false).run();
+  for (size_t i = 0; i < moved.moved.size(); ++i)
+    r.applied.insert(r.applied.begin() + static_cast<std::ptrdiff_t>(i),
+                     {MatmulRewriteKind::SumThroughLinear, moved.moved[i], ""});
   if (!reassociate)
     splitK = {};
   if (!alignRows && !float4Rows && !splitK.enabled() && !tf32x3)

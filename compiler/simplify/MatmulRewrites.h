@@ -23,6 +23,8 @@
 //     * a sum (or mean) of a product over its output columns is the product
 //       with the summed right operand: sum(A @ B, -1) = A @ sum(B, -1), a
 //       matrix-vector product; over its rows, sum(A @ B, -2) = sum(A, -2) @ B;
+//     * a sum reached through linear elementwise ops (P / c + b) is moved
+//       onto the product first (SumThroughLinear.h), so it meets the rule above;
 //     * a scalar factor of an operand moves after the product, into its
 //       epilogue: (c * A) @ B = c * (A @ B).
 // The CPU reference evaluates the graph as written; the checks compare with
@@ -43,6 +45,8 @@ enum class MatmulRewriteKind {
   NarrowProduct, ///< one output row or column: a product and a sum over k
   OuterProduct,  ///< k = 1: an elementwise product of a column by a row
   SumOfProduct,  ///< sum over the product's columns or rows: the operand summed first
+  SumThroughLinear, ///< a sum of a product's linear function moved onto the product
+                    ///< (SumThroughLinear.h)
   ScalarFactor,  ///< a scalar factor moved after the product
   AlignedRows,   ///< 16-bit operands padded to rows of whole 16-byte units
   Float4Rows,    ///< f32 operands padded to rows of whole float4s (k with zeros)
@@ -86,10 +90,12 @@ struct SplitKOptions {
 
 /// The slices split-K cuts k into for an f32 product of `tiles` 128x128
 /// tiles and `outputs` elements, on a device of `slots` block slots for
-/// them: where a wave is not full, the count (2 to 16, slices at least 256
-/// deep) that minimizes the waves times their depth plus the partial sums'
-/// traffic, when that saves a fifth or more; else 1.
-int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots);
+/// them: where a wave is not full, the count (2 up to the count whose tiles
+/// fill the slots, or 16 if more; slices at least 256 deep) that minimizes the waves times their depth plus the partial sums'
+/// traffic and, for slices that do not end where k does, the copies of both
+/// operands (`mPlusN`: m + n) padded with zeros, when that saves a fifth or
+/// more; else 1.
+int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots, int64_t mPlusN = 0);
 
 /// Whether an f32 product of [m, k] @ [k, n] (per batch) runs faster as
 /// three TF32 products (`tf32x3` of rewriteMatmuls) than on the CUDA cores,

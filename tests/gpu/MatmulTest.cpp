@@ -651,6 +651,52 @@ TEST_F(Matmul, SumsOfProductsSumTheOperandFirst) {
         }
 }
 
+TEST_F(Matmul, SumsThroughLinearOpsMoveOntoTheProduct) {
+  // KernelBench level 2 #14's sum(x @ W.T / 2) * s, and a mean through a
+  // bias, a negation and a term that varies along the summed axes, over the
+  // columns, the rows, both, and a batched product's columns; odd sizes.
+  struct Case {
+    const char *name;
+    DimVector axes;
+    bool batched;
+  };
+  for (const Case &c : {Case{"columns", {1}, false}, Case{"rows", {0}, false},
+                        Case{"all", {0, 1}, false}, Case{"batched", {2}, true}}) {
+    SCOPED_TRACE(c.name);
+    Graph g("sum_through_linear");
+    Shape xs = c.batched ? Shape{3, 129, 67} : Shape{129, 67};
+    Tensor x = g.input("x", DType::F32, xs);
+    Tensor w = g.input("w", DType::F32, {1003, 67});
+    Tensor b = g.input("b", DType::F32, {1003});
+    Tensor t = g.input("t", DType::F32, {129, 1003});
+    Tensor p = matmul(x, transpose(w));
+    g.output(sum(p / 2.0f, c.axes, true) * 1.5f, "y");
+    g.output(mean(-(matmul(x, transpose(w)) + b) - t, c.axes), "z");
+    CompileOptions opt;
+    opt.compileKernels = false;
+    CompiledGraph cg = compileGraph(g, opt);
+    for (const KernelSummary &k : cg.kernelSummaries())
+      EXPECT_EQ(k.name.find("mm_"), std::string::npos) << cg.fusedText();
+    expectMatches(g, c.axes.size() + 11, /*fusedOnly=*/true);
+  }
+}
+
+/// Split-K where the tiles are few and k is long: the slices fill the
+/// block slots (a whole wave of 128x128 tiles) rather than stopping at 16,
+/// and count the copies that slices not ending where k does would need.
+TEST_F(Matmul, SplitKFillsAWaveOnFewTiles) {
+  Graph g("long_k");
+  Tensor a = g.input("a", DType::F32, {130, 65536});
+  Tensor b = g.input("b", DType::F32, {65536, 250});
+  g.output(matmul(a, b), "y");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  std::string fused = compileGraph(g, opt).fusedText();
+  EXPECT_NE(fused.find("split along k (64 slices of 1024)"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("128x128 tile"), std::string::npos) << fused;
+  expectMatches(g, 17);
+}
+
 TEST_F(Matmul, ScalarFactorsMoveIntoTheEpilogue) {
   for (DType t : {DType::F32, DType::BF16}) {
     Graph g("scaled_product");

@@ -555,6 +555,76 @@ TEST(MatmulRewrites, SplitKCountsWavesAndThePartialSums) {
   EXPECT_LE(splitSlices(4, 256 * 256, 600, slots), 2);
 }
 
+TEST(MatmulRewrites, SplitKFillsTheSlotsWhenTilesAreFewAndKIsLong) {
+  const int64_t slots = 264;
+  // 256 x 256 over k = 524288: 4 tiles; 66 slices make 264 blocks, one
+  // whole wave (16, the old cap, left the tile too small for the schedule)
+  EXPECT_EQ(splitSlices(4, 256 * 256, 524288, slots), 66);
+  // counting the operands' copies that 66 slices of 7944 (k padded by 16)
+  // need: 64 slices of 8192, 256 blocks, no copy
+  EXPECT_EQ(splitSlices(4, 256 * 256, 524288, slots, 256 + 256), 64);
+  // prime counts of tiles: the slices fill one wave without a second one
+  for (int64_t tiles : {1, 3, 5, 7, 11, 13}) {
+    int64_t s = splitSlices(tiles, tiles * 128 * 128, 1 << 20, slots);
+    EXPECT_LE(tiles * s, slots) << tiles << " tiles";
+    EXPECT_GE(tiles * s, slots * 9 / 10) << tiles << " tiles";
+  }
+  // a k too short for that many slices still takes slices of 256 or more
+  int64_t s = splitSlices(4, 256 * 256, 8192, slots);
+  EXPECT_GE(8192 / s, 248);
+  EXPECT_GE(s, 16);
+}
+
+TEST(MatmulRewrites, ASumReachedThroughLinearOpsMovesOntoTheProduct) {
+  // KernelBench level 2 #14: x @ W.T, divided, summed over the columns, scaled
+  Graph g("gemm_div_sum");
+  Tensor x = g.input("x", DType::F32, {24, 40});
+  Tensor w = g.input("w", DType::F32, {50, 40});
+  g.output(sum(matmul(x, transpose(w)) / 2.0f, {1}, true) * 1.5f, "y");
+  MatmulRewriteResult r = rewriteChecked(g);
+  ASSERT_EQ(r.applied.size(), 2u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::SumThroughLinear);
+  EXPECT_EQ(r.applied[1].kind, MatmulRewriteKind::SumOfProduct);
+  EXPECT_EQ(printGraph(r.graph).find("matmul"), std::string::npos) << printGraph(r.graph);
+}
+
+TEST(MatmulRewrites, AMeanThroughABiasAndATermMovesOntoTheProduct) {
+  // mean(x @ W.T + b - s) over the columns, and over every axis: the bias is
+  // constant along neither sum's rows, s varies along both
+  for (bool allAxes : {false, true}) {
+    Graph g("gemm_bias_sub_mean");
+    Tensor x = g.input("x", DType::F32, {17, 33});
+    Tensor w = g.input("w", DType::F32, {29, 33});
+    Tensor b = g.input("b", DType::F32, {29});
+    Tensor s = g.input("s", DType::F32, {17, 29});
+    Tensor y = -(matmul(x, transpose(w)) + b) - s;
+    g.output(allAxes ? mean(y) : mean(y, {1}), "y");
+    MatmulRewriteResult r = rewriteChecked(g);
+    ASSERT_GE(r.applied.size(), 2u) << printGraph(r.graph);
+    EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::SumThroughLinear);
+    EXPECT_EQ(printGraph(r.graph).find("matmul"), std::string::npos) << printGraph(r.graph);
+  }
+}
+
+TEST(MatmulRewrites, ASumThroughAFactorAlongItsAxisOrAnotherUseStays) {
+  // a factor that varies along the summed axis is not linear there; a
+  // product or an op with another use must be computed anyway; a sum over
+  // the batch axis gains nothing
+  Graph g("sums_that_stay");
+  Tensor x = g.input("x", DType::F32, {4, 16, 24});
+  Tensor w = g.input("w", DType::F32, {24, 20});
+  Tensor f = g.input("f", DType::F32, {20});
+  Tensor p = matmul(x, w);
+  g.output(sum(p * f, {2}), "varying");
+  Tensor q = matmul(x, w) * 3.0f;
+  g.output(sum(q, {2}), "used_twice");
+  g.output(q, "q");
+  g.output(sum(matmul(x, w) * 2.0f, {0}), "batch");
+  MatmulRewriteResult r = rewriteChecked(g);
+  for (const MatmulRewrite &m : r.applied)
+    EXPECT_NE(m.kind, MatmulRewriteKind::SumThroughLinear) << m.text();
+}
+
 /// nn.Linear's layout with k = 3001: both operands padded along k with zeros
 /// to 3 slices of 1008, viewed as a batch of slices, multiplied and summed;
 /// the bias follows the sum. Only with reassociation.

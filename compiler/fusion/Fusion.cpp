@@ -156,7 +156,11 @@ private:
       if (G.node(v).cls() == OpClass::Reduce)
         return request(mm, FusionReasonKind::MatmulMeetsReduction, {mm, v, root});
     sig = {KernelKind::Matmul, G.node(mm).shape, {}, mm};
-    if (r.shape != sig.domain)
+    // An epilogue over a reshape of the product (nn.Linear on [B, S, H] as
+    // [B*S, H]) stores each element where the product's flat position puts it.
+    bool reshaped = !r.shape.hasNames() && !sig.domain.hasNames() &&
+                    r.shape.numel() == sig.domain.numel();
+    if (r.shape != sig.domain && !reshaped)
       return request(mm, FusionReasonKind::MatmulShape, {root, mm});
     return std::nullopt;
   }

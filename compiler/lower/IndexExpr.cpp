@@ -152,6 +152,10 @@ IndexExpr IndexContext::div(const IndexExpr &a, int64_t d) {
   auto [lo, hi] = range(a);
   if (lo >= 0 && hi < d)
     return IndexExpr::constant(0);
+  // (g*X) / (g*e) = X / e: a reshape's flat index 768*m over the 393216
+  // elements of [512, 768] is m / 512, which a remainder then meets.
+  if (int64_t g = std::gcd(commonFactor(a), d); g > 1)
+    return div(dividedBy(a, g), d / g);
   // a = d*Q + R: floor(a/d) = Q + floor(R/d) for integers.
   IndexExpr q, r;
   int64_t qc = a.C / d, rc = a.C % d;
@@ -229,6 +233,20 @@ bool IndexContext::splitSmallTerm(const IndexExpr &e, int64_t d, IndexExpr &a, I
   return false;
 }
 
+int64_t IndexContext::commonFactor(const IndexExpr &e) {
+  int64_t g = e.C < 0 ? -e.C : e.C;
+  for (auto [at, k] : e.Terms)
+    g = std::gcd(g, k < 0 ? -k : k);
+  return g;
+}
+
+IndexExpr IndexContext::dividedBy(IndexExpr e, int64_t g) {
+  e.C /= g;
+  for (auto &t : e.Terms)
+    t.second /= g;
+  return e;
+}
+
 int64_t IndexContext::divisibility(const IndexExpr &e) const {
   int64_t g = e.C < 0 ? -e.C : e.C;
   for (auto [at, k] : e.Terms)
@@ -243,6 +261,9 @@ IndexExpr IndexContext::mod(const IndexExpr &a, int64_t d) {
   auto [lo, hi] = range(a);
   if (lo >= 0 && hi < d)
     return a;
+  // (g*X) % (g*e) = g * (X % e)
+  if (int64_t g = std::gcd(commonFactor(a), d); g > 1)
+    return mul(mod(dividedBy(a, g), d / g), g);
   IndexExpr r;
   r.C = ((a.C % d) + d) % d;
   for (auto t : a.Terms)

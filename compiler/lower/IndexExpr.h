@@ -89,6 +89,10 @@ public:
   /// The largest m such that every value of `e` is a multiple of m (0 when
   /// `e` is always 0).
   int64_t divisibility(const IndexExpr &e) const;
+  /// The largest factor of every coefficient and the constant of `e` (0 for
+  /// the expression 0), and `e` with each divided by `g`, one of them.
+  static int64_t commonFactor(const IndexExpr &e);
+  static IndexExpr dividedBy(IndexExpr e, int64_t g);
 
   /// Replaces each variable by an expression (vars not in the map stay).
   IndexExpr substitute(const IndexExpr &e,

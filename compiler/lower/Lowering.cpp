@@ -283,14 +283,8 @@ private:
         out.push_back(L.ctx.clamp(L.ctx.add(idx[d], IndexExpr::constant(-n.before[d])), in[d] - 1));
       return out;
     }
-    case OpKind::Reshape: {
-      IndexExpr lin = offsetOf(n.shape, idx);
-      auto inStrides = in.strides();
-      Index out;
-      for (unsigned d = 0; d < in.rank(); ++d)
-        out.push_back(L.ctx.mod(L.ctx.div(lin, inStrides[d]), in[d]));
-      return out;
-    }
+    case OpKind::Reshape:
+      return reshapedIndex(n.shape, idx, in);
     // not views
     case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
@@ -775,12 +769,27 @@ private:
     return true;
   }
 
+  /// The index into `to` of the element at index `idx` of `from`, counted
+  /// in row-major order (the same number of elements).
+  Index reshapedIndex(const Shape &from, const Index &idx, const Shape &to) {
+    IndexExpr lin = offsetOf(from, idx);
+    auto strides = to.strides();
+    Index out;
+    for (unsigned d = 0; d < to.rank(); ++d)
+      out.push_back(L.ctx.mod(L.ctx.div(lin, strides[d]), to[d]));
+    return out;
+  }
+
   /// Lowers `root` and stores it; false when lowering failed.
   bool addStore(ValueId root) {
     const Node &n = G.node(root);
     Index idx;
     if (n.shape == KG.domain) {
       idx = DomainIdx;
+    } else if (KG.kind == KernelKind::Matmul) {
+      // An epilogue after a reshape of the product ([B*S, H] back to
+      // [B, S, H]): the root's element of the same flat position.
+      idx = reshapedIndex(KG.domain, DomainIdx, n.shape);
     } else {
       // A row-shaped root of a reduction kernel (keepdim or not).
       assert(isRowKernel(KG.kind) && "pointwise roots have the domain's shape");

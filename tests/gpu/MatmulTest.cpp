@@ -667,11 +667,11 @@ TEST_F(Matmul, SumsThroughLinearOpsMoveOntoTheProduct) {
     Shape xs = c.batched ? Shape{3, 129, 67} : Shape{129, 67};
     Tensor x = g.input("x", DType::F32, xs);
     Tensor w = g.input("w", DType::F32, {1003, 67});
+    Tensor v = g.input("v", DType::F32, {1003, 67}); // (one weight would be one product)
     Tensor b = g.input("b", DType::F32, {1003});
     Tensor t = g.input("t", DType::F32, {129, 1003});
-    Tensor p = matmul(x, transpose(w));
-    g.output(sum(p / 2.0f, c.axes, true) * 1.5f, "y");
-    g.output(mean(-(matmul(x, transpose(w)) + b) - t, c.axes), "z");
+    g.output(sum(matmul(x, transpose(w)) / 2.0f, c.axes, true) * 1.5f, "y");
+    g.output(mean(-(matmul(x, transpose(v)) + b) - t, c.axes), "z");
     CompileOptions opt;
     opt.compileKernels = false;
     CompiledGraph cg = compileGraph(g, opt);
@@ -695,6 +695,58 @@ TEST_F(Matmul, SplitKFillsAWaveOnFewTiles) {
   EXPECT_NE(fused.find("split along k (64 slices of 1024)"), std::string::npos) << fused;
   EXPECT_NE(fused.find("128x128 tile"), std::string::npos) << fused;
   expectMatches(g, 17);
+}
+
+/// nn.Linear on 3-D and 4-D inputs: the leading axes merged by a reshape,
+/// the product, a reshape back and an epilogue, one kernel; a batched
+/// product's result read flat; heads split after the product (the last axis
+/// cut in two); odd sizes, every float dtype.
+TEST_F(Matmul, LinearOnThreeDInputsIsOneKernel) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    struct Case {
+      Shape in;
+      Shape back;
+    };
+    for (const Case &c : {Case{{3, 37, 65}, {3, 37, 71}}, Case{{2, 5, 7, 65}, {2, 5, 7, 71}},
+                          Case{{3, 37, 65}, {3, 37, 71, 1}}}) {
+      Graph g("linear_nd");
+      Tensor x = g.input("x", t, c.in);
+      Tensor w = g.input("w", t, {71, 65});
+      Tensor b = g.input("b", t, {71});
+      int64_t rows = c.in.numel() / 65;
+      Tensor p = matmul(x.reshape({rows, 65}), transpose(w));
+      Tensor y = tanh(p.reshape(c.back) + (c.back.rank() == 4 && c.back[3] == 1
+                                              ? b.reshape({71, 1})
+                                              : b));
+      g.output(y, "y");
+      CompileOptions opt;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+      expectMatches(g, static_cast<uint64_t>(c.in.rank() + 3));
+    }
+    {
+      Graph g("batched_read_flat");
+      Tensor x = g.input("x", t, {3, 37, 65});
+      Tensor w = g.input("w", t, {65, 70});
+      Tensor y = matmul(x, w).reshape({111, 70}) * 0.5;
+      g.output(y, "y");
+      CompileOptions opt;
+      opt.compileKernels = false;
+      EXPECT_EQ(compileGraph(g, opt).numKernels(), 1u);
+      expectMatches(g, 9);
+    }
+    {
+      Graph g("heads_split");
+      Tensor x = g.input("x", t, {4, 33, 96});
+      Tensor w = g.input("w", t, {96, 96});
+      Tensor p = matmul(x.reshape({132, 96}), transpose(w));
+      g.output(p.reshape({4, 33, 6, 16}) + 1.0, "split");
+      g.output(p.reshape({4, 33, 6, 16}).permute({0, 2, 1, 3}) * 2.0, "moved");
+      expectMatches(g, 10);
+    }
+  }
 }
 
 TEST_F(Matmul, ScalarFactorsMoveIntoTheEpilogue) {

@@ -258,10 +258,25 @@ TEST(IndexExpr, TextOfAffineExpressions) {
 TEST(IndexExpr, TextOfDivisionsAndRemainders) {
   IndexContext ctx;
   IndexExpr v = ctx.var("v", 1000);
-  EXPECT_EQ(ctx.str(ctx.mod(ctx.add(ctx.mul(v, 4), c(3)), 1024)), "((v * 4) % 1024) + 3");
-  EXPECT_EQ(ctx.str(ctx.div(ctx.mul(v, 4), 1024)), "(v * 4) / 1024");
+  // a factor common to the expression and the divisor comes out first
+  EXPECT_EQ(ctx.str(ctx.mod(ctx.add(ctx.mul(v, 4), c(3)), 1024)), "(v % 256) * 4 + 3");
+  EXPECT_EQ(ctx.str(ctx.div(ctx.mul(v, 4), 1024)), "v / 256");
   EXPECT_EQ(ctx.str(ctx.add(ctx.mul(ctx.div(ctx.mul(v, 4), 1024), 3), c(2))),
-            "((v * 4) / 1024) * 3 + 2");
+            "(v / 256) * 3 + 2");
+}
+
+TEST(IndexExpr, AFlatIndexOfMergedAxesDividesBackToTheRow) {
+  // [64, 512, 768] read as [32768, 768]: row m's flat index m * 768 + k
+  // splits into (m / 512, m % 512, k) and flattens back to m * 768 + k, so a
+  // product reads the merged input in place.
+  IndexContext ctx;
+  IndexExpr m = ctx.var("m", 32768), k = ctx.var("k", 768);
+  IndexExpr lin = ctx.add(ctx.mul(m, 768), k);
+  IndexExpr i0 = ctx.mod(ctx.div(lin, 512 * 768), 64), i1 = ctx.mod(ctx.div(lin, 768), 512),
+            i2 = ctx.mod(lin, 768);
+  IndexExpr back = ctx.add(ctx.add(ctx.mul(i0, 512 * 768), ctx.mul(i1, 768)), i2);
+  EXPECT_EQ(back.key(), lin.key()) << ctx.str(back);
+  EXPECT_EQ(ctx.str(i0), "m / 512");
 }
 
 TEST(IndexExpr, TextOfAVariableDividedHasNoRedundantParentheses) {

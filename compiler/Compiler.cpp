@@ -4,6 +4,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
 #include "compiler/CompileDetail.h"
+#include "compiler/lower/LoweredPrinter.h"
 
 #include "ir/Printer.h"
 
@@ -36,6 +37,7 @@ std::string CompiledGraph::text(Stage s) const {
   case Stage::Ptx: return ptxText();
   case Stage::Resources: return resourcesText();
   case Stage::Dot: return dotText();
+  case Stage::Lowered: return loweredText();
   }
   llvm_unreachable("bad stage");
 }
@@ -129,6 +131,19 @@ std::string CompiledGraph::fusedText() const {
                       d.plan.kernels.size(), d.plan.kernels.size() == 1 ? "" : "s", bytes,
                       gathered ? "; a table read through gathered indices, the elements they select"
                                : "");
+  return os.str();
+}
+
+std::string CompiledGraph::loweredText() const {
+  const CompileDetail &d = detailOf(*this);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "graph " << graph.name() << ": " << d.kernels.size() << " kernel"
+     << (d.kernels.size() == 1 ? "" : "s") << " lowered\n";
+  for (const CompiledKernel &k : d.kernels) {
+    os << "\n";
+    printLoweredKernel(os, k.lowered, k.name);
+  }
   return os.str();
 }
 

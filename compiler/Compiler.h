@@ -143,6 +143,9 @@ struct CompiledGraph {
   std::string graphText() const;
   /// --emit=fused: kernels, their ops, schedules and boundary reasons.
   std::string fusedText() const;
+  /// --emit=lowered: each kernel as lowered (parameters, loads at their index
+  /// expressions, ops, reductions, stores), where views have become arithmetic.
+  std::string loweredText() const;
   /// --emit=cuda: the preamble once, then every kernel.
   std::string cudaText() const;
   /// --emit=ptx.

@@ -7,7 +7,7 @@ namespace minijit {
 
 namespace {
 
-constexpr Stage kStages[] = {Stage::Graph, Stage::Fused,     Stage::Cuda,
+constexpr Stage kStages[] = {Stage::Graph, Stage::Fused,     Stage::Lowered, Stage::Cuda,
                              Stage::Ptx,   Stage::Resources, Stage::Dot};
 
 } // namespace
@@ -20,6 +20,7 @@ std::string_view stageName(Stage s) {
   case Stage::Ptx: return "ptx";
   case Stage::Resources: return "resources";
   case Stage::Dot: return "dot";
+  case Stage::Lowered: return "lowered";
   }
   llvm_unreachable("bad stage");
 }
@@ -48,7 +49,8 @@ Stage producingStage(Stage s) {
   case Stage::Cuda:
   case Stage::Ptx: return s;
   case Stage::Resources: return Stage::Ptx;
-  case Stage::Dot: return Stage::Fused;
+  case Stage::Dot:
+  case Stage::Lowered: return Stage::Fused;
   }
   llvm_unreachable("bad stage");
 }
@@ -61,6 +63,7 @@ std::string_view dumpExtension(Stage s) {
   case Stage::Ptx: return ".ptx";
   case Stage::Resources: return ".resources.txt";
   case Stage::Dot: return ".dot";
+  case Stage::Lowered: return ".lowered.txt";
   }
   llvm_unreachable("bad stage");
 }

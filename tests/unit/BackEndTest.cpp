@@ -130,12 +130,13 @@ TEST(Fusion, KeepsTheKernelsOfItsLastRound) {
 
 TEST(Stage, NamesParseBack) {
   for (Stage s : {Stage::Graph, Stage::Fused, Stage::Cuda, Stage::Ptx, Stage::Resources,
-                  Stage::Dot})
+                  Stage::Dot, Stage::Lowered})
     EXPECT_EQ(parseStage(stageName(s)), s);
   EXPECT_FALSE(parseStage("asm"));
-  EXPECT_EQ(stageList(), "graph, fused, cuda, ptx, resources or dot");
+  EXPECT_EQ(stageList(), "graph, fused, lowered, cuda, ptx, resources or dot");
   EXPECT_EQ(producingStage(Stage::Resources), Stage::Ptx);
   EXPECT_EQ(producingStage(Stage::Dot), Stage::Fused);
+  EXPECT_EQ(producingStage(Stage::Lowered), Stage::Fused);
 }
 
 TEST(Stage, CompilingStopsAfterTheStageAskedFor) {

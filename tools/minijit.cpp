@@ -5,6 +5,7 @@
 // a file that does not parse or verify.
 //===----------------------------------------------------------------------===//
 #include "compiler/nvrtc/Nvrtc.h"
+#include "compiler/schedule/ScheduleOverrides.h"
 #include "ir/Bind.h"
 #include "tools/DeviceReport.h"
 #include "tools/Harness.h"
@@ -171,8 +172,22 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
   return kOk;
 }
 
+/// --schedule KEY=V,...: parsed once here, so a bad key or value is bad usage.
+bool checkScheduleFlag(const std::string &schedule) {
+  try {
+    parseScheduleOverrides(schedule);
+    return true;
+  } catch (const CompileError &e) {
+    llvm::errs() << "minijit: --schedule: " << e.what() << "\n";
+    return false;
+  }
+}
+
 int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool allowTf32,
-               bool tf32x3, const std::string &emit, const std::string &arch, bool timing) {
+               bool tf32x3, const std::string &emit, const std::string &arch, bool timing,
+               const std::string &schedule) {
+  if (!checkScheduleFlag(schedule))
+    return kUsage;
   std::optional<Stage> stage = parseStage(emit);
   if (!stage) {
     llvm::errs() << "minijit: unknown --emit=" << emit << " (expected " << stageList() << ")\n";
@@ -192,6 +207,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool
     opt.reassociate = reassociate;
     opt.allowTf32 = allowTf32;
     opt.tf32x3 = tf32x3;
+    opt.scheduleOverrides = schedule;
     opt.arch = arch;
     opt.stopAfter = producingStage(*stage); // --emit=cuda does not run NVRTC
     CompiledGraph c = compileGraph(gs[i], opt);
@@ -208,6 +224,7 @@ struct RunFlags {
   bool fusion = true, check = false, bench = false, profile = false, graphReplay = false;
   bool allowTf32 = false; ///< --allow-tf32
   bool tf32x3 = false;    ///< --tf32x3
+  std::string schedule;   ///< --schedule KEY=V,...
   std::string trace;
   std::string profileJson; ///< --profile-json: the per-kernel profile as data
   uint64_t seed = 0;
@@ -230,6 +247,8 @@ bool writeProfileJson(const std::string &path, const Device &gpu, double copyGBp
 }
 
 int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
+  if (!checkScheduleFlag(f.schedule))
+    return kUsage;
   Device gpu = Device::open(f.device);
   int status = kOk;
   std::vector<ProfiledRun> profiled;
@@ -241,6 +260,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
     opt.fusion = f.fusion;
     opt.allowTf32 = f.allowTf32;
     opt.tf32x3 = f.tf32x3;
+    opt.scheduleOverrides = f.schedule;
     opt.device = gpu.properties();
     CompiledGraph compiled = compileGraph(g, opt);
     CheckedRun r = f.check ? checkCompiled(g, gpu, std::move(compiled), f.seed, &ins)
@@ -609,7 +629,12 @@ int main(int argc, char **argv) {
                "split into two TF32 parts; errors about ten times f32's and a tenth of TF32's, at "
                "1.3-2.7 times the speed); Hopper targets"),
       cl::sub(compileCmd), cl::sub(runCmd), cl::sub(tuneCmd));
-  cl::opt<std::string> emit("emit", cl::desc("graph|fused|cuda|ptx|resources|dot"),
+  cl::opt<std::string> schedule(
+      "schedule",
+      cl::desc("set schedule parameters by hand, KEY=V,... (the keys of MINIJIT_SCHEDULE, "
+               "docs/GUIDE.md), in place of the environment variable"),
+      cl::sub(compileCmd), cl::sub(runCmd));
+  cl::opt<std::string> emit("emit", cl::desc("graph|fused|lowered|cuda|ptx|resources|dot"),
                             cl::init("fused"), cl::sub(compileCmd));
   cl::opt<std::string> arch("arch", cl::desc("NVRTC target, e.g. sm_90"), cl::sub(compileCmd));
   cl::opt<bool> timing("time", cl::desc("print each stage's compile time to stderr"),
@@ -705,7 +730,8 @@ int main(int argc, char **argv) {
     if (evalCmd)
       return cmdEval(gs, seed, data);
     if (compileCmd)
-      return cmdCompile(gs, !noFusion, !noReassociate, allowTf32, tf32x3, emit, arch, timing);
+      return cmdCompile(gs, !noFusion, !noReassociate, allowTf32, tf32x3, emit, arch, timing,
+                        schedule);
     if (reduceCmd)
       return cmdReduce(gs, file, until, reduceOut);
     if (tuneCmd) {
@@ -726,6 +752,7 @@ int main(int argc, char **argv) {
     f.check = check;
     f.allowTf32 = allowTf32;
     f.tf32x3 = tf32x3;
+    f.schedule = schedule;
     f.bench = bench;
     f.profile = profile;
     f.trace = trace;

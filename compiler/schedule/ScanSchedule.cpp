@@ -1,7 +1,8 @@
 //===- compiler/schedule/ScanSchedule.cpp - cumsum/cumprod along rows -----===//
 // A block per row: as many threads as a tile of the row needs, up to 512,
 // and four consecutive elements per thread once the row is long enough to
-// keep them busy (fewer warps to combine per tile).
+// keep them busy (fewer warps to combine per tile). The tile goes through
+// shared memory (emit/Scan.cpp), which bounds block * items.
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/ScheduleInternal.h"
 
@@ -28,6 +29,13 @@ Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       badOverride("block must be a multiple of 32 up to 1024");
     s.block = static_cast<unsigned>(*o.block);
   }
+  // The tiles in shared memory (one a scan, 4 bytes an element, one in 32
+  // left out): at most 40 KiB together, under the 48 KiB of static memory.
+  int64_t tileBytes = int64_t(s.block) * s.items * 33 / 32 * 4 *
+                      static_cast<int64_t>(k.reductions.size());
+  if (tileBytes > 40 * 1024)
+    badOverride("block * items elements a scan take " + std::to_string(tileBytes) +
+                " bytes of shared memory; at most 40960");
   s.grid = k.rows;
   return Schedule{s};
 }

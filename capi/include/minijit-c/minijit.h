@@ -168,7 +168,7 @@ MJ_API mjStatus mjGraphAddInput(mjGraph g, const char *name, mjDType dtype, int3
 MJ_API mjStatus mjGraphAddConstant(mjGraph g, double value, mjDType dtype, mjValue *out);
 
 /** The attributes of mjGraphAddOp; mjOpAttributesInit gives the defaults
- *  (no axes: every axis; step 1). Which matter depends on the op
+ *  (no axes: every axis; step 1; dtype f32). Which matter depends on the op
  *  (docs/FORMAT.md): reductions `axes`/`keepdim`; argmax, argmin, cumsum,
  *  cumprod, slice, concat, take, take_along_axis and iota `axis`; reshape,
  *  broadcast, iota `shape`; permute `axes` (the permutation); cast and iota
@@ -329,6 +329,11 @@ MJ_API mjStatus mjCompare(mjDevice d, mjGraph g, uint64_t seed, const mjDimBindi
  *  are owned by `*out`. */
 MJ_API mjStatus mjEvaluate(mjGraph g, size_t numInputs, const mjTensorRef *inputs,
                            const mjDimBindings *dims, mjHostTensors *out);
+/** mjEvaluate, the outputs written into the caller's host buffers
+ *  `outputs` (one per graph output, of its dtype and shape: checked). */
+MJ_API mjStatus mjEvaluateInto(mjGraph g, size_t numInputs, const mjTensorRef *inputs,
+                               const mjDimBindings *dims, size_t numOutputs,
+                               const mjTensorRef *outputs);
 /** One seeded random tensor per input of `g` (named dimensions from `dims`):
  *  the inputs minijit's CLI and tests use. */
 MJ_API mjStatus mjRandomInputs(mjGraph g, uint64_t seed, const mjDimBindings *dims,

@@ -87,6 +87,8 @@ class CompiledGraph:
             self._compile()
 
     def __del__(self):
+        if lib is None:  # the interpreter is shutting down
+            return
         for e in getattr(self, "_exes", {}).values():
             lib.mjExecutableDestroy(e)
         if getattr(self, "_compiled", None):

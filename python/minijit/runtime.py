@@ -73,7 +73,7 @@ class Buffer:
         self.ptr = lib.mjBufferPointer(h)
 
     def __del__(self):
-        if getattr(self, "_h", None):
+        if lib is not None and getattr(self, "_h", None):
             lib.mjBufferDestroy(self._h)
             self._h = None
 

@@ -309,7 +309,8 @@ MJ_API mjStatus mjExecutableEnqueue(mjExecutable e, size_t numInputs, const mjTe
  *  checks them (device, dtype, row-major strides, alignment). */
 MJ_API mjStatus mjExecutableEnqueueDLPack(mjExecutable e, size_t numInputs, void *const *inputs,
                                           size_t numOutputs, void *const *outputs, void *stream);
-/** mjExecutableEnqueue on the executable's own stream, then waits. */
+/** mjExecutableEnqueue on the executable's own stream (a non-blocking one:
+ *  the caller's work on the tensors must be finished), then waits. */
 MJ_API mjStatus mjExecutableRun(mjExecutable e, size_t numInputs, const mjTensorRef *inputs,
                                 size_t numOutputs, const mjTensorRef *outputs);
 /** Waits for the executable's own stream. */

@@ -9,6 +9,7 @@
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -463,6 +464,13 @@ private:
           error(t, "malformed number " + shown(t.text));
         if (errno == ERANGE && std::isinf(v))
           error(t, llvm::formatv("literal {0} is out of range", shown(t.text)).str());
+        // As overflow is an error, so is a nonzero literal that f32 (the
+        // widest float, which f16/bf16 literals keep) would hold as 0.
+        if (v != 0 && static_cast<float>(v) == 0)
+          error(t, llvm::formatv("literal {0} underflows f32: it is not 0 but rounds to 0 (the "
+                                 "smallest nonzero f32 is about 1.4e-45); write 0 if 0 is meant",
+                                 shown(t.text))
+                       .str());
         lit.value = v;
       }
       return lit;
@@ -732,6 +740,13 @@ std::vector<Graph> parseGraphs(std::string_view text, std::string_view file) {
 }
 
 std::vector<Graph> parseFile(std::string_view path) {
+  // A device or a pipe (/dev/zero, a FIFO) has no size to bound the read by.
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(llvm::Twine(llvm::StringRef(path)), st) &&
+      !llvm::sys::fs::is_regular_file(st))
+    throw ParseError(std::string(path), 0, 0,
+                     "not a regular file (a device, pipe or folder); graphs are read from regular "
+                     "files only");
   auto buf = llvm::MemoryBuffer::getFile(llvm::StringRef(path), /*IsText=*/true);
   if (!buf)
     throw ParseError(std::string(path), 0, 0, "cannot read the file: " + buf.getError().message());

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
 
+#include "ir/Autodiff.h"
+#include "ir/Bind.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
 
@@ -15,6 +17,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <map>
 #include <cstdlib>
 #include <variant>
 
@@ -377,6 +380,7 @@ private:
       error(nameTok, e.what());
     }
     Graph &g = *maybe;
+    DerivativeAt.clear();
     llvm::StringMap<unsigned> defLine;
     expect(Tok::LParen, "'('");
     if (Cur.kind != Tok::RParen) {
@@ -437,7 +441,25 @@ private:
       break;
     }
     expect(Tok::RBrace, "'}' after the return");
+    checkExpansion(g);
     return std::move(*maybe);
+  }
+
+  /// A grad or vjp whose expansion would pass a limit (a backward sweep
+  /// about doubles a chain's depth) is an error at its statement, as the
+  /// limits are for what the user writes. With named dimensions unbound the
+  /// expansion waits for the sizes, and reports the derivative by name.
+  void checkExpansion(const Graph &g) {
+    if (DerivativeAt.empty() || hasUnboundDims(g))
+      return;
+    try {
+      expandAutodiff(g);
+    } catch (const ExpansionError &e) {
+      auto it = DerivativeAt.find(e.derivative());
+      if (it != DerivativeAt.end())
+        error(it->second, e.what());
+      throw;
+    }
   }
 
   Operand parseOperand() {
@@ -550,6 +572,8 @@ private:
       error(opTok, e.what());
     }
     defLine[nameTok.text] = nameTok.line;
+    if (opClass(spec.op) == OpClass::Derivative)
+      DerivativeAt[id] = opTok;
     if (declared) {
       auto [dtype, shape] = *declared;
       const Node &n = g.node(id);
@@ -730,6 +754,7 @@ private:
   llvm::StringRef File;
   Token Cur;
   Graph *CurGraph = nullptr;
+  std::map<ValueId, Token> DerivativeAt; ///< the op of each grad or vjp statement
 };
 
 } // namespace

@@ -279,15 +279,16 @@ HostTensor readNpy(std::string_view path, std::string_view what,
   size_t have = bytes.size() - h.dataOffset;
   size_t n = 1;
   bool overflow = false;
+  size_t need = 0;
   for (int64_t d : h.shape.dims())
     overflow |= __builtin_mul_overflow(n, static_cast<size_t>(d), &n);
-  if (overflow || n > have / elem)
-    return fail(llvm::formatv("the file is truncated: the header's shape {0} needs {1} bytes of "
-                              "data, the file has {2}",
-                              h.shape.str(), overflow ? std::string("more than 2^64") : std::to_string(n * elem),
-                              have)
+  overflow |= __builtin_mul_overflow(n, elem, &need);
+  if (overflow)
+    return fail(llvm::formatv("the file is truncated: the header's shape {0} needs more than 2^64 "
+                              "bytes of data, the file has {1}",
+                              h.shape.str(), have)
                     .str());
-  if (have < n * elem)
+  if (have < need)
     return fail(llvm::formatv("the file is truncated: {0} elements of {1} bytes need {2} bytes "
                               "of data, it has {3}",
                               n, elem, n * elem, bytes.size() - h.dataOffset)

@@ -673,7 +673,11 @@ std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed, const std::v
       ins.emplace_back();
       continue;
     }
-    ins.push_back(HostTensor::random(n.dtype, n.shape, seed * 1000003ull + i));
+    try {
+      ins.push_back(HostTensor::random(n.dtype, n.shape, seed * 1000003ull + i));
+    } catch (const ResourceError &e) {
+      throw ResourceError("random input %" + n.name + ": " + e.what());
+    }
   }
   return ins;
 }

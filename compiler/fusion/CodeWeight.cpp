@@ -1,7 +1,8 @@
 //===- compiler/fusion/CodeWeight.cpp - what a kernel costs NVRTC --------===//
-// The weights come from chains of 20 of one op compiled alone (nvrtc time of
-// `minijit compile --emit=ptx --time`, less that of an empty kernel), in
-// quarter milliseconds, rounded to a power of two.
+// The weights come from chains of one op compiled alone, in quarter
+// milliseconds rounded to a power of two (docs/HARDENING.md, "The kernel
+// weight limit"). A switch with a default rather than a column of Ops.def
+// while the weights are few: ops not listed are cheap.
 //===----------------------------------------------------------------------===//
 #include "compiler/fusion/CodeWeight.h"
 

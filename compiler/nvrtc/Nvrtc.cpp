@@ -4,6 +4,7 @@
 #include "ir/Error.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <nvrtc.h>
 
@@ -11,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -197,10 +197,12 @@ public:
     Cv.notify_all();
     Watch.join();
     if (Said)
-      std::fprintf(stderr, "minijit: compiled kernel %s in %.1f s\n", Kernel.c_str(), seconds());
+      say(llvm::formatv("minijit: compiled kernel {0} in {1:f1} s\n", Kernel, seconds()));
   }
 
 private:
+  /// One write, so that lines from threads compiling at once do not mix.
+  static void say(const std::string &line) { llvm::errs() << line; }
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
   }
@@ -208,8 +210,8 @@ private:
     std::unique_lock<std::mutex> lock(M);
     auto next = Start + std::chrono::seconds(1);
     while (!Cv.wait_until(lock, next, [this] { return Done; })) {
-      std::fprintf(stderr, "minijit: %s kernel %s (%ld lines of CUDA) with NVRTC: %.0f s so far\n",
-                   Said ? "still compiling" : "compiling", Kernel.c_str(), Lines, seconds());
+      say(llvm::formatv("minijit: {0} kernel {1} ({2} lines of CUDA) with NVRTC: {3:f0} s so far\n",
+                        Said ? "still compiling" : "compiling", Kernel, Lines, seconds()));
       Said = true;
       next += std::chrono::seconds(10);
     }

@@ -31,9 +31,14 @@ namespace {
 
 constexpr int kOk = 0, kFailed = 1, kUsage = 2;
 
-/// The graphs of `file`, or only the one named `only`.
-std::vector<Graph> loadGraphs(const std::string &file, const std::string &only) {
+/// The graphs of `file`, or only the one named `only`; `dims` gets the named
+/// dimensions of every graph of the file.
+std::vector<Graph> loadGraphs(const std::string &file, const std::string &only,
+                              std::set<std::string> &dims) {
   std::vector<Graph> gs = parseFile(file);
+  for (const Graph &g : gs)
+    for (const std::string &n : dimNames(g))
+      dims.insert(n);
   if (only.empty())
     return gs;
   for (Graph &g : gs)
@@ -154,13 +159,12 @@ void saveOutputs(const Graph &g, llvm::ArrayRef<HostTensor> outs, const DataFlag
                                 outs.size() == 1 ? "" : "s", dir);
 }
 
-/// Throws UsageError for a --dim NAME that no graph of the command has: a
-/// size that would silently go unused is more likely a typo.
-void checkDimFlagsUsed(const std::vector<Graph> &gs, const std::vector<std::string> &dimFlags) {
-  std::set<std::string> names;
-  for (const Graph &g : gs)
-    for (const std::string &n : dimNames(g))
-      names.insert(n);
+/// Throws UsageError for a --dim NAME that no graph of the file has (`names`):
+/// a size that would silently go unused is more likely a typo. (A name of
+/// another graph than --graph picks is allowed: one command line may serve
+/// every graph of a file.)
+void checkDimFlagsUsed(const std::set<std::string> &names,
+                       const std::vector<std::string> &dimFlags) {
   for (const std::string &flag : dimFlags) {
     std::string name = llvm::StringRef(flag).split('=').first.str();
     if (!names.count(name))
@@ -741,8 +745,9 @@ int main(int argc, char **argv) {
     return kUsage;
   }
   std::vector<Graph> gs;
+  std::set<std::string> fileDims;
   try {
-    gs = loadGraphs(file, graph);
+    gs = loadGraphs(file, graph, fileDims);
   } catch (const ParseError &e) {
     llvm::errs() << e.what() << "\n";
     return kUsage;
@@ -760,7 +765,7 @@ int main(int argc, char **argv) {
       checkSaveNames(gs, data);
     if (!reduceCmd) {
       std::vector<std::string> dims(dimFlags.begin(), dimFlags.end());
-      checkDimFlagsUsed(gs, dims);
+      checkDimFlagsUsed(fileDims, dims);
       for (Graph &g : gs)
         g = bindForCommand(g, dims, compileCmd || tuneCmd ? nullptr : &data);
     }

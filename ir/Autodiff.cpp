@@ -439,7 +439,14 @@ public:
     for (ValueId id = 0; id < static_cast<ValueId>(Src.size()); ++id) {
       const Node &n = Src.node(id);
       if (n.cls() == OpClass::Derivative) {
-        Map[id] = derivative(id);
+        try {
+          Map[id] = derivative(id);
+        } catch (const ExpansionError &) {
+          throw;
+        } catch (const GraphError &e) {
+          throw ExpansionError(id, std::string(opName(n.op)) + " %" + n.name +
+                                       ": its expansion passes a limit of the graph: " + e.what());
+        }
         continue;
       }
       NodeSpec s = specOf(n);

@@ -7,9 +7,24 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/Error.h"
 #include "ir/Graph.h"
 
 namespace minijit {
+
+/// A GraphError met while expanding one grad or vjp (the expanded graph
+/// would pass a limit of ir/Limits.h, say its depth): the message names the
+/// derivative, and derivative() is its node in the graph given, so that the
+/// parser can point at its statement.
+class ExpansionError : public GraphError {
+public:
+  ExpansionError(ValueId derivative, const std::string &msg)
+      : GraphError(msg), Derivative(derivative) {}
+  ValueId derivative() const { return Derivative; }
+
+private:
+  ValueId Derivative;
+};
 
 /// True when `g` holds a grad or vjp node.
 bool hasDerivatives(const Graph &g);
@@ -21,8 +36,8 @@ bool hasDerivatives(const Graph &g);
 /// free, and each grad's result keeps the grad's own name. A value the loss
 /// does not depend on has a zero gradient. Derivatives of derivatives work:
 /// the sweep differentiates the nodes an earlier sweep made. Returns a plain
-/// copy when `g` has no derivatives; throws GraphError when the result would
-/// exceed the limits of ir/Limits.h.
+/// copy when `g` has no derivatives; throws ExpansionError when the result
+/// would exceed the limits of ir/Limits.h.
 Graph expandAutodiff(const Graph &g);
 
 } // namespace minijit

@@ -52,4 +52,11 @@ public:
   using Error::Error;
 };
 
+/// The host cannot hold what was asked: a tensor larger than its memory or
+/// the address-space limit (ulimit -v), or an allocation that failed.
+class ResourceError : public Error {
+public:
+  using Error::Error;
+};
+
 } // namespace minijit

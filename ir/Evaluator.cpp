@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <new>
 
 namespace minijit {
 
@@ -589,6 +590,22 @@ Graph boundByInputs(const Graph &g, std::span<const HostTensor> inputs) {
   return bindDims(g, bindingsFromInputs(g, shapes));
 }
 
+/// Refuses, before anything is allocated, a graph with a value larger than
+/// the host can hold (a float value may be held in f32).
+void checkHostMemory(const Graph &g) {
+  int64_t limit = maxHostTensorBytes();
+  for (const Node &n : g.nodes()) {
+    int64_t bytes = n.shape.numel() * static_cast<int64_t>(std::max(
+                                           dtypeSize(n.dtype), isFloat(n.dtype) ? 4u : 1u));
+    if (bytes > limit)
+      throw ResourceError(llvm::formatv("%{0} ({1}): {2} bytes, more than the {3} this host can "
+                                        "give one tensor (its memory, or ulimit -v); the CPU "
+                                        "reference cannot evaluate graph '{4}'",
+                                        n.name, typeText(n.dtype, n.shape), bytes, limit, g.name())
+                              .str());
+  }
+}
+
 } // namespace
 
 std::vector<HostTensor> evaluate(const Graph &g, std::span<const HostTensor> inputs,
@@ -601,8 +618,17 @@ std::vector<HostTensor> evaluate(const Graph &g, std::span<const HostTensor> inp
     assert(!options.stored && "`stored` flags the nodes of a graph without derivatives");
     return evaluate(expandAutodiff(g), inputs, options);
   }
-  Evaluator e(g, options);
-  return e.run(inputs);
+  if (g.outputs().empty())
+    throw GraphError(llvm::formatv("graph '{0}' has no outputs", g.name()).str());
+  checkHostMemory(g);
+  try {
+    Evaluator e(g, options);
+    return e.run(inputs);
+  } catch (const std::bad_alloc &) {
+    throw ResourceError(llvm::formatv("the CPU reference ran out of memory evaluating graph '{0}'",
+                                      g.name())
+                            .str());
+  }
 }
 
 std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
@@ -635,7 +661,7 @@ std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
   return found;
 }
 
-std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed) {
+std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed, const std::vector<bool> *skip) {
   if (hasUnboundDims(g))
     throw GraphError("graph '" + g.name() + "' has named dimensions without sizes (" +
                      llvm::join(dimNames(g), ", ") +
@@ -643,7 +669,15 @@ std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed) {
   std::vector<HostTensor> ins;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Node &n = g.node(g.inputs()[i]);
-    ins.push_back(HostTensor::random(n.dtype, n.shape, seed * 1000003ull + i));
+    if (skip && (*skip)[i]) {
+      ins.emplace_back();
+      continue;
+    }
+    try {
+      ins.push_back(HostTensor::random(n.dtype, n.shape, seed * 1000003ull + i));
+    } catch (const ResourceError &e) {
+      throw ResourceError("random input %" + n.name + ": " + e.what());
+    }
   }
   return ins;
 }

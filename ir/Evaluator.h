@@ -82,8 +82,10 @@ inline std::vector<OutOfRangeIndices> outOfRangeIndices(const Graph &g,
 }
 
 /// One seeded random tensor per graph input (see HostTensor::random); input i
-/// uses a seed derived from `seed` and i.
-std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed);
+/// uses a seed derived from `seed` and i. Inputs flagged in `skip` (one flag
+/// per input) are left empty, for a caller that has them from elsewhere.
+std::vector<HostTensor> randomInputs(const Graph &g, uint64_t seed,
+                                     const std::vector<bool> *skip = nullptr);
 
 /// The tolerance for comparing output `out` with the reference: 1e-5 for f32
 /// (grown with the square root of the longest reduction or matmul K feeding

@@ -2,13 +2,21 @@
 #include "ir/HostTensor.h"
 
 #include "ir/Error.h"
+#include "ir/Npy.h"
+#include "ir/Printer.h"
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <limits>
+#include <new>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace minijit {
 
@@ -22,13 +30,80 @@ Shape sizesOf(const Shape &shape) {
   return Shape(std::span<const int64_t>(shape.dims()));
 }
 
+/// The bytes of a tensor of `shape`, after checking they fit the host.
+size_t checkedBytes(DType dtype, const Shape &shape) {
+  int64_t bytes = static_cast<int64_t>(dtypeSize(dtype));
+  bool overflow = false;
+  for (int64_t d : shape.dims())
+    overflow |= __builtin_mul_overflow(bytes, d, &bytes);
+  if (int64_t limit = maxHostTensorBytes(); overflow || bytes > limit)
+    throw ResourceError(llvm::formatv("a host tensor {0} needs {1} bytes, more than the {2} this "
+                                      "host can give one tensor (its memory, or ulimit -v)",
+                                      typeText(dtype, shape), bytes, limit)
+                            .str());
+  return static_cast<size_t>(bytes);
+}
+
+/// `bytes` zero bytes, or a ResourceError when the allocation fails.
+std::vector<uint8_t> allocate(size_t bytes, DType dtype, const Shape &shape) try {
+  return std::vector<uint8_t>(bytes);
+} catch (const std::bad_alloc &) {
+  throw ResourceError(llvm::formatv("cannot allocate {0} bytes for a host tensor {1}: out of "
+                                    "memory",
+                                    bytes, typeText(dtype, shape))
+                          .str());
+}
+
 } // namespace
 
+int64_t maxHostTensorBytes() {
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && pageSize > 0)
+    limit = static_cast<int64_t>(pages) * pageSize;
+  struct rlimit as;
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    limit = std::min<int64_t>(limit, static_cast<int64_t>(as.rlim_cur));
+  return limit;
+}
+
 HostTensor::HostTensor(DType dtype, const Shape &shape)
-    : Type(dtype), Dims(sizesOf(shape)),
-      Data(static_cast<size_t>(shape.numel()) * dtypeSize(dtype)) {}
+    : Type(dtype), Dims(sizesOf(shape)), Data(allocate(checkedBytes(dtype, Dims), dtype, Dims)) {
+  Count = Dims.numel();
+}
+
+HostTensor HostTensor::fromData(DType dtype, const Shape &shape, const void *data, size_t bytes) {
+  Shape sizes = sizesOf(shape);
+  auto want = static_cast<size_t>(sizes.numel()) * dtypeSize(dtype);
+  if (bytes != want)
+    throw GraphError(llvm::formatv("a host tensor {0} holds {1} bytes, got {2}",
+                                   typeText(dtype, sizes), want, bytes)
+                         .str());
+  HostTensor t(dtype, sizes);
+  if (bytes)
+    std::memcpy(t.data(), data, bytes);
+  return t;
+}
+
+HostTensor HostTensor::fromData(const Shape &shape, std::span<const float> values) {
+  return fromData(DType::F32, shape, values.data(), values.size_bytes());
+}
+
+HostTensor HostTensor::fromData(const Shape &shape, std::span<const int32_t> values) {
+  return fromData(DType::I32, shape, values.data(), values.size_bytes());
+}
+
+HostTensor HostTensor::fromNpy(std::string_view path) { return readNpy(path, "tensor"); }
+
+void HostTensor::outOfRange(int64_t i) const {
+  throw GraphError(llvm::formatv("element {0} of a host tensor {1}: the index must be in [0, {2})",
+                                 i, typeText(Type, Dims), Count)
+                       .str());
+}
 
 double HostTensor::get(int64_t i) const {
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(Count))
+    outOfRange(i);
   const uint8_t *p = Data.data();
   switch (Type) {
   case DType::F32: {
@@ -57,6 +132,8 @@ double HostTensor::get(int64_t i) const {
 }
 
 void HostTensor::set(int64_t i, double v) {
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(Count))
+    outOfRange(i);
   uint8_t *p = Data.data();
   switch (Type) {
   case DType::F32: {

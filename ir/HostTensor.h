@@ -9,7 +9,9 @@
 #include "ir/Shape.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace minijit {
@@ -17,8 +19,21 @@ namespace minijit {
 class HostTensor {
 public:
   HostTensor() = default;
-  /// A zero-filled tensor.
+  /// A zero-filled tensor. Throws ResourceError when it would take more than
+  /// maxHostTensorBytes() or the allocation fails.
   HostTensor(DType dtype, const Shape &shape);
+
+  /// A tensor holding a copy of `bytes` bytes at `data`: the elements in
+  /// row-major order, in the dtype's own layout (f16/bf16 as their 16 bits,
+  /// bool as one byte of 0 or 1). Throws GraphError when `bytes` is not
+  /// shape.numel() * dtypeSize(dtype).
+  static HostTensor fromData(DType dtype, const Shape &shape, const void *data, size_t bytes);
+  /// The same from typed host data: an f32 or an i32 tensor.
+  static HostTensor fromData(const Shape &shape, std::span<const float> values);
+  static HostTensor fromData(const Shape &shape, std::span<const int32_t> values);
+  /// The tensor in a numpy .npy file (see ir/Npy.h for the element types);
+  /// throws GraphError for a file that does not hold one.
+  static HostTensor fromNpy(std::string_view path);
 
   DType dtype() const { return Type; }
   const Shape &shape() const { return Dims; }
@@ -28,9 +43,10 @@ public:
   const void *data() const { return Data.data(); }
 
   /// Element `i` (row-major) as a double: floats exactly, i32 as an integer,
-  /// bool as 0 or 1.
+  /// bool as 0 or 1. Throws GraphError when `i` is outside [0, numel()).
   double get(int64_t i) const;
   /// Stores `v` at element `i`, rounded to the dtype (see roundToDType).
+  /// Throws GraphError when `i` is outside [0, numel()).
   void set(int64_t i, double v);
 
   /// Values from a generator seeded with `seed`: standard normal for floats
@@ -46,10 +62,17 @@ public:
   bool isPoisoned(int64_t i) const;
 
 private:
+  [[noreturn]] void outOfRange(int64_t i) const;
+
   DType Type = DType::F32;
   Shape Dims;
+  int64_t Count = 0; ///< numel(), kept for the bounds checks of get and set
   std::vector<uint8_t> Data;
 };
+
+/// The most bytes one host tensor may take: the smaller of the host's
+/// physical memory and the address-space limit (ulimit -v), when known.
+int64_t maxHostTensorBytes();
 
 /// Allowed error: |got - ref| <= rtol * (|ref| + scale), where scale is the
 /// root mean square of the reference (so values near zero in a tensor of

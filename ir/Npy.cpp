@@ -235,6 +235,12 @@ HostTensor readNpy(std::string_view path, std::string_view what,
                    std::optional<std::pair<DType, Shape>> want) {
   std::string where = llvm::formatv("{0} ({1})", what, path).str();
   auto fail = [&](const std::string &msg) -> HostTensor { throw GraphError(where + ": " + msg); };
+  // A device or a pipe (/dev/zero, a FIFO) has no size to bound the read by.
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(llvm::Twine(llvm::StringRef(path)), st) &&
+      !llvm::sys::fs::is_regular_file(st))
+    return fail("not a regular file (a device, pipe or folder); .npy files are read from regular "
+                "files only");
   auto buf = llvm::MemoryBuffer::getFile(llvm::StringRef(path), /*IsText=*/false,
                                          /*RequiresNullTerminator=*/false);
   if (!buf)
@@ -270,8 +276,19 @@ HostTensor readNpy(std::string_view path, std::string_view what,
     dtype = want->first;
   }
   size_t elem = npySize(h.type);
-  auto n = static_cast<size_t>(h.shape.numel());
-  if (bytes.size() - h.dataOffset < n * elem)
+  size_t have = bytes.size() - h.dataOffset;
+  size_t n = 1;
+  bool overflow = false;
+  size_t need = 0;
+  for (int64_t d : h.shape.dims())
+    overflow |= __builtin_mul_overflow(n, static_cast<size_t>(d), &n);
+  overflow |= __builtin_mul_overflow(n, elem, &need);
+  if (overflow)
+    return fail(llvm::formatv("the file is truncated: the header's shape {0} needs more than 2^64 "
+                              "bytes of data, the file has {1}",
+                              h.shape.str(), have)
+                    .str());
+  if (have < need)
     return fail(llvm::formatv("the file is truncated: {0} elements of {1} bytes need {2} bytes "
                               "of data, it has {3}",
                               n, elem, n * elem, bytes.size() - h.dataOffset)

@@ -5,15 +5,19 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
 
+#include "ir/Autodiff.h"
+#include "ir/Bind.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cerrno>
 #include <cmath>
+#include <map>
 #include <cstdlib>
 #include <variant>
 
@@ -376,6 +380,7 @@ private:
       error(nameTok, e.what());
     }
     Graph &g = *maybe;
+    DerivativeAt.clear();
     llvm::StringMap<unsigned> defLine;
     expect(Tok::LParen, "'('");
     if (Cur.kind != Tok::RParen) {
@@ -436,7 +441,25 @@ private:
       break;
     }
     expect(Tok::RBrace, "'}' after the return");
+    checkExpansion(g);
     return std::move(*maybe);
+  }
+
+  /// A grad or vjp whose expansion would pass a limit (a backward sweep
+  /// about doubles a chain's depth) is an error at its statement, as the
+  /// limits are for what the user writes. With named dimensions unbound the
+  /// expansion waits for the sizes, and reports the derivative by name.
+  void checkExpansion(const Graph &g) {
+    if (DerivativeAt.empty() || hasUnboundDims(g))
+      return;
+    try {
+      expandAutodiff(g);
+    } catch (const ExpansionError &e) {
+      auto it = DerivativeAt.find(e.derivative());
+      if (it != DerivativeAt.end())
+        error(it->second, e.what());
+      throw;
+    }
   }
 
   Operand parseOperand() {
@@ -463,6 +486,13 @@ private:
           error(t, "malformed number " + shown(t.text));
         if (errno == ERANGE && std::isinf(v))
           error(t, llvm::formatv("literal {0} is out of range", shown(t.text)).str());
+        // As overflow is an error, so is a nonzero literal that f32 (the
+        // widest float, which f16/bf16 literals keep) would hold as 0.
+        if (v != 0 && static_cast<float>(v) == 0)
+          error(t, llvm::formatv("literal {0} underflows f32: it is not 0 but rounds to 0 (the "
+                                 "smallest nonzero f32 is about 1.4e-45); write 0 if 0 is meant",
+                                 shown(t.text))
+                       .str());
         lit.value = v;
       }
       return lit;
@@ -542,6 +572,8 @@ private:
       error(opTok, e.what());
     }
     defLine[nameTok.text] = nameTok.line;
+    if (opClass(spec.op) == OpClass::Derivative)
+      DerivativeAt[id] = opTok;
     if (declared) {
       auto [dtype, shape] = *declared;
       const Node &n = g.node(id);
@@ -722,6 +754,7 @@ private:
   llvm::StringRef File;
   Token Cur;
   Graph *CurGraph = nullptr;
+  std::map<ValueId, Token> DerivativeAt; ///< the op of each grad or vjp statement
 };
 
 } // namespace
@@ -732,6 +765,13 @@ std::vector<Graph> parseGraphs(std::string_view text, std::string_view file) {
 }
 
 std::vector<Graph> parseFile(std::string_view path) {
+  // A device or a pipe (/dev/zero, a FIFO) has no size to bound the read by.
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(llvm::Twine(llvm::StringRef(path)), st) &&
+      !llvm::sys::fs::is_regular_file(st))
+    throw ParseError(std::string(path), 0, 0,
+                     "not a regular file (a device, pipe or folder); graphs are read from regular "
+                     "files only");
   auto buf = llvm::MemoryBuffer::getFile(llvm::StringRef(path), /*IsText=*/true);
   if (!buf)
     throw ParseError(std::string(path), 0, 0, "cannot read the file: " + buf.getError().message());

@@ -13,6 +13,7 @@
 #include "tools/Reduce.h"
 #include "tools/Tuner.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -20,6 +21,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
+#include <set>
 
 #include <sys/wait.h>
 
@@ -29,9 +32,14 @@ namespace {
 
 constexpr int kOk = 0, kFailed = 1, kUsage = 2;
 
-/// The graphs of `file`, or only the one named `only`.
-std::vector<Graph> loadGraphs(const std::string &file, const std::string &only) {
+/// The graphs of `file`, or only the one named `only`; `dims` gets the named
+/// dimensions of every graph of the file.
+std::vector<Graph> loadGraphs(const std::string &file, const std::string &only,
+                              std::set<std::string> &dims) {
   std::vector<Graph> gs = parseFile(file);
+  for (const Graph &g : gs)
+    for (const std::string &n : dimNames(g))
+      dims.insert(n);
   if (only.empty())
     return gs;
   for (Graph &g : gs)
@@ -59,10 +67,14 @@ struct DataFlags {
 };
 
 /// Seeded random inputs for `g`, with those that --input names read from
-/// their files. Throws UsageError for a malformed flag, an unknown name or a
-/// file that does not hold the input's type.
+/// their files. The files are read (and checked against the input's type)
+/// first, and random tensors made only for the inputs left, so a bad file is
+/// reported before anything large is allocated. Throws UsageError for a
+/// malformed flag, an unknown name, a name given twice or a file that does
+/// not hold the input's type.
 std::vector<HostTensor> inputsFor(const Graph &g, uint64_t seed, const DataFlags &d) try {
-  std::vector<HostTensor> ins = randomInputs(g, seed);
+  std::vector<HostTensor> fromFiles(g.inputs().size());
+  std::vector<bool> given(g.inputs().size(), false);
   for (const std::string &spec : d.inputs) {
     auto [name, path] = llvm::StringRef(spec).split('=');
     name.consume_front("%");
@@ -79,8 +91,17 @@ std::vector<HostTensor> inputsFor(const Graph &g, uint64_t seed, const DataFlags
                            .str());
     }
     const Node &n = g.node(*id);
-    ins[it - g.inputs().begin()] = readNpy(path, "input %" + n.name, std::pair(n.dtype, n.shape));
+    size_t k = it - g.inputs().begin();
+    if (given[k])
+      throw GraphError("--input " + spec + ": input %" + n.name +
+                       " is given twice; give each input one file");
+    given[k] = true;
+    fromFiles[k] = readNpy(path, "input %" + n.name, std::pair(n.dtype, n.shape));
   }
+  std::vector<HostTensor> ins = randomInputs(g, seed, &given);
+  for (size_t k = 0; k < ins.size(); ++k)
+    if (given[k])
+      ins[k] = std::move(fromFiles[k]);
   return ins;
 } catch (const UsageError &) {
   throw;
@@ -98,6 +119,9 @@ Graph bindForCommand(const Graph &g, const std::vector<std::string> &dimFlags,
   for (const std::string &flag : dimFlags)
     if (std::string error = parseDimBinding(flag, sizes); !error.empty())
       throw UsageError(error);
+  if (sizes.size() < dimFlags.size())
+    throw UsageError("--dim: a dimension is given a size twice (" +
+                     llvm::join(dimFlags, ", ") + "); give each name one --dim");
   if (!hasUnboundDims(g))
     return g;
   std::map<std::string, std::string> from;
@@ -134,6 +158,44 @@ void saveOutputs(const Graph &g, llvm::ArrayRef<HostTensor> outs, const DataFlag
     writeNpy(dir + "/" + g.node(g.outputs()[i]).name + ".npy", outs[i]);
   llvm::outs() << llvm::formatv("  saved {0} output{1} to {2}/\n", outs.size(),
                                 outs.size() == 1 ? "" : "s", dir);
+}
+
+/// Throws UsageError for a --dim NAME that no graph of the file has (`names`):
+/// a size that would silently go unused is more likely a typo. (A name of
+/// another graph than --graph picks is allowed: one command line may serve
+/// every graph of a file.)
+void checkDimFlagsUsed(const std::set<std::string> &names,
+                       const std::vector<std::string> &dimFlags) {
+  for (const std::string &flag : dimFlags) {
+    std::string name = llvm::StringRef(flag).split('=').first.str();
+    if (!names.count(name))
+      throw UsageError(llvm::formatv("--dim {0}: no graph has a dimension named {1} (named "
+                                     "dimensions: {2})",
+                                     flag, name,
+                                     names.empty() ? std::string("none")
+                                                   : llvm::join(names, ", "))
+                           .str());
+  }
+}
+
+/// Throws UsageError when --save would write two outputs of one graph to one
+/// file (a graph that returns a value twice, or two values of one name).
+void checkSaveNames(const std::vector<Graph> &gs, const DataFlags &d) {
+  if (d.saveDir.empty())
+    return;
+  for (const Graph &g : gs) {
+    std::map<std::string, size_t> first;
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      const std::string &name = g.node(g.outputs()[i]).name;
+      auto [it, fresh] = first.try_emplace(name, i);
+      if (!fresh)
+        throw UsageError(llvm::formatv("--save {0}: graph '{1}' returns %{2} as output {3} and "
+                                       "output {4}; --save writes each output as NAME.npy, so "
+                                       "the names must differ",
+                                       d.saveDir, g.name(), name, it->second, i)
+                             .str());
+    }
+  }
 }
 
 int cmdCheck(const std::vector<Graph> &gs) {
@@ -593,8 +655,9 @@ int main(int argc, char **argv) {
                                cl::value_desc("DIR"), cl::sub(evalCmd), cl::sub(runCmd),
                                cl::sub(compareCmd));
   cl::list<std::string> dimFlags(
-      "dim", cl::desc("NAME=SIZE: the size of a named dimension, e.g. --dim B=4096 (repeatable; "
-                      "sizes also come from the shapes of --input files)"),
+      "dim", cl::desc("NAME=SIZE: the size of a named dimension, e.g. --dim B=4096 (once a "
+                      "name; eval, run and compare also take sizes from the shapes of --input "
+                      "files)"),
       cl::value_desc("NAME=SIZE"), cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
       cl::sub(compareCmd), cl::sub(tuneCmd));
   cl::opt<bool> noFusion("no-fusion", cl::desc("one kernel per op, as an eager framework runs"),
@@ -707,8 +770,9 @@ int main(int argc, char **argv) {
     return kUsage;
   }
   std::vector<Graph> gs;
+  std::set<std::string> fileDims;
   try {
-    gs = loadGraphs(file, graph);
+    gs = loadGraphs(file, graph, fileDims);
   } catch (const ParseError &e) {
     llvm::errs() << e.what() << "\n";
     return kUsage;
@@ -722,8 +786,11 @@ int main(int argc, char **argv) {
     data.saveDir = saveDir;
     if (checkCmd)
       return cmdCheck(gs);
+    if (evalCmd || runCmd || compareCmd)
+      checkSaveNames(gs, data);
     if (!reduceCmd) {
       std::vector<std::string> dims(dimFlags.begin(), dimFlags.end());
+      checkDimFlagsUsed(fileDims, dims);
       for (Graph &g : gs)
         g = bindForCommand(g, dims, compileCmd || tuneCmd ? nullptr : &data);
     }

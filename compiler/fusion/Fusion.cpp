@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/fusion/Fusion.h"
 
+#include "compiler/fusion/CodeWeight.h"
+
 #include "compiler/lower/Lowering.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
@@ -397,10 +399,55 @@ private:
     return cost;
   }
 
+  /// For a kernel whose code weighs more than kMaxKernelWeight, the value to
+  /// store to split it: of the elementwise values it inlines, the one with
+  /// the most weight below the limit, each value's weight counted as a tree
+  /// (a value two operands share counted twice, so never less than its
+  /// code's). A chain is then cut every kMaxKernelWeight; a kernel heavy for
+  /// its many roots alone is left whole. A value stored for this rule that
+  /// still shares a kernel with the root after it (roots of one shape join
+  /// one kernel) is kept apart from that root.
+  std::optional<StoreRequest> oversized(const KernelGroup &k) const {
+    int64_t total = 0;
+    for (ValueId v : k.held)
+      total += codeWeight(G.node(v).op);
+    if (total <= kMaxKernelWeight)
+      return std::nullopt;
+    ValueId last = k.roots.back();
+    for (ValueId v : k.held)
+      if (Stored[v] && v != last && Reason[v].kind == FusionReasonKind::KernelTooLarge &&
+          !Apart.count({last, v})) {
+        StoreRequest apart = request(v, FusionReasonKind::KernelTooLarge, {v, last},
+                                     {total, kMaxKernelWeight});
+        apart.root = last;
+        return apart;
+      }
+    std::map<ValueId, int64_t> tree; // held is sorted: operands come first
+    ValueId best = -1;
+    for (ValueId v : k.held) {
+      const Node &n = G.node(v);
+      int64_t w = codeWeight(n.op);
+      for (ValueId o : n.operands)
+        if (auto it = tree.find(o); it != tree.end() && !Stored[o])
+          w = std::min(w + it->second, kMaxKernelWeight + 1);
+      tree[v] = w;
+      if (isElementwise(n.op) && !Stored[v] && w <= kMaxKernelWeight &&
+          (best < 0 || w >= tree[best]))
+        best = v;
+    }
+    if (best < 0)
+      return std::nullopt;
+    return request(best, FusionReasonKind::KernelTooLarge, {best, k.roots.back()},
+                   {total, kMaxKernelWeight});
+  }
+
   /// Values the plan's kernels share that are better stored, then the
   /// kernels lowered (into `fused`) until one needs a value stored.
   std::optional<StoreRequest> check(FusedGraph &fused) {
     const FusionPlan &plan = fused.plan;
+    for (const KernelGroup &k : plan.kernels)
+      if (std::optional<StoreRequest> split = oversized(k))
+        return split;
     // Values inlined into several kernels: reductions are never recomputed,
     // expensive elementwise values are stored.
     std::vector<std::vector<int>> users(G.size());

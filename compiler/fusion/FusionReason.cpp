@@ -74,6 +74,11 @@ std::string describeReason(const Graph &g, const FusionReason &r) {
     return llvm::formatv("%{0} costs {1} ops to recompute and is needed by kernels {2}; storing it "
                          "is cheaper",
                          name(0), r.numbers[0], kernels(1));
+  case FusionReasonKind::KernelTooLarge:
+    return llvm::formatv("%{0} is stored to split a kernel (with %{1}) whose ops weigh {2}, more "
+                         "than the {3} one kernel may: NVRTC's time grows faster than a kernel's "
+                         "size (compiler/fusion/CodeWeight.h)",
+                         name(0), name(1), r.numbers[0], r.numbers[1]);
   }
   llvm_unreachable("bad fusion reason");
 }

@@ -34,6 +34,7 @@ enum class FusionReasonKind {
   SharedReduction,     ///< reduction; numbers: two kernels that need it
   CostlyRecompute,     ///< value; numbers: its cost in ops, two kernels that need it
   ScanOwnKernel,       ///< value: a scan (or a scan's input) stored for the scan kernel
+  KernelTooLarge,      ///< value, a root of the kernel it splits; numbers: the kernel's code weight, the most
 };
 
 struct FusionReason {

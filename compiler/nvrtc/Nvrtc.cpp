@@ -4,13 +4,18 @@
 #include "ir/Error.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace minijit {
@@ -174,6 +179,55 @@ void checkArch(const std::string &arch) {
 
 std::string nvrtcLibraryPath() { return api().path; }
 
+namespace {
+
+/// Says on stderr which kernel NVRTC is compiling when a compile takes more
+/// than a second, then every ten seconds, and how long it took once done: a
+/// long kernel can take minutes, and silence looks like a hang.
+class SlowCompileNotice {
+public:
+  SlowCompileNotice(const std::string &kernel, const std::string &source)
+      : Kernel(kernel), Lines(std::count(source.begin(), source.end(), '\n')),
+        Start(std::chrono::steady_clock::now()), Watch([this] { watch(); }) {}
+  ~SlowCompileNotice() {
+    {
+      std::lock_guard<std::mutex> lock(M);
+      Done = true;
+    }
+    Cv.notify_all();
+    Watch.join();
+    if (Said)
+      say(llvm::formatv("minijit: compiled kernel {0} in {1:f1} s\n", Kernel, seconds()));
+  }
+
+private:
+  /// One write, so that lines from threads compiling at once do not mix.
+  static void say(const std::string &line) { llvm::errs() << line; }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+  }
+  void watch() {
+    std::unique_lock<std::mutex> lock(M);
+    auto next = Start + std::chrono::seconds(1);
+    while (!Cv.wait_until(lock, next, [this] { return Done; })) {
+      say(llvm::formatv("minijit: {0} kernel {1} ({2} lines of CUDA) with NVRTC: {3:f0} s so far\n",
+                        Said ? "still compiling" : "compiling", Kernel, Lines, seconds()));
+      Said = true;
+      next += std::chrono::seconds(10);
+    }
+  }
+
+  std::string Kernel;
+  long Lines;
+  std::chrono::steady_clock::time_point Start;
+  std::mutex M;
+  std::condition_variable Cv;
+  bool Done = false, Said = false;
+  std::thread Watch; ///< last: it starts once the fields above are set
+};
+
+} // namespace
+
 NvrtcOutput compileWithNvrtc(const std::string &source, const std::string &kernel,
                              const std::string &arch, llvm::ArrayRef<std::string> options) {
   const NvrtcApi &a = api();
@@ -186,7 +240,11 @@ NvrtcOutput compileWithNvrtc(const std::string &source, const std::string &kerne
   std::vector<const char *> copts;
   for (const std::string &o : opts)
     copts.push_back(o.c_str());
-  nvrtcResult res = a.compileProgram(prog, static_cast<int>(copts.size()), copts.data());
+  nvrtcResult res;
+  {
+    SlowCompileNotice notice(kernel, source);
+    res = a.compileProgram(prog, static_cast<int>(copts.size()), copts.data());
+  }
   NvrtcOutput out;
   size_t logSize = 0;
   a.getProgramLogSize(prog, &logSize);

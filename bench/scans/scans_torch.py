@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""PyTorch eager and torch.compile timings of the scan graphs (bench/scans/*.mj).
+
+    python3 bench/scans/scans_torch.py [--runs N] [--only SUBSTRING,...]
+
+Each graph has its .mj file's name, shapes, dtypes and input order; the timing
+method is bench/probe/probe_torch.py's. Prints one JSON line per graph.
+"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probe"))
+import probe_torch  # noqa: E402
+
+f32 = torch.float32
+
+
+def workloads():
+    """(file stem, [(shape, dtype)], fn); fn takes the inputs in the graph's order."""
+    return [
+        ("cumsum_f32_4096x32768", [((4096, 32768), f32)], lambda x: torch.cumsum(x, 1)),
+        ("cumsum_f32_4097x30011", [((4097, 30011), f32)], lambda x: torch.cumsum(x, 1)),
+        ("cumsum_masked_f32_128x400000", [((128, 400000), f32)],
+         lambda x: torch.cumsum(torch.where(x > 0, x, 0.0), 1)),
+        ("cumprod_f32_32768x1000", [((32768, 1000), f32)], lambda x: torch.cumprod(x, 1)),
+    ]
+
+
+if __name__ == "__main__":
+    probe_torch.workloads = workloads
+    probe_torch.main()

@@ -106,7 +106,8 @@ Tensor argmax(const Tensor &x, int64_t axis, bool keepdim = false);
 Tensor argmin(const Tensor &x, int64_t axis, bool keepdim = false);
 
 /// Views and the cast; each is also a member of Tensor (x.reshape(...)).
-/// reshape keeps the row-major order and the element count.
+/// reshape keeps the row-major order and the element count; one dimension
+/// may be -1, inferred from the count (`reshape(x, {B, -1})`).
 Tensor reshape(const Tensor &x, const Shape &shape);
 /// Output dim i is input dim perm[i].
 Tensor permute(const Tensor &x, const AxisList &perm);

@@ -129,6 +129,73 @@ void checkPadValue(double v, DType t) {
     fail(llvm::formatv("pad: value={0} overflows f32", text).str());
 }
 
+/// reshape's target with its one -1 (if any) replaced by the dimension that
+/// keeps `from`'s element count (numpy's and PyTorch's meaning). A symbolic
+/// count divides when its number and names hold the others' (`B*S*64` by
+/// `[B, -1]` gives `64*S`). Throws GraphError for two -1s, another negative
+/// or zero beside a -1, and a count the others do not divide.
+Shape inferReshapeTarget(const Shape &target, const Shape &from) {
+  std::vector<Dim> dims = target.allDims();
+  int inferred = -1;
+  for (unsigned d = 0; d < dims.size(); ++d) {
+    const DimExpr &e = dims[d].expr();
+    if (!e.isNumber() || e.coef >= 0)
+      continue;
+    if (e.coef != -1)
+      throw GraphError(llvm::formatv("reshape: shape={0} has {1} at dim {2}; a dimension is at "
+                                     "least 1, or -1 for the one inferred from the element count",
+                                     target.str(), e.coef, d)
+                           .str());
+    if (inferred >= 0)
+      throw GraphError(llvm::formatv("reshape: shape={0} has -1 at dims {1} and {2}; only one "
+                                     "dimension can be inferred",
+                                     target.str(), inferred, d)
+                           .str());
+    inferred = static_cast<int>(d);
+  }
+  if (inferred < 0)
+    return target;
+  DimExpr known;
+  int64_t knownSize = 1;
+  bool bound = true;
+  for (unsigned d = 0; d < dims.size(); ++d) {
+    if (static_cast<int>(d) == inferred)
+      continue;
+    const DimExpr &e = dims[d].expr();
+    if (e.coef <= 0)
+      throw GraphError(llvm::formatv("reshape: shape={0} has {1} at dim {2} beside the -1 at dim "
+                                     "{3}; the other dimensions must be at least 1 to infer it",
+                                     target.str(), e.coef, d, inferred)
+                           .str());
+    known = known * e;
+    bound = bound && dims[d].isBound();
+    knownSize = bound ? knownSize * dims[d].size() : 0;
+  }
+  Dim count = from.numelDim();
+  DimExpr rest = count.expr();
+  bool divides = known.coef != 0 && rest.coef % known.coef == 0;
+  for (const std::string &name : known.names) {
+    auto it = std::find(rest.names.begin(), rest.names.end(), name);
+    if (it == rest.names.end()) {
+      divides = false;
+      break;
+    }
+    rest.names.erase(it);
+  }
+  if (!divides)
+    throw GraphError(llvm::formatv("reshape: cannot infer the -1 of shape={0}: {1} has {2} "
+                                   "elements, which the other dimensions ({3} elements) do not "
+                                   "divide",
+                                   target.str(), from.str(), count.str(), known.str())
+                         .str());
+  rest.coef /= known.coef;
+  int64_t size = rest.isNumber() ? rest.coef
+                 : count.isBound() && bound && knownSize > 0 ? count.size() / knownSize
+                                                            : 0;
+  dims[inferred] = Dim(rest, size);
+  return Shape(std::span<const Dim>(dims));
+}
+
 } // namespace
 
 NodeSpec specOf(const Node &n) {
@@ -519,12 +586,15 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       n.shape = Shape(std::span<const Dim>(out));
       break;
     }
-    checkShape(spec.shape, op);
+    Shape target = spec.shape;
+    if (spec.op == OpKind::Reshape)
+      target = inferReshapeTarget(spec.shape, x.shape);
+    checkShape(target, op);
     if (spec.op == OpKind::Reshape) {
-      Dim from = x.shape.numelDim(), to = spec.shape.numelDim();
+      Dim from = x.shape.numelDim(), to = target.numelDim();
       if (!sameDim(from, to))
         fail(llvm::formatv("reshape: cannot reshape {0} ({1} elements) to {2} ({3} elements)",
-                           x.shape.str(), from.str(), spec.shape.str(), to.str())
+                           x.shape.str(), from.str(), target.str(), to.str())
                  .str());
     } else {
       assert(spec.op == OpKind::Broadcast && "views are reshape, permute, broadcast");
@@ -542,7 +612,7 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                    .str());
       }
     }
-    n.shape = spec.shape;
+    n.shape = target;
     break;
   }
   case OpClass::Matmul: {

@@ -328,8 +328,9 @@ private:
     }
   }
 
-  /// `[4096, B, B*S]`, checked with checkShape (`what` names it).
-  Shape parseShape(llvm::StringRef what) {
+  /// `[4096, B, B*S]`, checked with checkShape (`what` names it) unless `check`
+  /// is false (reshape's target, which may hold a -1).
+  Shape parseShape(llvm::StringRef what, bool check = true) {
     Token open = expect(Tok::LBracket, "'['");
     std::vector<Dim> dims;
     if (Cur.kind != Tok::RBracket)
@@ -346,6 +347,8 @@ private:
       }
     expect(Tok::RBracket, "',' or ']'");
     Shape s{std::span<const Dim>(dims)};
+    if (!check)
+      return s;
     try {
       checkShape(s, what);
     } catch (const GraphError &e) {
@@ -595,7 +598,8 @@ private:
       spec.perm = parseIntList("axis");
     } else if (key.text == "shape" &&
                (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)) {
-      spec.shape = parseShape(opName(spec.op));
+      // reshape's -1 (the inferred dimension) is resolved and checked by Graph::add
+      spec.shape = parseShape(opName(spec.op), /*check=*/spec.op != OpKind::Reshape);
     } else if (key.text == "axis" && (spec.op == OpKind::Slice || cls == OpClass::Concat ||
                                       cls == OpClass::Iota || cls == OpClass::Gather ||
                                       cls == OpClass::Scan)) {

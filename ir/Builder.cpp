@@ -105,6 +105,8 @@ Tensor neg(const Tensor &x) { return unary(OpKind::Neg, x); }
 Tensor abs(const Tensor &x) { return unary(OpKind::Abs, x); }
 Tensor exp(const Tensor &x) { return unary(OpKind::Exp, x); }
 Tensor exp2(const Tensor &x) { return unary(OpKind::Exp2, x); }
+Tensor expm1(const Tensor &x) { return unary(OpKind::Expm1, x); }
+Tensor log1p(const Tensor &x) { return unary(OpKind::Log1p, x); }
 Tensor log(const Tensor &x) { return unary(OpKind::Log, x); }
 Tensor log2(const Tensor &x) { return unary(OpKind::Log2, x); }
 Tensor sqrt(const Tensor &x) { return unary(OpKind::Sqrt, x); }
@@ -277,6 +279,15 @@ Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, doubl
   return addNode(g, s);
 }
 
+Tensor flip(const Tensor &x, const AxisList &axes) {
+  Graph &g = graphOf("flip", {&x});
+  NodeSpec s;
+  s.op = OpKind::Flip;
+  s.operands = {x.id()};
+  s.axes = DimVector(axes.begin(), axes.end());
+  return addNode(g, s);
+}
+
 Tensor concat(std::span<const Tensor> xs, int64_t axis) {
   if (xs.empty())
     throw GraphError("concat: expects at least one tensor, got none");
@@ -318,6 +329,15 @@ Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype) {
   s.op = OpKind::Iota;
   s.shape = shape;
   s.axis = axis;
+  s.dtype = dtype;
+  return addNode(g, s);
+}
+
+Tensor full(Graph &g, const Shape &shape, double value, DType dtype) {
+  NodeSpec s;
+  s.op = OpKind::Full;
+  s.shape = shape;
+  s.value = value;
   s.dtype = dtype;
   return addNode(g, s);
 }

@@ -62,6 +62,8 @@ double unaryCallError(OpKind op, bool fast, double x, double y) {
   case OpKind::Exp: // __expf: 2 + floor(|1.173 x|) ulp
     return ulpsOf(fast ? 2 + std::floor(std::fabs(1.173 * x)) : 2, y);
   case OpKind::Exp2: return ulpsOf(2, y);
+  case OpKind::Expm1: return ulpsOf(1, y); // expm1f, log1pf: 1 ulp (CUDA's table of maximum errors)
+  case OpKind::Log1p: return ulpsOf(1, y);
   case OpKind::Log: // __logf: 2^-21.41 absolute in [0.5, 2], 3 ulp elsewhere
     if (!fast)
       return ulpsOf(1, y);
@@ -93,6 +95,7 @@ double unaryCallError(OpKind op, bool fast, double x, double y) {
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+  case OpKind::Flip: case OpKind::Full:
     return 0; // exact (neg, abs, relu, floor, ceil), or not a unary call
   }
   llvm_unreachable("bad op kind");
@@ -113,6 +116,12 @@ double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
     break;
   case OpKind::Exp2:
     spread = e == 0 ? 0 : std::fabs(y) * std::expm1(e * M_LN2);
+    break;
+  case OpKind::Expm1: // expm1' = e^x = y + 1, as exp's
+    spread = e == 0 ? 0 : std::fabs(y + 1) * (e < 0.5 ? e * (1 + e) : std::expm1(e));
+    break;
+  case OpKind::Log1p: // log's, at 1 + x
+    spread = e == 0 ? 0 : (1 + x > 2 * e ? e / (1 + x) * (1 + e / (1 + x)) : kInf);
     break;
   case OpKind::Log: // -log(1 - t) <= t + t^2 for t = e / x <= 1/2
     spread = e == 0 ? 0 : (x > 2 * e ? e / x * (1 + e / x) : kInf);
@@ -160,6 +169,7 @@ double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
   case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+  case OpKind::Flip: case OpKind::Full:
     llvm_unreachable("not a unary op");
   }
   if (isInt)
@@ -222,6 +232,7 @@ double binaryBound(const Node &n, bool isInt, double a, double b, double ea, dou
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+  case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full:
     llvm_unreachable("not a binary op");
   }
   if (isInt || !std::isfinite(spread))
@@ -621,9 +632,9 @@ private:
     ValueId src = n.operands[0];
     if (exact(src))
       return HostTensor();
-    // A slice picks elements, a pad adds exact ones: the largest bound covers
-    // every element.
-    if (n.op == OpKind::Slice || n.op == OpKind::Pad)
+    // A slice picks elements, a pad adds exact ones, a flip moves them: the
+    // largest bound covers every element.
+    if (n.op == OpKind::Slice || n.op == OpKind::Pad || n.op == OpKind::Flip)
       return uniform(id, maxOver({src}));
     const HostTensor &in = Bounds[src];
     const Shape &inShape = G.node(src).shape;
@@ -649,6 +660,7 @@ private:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
     case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
     case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+    case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full:
       llvm_unreachable("not a view");
     }
     HostTensor out(DType::F32, n.shape);
@@ -716,6 +728,7 @@ private:
       case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
       case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
       case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+      case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full:
         llvm_unreachable("not a reduction");
       }
       llvm_unreachable("bad op kind");

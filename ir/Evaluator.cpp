@@ -55,8 +55,10 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::Abs: return intArith ? applyInt(n.op, args) : std::fabs(a);
   case OpKind::Exp: return std::exp(a);
   case OpKind::Exp2: return std::exp2(a);
+  case OpKind::Expm1: return std::expm1(a);
   case OpKind::Log: return std::log(a);
   case OpKind::Log2: return std::log2(a);
+  case OpKind::Log1p: return std::log1p(a);
   case OpKind::Sqrt: return std::sqrt(a);
   case OpKind::Rsqrt: return 1.0 / std::sqrt(a);
   case OpKind::Sin: return std::sin(a);
@@ -114,6 +116,8 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::Pad:
   case OpKind::Concat:
   case OpKind::Iota:
+  case OpKind::Full:
+  case OpKind::Flip:
   case OpKind::Take:
   case OpKind::TakeAlongAxis:
   case OpKind::Matmul:
@@ -214,7 +218,7 @@ private:
     case OpClass::Scan: return scan(id);
     case OpClass::Reduce: return reduce(id);
     case OpClass::View:
-      if (n.op == OpKind::Slice || n.op == OpKind::Pad)
+      if (n.op == OpKind::Slice || n.op == OpKind::Pad || n.op == OpKind::Flip)
         return sliceOrPad(id);
       return view(id);
     case OpClass::Matmul: return matmul(id);
@@ -269,6 +273,13 @@ private:
   HostTensor iota(ValueId id) {
     const Node &n = G.node(id);
     HostTensor out(heldType(id), n.shape);
+    if (n.op == OpKind::Full) {
+      parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          out.set(i, n.value);
+      });
+      return out;
+    }
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
         out.set(i, roundToDType(static_cast<double>(idx[n.axis]), n.dtype));
@@ -359,6 +370,7 @@ private:
     return out;
   }
 
+  /// slice, pad and flip: each element read at its index moved back into x.
   HostTensor sliceOrPad(ValueId id) {
     const Node &n = G.node(id);
     const HostTensor &x = Values[n.operands[0]];
@@ -370,6 +382,12 @@ private:
         in.assign(idx.begin(), idx.end());
         if (n.op == OpKind::Slice) {
           in[n.axis] = n.start + n.step * idx[n.axis];
+          out.set(i, x.get(offsetAt(xs, in)));
+          return;
+        }
+        if (n.op == OpKind::Flip) {
+          for (int64_t a : n.axes)
+            in[a] = xs[a] - 1 - idx[a];
           out.set(i, x.get(offsetAt(xs, in)));
           return;
         }

@@ -116,17 +116,18 @@ void refuseNamedAxis(llvm::StringRef op, const Shape &s, int64_t axis, llvm::Str
            .str());
 }
 
-/// Checks a pad value against the dtype it takes (exact for i32 and bool).
-void checkPadValue(double v, DType t) {
+/// Checks the literal value= of pad or full (`op`) against the dtype it
+/// takes (exact for i32 and bool).
+void checkPadValue(double v, DType t, llvm::StringRef op = "pad") {
   char text[32];
   std::snprintf(text, sizeof text, "%.9g", v);
   if (t == DType::I32 &&
       (!std::isfinite(v) || v != std::trunc(v) || v < -2147483648.0 || v > 2147483647.0))
-    fail(llvm::formatv("pad: value={0} is not an i32 value", text).str());
+    fail(llvm::formatv("{0}: value={1} is not an i32 value", op, text).str());
   if (t == DType::Bool && v != 0 && v != 1)
-    fail(llvm::formatv("pad: value={0} is not a bool value (use 0 or 1)", text).str());
+    fail(llvm::formatv("{0}: value={1} is not a bool value (use 0 or 1)", op, text).str());
   if (isFloat(t) && std::isfinite(v) && std::isinf(static_cast<float>(v)))
-    fail(llvm::formatv("pad: value={0} overflows f32", text).str());
+    fail(llvm::formatv("{0}: value={1} overflows f32", op, text).str());
 }
 
 /// reshape's target with its one -1 (if any) replaced by the dimension that
@@ -204,6 +205,8 @@ NodeSpec specOf(const Node &n) {
   s.operands = n.operands;
   if (n.cls() == OpClass::Reduce && !n.axes.empty())
     s.axes = n.axes; // empty only for a scalar's reduction: "every axis" again
+  if (n.op == OpKind::Flip)
+    s.axes = n.axes;
   s.keepdim = n.keepdim;
   s.perm = n.perm;
   s.shape = n.shape;
@@ -321,6 +324,14 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
   case OpClass::Iota: {
     checkArity(spec.op, spec.operands.size(), 0);
     checkShape(spec.shape, op);
+    if (spec.op == OpKind::Full) {
+      n.dtype = spec.dtype;
+      n.shape = spec.shape;
+      checkPadValue(spec.value, spec.dtype, "full");
+      n.value = isFloat(spec.dtype) ? static_cast<double>(static_cast<float>(spec.value))
+                                    : spec.value;
+      break;
+    }
     if (spec.dtype == DType::Bool)
       fail("iota: dtype bool cannot hold an index; use i32, f32, f16 or bf16");
     n.axis = normalizedAxis(op, spec.axis, spec.shape.rank());
@@ -556,6 +567,29 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       n.step = spec.step;
       n.shape = x.shape;
       n.shape.setDim(n.axis, Dim((end - start + spec.step - 1) / spec.step));
+      break;
+    }
+    if (spec.op == OpKind::Flip) {
+      int rank = static_cast<int>(x.shape.rank());
+      if (!spec.axes || spec.axes->empty())
+        fail("flip: needs axes=[...], the axes to reverse (at least one)");
+      DimVector axes;
+      for (int64_t a : *spec.axes) {
+        if (a < -rank || a >= rank)
+          fail(llvm::formatv("flip: axis {0} is out of range for rank {1} (valid: {2}..{3})", a,
+                             rank, -rank, rank - 1)
+                   .str());
+        int64_t norm = a < 0 ? a + rank : a;
+        if (llvm::is_contained(axes, norm))
+          fail(llvm::formatv("flip: axis {0} appears twice in axes={1}", norm,
+                             dimsStr(*spec.axes))
+                   .str());
+        refuseNamedAxis(op, x.shape, norm, "flipping");
+        axes.push_back(norm);
+      }
+      std::sort(axes.begin(), axes.end());
+      n.axes = axes;
+      n.shape = x.shape;
       break;
     }
     if (spec.op == OpKind::Pad) {

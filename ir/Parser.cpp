@@ -495,9 +495,10 @@ private:
     llvm::SmallVector<Operand, 3> operands;
     // iota has no operands; concat takes any number of them.
     size_t maxOperands = *op == OpKind::Concat ? kMaxConcatOperands : 3;
-    if (*op != OpKind::Iota)
+    bool noOperands = opClass(*op) == OpClass::Iota;
+    if (!noOperands)
       operands.push_back(parseOperand());
-    while (*op != OpKind::Iota && Cur.kind == Tok::Comma) {
+    while (!noOperands && Cur.kind == Tok::Comma) {
       consume();
       Token at = Cur;
       operands.push_back(parseOperand());
@@ -506,6 +507,8 @@ private:
     }
     if (*op == OpKind::Iota && (Cur.kind == Tok::Value || Cur.kind == Tok::Number))
       error(Cur, "iota: takes no operands, only shape=[...] axis=A dtype=D");
+    if (*op == OpKind::Full && (Cur.kind == Tok::Value || Cur.kind == Tok::Number))
+      error(Cur, "full: takes no operands, only shape=[...] value=V dtype=D");
     // `add %x %h`: an operand without the comma before it (a value not
     // followed by '=' does not start the next statement).
     if (Cur.kind == Tok::Number || (Cur.kind == Tok::Value && peek().kind != Tok::Equals))
@@ -518,6 +521,8 @@ private:
     spec.name = nameTok.text.str();
     if (spec.op == OpKind::Iota)
       spec.dtype = DType::I32; // the default of dtype=
+    else if (spec.op == OpKind::Full)
+      spec.dtype = DType::F32;
     llvm::StringMap<bool> seenAttr;
     while (Cur.kind == Tok::Ident && Cur.text != "return") {
       Token key = Cur;
@@ -563,12 +568,15 @@ private:
       case OpClass::Reduce: expected = isArgReduction(spec.op) ? "axis, keepdim" : "axes, keepdim"; break;
       case OpClass::View:
         expected = spec.op == OpKind::Permute ? "perm"
+                   : spec.op == OpKind::Flip  ? "axes"
                    : spec.op == OpKind::Slice ? "axis, start, end, step"
                    : spec.op == OpKind::Pad   ? "before, after, value"
                                               : "shape";
         break;
       case OpClass::Cast: expected = "to"; break;
-      case OpClass::Iota: expected = "shape, axis, dtype"; break;
+      case OpClass::Iota:
+        expected = spec.op == OpKind::Full ? "shape, value, dtype" : "shape, axis, dtype";
+        break;
       case OpClass::Concat:
       case OpClass::Gather:
       case OpClass::Scan: expected = "axis"; break;
@@ -594,6 +602,8 @@ private:
       if (v.text != "true" && v.text != "false")
         error(v, "expected true or false, got " + describe(v));
       spec.keepdim = v.text == "true";
+    } else if (key.text == "axes" && spec.op == OpKind::Flip) {
+      spec.axes = parseIntList("axis");
     } else if (key.text == "perm" && spec.op == OpKind::Permute) {
       spec.perm = parseIntList("axis");
     } else if (key.text == "shape" &&
@@ -601,7 +611,7 @@ private:
       // reshape's -1 (the inferred dimension) is resolved and checked by Graph::add
       spec.shape = parseShape(opName(spec.op), /*check=*/spec.op != OpKind::Reshape);
     } else if (key.text == "axis" && (spec.op == OpKind::Slice || cls == OpClass::Concat ||
-                                      cls == OpClass::Iota || cls == OpClass::Gather ||
+                                      spec.op == OpKind::Iota || cls == OpClass::Gather ||
                                       cls == OpClass::Scan)) {
       spec.axis = parseInt(expect(Tok::Number, "an integer axis"), "axis");
     } else if ((key.text == "start" || key.text == "end" || key.text == "step") &&
@@ -610,12 +620,13 @@ private:
       (key.text == "start" ? spec.start : key.text == "end" ? spec.end : spec.step) = v;
     } else if ((key.text == "before" || key.text == "after") && spec.op == OpKind::Pad) {
       (key.text == "before" ? spec.before : spec.after) = parseIntList("count");
-    } else if (key.text == "value" && spec.op == OpKind::Pad) {
+    } else if (key.text == "value" && (spec.op == OpKind::Pad || spec.op == OpKind::Full)) {
       Token at = Cur;
       Operand v = parseOperand();
       auto *lit = std::get_if<Literal>(&v);
       if (!lit)
-        error(at, "pad: value= is a number literal, not a value");
+        error(at, llvm::formatv("{0}: value= is a number literal, not a value", opName(spec.op))
+                      .str());
       spec.value = lit->value;
     } else if (key.text == "shape" && cls == OpClass::Iota) {
       spec.shape = parseShape(opName(spec.op));
@@ -623,8 +634,9 @@ private:
       Token v = expect(Tok::Ident, "a dtype");
       std::optional<DType> d = parseDType(v.text);
       if (!d)
-        error(v, llvm::formatv("unknown dtype '{0}' (expected f32, f16, bf16 or i32)",
-                               shown(v.text))
+        error(v, llvm::formatv("unknown dtype '{0}' (expected f32, f16, bf16{1})",
+                               shown(v.text),
+                               spec.op == OpKind::Full ? ", i32 or bool" : " or i32")
                      .str());
       spec.dtype = *d;
     } else if (key.text == "to" && cls == OpClass::Cast) {
@@ -658,6 +670,10 @@ private:
       needAll({"axis"});
     else if (spec.op == OpKind::Iota)
       needAll({"shape", "axis"});
+    else if (spec.op == OpKind::Full)
+      needAll({"shape", "value"});
+    else if (spec.op == OpKind::Flip)
+      need = "axes";
     else if (spec.op == OpKind::Permute)
       need = "perm";
     else if (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)

@@ -75,6 +75,9 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
       os << " axis=" << n.axis << " start=" << n.start << " end=" << n.end;
       if (n.step != 1)
         os << " step=" << n.step;
+    } else if (n.op == OpKind::Flip) {
+      os << " axes=";
+      printDims(os, n.axes);
     } else if (n.op == OpKind::Pad) {
       os << " before=";
       printDims(os, n.before);
@@ -90,7 +93,11 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     break;
   case OpClass::Iota:
     os << " shape=" << n.shape.str();
-    os << " axis=" << n.axis << " dtype=" << dtypeName(n.dtype);
+    if (n.op == OpKind::Full)
+      os << " value=" << literalText(n.value, n.dtype);
+    else
+      os << " axis=" << n.axis;
+    os << " dtype=" << dtypeName(n.dtype);
     break;
   case OpClass::Concat:
   case OpClass::Gather:

@@ -111,8 +111,11 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Abs: return isInt ? "(" + a + " < 0 ? mj_ineg(" + a + ") : " + a + ")" : call("fabsf", nullptr);
     case OpKind::Exp: return call("expf", "__expf");
     case OpKind::Exp2: return call("exp2f", nullptr);
+    // expm1f and log1pf even for 16-bit results: precise near 0 is their point.
+    case OpKind::Expm1: return call("expm1f", nullptr);
     case OpKind::Log: return call("logf", "__logf");
     case OpKind::Log2: return call("log2f", "__log2f");
+    case OpKind::Log1p: return call("log1pf", nullptr);
     case OpKind::Sqrt: return call("sqrtf", nullptr);
     case OpKind::Rsqrt: return call("rsqrtf", nullptr);
     case OpKind::Sin: return call("sinf", "__sinf");
@@ -169,6 +172,8 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Permute:
     case OpKind::Broadcast:
     case OpKind::Slice:
+    case OpKind::Flip:
+    case OpKind::Full: // a literal where it is read (lower/Lowering.cpp)
     case OpKind::Take:
     case OpKind::TakeAlongAxis:
     case OpKind::Matmul:
@@ -196,7 +201,8 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
   case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
-  case OpKind::Grad: case OpKind::Vjp:
+  case OpKind::Grad: case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
+  case OpKind::Full:
   // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
   case OpKind::Argmax: case OpKind::Argmin: break;
   case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp
@@ -222,7 +228,8 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
   case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
-  case OpKind::Grad: case OpKind::Vjp:
+  case OpKind::Grad: case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
+  case OpKind::Full:
   // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
   case OpKind::Argmax: case OpKind::Argmin: break;
   case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp

@@ -283,6 +283,12 @@ private:
         out.push_back(L.ctx.clamp(L.ctx.add(idx[d], IndexExpr::constant(-n.before[d])), in[d] - 1));
       return out;
     }
+    case OpKind::Flip: {
+      Index out = idx;
+      for (int64_t a : n.axes)
+        out[a] = L.ctx.add(L.ctx.mul(idx[a], -1), IndexExpr::constant(in[a] - 1));
+      return out;
+    }
     case OpKind::Reshape: {
       IndexExpr lin = offsetOf(n.shape, idx);
       auto inStrides = in.strides();
@@ -303,7 +309,8 @@ private:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
     case OpKind::Concat: case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis:
-    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod: break;
+    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod:
+    case OpKind::Expm1: case OpKind::Log1p: case OpKind::Full: break;
     }
     llvm_unreachable("not a view");
   }
@@ -431,7 +438,8 @@ private:
       return it->second;
     const Node &n = G.node(id);
     int result;
-    if (n.op == OpKind::Constant) {
+    if (n.op == OpKind::Constant || (n.op == OpKind::Full && InKernel[id])) {
+      // a full read inside its kernel is its literal, whatever the index
       KValue v;
       v.kind = KValue::Kind::Literal;
       v.node = id;

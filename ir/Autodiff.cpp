@@ -272,6 +272,12 @@ private:
     }
     case OpKind::Iota:
     case OpKind::Full: return; // no operands
+    // random numbers: their operands are the i32 seed and offset
+    case OpKind::Rand:
+    case OpKind::Randn: return;
+    // The same mask, recomputed from the seed, offset and index: the dropout of g.
+    case OpKind::Dropout:
+      return giveTo(0, [&] { return dropout(g, x(1), x(2), n.value); });
     // A flip is its own inverse.
     case OpKind::Flip: return giveTo(0, [&] { return flip(g, AxisList(n.axes)); });
     // The sums of g from each element to the end: total - cumsum(g) + g.

@@ -342,6 +342,36 @@ Tensor full(Graph &g, const Shape &shape, double value, DType dtype) {
   return addNode(g, s);
 }
 
+namespace {
+Tensor random(OpKind op, const Tensor &seed, const Tensor &offset, const Shape &shape,
+              DType dtype) {
+  Graph &g = graphOf(opName(op), {&seed, &offset});
+  NodeSpec s;
+  s.op = op;
+  s.operands = {seed.id(), offset.id()};
+  s.shape = shape;
+  s.dtype = dtype;
+  return addNode(g, s);
+}
+} // namespace
+
+Tensor rand(const Tensor &seed, const Tensor &offset, const Shape &shape, DType dtype) {
+  return random(OpKind::Rand, seed, offset, shape, dtype);
+}
+
+Tensor randn(const Tensor &seed, const Tensor &offset, const Shape &shape, DType dtype) {
+  return random(OpKind::Randn, seed, offset, shape, dtype);
+}
+
+Tensor dropout(const Tensor &x, const Tensor &seed, const Tensor &offset, double p) {
+  Graph &g = graphOf("dropout", {&x, &seed, &offset});
+  NodeSpec s;
+  s.op = OpKind::Dropout;
+  s.operands = {x.id(), seed.id(), offset.id()};
+  s.value = p;
+  return addNode(g, s);
+}
+
 Tensor softmax(const Tensor &x, int64_t axis) {
   Tensor e = exp(x - max(x, {axis}, /*keepdim=*/true));
   return e / sum(e, {axis}, /*keepdim=*/true);

@@ -154,6 +154,17 @@ Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype = DType::I32
 /// torch.full; computed where it is read. full(g, x.shape(), 0, x.dtype()) is
 /// zeros_like(x).
 Tensor full(Graph &g, const Shape &shape, double value, DType dtype = DType::F32);
+/// Random numbers (ir/Philox.h): element i is a function of (seed, offset,
+/// i), both i32 scalars (`g.input("seed", DType::I32, {})`); a new offset
+/// draws a new stream. rand: uniform in [0, 1); randn: standard normal;
+/// dtype f32, f16 or bf16. dropout: x * 1/(1-p) where rand's number is >= p,
+/// 0 elsewhere (0 <= p < 1). Throws GraphError for a seed or offset that is
+/// not an i32 scalar.
+Tensor rand(const Tensor &seed, const Tensor &offset, const Shape &shape,
+            DType dtype = DType::F32);
+Tensor randn(const Tensor &seed, const Tensor &offset, const Shape &shape,
+             DType dtype = DType::F32);
+Tensor dropout(const Tensor &x, const Tensor &seed, const Tensor &offset, double p);
 
 // ---- composites: the nodes a user would write, built for them (none is an
 // op of its own; the compiler sees exactly the ops spelled out below).

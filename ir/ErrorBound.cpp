@@ -7,6 +7,7 @@
 // square root are IEEE (half an ulp).
 //===----------------------------------------------------------------------===//
 #include "ir/ErrorBound.h"
+#include "ir/Philox.h"
 
 #include "ir/Autodiff.h"
 #include "ir/EvaluatorInternal.h"
@@ -95,7 +96,8 @@ double unaryCallError(OpKind op, bool fast, double x, double y) {
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
-  case OpKind::Flip: case OpKind::Full:
+  case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
     return 0; // exact (neg, abs, relu, floor, ceil), or not a unary call
   }
   llvm_unreachable("bad op kind");
@@ -169,7 +171,8 @@ double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
   case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
-  case OpKind::Flip: case OpKind::Full:
+  case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
     llvm_unreachable("not a unary op");
   }
   if (isInt)
@@ -232,7 +235,8 @@ double binaryBound(const Node &n, bool isInt, double a, double b, double ea, dou
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
-  case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full:
+  case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
     llvm_unreachable("not a binary op");
   }
   if (isInt || !std::isfinite(spread))
@@ -327,6 +331,7 @@ double elementwiseErrorBound(const Node &n, DType operandType, llvm::ArrayRef<do
   case OpClass::Scan:
   case OpClass::View:
   case OpClass::Matmul:
+  case OpClass::Random:
   case OpClass::Derivative: break;
   }
   llvm_unreachable("not an elementwise op");
@@ -369,6 +374,7 @@ public:
       Bounds[id] = isArgReduction(n.op) ? argReduce(id, values) : reduce(id, values);
       break;
     case OpClass::View: Bounds[id] = view(id); break;
+    case OpClass::Random: Bounds[id] = random(id, values); break;
     case OpClass::Matmul: Bounds[id] = matmul(id, values); break;
     case OpClass::Derivative: llvm_unreachable("grad and vjp are expanded first");
     }
@@ -534,6 +540,34 @@ private:
     return out;
   }
 
+  /// rand is exact (24 bits, as the kernels draw them; a 16-bit type rounds
+  /// them alike). randn: the kernels' logf, sqrtf and cospif, a few ulps of
+  /// sqrt(-2 ln u1) <= 5.8 (u1 >= 2^-24). dropout: x's bound times the scale
+  /// and the product's rounding.
+  HostTensor random(ValueId id, llvm::ArrayRef<HostTensor> values) {
+    const Node &n = G.node(id);
+    if (n.op == OpKind::Rand)
+      return HostTensor();
+    ValueId x = n.operands[0];
+    if (n.op == OpKind::Dropout && exact(x) && values[id].dtype() == DType::F32)
+      return HostTensor(); // x * scale rounded once to f32, as the kernel does
+    const HostTensor &result = values[id];
+    Settle settle = settleFor(id, result);
+    double scale = dropoutScale(static_cast<float>(n.value));
+    HostTensor out(DType::F32, n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        double v = result.get(i), eb = 8 * 0x1p-23 * 5.8;
+        if (n.op == OpKind::Dropout) {
+          double bx = bound(x, i) * scale;
+          eb = bx + (bx > 0 ? ulpsOf(0.5, v) : 0);
+        }
+        out.set(i, settle(eb, v));
+      }
+    });
+    return out;
+  }
+
   /// The largest bound of the values `ids` (0 when all are exact).
   double maxOver(llvm::ArrayRef<ValueId> ids) const {
     double m = 0;
@@ -660,7 +694,8 @@ private:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
     case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
     case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
-    case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full:
+    case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
       llvm_unreachable("not a view");
     }
     HostTensor out(DType::F32, n.shape);
@@ -728,7 +763,8 @@ private:
       case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
       case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
       case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
-      case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full:
+      case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
         llvm_unreachable("not a reduction");
       }
       llvm_unreachable("bad op kind");

@@ -8,6 +8,7 @@
 #include "ir/Bind.h"
 #include "ir/Error.h"
 #include "ir/EvaluatorInternal.h"
+#include "ir/Philox.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -118,6 +119,9 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::Iota:
   case OpKind::Full:
   case OpKind::Flip:
+  case OpKind::Rand:
+  case OpKind::Randn:
+  case OpKind::Dropout:
   case OpKind::Take:
   case OpKind::TakeAlongAxis:
   case OpKind::Matmul:
@@ -222,6 +226,7 @@ private:
         return sliceOrPad(id);
       return view(id);
     case OpClass::Matmul: return matmul(id);
+    case OpClass::Random: return random(id);
     case OpClass::Derivative: llvm_unreachable("evaluate() expands grad and vjp first");
     }
     llvm_unreachable("bad op class");
@@ -284,6 +289,30 @@ private:
       forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
         out.set(i, roundToDType(static_cast<double>(idx[n.axis]), n.dtype));
       });
+    });
+    return out;
+  }
+
+  /// rand, randn, dropout: element i from Philox's words for (seed, offset,
+  /// i), as the kernels compute them (ir/Philox.h).
+  HostTensor random(ValueId id) {
+    const Node &n = G.node(id);
+    HostTensor out(heldType(id), n.shape);
+    unsigned first = n.op == OpKind::Dropout ? 1 : 0;
+    auto seed = static_cast<int32_t>(Values[n.operands[first]].get(0));
+    auto offset = static_cast<int32_t>(Values[n.operands[first + 1]].get(0));
+    const HostTensor *x = n.op == OpKind::Dropout ? &Values[n.operands[0]] : nullptr;
+    float p = static_cast<float>(n.value), scale = dropoutScale(p);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        std::array<uint32_t, 4> w = randomWords(seed, offset, i);
+        if (n.op == OpKind::Rand)
+          out.set(i, uniformOf(w[0]));
+        else if (n.op == OpKind::Randn)
+          out.set(i, normalOf(w[0], w[1]));
+        else // dropout: x * scale is exact in double, rounded once as in f32
+          out.set(i, uniformOf(w[0]) >= p ? x->get(i) * static_cast<double>(scale) : 0.0);
+      }
     });
     return out;
   }

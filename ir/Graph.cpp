@@ -676,6 +676,48 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     checkShape(n.shape, "matmul result");
     break;
   }
+  case OpClass::Random: {
+    bool drop = spec.op == OpKind::Dropout;
+    checkArity(spec.op, spec.operands.size(), drop ? 3 : 2);
+    unsigned first = drop ? 1 : 0;
+    for (unsigned k = 0; k < 2; ++k) {
+      const Node &s = operand(first + k);
+      if (s.dtype != DType::I32 || s.shape.rank() != 0)
+        fail(llvm::formatv("{0}: the {1} {2} is {3}{4} but must be an i32 scalar (i32[])", op,
+                           k == 0 ? "seed" : "offset", refOf(s), dtypeName(s.dtype),
+                           s.shape.str())
+                 .str());
+    }
+    if (drop) {
+      const Node &x = operand(0);
+      checkOperandType(spec.op, x, spelling);
+      if (!(spec.value >= 0 && spec.value < 1)) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.9g", spec.value);
+        fail(llvm::formatv("dropout: p={0} is outside [0, 1) (the probability of dropping an "
+                           "element)",
+                           text)
+                 .str());
+      }
+      n.dtype = x.dtype;
+      n.shape = x.shape;
+      n.value = static_cast<double>(static_cast<float>(spec.value));
+    } else {
+      checkShape(spec.shape, op);
+      if (!isFloat(spec.dtype))
+        fail(llvm::formatv("{0}: dtype {1}; random numbers are f32, f16 or bf16 (cast them)", op,
+                           dtypeName(spec.dtype))
+                 .str());
+      n.dtype = spec.dtype;
+      n.shape = spec.shape;
+    }
+    // The kernels count elements in 32 bits (ir/Philox.h's counter has room for more).
+    if (n.shape.isBound() && n.shape.numel() > 2147483647)
+      fail(llvm::formatv("{0}: {1} has {2} elements; random ops take at most 2^31 - 1", op,
+                         n.shape.str(), n.shape.numel())
+               .str());
+    break;
+  }
   case OpClass::Derivative: {
     bool isVjp = spec.op == OpKind::Vjp;
     checkArity(spec.op, spec.operands.size(), isVjp ? 3 : 2);

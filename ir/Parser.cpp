@@ -521,7 +521,7 @@ private:
     spec.name = nameTok.text.str();
     if (spec.op == OpKind::Iota)
       spec.dtype = DType::I32; // the default of dtype=
-    else if (spec.op == OpKind::Full)
+    else if (spec.op == OpKind::Full || spec.op == OpKind::Rand || spec.op == OpKind::Randn)
       spec.dtype = DType::F32;
     llvm::StringMap<bool> seenAttr;
     while (Cur.kind == Tok::Ident && Cur.text != "return") {
@@ -580,6 +580,7 @@ private:
       case OpClass::Concat:
       case OpClass::Gather:
       case OpClass::Scan: expected = "axis"; break;
+      case OpClass::Random: expected = spec.op == OpKind::Dropout ? "p" : "shape, dtype"; break;
       case OpClass::Input:
       case OpClass::Constant:
       case OpClass::Unary:
@@ -628,6 +629,25 @@ private:
         error(at, llvm::formatv("{0}: value= is a number literal, not a value", opName(spec.op))
                       .str());
       spec.value = lit->value;
+    } else if (key.text == "p" && spec.op == OpKind::Dropout) {
+      Token at = Cur;
+      Operand v = parseOperand();
+      auto *lit = std::get_if<Literal>(&v);
+      if (!lit || lit->isBool)
+        error(at, "dropout: p= is a number literal, not a value");
+      spec.value = lit->value;
+    } else if ((key.text == "shape" || key.text == "dtype") &&
+               (spec.op == OpKind::Rand || spec.op == OpKind::Randn)) {
+      if (key.text == "shape") {
+        spec.shape = parseShape(opName(spec.op));
+      } else {
+        Token v = expect(Tok::Ident, "a dtype");
+        std::optional<DType> d = parseDType(v.text);
+        if (!d)
+          error(v, llvm::formatv("unknown dtype '{0}' (expected f32, f16 or bf16)", shown(v.text))
+                       .str());
+        spec.dtype = *d;
+      }
     } else if (key.text == "shape" && cls == OpClass::Iota) {
       spec.shape = parseShape(opName(spec.op));
     } else if (key.text == "dtype" && cls == OpClass::Iota) {
@@ -674,6 +694,10 @@ private:
       needAll({"shape", "value"});
     else if (spec.op == OpKind::Flip)
       need = "axes";
+    else if (spec.op == OpKind::Rand || spec.op == OpKind::Randn)
+      need = "shape";
+    else if (spec.op == OpKind::Dropout)
+      need = "p";
     else if (spec.op == OpKind::Permute)
       need = "perm";
     else if (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)
@@ -712,12 +736,17 @@ private:
       std::optional<DType> t = litType;
       if (cls == OpClass::Select && i == 0)
         t = DType::Bool;
+      // a random op's seed and offset: i32 literals (`rand 42, 0 shape=[8]`)
+      bool seedOrOffset = cls == OpClass::Random && i + 2 >= operands.size();
+      if (seedOrOffset)
+        t = DType::I32;
       if (cls == OpClass::View && !t)
         error(lit->tok, llvm::formatv("{0}: a literal operand needs the statement's type (e.g. "
                                       "`: f32[4]`) to take its dtype from",
                                       opName(spec.op))
                             .str());
-      if (cls != OpClass::Binary && cls != OpClass::Select && cls != OpClass::View)
+      if (cls != OpClass::Binary && cls != OpClass::Select && cls != OpClass::View &&
+          !seedOrOffset)
         error(lit->tok, llvm::formatv("{0}: operand {1} must be a value (%name), not a literal",
                                       opName(spec.op), i)
                             .str());

@@ -104,6 +104,12 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
   case OpClass::Scan:
     os << " axis=" << n.axis;
     break;
+  case OpClass::Random:
+    if (n.op == OpKind::Dropout)
+      os << " p=" << literalText(n.value, DType::F32);
+    else
+      os << " shape=" << n.shape.str() << " dtype=" << dtypeName(n.dtype);
+    break;
   case OpClass::Input:
   case OpClass::Constant:
   case OpClass::Unary:

@@ -157,6 +157,12 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Cast: return castText(argTypes[0], result, a);
     // The index (an int) as the iota's dtype, rounded as a cast would.
     case OpKind::Iota: return castText(DType::I32, result, a);
+    // The seed, the offset, the element's index (and dropout's p): the
+    // preamble's Philox (randomPreamble), as ir/Philox.h computes it.
+    case OpKind::Rand: return "mj_rand(" + a + ", " + b + ", " + args[2] + ")";
+    case OpKind::Randn: return "mj_randn(" + a + ", " + b + ", " + args[2] + ")";
+    case OpKind::Dropout:
+      return "mj_dropout(" + a + ", " + b + ", " + args[2] + ", " + args[3] + ", " + args[4] + ")";
     case OpKind::Input:
     case OpKind::Constant:
     case OpKind::Sum:
@@ -202,7 +208,7 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
   case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
   case OpKind::Grad: case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
-  case OpKind::Full:
+  case OpKind::Full: case OpKind::Rand: case OpKind::Randn: case OpKind::Dropout:
   // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
   case OpKind::Argmax: case OpKind::Argmin: break;
   case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp
@@ -229,7 +235,7 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
   case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
   case OpKind::Grad: case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
-  case OpKind::Full:
+  case OpKind::Full: case OpKind::Rand: case OpKind::Randn: case OpKind::Dropout:
   // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
   case OpKind::Argmax: case OpKind::Argmin: break;
   case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp

@@ -117,7 +117,8 @@ std::optional<Step> monotoneStep(const Graph &g, ValueId v, int64_t axis) {
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Reshape:
   case OpKind::Permute: case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad:
   case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: case OpKind::Log1p:
-  case OpKind::Flip: case OpKind::Full:
+  case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
     return std::nullopt;
   }
   return std::nullopt;

@@ -115,6 +115,12 @@ private:
     case OpClass::Concat:
     case OpClass::Gather:
     case OpClass::Scan: k += "a" + std::to_string(s.axis); break;
+    // A random op's numbers are a function of its operands and attributes:
+    // two with the same seed, offset, shape and dtype (or x and p) are the
+    // same numbers, and one serves both.
+    case OpClass::Random:
+      k += s.shape.str() + std::string(dtypeName(s.dtype)) + "p" + literalText(s.value, DType::F32);
+      break;
     case OpClass::Input:
     case OpClass::Unary:
     case OpClass::Binary:
@@ -198,6 +204,12 @@ private:
       }
       return emit(s);
     case OpClass::Matmul: return emit(s);
+    // Never folded: no literal holds the numbers. dropout with p = 0 keeps
+    // every element at scale 1.
+    case OpClass::Random:
+      if (n.op == OpKind::Dropout && n.value == 0)
+        return s.operands[0];
+      return emit(s);
     case OpClass::Derivative: llvm_unreachable("autodiff runs before simplify");
     }
     llvm_unreachable("bad op class");
@@ -323,7 +335,7 @@ private:
     case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod:
     case OpKind::Grad:
     case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
-    case OpKind::Full: break;
+    case OpKind::Full: case OpKind::Rand: case OpKind::Randn: case OpKind::Dropout: break;
     }
     return emit(s);
   }

@@ -1,7 +1,7 @@
 //===- tests/gpu/ModelIdiomsTest.cpp - issue 42's idioms on the GPU --------===//
-// flip, full, reshape's -1, and expm1/log1p inside fused kernels and their
-// gradients, against the CPU reference at odd sizes (every unary op alone is
-// in OpsTest).
+// flip, full, reshape's -1, expm1/log1p and the random ops inside fused
+// kernels and their gradients, against the CPU reference at odd sizes (every
+// unary op alone is in OpsTest); rand bit for bit.
 #include "tests/gpu/GpuTest.h"
 
 namespace minijit {
@@ -57,6 +57,67 @@ TEST_F(ModelIdioms, GradientsOfExpm1Log1pFlip) {
     Tensor loss = mean(softplus * flip(elu, {1}));
     g.output(grad(loss, x), "dx");
     expectMatches(g, 9);
+  }
+}
+
+HostTensor scalarI32(int32_t v) {
+  HostTensor t(DType::I32, Shape{});
+  t.set(0, v);
+  return t;
+}
+
+// rand on the GPU is the CPU reference's, bit for bit: the same Philox words
+// and the same 24 bits scaled by 2^-24, fused with ops around it.
+TEST_F(ModelIdioms, RandIsTheReferenceBitForBit) {
+  for (DType t : {DType::F32, DType::F16})
+    for (int64_t n : kSizes) {
+      Graph g("rand_" + std::string(dtypeName(t)) + "_" + std::to_string(n));
+      Tensor seed = g.input("seed", DType::I32, {}), offset = g.input("offset", DType::I32, {});
+      Tensor u = rand(seed, offset, {n}, t);
+      g.output(u, "u");
+      g.output(exp(u.cast(DType::F32)) - 1.0, "y");
+      g.output(rand(seed, offset, {3, n}) * 2.0, "v");
+      if (!Gpu) {
+        EXPECT_NO_THROW(compileGraph(g, CompileOptions())) << printGraph(g);
+        continue;
+      }
+      std::vector<HostTensor> in = {scalarI32(20261205), scalarI32(static_cast<int32_t>(n))};
+      CheckedRun r = runAndCheck(g, gpu(), /*fusion=*/true, 1, &in);
+      EXPECT_TRUE(r.ok) << r.compiled.fusedText();
+      for (size_t o : {size_t(0), size_t(2)})
+        for (int64_t i = 0; i < r.outputs[o].numel(); ++i)
+          ASSERT_EQ(r.outputs[o].get(i), r.reference[o].get(i))
+              << g.name() << " output " << o << " element " << i;
+    }
+  if (!Gpu)
+    GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
+}
+
+TEST_F(ModelIdioms, RandnAndDropoutMatchTheReference) {
+  for (int64_t n : kSizes) {
+    Graph g("randn_dropout_" + std::to_string(n));
+    Tensor x = g.input("x", DType::F32, {n});
+    Tensor h = g.input("h", DType::F16, {n});
+    Tensor seed = g.input("seed", DType::I32, {}), offset = g.input("offset", DType::I32, {});
+    g.output(randn(seed, offset, {n}), "z");
+    g.output(randn(seed, offset, {n}, DType::BF16), "zb");
+    g.output(tanh(dropout(x, seed, offset, 0.2)) + x, "d");
+    g.output(dropout(h, seed, offset, 0.5), "dh");
+    g.output(sum(dropout(x, seed, offset, 0.1) * x), "s");
+    expectMatches(g, 13);
+  }
+}
+
+TEST_F(ModelIdioms, DropoutGradientReusesTheMask) {
+  for (int64_t n : {int64_t(3), int64_t(1025)}) {
+    Graph g("dropout_grad_" + std::to_string(n));
+    Tensor x = g.input("x", DType::F32, {8, n});
+    Tensor seed = g.input("seed", DType::I32, {}), offset = g.input("offset", DType::I32, {});
+    Tensor y = dropout(relu(x), seed, offset, 0.25);
+    Tensor loss = mean(y * y + rand(seed, offset, {8, n}) * y);
+    g.output(y, "y");
+    g.output(grad(loss, x), "dx");
+    expectMatches(g, 17);
   }
 }
 

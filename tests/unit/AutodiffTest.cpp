@@ -521,6 +521,15 @@ TEST(Autodiff, DataMovementRulesMatchFiniteDifferences) {
        {Shape{2, 5}},
        [](auto &x) { return x[0] * iota(x[0].graph(), {2, 5}, 1, x[0].dtype()); }},
       {"flip", {Shape{3, 4, 5}}, [](auto &x) { return exp(flip(x[0], {0, 2})) * x[0]; }},
+      // the mask depends on the seed, offset and index only: the gradient
+      // reuses it (a literal seed and offset, so no input is an integer)
+      {"dropout",
+       {Shape{4, 33}},
+       [](auto &x) {
+         Graph &g = x[0].graph();
+         Tensor seed(&g, g.constant(1234, DType::I32)), offset(&g, g.constant(5, DType::I32));
+         return dropout(sin(x[0]), seed, offset, 0.3) * x[0];
+       }},
       {"full_scaled",
        {Shape{2, 5}},
        [](auto &x) { return x[0] * full(x[0].graph(), {2, 5}, 1.5, x[0].dtype()); }},

@@ -6,6 +6,7 @@
 #include "ir/Evaluator.h"
 #include "ir/Graph.h"
 #include "ir/Parser.h"
+#include "ir/Philox.h"
 #include "ir/Printer.h"
 
 #include "tests/support/Expect.h"
@@ -220,4 +221,183 @@ TEST(Full, TextRoundTrips) {
                      "}\n";
   std::vector<Graph> gs = parseGraphs(text, "t.mj");
   EXPECT_EQ(printGraph(gs[0]), text);
+}
+
+// ---- random numbers
+
+namespace {
+
+struct RandomGraph {
+  Graph g{"r"};
+  Tensor seed = g.input("seed", DType::I32, {});
+  Tensor offset = g.input("offset", DType::I32, {});
+};
+
+HostTensor scalarI32(int32_t v) {
+  HostTensor t(DType::I32, Shape{});
+  t.set(0, v);
+  return t;
+}
+
+} // namespace
+
+TEST(Philox, KnownAnswers) {
+  // Random123's known-answer vectors for philox4x32_10 (kat_vectors).
+  using W = std::array<uint32_t, 4>;
+  EXPECT_EQ(philox4x32({0, 0, 0, 0}, 0, 0), (W{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+  EXPECT_EQ(philox4x32({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, 0xffffffff, 0xffffffff),
+            (W{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(philox4x32({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, 0xa4093822, 0x299f31d0),
+            (W{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+}
+
+TEST(Random, RandIsThePhiloxNumberOfEachElement) {
+  RandomGraph r;
+  r.g.output(rand(r.seed, r.offset, {3, 5}), "u");
+  auto out = evaluate(r.g, {scalarI32(-17), scalarI32(3)});
+  for (int64_t i = 0; i < 15; ++i) {
+    uint32_t w = randomWords(-17, 3, i)[0];
+    EXPECT_EQ(out[0].get(i), (w >> 8) * 0x1p-24) << i;
+  }
+}
+
+TEST(Random, RandIsUniformByChiSquare) {
+  // 10^6 draws in 100 bins: chi-square with 99 degrees of freedom has mean
+  // 99 and standard deviation 14; 99 + 5 * 14 = 169 fails a correct
+  // generator about once in 10^6 runs.
+  RandomGraph r;
+  const int64_t n = 1000000;
+  r.g.output(rand(r.seed, r.offset, {n}), "u");
+  for (int32_t seed : {0, 1, 123456789}) {
+    auto out = evaluate(r.g, {scalarI32(seed), scalarI32(0)});
+    std::vector<int64_t> bins(100, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      double u = out[0].get(i);
+      ASSERT_GE(u, 0.0);
+      ASSERT_LT(u, 1.0);
+      ++bins[static_cast<size_t>(u * 100)];
+    }
+    double chi2 = 0, expected = n / 100.0;
+    for (int64_t b : bins)
+      chi2 += (b - expected) * (b - expected) / expected;
+    EXPECT_LT(chi2, 169.0) << "seed " << seed;
+    EXPECT_GT(chi2, 40.0) << "seed " << seed << ": too even to be random";
+  }
+}
+
+TEST(Random, RandnHasMeanZeroAndVarianceOne) {
+  RandomGraph r;
+  const int64_t n = 1000000;
+  r.g.output(randn(r.seed, r.offset, {n}), "z");
+  auto out = evaluate(r.g, {scalarI32(9), scalarI32(1)});
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double z = out[0].get(i);
+    ASSERT_TRUE(std::isfinite(z));
+    sum += z;
+    sq += z * z;
+  }
+  double mean = sum / n, var = sq / n - mean * mean;
+  EXPECT_LT(std::fabs(mean), 5.0 / std::sqrt(double(n))); // 5 sigma
+  EXPECT_LT(std::fabs(var - 1), 5.0 * std::sqrt(2.0 / double(n)));
+}
+
+TEST(Random, SeedsAndOffsetsDrawFreshNumbersAndARunIsReproducible) {
+  RandomGraph r;
+  r.g.output(rand(r.seed, r.offset, {1000}), "u");
+  auto a = evaluate(r.g, {scalarI32(1), scalarI32(0)});
+  auto again = evaluate(r.g, {scalarI32(1), scalarI32(0)});
+  auto seed2 = evaluate(r.g, {scalarI32(2), scalarI32(0)});
+  auto replay = evaluate(r.g, {scalarI32(1), scalarI32(1)});
+  int sameSeed = 0, sameOffset = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(a[0].get(i), again[0].get(i));
+    sameSeed += a[0].get(i) == seed2[0].get(i);
+    sameOffset += a[0].get(i) == replay[0].get(i);
+  }
+  EXPECT_LT(sameSeed, 3);
+  EXPECT_LT(sameOffset, 3);
+}
+
+TEST(Random, DropoutKeepRateIsOneMinusPWithinFourSigma) {
+  // 10^7 draws: the count of kept elements is binomial(n, 1-p).
+  RandomGraph r;
+  const int64_t n = 10000000;
+  const double p = 0.3;
+  Tensor x = full(r.g, {n}, 1.0);
+  r.g.output(dropout(x, r.seed, r.offset, p), "y");
+  auto out = evaluate(r.g, {scalarI32(77), scalarI32(0)});
+  double scale = dropoutScale(static_cast<float>(p));
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double y = out[0].get(i);
+    if (y != 0) {
+      ASSERT_EQ(y, static_cast<double>(static_cast<float>(scale))) << i;
+      ++kept;
+    }
+  }
+  double mean = n * (1 - p), sigma = std::sqrt(n * p * (1 - p));
+  EXPECT_LT(std::fabs(kept - mean), 4 * sigma) << kept << " kept of " << n;
+}
+
+TEST(Random, DropoutMaskMatchesBetweenForwardAndBackwardAndDiffersBetweenSeeds) {
+  RandomGraph r;
+  Tensor x = r.g.input("x", DType::F32, {64, 33});
+  Tensor y = dropout(x, r.seed, r.offset, 0.5);
+  r.g.output(y, "y");
+  r.g.output(grad(sum(y), x), "dx");
+  HostTensor xin(DType::F32, {64, 33});
+  for (int64_t i = 0; i < xin.numel(); ++i)
+    xin.set(i, 1.0 + (i % 7) * 0.25); // never 0: a zero in y is a dropped element
+  auto a = evaluate(r.g, {scalarI32(5), scalarI32(2), xin});
+  auto b = evaluate(r.g, {scalarI32(6), scalarI32(2), xin});
+  int64_t kept = 0, differ = 0;
+  for (int64_t i = 0; i < xin.numel(); ++i) {
+    bool keptForward = a[0].get(i) != 0, keptBackward = a[1].get(i) != 0;
+    EXPECT_EQ(keptForward, keptBackward) << i;
+    if (keptBackward) {
+      EXPECT_EQ(a[1].get(i), 2.0); // d(sum y)/dx = the scale where kept
+    }
+    kept += keptForward;
+    differ += keptForward != (b[0].get(i) != 0);
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(differ, xin.numel() / 4); // half of the elements differ, as expected at p = 0.5
+}
+
+TEST(Random, ErrorsSayWhy) {
+  RandomGraph r;
+  Tensor f = r.g.input("f", DType::F32, {});
+  Tensor v = r.g.input("v", DType::I32, {2});
+  EXPECT_EQ(graphErrorOf([&] { rand(f, r.offset, {4}); }),
+            "rand: the seed %f is f32[] but must be an i32 scalar (i32[])");
+  EXPECT_EQ(graphErrorOf([&] { randn(r.seed, v, {4}); }),
+            "randn: the offset %v is i32[2] but must be an i32 scalar (i32[])");
+  EXPECT_EQ(graphErrorOf([&] { rand(r.seed, r.offset, {4}, DType::I32); }),
+            "rand: dtype i32; random numbers are f32, f16 or bf16 (cast them)");
+  Tensor x = r.g.input("x", DType::F32, {4});
+  EXPECT_EQ(graphErrorOf([&] { dropout(x, r.seed, r.offset, 1.0); }),
+            "dropout: p=1 is outside [0, 1) (the probability of dropping an element)");
+  EXPECT_NE(graphErrorOf([&] { dropout(v, r.seed, r.offset, 0.5); }).find("dropout"),
+            std::string::npos);
+  EXPECT_EQ(graphErrorOf([&] { rand(r.seed, r.offset, {65536, 65536}); }),
+            "rand: [65536, 65536] has 4294967296 elements; random ops take at most 2^31 - 1");
+}
+
+TEST(Random, TextRoundTrips) {
+  std::string text = "graph g(%x: f32[4, 8], %seed: i32[], %offset: i32[]) {\n"
+                     "  %u = rand %seed, %offset shape=[4, 8] dtype=f32 : f32[4, 8]\n"
+                     "  %z = randn 42, 0 shape=[8] dtype=bf16 : bf16[8]\n"
+                     "  %d = dropout %x, %seed, %offset p=0.125 : f32[4, 8]\n"
+                     "  %y = add %d, %u : f32[4, 8]\n"
+                     "  return %y, %z\n"
+                     "}\n";
+  std::vector<Graph> gs = parseGraphs(text, "t.mj");
+  EXPECT_EQ(printGraph(gs[0]), text);
+  EXPECT_NE(parseErrorOf("graph g(%s: i32[]) {\n  %u = rand %s, %s\n  return %u\n}\n")
+                .find("rand needs the attribute shape=..."),
+            std::string::npos);
+  EXPECT_NE(parseErrorOf("graph g(%x: f32[2]) {\n  %u = dropout %x, 1, 2\n  return %u\n}\n")
+                .find("dropout needs the attribute p=..."),
+            std::string::npos);
 }

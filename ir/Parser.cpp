@@ -328,8 +328,8 @@ private:
     }
   }
 
-  /// `[4096, B, B*S]`, checked with checkShape (`what` names it) unless `check`
-  /// is false (reshape's target, which may hold a -1).
+  /// `[4096, B, B*S]`, checked with checkShape (`what` names it); with
+  /// `check` false (reshape's target) and a -1 in it, only its rank.
   Shape parseShape(llvm::StringRef what, bool check = true) {
     Token open = expect(Tok::LBracket, "'['");
     std::vector<Dim> dims;
@@ -347,7 +347,8 @@ private:
       }
     expect(Tok::RBracket, "',' or ']'");
     Shape s{std::span<const Dim>(dims)};
-    if (!check)
+    bool inferred = llvm::any_of(dims, [](const Dim &d) { return d.expr() == DimExpr{-1, {}}; });
+    if (!check && inferred && dims.size() <= kMaxRank) // Graph::add resolves the -1
       return s;
     try {
       checkShape(s, what);

@@ -121,5 +121,21 @@ TEST_F(ModelIdioms, DropoutGradientReusesTheMask) {
   }
 }
 
+// Random ops in the other templates' element work: a matmul's epilogue
+// (f32 and f16 operands), a scan's prologue, a row reduction.
+TEST_F(ModelIdioms, RandomOpsInMatmulEpiloguesScansAndRows) {
+  for (DType t : {DType::F32, DType::F16}) {
+    Graph g("random_templates_" + std::string(dtypeName(t)));
+    Tensor x = g.input("x", t, {257, 128}), w = g.input("w", t, {128, 255});
+    Tensor seed = g.input("seed", DType::I32, {}), offset = g.input("offset", DType::I32, {});
+    Tensor h = dropout(matmul(x, w), seed, offset, 0.1);
+    Tensor y = relu(h) + randn(seed, offset, {257, 255}, t);
+    g.output(y, "y");
+    g.output(cumsum(y.cast(DType::F32) * rand(seed, offset, {257, 255}), 1), "c");
+    g.output(softmax(y.cast(DType::F32) + rand(seed, offset, {257, 255}), 1), "s");
+    expectMatches(g, 19);
+  }
+}
+
 } // namespace
 } // namespace minijit

@@ -154,6 +154,8 @@ std::string CompiledGraph::cudaText() const {
   // width once (as the kernels are compiled: kernelPreamble).
   if (llvm::any_of(d.kernels, [](const CompiledKernel &k) { return k.schedule.geometry().cluster > 1; }))
     s += clusterPreamble();
+  if (llvm::any_of(d.kernels, [](const CompiledKernel &k) { return holdsRandom(k.lowered); }))
+    s += randomPreamble();
   std::set<std::string> pieces;
   for (const CompiledKernel &k : d.kernels)
     if (const MatmulWgmmaSchedule *w = k.schedule.getIf<MatmulWgmmaSchedule>())

@@ -187,8 +187,10 @@ private:
           0, [&] { return where(gt(x(0), zero()), g, where(lt(x(0), zero()), -g, zero())); });
     case OpKind::Exp: return giveTo(0, [&] { return g * y; });
     case OpKind::Exp2: return giveTo(0, [&] { return g * y * M_LN2; });
+    case OpKind::Expm1: return giveTo(0, [&] { return g * (y + 1.0); }); // e^x = y + 1
     case OpKind::Log: return giveTo(0, [&] { return g / x(0); });
     case OpKind::Log2: return giveTo(0, [&] { return g / (x(0) * M_LN2); });
+    case OpKind::Log1p: return giveTo(0, [&] { return g / (x(0) + 1.0); });
     // sqrt'(0) = inf, as PyTorch's grad / (2 * sqrt(x)).
     case OpKind::Sqrt: return giveTo(0, [&] { return g / (y * 2.0); });
     case OpKind::Rsqrt: return giveTo(0, [&] { return g * y * y * y * -0.5; });
@@ -268,7 +270,16 @@ private:
       }
       return;
     }
-    case OpKind::Iota: return; // no operands
+    case OpKind::Iota:
+    case OpKind::Full: return; // no operands
+    // random numbers: their operands are the i32 seed and offset
+    case OpKind::Rand:
+    case OpKind::Randn: return;
+    // The same mask, recomputed from the seed, offset and index: the dropout of g.
+    case OpKind::Dropout:
+      return giveTo(0, [&] { return dropout(g, x(1), x(2), n.value); });
+    // A flip is its own inverse.
+    case OpKind::Flip: return giveTo(0, [&] { return flip(g, AxisList(n.axes)); });
     // The sums of g from each element to the end: total - cumsum(g) + g.
     case OpKind::Cumsum: return giveTo(0, [&] { return reverseCumsum(g, n.axis); });
     // sum over j >= i of g_j y_j / x_i: inf or NaN where x holds a zero.

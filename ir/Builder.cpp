@@ -105,6 +105,8 @@ Tensor neg(const Tensor &x) { return unary(OpKind::Neg, x); }
 Tensor abs(const Tensor &x) { return unary(OpKind::Abs, x); }
 Tensor exp(const Tensor &x) { return unary(OpKind::Exp, x); }
 Tensor exp2(const Tensor &x) { return unary(OpKind::Exp2, x); }
+Tensor expm1(const Tensor &x) { return unary(OpKind::Expm1, x); }
+Tensor log1p(const Tensor &x) { return unary(OpKind::Log1p, x); }
 Tensor log(const Tensor &x) { return unary(OpKind::Log, x); }
 Tensor log2(const Tensor &x) { return unary(OpKind::Log2, x); }
 Tensor sqrt(const Tensor &x) { return unary(OpKind::Sqrt, x); }
@@ -277,6 +279,15 @@ Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, doubl
   return addNode(g, s);
 }
 
+Tensor flip(const Tensor &x, const AxisList &axes) {
+  Graph &g = graphOf("flip", {&x});
+  NodeSpec s;
+  s.op = OpKind::Flip;
+  s.operands = {x.id()};
+  s.axes = DimVector(axes.begin(), axes.end());
+  return addNode(g, s);
+}
+
 Tensor concat(std::span<const Tensor> xs, int64_t axis) {
   if (xs.empty())
     throw GraphError("concat: expects at least one tensor, got none");
@@ -319,6 +330,45 @@ Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype) {
   s.shape = shape;
   s.axis = axis;
   s.dtype = dtype;
+  return addNode(g, s);
+}
+
+Tensor full(Graph &g, const Shape &shape, double value, DType dtype) {
+  NodeSpec s;
+  s.op = OpKind::Full;
+  s.shape = shape;
+  s.value = value;
+  s.dtype = dtype;
+  return addNode(g, s);
+}
+
+namespace {
+Tensor random(OpKind op, const Tensor &seed, const Tensor &offset, const Shape &shape,
+              DType dtype) {
+  Graph &g = graphOf(opName(op), {&seed, &offset});
+  NodeSpec s;
+  s.op = op;
+  s.operands = {seed.id(), offset.id()};
+  s.shape = shape;
+  s.dtype = dtype;
+  return addNode(g, s);
+}
+} // namespace
+
+Tensor rand(const Tensor &seed, const Tensor &offset, const Shape &shape, DType dtype) {
+  return random(OpKind::Rand, seed, offset, shape, dtype);
+}
+
+Tensor randn(const Tensor &seed, const Tensor &offset, const Shape &shape, DType dtype) {
+  return random(OpKind::Randn, seed, offset, shape, dtype);
+}
+
+Tensor dropout(const Tensor &x, const Tensor &seed, const Tensor &offset, double p) {
+  Graph &g = graphOf("dropout", {&x, &seed, &offset});
+  NodeSpec s;
+  s.op = OpKind::Dropout;
+  s.operands = {x.id(), seed.id(), offset.id()};
+  s.value = p;
   return addNode(g, s);
 }
 

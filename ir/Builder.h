@@ -42,6 +42,9 @@ Tensor neg(const Tensor &x);
 Tensor abs(const Tensor &x);
 Tensor exp(const Tensor &x);
 Tensor exp2(const Tensor &x);
+/// e^x - 1 and log(1 + x), precise near 0 (softplus, ELU, log-sigmoid).
+Tensor expm1(const Tensor &x);
+Tensor log1p(const Tensor &x);
 Tensor log(const Tensor &x);
 Tensor log2(const Tensor &x);
 Tensor sqrt(const Tensor &x);
@@ -106,7 +109,8 @@ Tensor argmax(const Tensor &x, int64_t axis, bool keepdim = false);
 Tensor argmin(const Tensor &x, int64_t axis, bool keepdim = false);
 
 /// Views and the cast; each is also a member of Tensor (x.reshape(...)).
-/// reshape keeps the row-major order and the element count.
+/// reshape keeps the row-major order and the element count; one dimension
+/// may be -1, inferred from the count (`reshape(x, {B, -1})`).
 Tensor reshape(const Tensor &x, const Shape &shape);
 /// Output dim i is input dim perm[i].
 Tensor permute(const Tensor &x, const AxisList &perm);
@@ -129,6 +133,9 @@ Tensor slice(const Tensor &x, int64_t axis, int64_t start, int64_t end, int64_t 
 /// `before[d]` and `after[d]` elements of `value` around each axis d (one
 /// entry per axis, each >= 0), a view: numpy's pad(x, ..., constant_values=v).
 Tensor pad(const Tensor &x, const AxisList &before, const AxisList &after, double value = 0);
+/// The elements in reverse order along each of `axes` (at least one;
+/// negative counts from the end), a view: numpy's flip, torch.flip.
+Tensor flip(const Tensor &x, const AxisList &axes);
 /// The tensors side by side along `axis`: one dtype and rank, equal sizes on
 /// every other axis (numpy's concatenate). At least one tensor.
 Tensor concat(std::span<const Tensor> xs, int64_t axis);
@@ -143,6 +150,21 @@ Tensor takeAlongAxis(const Tensor &x, const Tensor &indices, int64_t axis);
 /// The index along `axis` of each element of a `shape` tensor, as `dtype`
 /// (numeric): iota(g, {4, 8}, 1) is each row 0..7. No operand, no memory read.
 Tensor iota(Graph &g, const Shape &shape, int64_t axis, DType dtype = DType::I32);
+/// A `shape` tensor whose every element is `value` (exact for i32 and bool),
+/// torch.full; computed where it is read. full(g, x.shape(), 0, x.dtype()) is
+/// zeros_like(x).
+Tensor full(Graph &g, const Shape &shape, double value, DType dtype = DType::F32);
+/// Random numbers (ir/Philox.h): element i is a function of (seed, offset,
+/// i), both i32 scalars (`g.input("seed", DType::I32, {})`); a new offset
+/// draws a new stream. rand: uniform in [0, 1); randn: standard normal;
+/// dtype f32, f16 or bf16. dropout: x * 1/(1-p) where rand's number is >= p,
+/// 0 elsewhere (0 <= p < 1). Throws GraphError for a seed or offset that is
+/// not an i32 scalar.
+Tensor rand(const Tensor &seed, const Tensor &offset, const Shape &shape,
+            DType dtype = DType::F32);
+Tensor randn(const Tensor &seed, const Tensor &offset, const Shape &shape,
+             DType dtype = DType::F32);
+Tensor dropout(const Tensor &x, const Tensor &seed, const Tensor &offset, double p);
 
 // ---- composites: the nodes a user would write, built for them (none is an
 // op of its own; the compiler sees exactly the ops spelled out below).

@@ -7,6 +7,7 @@
 // square root are IEEE (half an ulp).
 //===----------------------------------------------------------------------===//
 #include "ir/ErrorBound.h"
+#include "ir/Philox.h"
 
 #include "ir/Autodiff.h"
 #include "ir/EvaluatorInternal.h"
@@ -62,6 +63,8 @@ double unaryCallError(OpKind op, bool fast, double x, double y) {
   case OpKind::Exp: // __expf: 2 + floor(|1.173 x|) ulp
     return ulpsOf(fast ? 2 + std::floor(std::fabs(1.173 * x)) : 2, y);
   case OpKind::Exp2: return ulpsOf(2, y);
+  case OpKind::Expm1: return ulpsOf(1, y); // expm1f, log1pf: 1 ulp (CUDA's table of maximum errors)
+  case OpKind::Log1p: return ulpsOf(1, y);
   case OpKind::Log: // __logf: 2^-21.41 absolute in [0.5, 2], 3 ulp elsewhere
     if (!fast)
       return ulpsOf(1, y);
@@ -93,6 +96,8 @@ double unaryCallError(OpKind op, bool fast, double x, double y) {
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+  case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
     return 0; // exact (neg, abs, relu, floor, ceil), or not a unary call
   }
   llvm_unreachable("bad op kind");
@@ -113,6 +118,12 @@ double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
     break;
   case OpKind::Exp2:
     spread = e == 0 ? 0 : std::fabs(y) * std::expm1(e * M_LN2);
+    break;
+  case OpKind::Expm1: // expm1' = e^x = y + 1, as exp's
+    spread = e == 0 ? 0 : std::fabs(y + 1) * (e < 0.5 ? e * (1 + e) : std::expm1(e));
+    break;
+  case OpKind::Log1p: // log's, at 1 + x
+    spread = e == 0 ? 0 : (1 + x > 2 * e ? e / (1 + x) * (1 + e / (1 + x)) : kInf);
     break;
   case OpKind::Log: // -log(1 - t) <= t + t^2 for t = e / x <= 1/2
     spread = e == 0 ? 0 : (x > 2 * e ? e / x * (1 + e / x) : kInf);
@@ -160,6 +171,8 @@ double unaryBound(const Node &n, bool isInt, double x, double e, double y) {
   case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+  case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
     llvm_unreachable("not a unary op");
   }
   if (isInt)
@@ -222,6 +235,8 @@ double binaryBound(const Node &n, bool isInt, double a, double b, double ea, dou
   case OpKind::Broadcast: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
   case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+  case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
     llvm_unreachable("not a binary op");
   }
   if (isInt || !std::isfinite(spread))
@@ -316,6 +331,7 @@ double elementwiseErrorBound(const Node &n, DType operandType, llvm::ArrayRef<do
   case OpClass::Scan:
   case OpClass::View:
   case OpClass::Matmul:
+  case OpClass::Random:
   case OpClass::Derivative: break;
   }
   llvm_unreachable("not an elementwise op");
@@ -358,6 +374,7 @@ public:
       Bounds[id] = isArgReduction(n.op) ? argReduce(id, values) : reduce(id, values);
       break;
     case OpClass::View: Bounds[id] = view(id); break;
+    case OpClass::Random: Bounds[id] = random(id, values); break;
     case OpClass::Matmul: Bounds[id] = matmul(id, values); break;
     case OpClass::Derivative: llvm_unreachable("grad and vjp are expanded first");
     }
@@ -523,6 +540,34 @@ private:
     return out;
   }
 
+  /// rand is exact (24 bits, as the kernels draw them; a 16-bit type rounds
+  /// them alike). randn: the kernels' logf, sqrtf and cospif, a few ulps of
+  /// sqrt(-2 ln u1) <= 5.8 (u1 >= 2^-24). dropout: x's bound times the scale
+  /// and the product's rounding.
+  HostTensor random(ValueId id, llvm::ArrayRef<HostTensor> values) {
+    const Node &n = G.node(id);
+    if (n.op == OpKind::Rand)
+      return HostTensor();
+    ValueId x = n.operands[0];
+    if (n.op == OpKind::Dropout && exact(x) && values[id].dtype() == DType::F32)
+      return HostTensor(); // x * scale rounded once to f32, as the kernel does
+    const HostTensor &result = values[id];
+    Settle settle = settleFor(id, result);
+    double scale = dropoutScale(static_cast<float>(n.value));
+    HostTensor out(DType::F32, n.shape);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        double v = result.get(i), eb = 8 * 0x1p-23 * 5.8;
+        if (n.op == OpKind::Dropout) {
+          double bx = bound(x, i) * scale;
+          eb = bx + (bx > 0 ? ulpsOf(0.5, v) : 0);
+        }
+        out.set(i, settle(eb, v));
+      }
+    });
+    return out;
+  }
+
   /// The largest bound of the values `ids` (0 when all are exact).
   double maxOver(llvm::ArrayRef<ValueId> ids) const {
     double m = 0;
@@ -621,9 +666,9 @@ private:
     ValueId src = n.operands[0];
     if (exact(src))
       return HostTensor();
-    // A slice picks elements, a pad adds exact ones: the largest bound covers
-    // every element.
-    if (n.op == OpKind::Slice || n.op == OpKind::Pad)
+    // A slice picks elements, a pad adds exact ones, a flip moves them: the
+    // largest bound covers every element.
+    if (n.op == OpKind::Slice || n.op == OpKind::Pad || n.op == OpKind::Flip)
       return uniform(id, maxOver({src}));
     const HostTensor &in = Bounds[src];
     const Shape &inShape = G.node(src).shape;
@@ -649,6 +694,8 @@ private:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
     case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
     case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+    case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
       llvm_unreachable("not a view");
     }
     HostTensor out(DType::F32, n.shape);
@@ -716,6 +763,8 @@ private:
       case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
       case OpKind::Iota: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
       case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice: case OpKind::Pad:
+      case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
         llvm_unreachable("not a reduction");
       }
       llvm_unreachable("bad op kind");

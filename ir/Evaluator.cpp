@@ -8,6 +8,7 @@
 #include "ir/Bind.h"
 #include "ir/Error.h"
 #include "ir/EvaluatorInternal.h"
+#include "ir/Philox.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -56,8 +57,10 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::Abs: return intArith ? applyInt(n.op, args) : std::fabs(a);
   case OpKind::Exp: return std::exp(a);
   case OpKind::Exp2: return std::exp2(a);
+  case OpKind::Expm1: return std::expm1(a);
   case OpKind::Log: return std::log(a);
   case OpKind::Log2: return std::log2(a);
+  case OpKind::Log1p: return std::log1p(a);
   case OpKind::Sqrt: return std::sqrt(a);
   case OpKind::Rsqrt: return 1.0 / std::sqrt(a);
   case OpKind::Sin: return std::sin(a);
@@ -115,6 +118,11 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::Pad:
   case OpKind::Concat:
   case OpKind::Iota:
+  case OpKind::Full:
+  case OpKind::Flip:
+  case OpKind::Rand:
+  case OpKind::Randn:
+  case OpKind::Dropout:
   case OpKind::Take:
   case OpKind::TakeAlongAxis:
   case OpKind::Matmul:
@@ -215,10 +223,11 @@ private:
     case OpClass::Scan: return scan(id);
     case OpClass::Reduce: return reduce(id);
     case OpClass::View:
-      if (n.op == OpKind::Slice || n.op == OpKind::Pad)
+      if (n.op == OpKind::Slice || n.op == OpKind::Pad || n.op == OpKind::Flip)
         return sliceOrPad(id);
       return view(id);
     case OpClass::Matmul: return matmul(id);
+    case OpClass::Random: return random(id);
     case OpClass::Derivative: llvm_unreachable("evaluate() expands grad and vjp first");
     }
     llvm_unreachable("bad op class");
@@ -270,10 +279,41 @@ private:
   HostTensor iota(ValueId id) {
     const Node &n = G.node(id);
     HostTensor out(heldType(id), n.shape);
+    if (n.op == OpKind::Full) {
+      parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          out.set(i, n.value);
+      });
+      return out;
+    }
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       forIndices(n.shape, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> idx) {
         out.set(i, roundToDType(static_cast<double>(idx[n.axis]), n.dtype));
       });
+    });
+    return out;
+  }
+
+  /// rand, randn, dropout: element i from Philox's words for (seed, offset,
+  /// i), as the kernels compute them (ir/Philox.h).
+  HostTensor random(ValueId id) {
+    const Node &n = G.node(id);
+    HostTensor out(heldType(id), n.shape);
+    unsigned first = n.op == OpKind::Dropout ? 1 : 0;
+    auto seed = static_cast<int32_t>(Values[n.operands[first]].get(0));
+    auto offset = static_cast<int32_t>(Values[n.operands[first + 1]].get(0));
+    const HostTensor *x = n.op == OpKind::Dropout ? &Values[n.operands[0]] : nullptr;
+    float p = static_cast<float>(n.value), scale = dropoutScale(p);
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        std::array<uint32_t, 4> w = randomWords(seed, offset, i);
+        if (n.op == OpKind::Rand)
+          out.set(i, uniformOf(w[0]));
+        else if (n.op == OpKind::Randn)
+          out.set(i, normalOf(w[0], w[1]));
+        else // dropout: x * scale is exact in double, rounded once as in f32
+          out.set(i, uniformOf(w[0]) >= p ? x->get(i) * static_cast<double>(scale) : 0.0);
+      }
     });
     return out;
   }
@@ -360,6 +400,7 @@ private:
     return out;
   }
 
+  /// slice, pad and flip: each element read at its index moved back into x.
   HostTensor sliceOrPad(ValueId id) {
     const Node &n = G.node(id);
     const HostTensor &x = Values[n.operands[0]];
@@ -371,6 +412,12 @@ private:
         in.assign(idx.begin(), idx.end());
         if (n.op == OpKind::Slice) {
           in[n.axis] = n.start + n.step * idx[n.axis];
+          out.set(i, x.get(offsetAt(xs, in)));
+          return;
+        }
+        if (n.op == OpKind::Flip) {
+          for (int64_t a : n.axes)
+            in[a] = xs[a] - 1 - idx[a];
           out.set(i, x.get(offsetAt(xs, in)));
           return;
         }

@@ -116,17 +116,85 @@ void refuseNamedAxis(llvm::StringRef op, const Shape &s, int64_t axis, llvm::Str
            .str());
 }
 
-/// Checks a pad value against the dtype it takes (exact for i32 and bool).
-void checkPadValue(double v, DType t) {
+/// Checks the literal value= of pad or full (`op`) against the dtype it
+/// takes (exact for i32 and bool).
+void checkPadValue(double v, DType t, llvm::StringRef op = "pad") {
   char text[32];
   std::snprintf(text, sizeof text, "%.9g", v);
   if (t == DType::I32 &&
       (!std::isfinite(v) || v != std::trunc(v) || v < -2147483648.0 || v > 2147483647.0))
-    fail(llvm::formatv("pad: value={0} is not an i32 value", text).str());
+    fail(llvm::formatv("{0}: value={1} is not an i32 value", op, text).str());
   if (t == DType::Bool && v != 0 && v != 1)
-    fail(llvm::formatv("pad: value={0} is not a bool value (use 0 or 1)", text).str());
+    fail(llvm::formatv("{0}: value={1} is not a bool value (use 0 or 1)", op, text).str());
   if (isFloat(t) && std::isfinite(v) && std::isinf(static_cast<float>(v)))
-    fail(llvm::formatv("pad: value={0} overflows f32", text).str());
+    fail(llvm::formatv("{0}: value={1} overflows f32", op, text).str());
+}
+
+/// reshape's target with its one -1 (if any) replaced by the dimension that
+/// keeps `from`'s element count (numpy's and PyTorch's meaning). A symbolic
+/// count divides when its number and names hold the others' (`B*S*64` by
+/// `[B, -1]` gives `64*S`). Throws GraphError for two -1s, another negative
+/// or zero beside a -1, and a count the others do not divide.
+Shape inferReshapeTarget(const Shape &target, const Shape &from) {
+  std::vector<Dim> dims = target.allDims();
+  int inferred = -1;
+  for (unsigned d = 0; d < dims.size(); ++d) {
+    const DimExpr &e = dims[d].expr();
+    if (!e.isNumber() || e.coef >= 0)
+      continue;
+    if (e.coef != -1)
+      throw GraphError(llvm::formatv("reshape: shape={0} has {1} at dim {2}; a dimension is at "
+                                     "least 1, or -1 for the one inferred from the element count",
+                                     target.str(), e.coef, d)
+                           .str());
+    if (inferred >= 0)
+      throw GraphError(llvm::formatv("reshape: shape={0} has -1 at dims {1} and {2}; only one "
+                                     "dimension can be inferred",
+                                     target.str(), inferred, d)
+                           .str());
+    inferred = static_cast<int>(d);
+  }
+  if (inferred < 0)
+    return target;
+  DimExpr known;
+  int64_t knownSize = 1;
+  bool bound = true;
+  for (unsigned d = 0; d < dims.size(); ++d) {
+    if (static_cast<int>(d) == inferred)
+      continue;
+    const DimExpr &e = dims[d].expr();
+    if (e.coef <= 0)
+      throw GraphError(llvm::formatv("reshape: shape={0} has {1} at dim {2} beside the -1 at dim "
+                                     "{3}; the other dimensions must be at least 1 to infer it",
+                                     target.str(), e.coef, d, inferred)
+                           .str());
+    known = known * e;
+    bound = bound && dims[d].isBound();
+    knownSize = bound ? knownSize * dims[d].size() : 0;
+  }
+  Dim count = from.numelDim();
+  DimExpr rest = count.expr();
+  bool divides = known.coef != 0 && rest.coef % known.coef == 0;
+  for (const std::string &name : known.names) {
+    auto it = std::find(rest.names.begin(), rest.names.end(), name);
+    if (it == rest.names.end()) {
+      divides = false;
+      break;
+    }
+    rest.names.erase(it);
+  }
+  if (!divides)
+    throw GraphError(llvm::formatv("reshape: cannot infer the -1 of shape={0}: {1} has {2} "
+                                   "elements, which the other dimensions ({3} elements) do not "
+                                   "divide",
+                                   target.str(), from.str(), count.str(), known.str())
+                         .str());
+  rest.coef /= known.coef;
+  int64_t size = rest.isNumber() ? rest.coef
+                 : count.isBound() && bound && knownSize > 0 ? count.size() / knownSize
+                                                            : 0;
+  dims[inferred] = Dim(rest, size);
+  return Shape(std::span<const Dim>(dims));
 }
 
 } // namespace
@@ -137,6 +205,8 @@ NodeSpec specOf(const Node &n) {
   s.operands = n.operands;
   if (n.cls() == OpClass::Reduce && !n.axes.empty())
     s.axes = n.axes; // empty only for a scalar's reduction: "every axis" again
+  if (n.op == OpKind::Flip)
+    s.axes = n.axes;
   s.keepdim = n.keepdim;
   s.perm = n.perm;
   s.shape = n.shape;
@@ -254,6 +324,14 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
   case OpClass::Iota: {
     checkArity(spec.op, spec.operands.size(), 0);
     checkShape(spec.shape, op);
+    if (spec.op == OpKind::Full) {
+      n.dtype = spec.dtype;
+      n.shape = spec.shape;
+      checkPadValue(spec.value, spec.dtype, "full");
+      n.value = isFloat(spec.dtype) ? static_cast<double>(static_cast<float>(spec.value))
+                                    : spec.value;
+      break;
+    }
     if (spec.dtype == DType::Bool)
       fail("iota: dtype bool cannot hold an index; use i32, f32, f16 or bf16");
     n.axis = normalizedAxis(op, spec.axis, spec.shape.rank());
@@ -491,6 +569,29 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       n.shape.setDim(n.axis, Dim((end - start + spec.step - 1) / spec.step));
       break;
     }
+    if (spec.op == OpKind::Flip) {
+      int rank = static_cast<int>(x.shape.rank());
+      if (!spec.axes || spec.axes->empty())
+        fail("flip: needs axes=[...], the axes to reverse (at least one)");
+      DimVector axes;
+      for (int64_t a : *spec.axes) {
+        if (a < -rank || a >= rank)
+          fail(llvm::formatv("flip: axis {0} is out of range for rank {1} (valid: {2}..{3})", a,
+                             rank, -rank, rank - 1)
+                   .str());
+        int64_t norm = a < 0 ? a + rank : a;
+        if (llvm::is_contained(axes, norm))
+          fail(llvm::formatv("flip: axis {0} appears twice in axes={1}", norm,
+                             dimsStr(*spec.axes))
+                   .str());
+        refuseNamedAxis(op, x.shape, norm, "flipping");
+        axes.push_back(norm);
+      }
+      std::sort(axes.begin(), axes.end());
+      n.axes = axes;
+      n.shape = x.shape;
+      break;
+    }
     if (spec.op == OpKind::Pad) {
       unsigned rank = x.shape.rank();
       if (spec.before.size() != rank || spec.after.size() != rank)
@@ -519,12 +620,15 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
       n.shape = Shape(std::span<const Dim>(out));
       break;
     }
-    checkShape(spec.shape, op);
+    Shape target = spec.shape;
+    if (spec.op == OpKind::Reshape)
+      target = inferReshapeTarget(spec.shape, x.shape);
+    checkShape(target, op);
     if (spec.op == OpKind::Reshape) {
-      Dim from = x.shape.numelDim(), to = spec.shape.numelDim();
+      Dim from = x.shape.numelDim(), to = target.numelDim();
       if (!sameDim(from, to))
         fail(llvm::formatv("reshape: cannot reshape {0} ({1} elements) to {2} ({3} elements)",
-                           x.shape.str(), from.str(), spec.shape.str(), to.str())
+                           x.shape.str(), from.str(), target.str(), to.str())
                  .str());
     } else {
       assert(spec.op == OpKind::Broadcast && "views are reshape, permute, broadcast");
@@ -542,7 +646,7 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
                    .str());
       }
     }
-    n.shape = spec.shape;
+    n.shape = target;
     break;
   }
   case OpClass::Matmul: {
@@ -570,6 +674,48 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     n.dtype = a.dtype;
     n.shape = Shape(std::span<const Dim>(out));
     checkShape(n.shape, "matmul result");
+    break;
+  }
+  case OpClass::Random: {
+    bool drop = spec.op == OpKind::Dropout;
+    checkArity(spec.op, spec.operands.size(), drop ? 3 : 2);
+    unsigned first = drop ? 1 : 0;
+    for (unsigned k = 0; k < 2; ++k) {
+      const Node &s = operand(first + k);
+      if (s.dtype != DType::I32 || s.shape.rank() != 0)
+        fail(llvm::formatv("{0}: the {1} {2} is {3}{4} but must be an i32 scalar (i32[])", op,
+                           k == 0 ? "seed" : "offset", refOf(s), dtypeName(s.dtype),
+                           s.shape.str())
+                 .str());
+    }
+    if (drop) {
+      const Node &x = operand(0);
+      checkOperandType(spec.op, x, spelling);
+      if (!(spec.value >= 0 && spec.value < 1)) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.9g", spec.value);
+        fail(llvm::formatv("dropout: p={0} is outside [0, 1) (the probability of dropping an "
+                           "element)",
+                           text)
+                 .str());
+      }
+      n.dtype = x.dtype;
+      n.shape = x.shape;
+      n.value = static_cast<double>(static_cast<float>(spec.value));
+    } else {
+      checkShape(spec.shape, op);
+      if (!isFloat(spec.dtype))
+        fail(llvm::formatv("{0}: dtype {1}; random numbers are f32, f16 or bf16 (cast them)", op,
+                           dtypeName(spec.dtype))
+                 .str());
+      n.dtype = spec.dtype;
+      n.shape = spec.shape;
+    }
+    // The kernels count elements in 32 bits (ir/Philox.h's counter has room for more).
+    if (n.shape.isBound() && n.shape.numel() > 2147483647)
+      fail(llvm::formatv("{0}: {1} has {2} elements; random ops take at most 2^31 - 1", op,
+                         n.shape.str(), n.shape.numel())
+               .str());
     break;
   }
   case OpClass::Derivative: {

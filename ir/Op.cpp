@@ -34,6 +34,7 @@ bool isElementwise(OpKind op) {
   case OpClass::Reduce:
   case OpClass::View:
   case OpClass::Matmul:
+  case OpClass::Random:
   case OpClass::Derivative:
     return false;
   }

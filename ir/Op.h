@@ -23,13 +23,14 @@ constexpr unsigned kNumOps = 0
 
 enum class OpClass : uint8_t {
   Input, Constant,
-  Iota,   ///< the index along an axis: no operands, no memory traffic
+  Iota,   ///< the index along an axis, or a literal (full): no operands, no memory traffic
   Unary, Binary, Select, Cast,
   Concat, ///< operands side by side along an axis, element by element
   Gather, ///< take, take_along_axis: an operand read at indices from a tensor
   Reduce,
   Scan,   ///< cumsum, cumprod: running sums or products along one axis
   View, Matmul,
+  Random, ///< rand, randn, dropout: element i a function of (seed, offset, i) (ir/Philox.h)
   Derivative ///< grad and vjp: expanded by ir/Autodiff.h before any other stage
 };
 

@@ -332,8 +332,9 @@ private:
     }
   }
 
-  /// `[4096, B, B*S]`, checked with checkShape (`what` names it).
-  Shape parseShape(llvm::StringRef what) {
+  /// `[4096, B, B*S]`, checked with checkShape (`what` names it); with
+  /// `check` false (reshape's target) and a -1 in it, only its rank.
+  Shape parseShape(llvm::StringRef what, bool check = true) {
     Token open = expect(Tok::LBracket, "'['");
     std::vector<Dim> dims;
     if (Cur.kind != Tok::RBracket)
@@ -350,6 +351,9 @@ private:
       }
     expect(Tok::RBracket, "',' or ']'");
     Shape s{std::span<const Dim>(dims)};
+    bool inferred = llvm::any_of(dims, [](const Dim &d) { return d.expr() == DimExpr{-1, {}}; });
+    if (!check && inferred && dims.size() <= kMaxRank) // Graph::add resolves the -1
+      return s;
     try {
       checkShape(s, what);
     } catch (const GraphError &e) {
@@ -522,9 +526,10 @@ private:
     llvm::SmallVector<Operand, 3> operands;
     // iota has no operands; concat takes any number of them.
     size_t maxOperands = *op == OpKind::Concat ? kMaxConcatOperands : 3;
-    if (*op != OpKind::Iota)
+    bool noOperands = opClass(*op) == OpClass::Iota;
+    if (!noOperands)
       operands.push_back(parseOperand());
-    while (*op != OpKind::Iota && Cur.kind == Tok::Comma) {
+    while (!noOperands && Cur.kind == Tok::Comma) {
       consume();
       Token at = Cur;
       operands.push_back(parseOperand());
@@ -533,6 +538,8 @@ private:
     }
     if (*op == OpKind::Iota && (Cur.kind == Tok::Value || Cur.kind == Tok::Number))
       error(Cur, "iota: takes no operands, only shape=[...] axis=A dtype=D");
+    if (*op == OpKind::Full && (Cur.kind == Tok::Value || Cur.kind == Tok::Number))
+      error(Cur, "full: takes no operands, only shape=[...] value=V dtype=D");
     // `add %x %h`: an operand without the comma before it (a value not
     // followed by '=' does not start the next statement).
     if (Cur.kind == Tok::Number || (Cur.kind == Tok::Value && peek().kind != Tok::Equals))
@@ -545,6 +552,8 @@ private:
     spec.name = nameTok.text.str();
     if (spec.op == OpKind::Iota)
       spec.dtype = DType::I32; // the default of dtype=
+    else if (spec.op == OpKind::Full || spec.op == OpKind::Rand || spec.op == OpKind::Randn)
+      spec.dtype = DType::F32;
     llvm::StringMap<bool> seenAttr;
     while (Cur.kind == Tok::Ident && Cur.text != "return") {
       Token key = Cur;
@@ -592,15 +601,19 @@ private:
       case OpClass::Reduce: expected = isArgReduction(spec.op) ? "axis, keepdim" : "axes, keepdim"; break;
       case OpClass::View:
         expected = spec.op == OpKind::Permute ? "perm"
+                   : spec.op == OpKind::Flip  ? "axes"
                    : spec.op == OpKind::Slice ? "axis, start, end, step"
                    : spec.op == OpKind::Pad   ? "before, after, value"
                                               : "shape";
         break;
       case OpClass::Cast: expected = "to"; break;
-      case OpClass::Iota: expected = "shape, axis, dtype"; break;
+      case OpClass::Iota:
+        expected = spec.op == OpKind::Full ? "shape, value, dtype" : "shape, axis, dtype";
+        break;
       case OpClass::Concat:
       case OpClass::Gather:
       case OpClass::Scan: expected = "axis"; break;
+      case OpClass::Random: expected = spec.op == OpKind::Dropout ? "p" : "shape, dtype"; break;
       case OpClass::Input:
       case OpClass::Constant:
       case OpClass::Unary:
@@ -623,13 +636,16 @@ private:
       if (v.text != "true" && v.text != "false")
         error(v, "expected true or false, got " + describe(v));
       spec.keepdim = v.text == "true";
+    } else if (key.text == "axes" && spec.op == OpKind::Flip) {
+      spec.axes = parseIntList("axis");
     } else if (key.text == "perm" && spec.op == OpKind::Permute) {
       spec.perm = parseIntList("axis");
     } else if (key.text == "shape" &&
                (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)) {
-      spec.shape = parseShape(opName(spec.op));
+      // reshape's -1 (the inferred dimension) is resolved and checked by Graph::add
+      spec.shape = parseShape(opName(spec.op), /*check=*/spec.op != OpKind::Reshape);
     } else if (key.text == "axis" && (spec.op == OpKind::Slice || cls == OpClass::Concat ||
-                                      cls == OpClass::Iota || cls == OpClass::Gather ||
+                                      spec.op == OpKind::Iota || cls == OpClass::Gather ||
                                       cls == OpClass::Scan)) {
       spec.axis = parseInt(expect(Tok::Number, "an integer axis"), "axis");
     } else if ((key.text == "start" || key.text == "end" || key.text == "step") &&
@@ -638,21 +654,42 @@ private:
       (key.text == "start" ? spec.start : key.text == "end" ? spec.end : spec.step) = v;
     } else if ((key.text == "before" || key.text == "after") && spec.op == OpKind::Pad) {
       (key.text == "before" ? spec.before : spec.after) = parseIntList("count");
-    } else if (key.text == "value" && spec.op == OpKind::Pad) {
+    } else if (key.text == "value" && (spec.op == OpKind::Pad || spec.op == OpKind::Full)) {
       Token at = Cur;
       Operand v = parseOperand();
       auto *lit = std::get_if<Literal>(&v);
       if (!lit)
-        error(at, "pad: value= is a number literal, not a value");
+        error(at, llvm::formatv("{0}: value= is a number literal, not a value", opName(spec.op))
+                      .str());
       spec.value = lit->value;
+    } else if (key.text == "p" && spec.op == OpKind::Dropout) {
+      Token at = Cur;
+      Operand v = parseOperand();
+      auto *lit = std::get_if<Literal>(&v);
+      if (!lit || lit->isBool)
+        error(at, "dropout: p= is a number literal, not a value");
+      spec.value = lit->value;
+    } else if ((key.text == "shape" || key.text == "dtype") &&
+               (spec.op == OpKind::Rand || spec.op == OpKind::Randn)) {
+      if (key.text == "shape") {
+        spec.shape = parseShape(opName(spec.op));
+      } else {
+        Token v = expect(Tok::Ident, "a dtype");
+        std::optional<DType> d = parseDType(v.text);
+        if (!d)
+          error(v, llvm::formatv("unknown dtype '{0}' (expected f32, f16 or bf16)", shown(v.text))
+                       .str());
+        spec.dtype = *d;
+      }
     } else if (key.text == "shape" && cls == OpClass::Iota) {
       spec.shape = parseShape(opName(spec.op));
     } else if (key.text == "dtype" && cls == OpClass::Iota) {
       Token v = expect(Tok::Ident, "a dtype");
       std::optional<DType> d = parseDType(v.text);
       if (!d)
-        error(v, llvm::formatv("unknown dtype '{0}' (expected f32, f16, bf16 or i32)",
-                               shown(v.text))
+        error(v, llvm::formatv("unknown dtype '{0}' (expected f32, f16, bf16{1})",
+                               shown(v.text),
+                               spec.op == OpKind::Full ? ", i32 or bool" : " or i32")
                      .str());
       spec.dtype = *d;
     } else if (key.text == "to" && cls == OpClass::Cast) {
@@ -686,6 +723,14 @@ private:
       needAll({"axis"});
     else if (spec.op == OpKind::Iota)
       needAll({"shape", "axis"});
+    else if (spec.op == OpKind::Full)
+      needAll({"shape", "value"});
+    else if (spec.op == OpKind::Flip)
+      need = "axes";
+    else if (spec.op == OpKind::Rand || spec.op == OpKind::Randn)
+      need = "shape";
+    else if (spec.op == OpKind::Dropout)
+      need = "p";
     else if (spec.op == OpKind::Permute)
       need = "perm";
     else if (spec.op == OpKind::Reshape || spec.op == OpKind::Broadcast)
@@ -724,12 +769,17 @@ private:
       std::optional<DType> t = litType;
       if (cls == OpClass::Select && i == 0)
         t = DType::Bool;
+      // a random op's seed and offset: i32 literals (`rand 42, 0 shape=[8]`)
+      bool seedOrOffset = cls == OpClass::Random && i + 2 >= operands.size();
+      if (seedOrOffset)
+        t = DType::I32;
       if (cls == OpClass::View && !t)
         error(lit->tok, llvm::formatv("{0}: a literal operand needs the statement's type (e.g. "
                                       "`: f32[4]`) to take its dtype from",
                                       opName(spec.op))
                             .str());
-      if (cls != OpClass::Binary && cls != OpClass::Select && cls != OpClass::View)
+      if (cls != OpClass::Binary && cls != OpClass::Select && cls != OpClass::View &&
+          !seedOrOffset)
         error(lit->tok, llvm::formatv("{0}: operand {1} must be a value (%name), not a literal",
                                       opName(spec.op), i)
                             .str());

@@ -75,6 +75,9 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
       os << " axis=" << n.axis << " start=" << n.start << " end=" << n.end;
       if (n.step != 1)
         os << " step=" << n.step;
+    } else if (n.op == OpKind::Flip) {
+      os << " axes=";
+      printDims(os, n.axes);
     } else if (n.op == OpKind::Pad) {
       os << " before=";
       printDims(os, n.before);
@@ -90,12 +93,22 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     break;
   case OpClass::Iota:
     os << " shape=" << n.shape.str();
-    os << " axis=" << n.axis << " dtype=" << dtypeName(n.dtype);
+    if (n.op == OpKind::Full)
+      os << " value=" << literalText(n.value, n.dtype);
+    else
+      os << " axis=" << n.axis;
+    os << " dtype=" << dtypeName(n.dtype);
     break;
   case OpClass::Concat:
   case OpClass::Gather:
   case OpClass::Scan:
     os << " axis=" << n.axis;
+    break;
+  case OpClass::Random:
+    if (n.op == OpKind::Dropout)
+      os << " p=" << literalText(n.value, DType::F32);
+    else
+      os << " shape=" << n.shape.str() << " dtype=" << dtypeName(n.dtype);
     break;
   case OpClass::Input:
   case OpClass::Constant:

@@ -128,6 +128,9 @@ std::optional<Graph> resized(const Graph &g, int64_t from, int64_t to) {
       switch (s.op) {
       case OpKind::Input:
       case OpKind::Iota:
+      case OpKind::Full:
+      case OpKind::Rand:
+      case OpKind::Randn:
       case OpKind::Broadcast: s.shape = substituted(s.shape, from, to); break;
       case OpKind::Reshape: {
         std::optional<Shape> t = reshapedTo(s.shape, out.node(s.operands[0]).shape, from, to);
@@ -149,7 +152,8 @@ std::optional<Graph> resized(const Graph &g, int64_t from, int64_t to) {
       case OpKind::Vjp:
       case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
       case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice:
-      case OpKind::Pad:
+      case OpKind::Pad: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
+      case OpKind::Dropout:
         break;
       }
       out.add(s);

@@ -13,6 +13,10 @@
 
 namespace minijit {
 
+bool holdsRandom(const LoweredKernel &k) {
+  return llvm::any_of(k.held, [](const KHeld &h) { return opClass(h.op) == OpClass::Random; });
+}
+
 std::string kernelName(const LoweredKernel &k, const Schedule &s) {
   std::set<OpKind> ops;
   std::vector<std::string> order;
@@ -20,7 +24,7 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
   for (const KHeld &h : k.held) {
     bool reduce = opClass(h.op) == OpClass::Reduce;
     bool computes = opClass(h.op) == OpClass::Concat || opClass(h.op) == OpClass::Iota ||
-                    opClass(h.op) == OpClass::Gather;
+                    opClass(h.op) == OpClass::Gather || opClass(h.op) == OpClass::Random;
     if (!isElementwise(h.op) && !reduce && !computes)
       continue;
     if (reduce) {

@@ -22,6 +22,12 @@ const std::string &cudaPreamble();
 /// What a kernel of clusters (LaunchGeometry::cluster > 1, sm_90) needs
 /// after cudaPreamble(): mj_cluster_sync, the cluster's barrier.
 const std::string &clusterPreamble();
+/// After cudaPreamble() for a kernel that holds a random op (rand, randn,
+/// dropout): Philox4x32-10 and the calls the emitter makes (mj_rand,
+/// mj_randn, mj_dropout), the arithmetic of ir/Philox.h.
+const std::string &randomPreamble();
+/// Whether kernel `k` holds a random op (and needs randomPreamble()).
+bool holdsRandom(const LoweredKernel &k);
 
 /// What a Hopper matmul kernel (ScheduleKind::MatmulWgmma) needs after
 /// cudaPreamble(): mbarriers, TMA loads, wgmma descriptors and fences, and
@@ -42,8 +48,8 @@ std::string wgmmaFunction(unsigned n, DType dtype);
 std::string wgmmaName(unsigned n, DType dtype);
 
 /// The preamble kernel `k` scheduled as `s` is compiled after: cudaPreamble(),
-/// clusterPreamble() for a kernel of clusters, and hopperPreamble() for a
-/// Hopper matmul.
+/// clusterPreamble() for a kernel of clusters, randomPreamble() for one that
+/// holds a random op, and hopperPreamble() for a Hopper matmul.
 std::string kernelPreamble(const LoweredKernel &k, const Schedule &s);
 
 /// A name that says the schedule and the ops: poi_mul_tanh_add_k1,

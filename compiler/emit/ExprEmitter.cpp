@@ -111,8 +111,11 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Abs: return isInt ? "(" + a + " < 0 ? mj_ineg(" + a + ") : " + a + ")" : call("fabsf", nullptr);
     case OpKind::Exp: return call("expf", "__expf");
     case OpKind::Exp2: return call("exp2f", nullptr);
+    // expm1f and log1pf even for 16-bit results: precise near 0 is their point.
+    case OpKind::Expm1: return call("expm1f", nullptr);
     case OpKind::Log: return call("logf", "__logf");
     case OpKind::Log2: return call("log2f", "__log2f");
+    case OpKind::Log1p: return call("log1pf", nullptr);
     case OpKind::Sqrt: return call("sqrtf", nullptr);
     case OpKind::Rsqrt: return call("rsqrtf", nullptr);
     case OpKind::Sin: return call("sinf", "__sinf");
@@ -154,6 +157,12 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Cast: return castText(argTypes[0], result, a);
     // The index (an int) as the iota's dtype, rounded as a cast would.
     case OpKind::Iota: return castText(DType::I32, result, a);
+    // The seed, the offset, the element's index (and dropout's p): the
+    // preamble's Philox (randomPreamble), as ir/Philox.h computes it.
+    case OpKind::Rand: return "mj_rand(" + a + ", " + b + ", " + args[2] + ")";
+    case OpKind::Randn: return "mj_randn(" + a + ", " + b + ", " + args[2] + ")";
+    case OpKind::Dropout:
+      return "mj_dropout(" + a + ", " + b + ", " + args[2] + ", " + args[3] + ", " + args[4] + ")";
     case OpKind::Input:
     case OpKind::Constant:
     case OpKind::Sum:
@@ -169,6 +178,8 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Permute:
     case OpKind::Broadcast:
     case OpKind::Slice:
+    case OpKind::Flip:
+    case OpKind::Full: // a literal where it is read (lower/Lowering.cpp)
     case OpKind::Take:
     case OpKind::TakeAlongAxis:
     case OpKind::Matmul:
@@ -196,7 +207,8 @@ ReduceText reduceText(OpKind op, bool isInt) {
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
   case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
-  case OpKind::Grad: case OpKind::Vjp:
+  case OpKind::Grad: case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
+  case OpKind::Full: case OpKind::Rand: case OpKind::Randn: case OpKind::Dropout:
   // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
   case OpKind::Argmax: case OpKind::Argmin: break;
   case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp
@@ -222,7 +234,8 @@ std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const 
   case OpKind::Where: case OpKind::Cast: case OpKind::Reshape: case OpKind::Permute:
   case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad: case OpKind::Concat:
   case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
-  case OpKind::Grad: case OpKind::Vjp:
+  case OpKind::Grad: case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
+  case OpKind::Full: case OpKind::Rand: case OpKind::Randn: case OpKind::Dropout:
   // (value, index) pairs: KernelEmitter writes them (mj_arg_update)
   case OpKind::Argmax: case OpKind::Argmin: break;
   case OpKind::Cumsum: case OpKind::Cumprod: break; // emit/Scan.cpp

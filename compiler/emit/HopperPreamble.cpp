@@ -167,7 +167,8 @@ std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s)
 std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {
   const MatmulWgmmaSchedule *w = s.getIf<MatmulWgmmaSchedule>();
   std::string cluster = s.geometry().cluster > 1 ? clusterPreamble() : std::string();
-  return cudaPreamble() + cluster + (w ? hopperPreamble(k, *w) : std::string());
+  std::string random = holdsRandom(k) ? randomPreamble() : std::string();
+  return cudaPreamble() + cluster + random + (w ? hopperPreamble(k, *w) : std::string());
 }
 
 std::string hopperPreamble(const std::set<std::string> &wgmmas) {

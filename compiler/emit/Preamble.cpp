@@ -258,6 +258,44 @@ const std::string &cudaPreamble() {
   return text;
 }
 
+const std::string &randomPreamble() {
+  static const std::string text =
+      R"(// ---- random numbers: Philox4x32-10, as ir/Philox.h computes them ----
+// Element i of a random op: the counter (i's low and high words, the offset,
+// 0) encrypted under the key (the seed, 0).
+__device__ __forceinline__ uint4 mj_philox(unsigned c0, unsigned c1, unsigned c2, unsigned c3, unsigned k0, unsigned k1) {
+#pragma unroll
+  for (int r = 0; r < 10; ++r) {
+    if (r) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+    const unsigned lo0 = 0xD2511F53u * c0, hi0 = __umulhi(0xD2511F53u, c0);
+    const unsigned lo1 = 0xCD9E8D57u * c2, hi1 = __umulhi(0xCD9E8D57u, c2);
+    const unsigned n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
+  }
+  return make_uint4(c0, c1, c2, c3);
+}
+__device__ __forceinline__ uint4 mj_random_words(int seed, int offset, long long i) {
+  const unsigned long long u = (unsigned long long)i;
+  return mj_philox((unsigned)u, (unsigned)(u >> 32), (unsigned)offset, 0u, (unsigned)seed, 0u);
+}
+// [0, 1): the top 24 bits times 2^-24, exact in f32
+__device__ __forceinline__ float mj_uniform(unsigned w) { return (float)(w >> 8) * 5.9604644775390625e-08f; }
+__device__ __forceinline__ float mj_rand(int seed, int offset, long long i) {
+  return mj_uniform(mj_random_words(seed, offset, i).x);
+}
+// Box-Muller: u1 in (0, 1], u2 in [0, 1)
+__device__ __forceinline__ float mj_randn(int seed, int offset, long long i) {
+  const uint4 w = mj_random_words(seed, offset, i);
+  const float u1 = (float)((w.x >> 8) + 1u) * 5.9604644775390625e-08f;
+  return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * mj_uniform(w.y));
+}
+__device__ __forceinline__ float mj_dropout(float x, int seed, int offset, long long i, float p) {
+  return mj_rand(seed, offset, i) >= p ? x * (1.0f / (1.0f - p)) : 0.0f;
+}
+)";
+  return text;
+}
+
 const std::string &clusterPreamble() {
   static const std::string text =
       R"(// ---- a cluster of blocks (sm_90) ----

@@ -89,6 +89,7 @@ private:
     // kernels of their own with fusion off, as in an eager framework.
     return isElementwise(n.op) || n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul ||
            n.cls() == OpClass::Concat || n.cls() == OpClass::Iota || n.cls() == OpClass::Gather ||
+           n.cls() == OpClass::Random ||
            n.cls() == OpClass::Scan;
   }
 

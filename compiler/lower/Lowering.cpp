@@ -283,6 +283,12 @@ private:
         out.push_back(L.ctx.clamp(L.ctx.add(idx[d], IndexExpr::constant(-n.before[d])), in[d] - 1));
       return out;
     }
+    case OpKind::Flip: {
+      Index out = idx;
+      for (int64_t a : n.axes)
+        out[a] = L.ctx.add(L.ctx.mul(idx[a], -1), IndexExpr::constant(in[a] - 1));
+      return out;
+    }
     case OpKind::Reshape:
       return reshapedIndex(n.shape, idx, in);
     // not views
@@ -297,7 +303,9 @@ private:
     case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
     case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
     case OpKind::Concat: case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis:
-    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod: break;
+    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod:
+    case OpKind::Expm1: case OpKind::Log1p: case OpKind::Full: case OpKind::Rand:
+    case OpKind::Randn: case OpKind::Dropout: break;
     }
     llvm_unreachable("not a view");
   }
@@ -425,7 +433,8 @@ private:
       return it->second;
     const Node &n = G.node(id);
     int result;
-    if (n.op == OpKind::Constant) {
+    if (n.op == OpKind::Constant || (n.op == OpKind::Full && InKernel[id])) {
+      // a full read inside its kernel is its literal, whatever the index
       KValue v;
       v.kind = KValue::Kind::Literal;
       v.node = id;
@@ -476,6 +485,7 @@ private:
       case OpClass::Concat: result = concatValue(id, idx); break;
       case OpClass::Gather: result = gatherValue(id, idx); break;
       case OpClass::Scan: result = scanResult(id, idx); break;
+      case OpClass::Random: result = randomValue(id, idx); break;
       case OpClass::Input:
       case OpClass::Constant:
         llvm_unreachable("handled above");
@@ -485,6 +495,49 @@ private:
     if (result >= 0)
       Memo[key] = result;
     return result;
+  }
+
+  /// A random op's element at `idx`: a call on the seed and offset (scalar
+  /// loads), the element's row-major position in the op's result (an i32
+  /// index value: random ops have fewer than 2^31 elements) and, for
+  /// dropout, x at the same index and p (a literal of the node's value).
+  int randomValue(ValueId id, const Index &idx) {
+    const Node &n = G.node(id);
+    bool drop = n.op == OpKind::Dropout;
+    KValue v;
+    v.kind = KValue::Kind::Compute;
+    v.node = id;
+    if (drop) {
+      int x = value(n.operands[0], idx);
+      if (x < 0)
+        return -1;
+      v.args.push_back(x);
+    }
+    for (unsigned k = drop ? 1 : 0; k < n.operands.size(); ++k) {
+      int a = value(n.operands[k], Index{});
+      if (a < 0)
+        return -1;
+      v.args.push_back(a);
+    }
+    KValue at;
+    at.kind = KValue::Kind::Index;
+    at.node = id;
+    at.offset = offsetOf(n.shape, idx);
+    for (int a : L.ctx.valuesIn(at.offset)) // a gather's index values it reads
+      at.args.push_back(a);
+    int position = addValue(at);
+    L.values[position].dtype = DType::I32;
+    L.values[position].name = n.name + "_i";
+    v.args.push_back(position);
+    if (drop) {
+      KValue p;
+      p.kind = KValue::Kind::Literal;
+      p.node = id;
+      int lit = addValue(p);
+      L.values[lit].dtype = DType::F32;
+      v.args.push_back(lit);
+    }
+    return addValue(v);
   }
 
   /// The predicate that `tests` all hold, or -1 when they always do.

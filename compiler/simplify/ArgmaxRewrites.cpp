@@ -71,7 +71,7 @@ std::optional<Step> monotoneStep(const Graph &g, ValueId v, int64_t axis) {
   auto constant = [&](ValueId o) { return constantAlong(g, o, n.shape, axis); };
   switch (n.op) {
   case OpKind::Exp: case OpKind::Exp2: case OpKind::Tanh: case OpKind::Sigmoid:
-  case OpKind::Erf:
+  case OpKind::Erf: case OpKind::Expm1:
     return Step{n.operands[0], false};
   case OpKind::Neg:
     return Step{n.operands[0], true};
@@ -103,7 +103,7 @@ std::optional<Step> monotoneStep(const Graph &g, ValueId v, int64_t axis) {
       return Step{x, false};
     return std::nullopt;
   }
-  // Not strictly monotone over all of its operand's values (log, sqrt, rsqrt,
+  // Not strictly monotone over all of its operand's values (log, log1p, sqrt, rsqrt,
   // recip: NaN or a jump outside their domain; relu, floor, ceil, abs: ties),
   // a cast (its rounding makes ties), or not elementwise.
   case OpKind::Input: case OpKind::Constant: case OpKind::Iota: case OpKind::Abs:
@@ -116,7 +116,9 @@ std::optional<Step> monotoneStep(const Graph &g, ValueId v, int64_t axis) {
   case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
   case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Reshape:
   case OpKind::Permute: case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad:
-  case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
+  case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: case OpKind::Log1p:
+  case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
+  case OpKind::Dropout:
     return std::nullopt;
   }
   return std::nullopt;

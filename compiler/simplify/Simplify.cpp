@@ -103,12 +103,24 @@ private:
         k += llvm::formatv("a{0}s{1}e{2}k{3}", s.axis, s.start, s.end, s.step).str();
       if (s.op == OpKind::Pad)
         k += Shape(s.before).str() + Shape(s.after).str() + "=" + literalText(s.value, DType::F32);
+      if (s.op == OpKind::Flip)
+        k += "flip" + Shape(*s.axes).str();
       break;
     case OpClass::Cast: k += std::string(dtypeName(s.dtype)); break;
-    case OpClass::Iota: k += s.shape.str() + std::string(dtypeName(s.dtype)) + "a" + std::to_string(s.axis); break;
+    case OpClass::Iota:
+      k += s.shape.str() + std::string(dtypeName(s.dtype)) + "a" + std::to_string(s.axis);
+      if (s.op == OpKind::Full)
+        k += "=" + literalText(s.value, s.dtype);
+      break;
     case OpClass::Concat:
     case OpClass::Gather:
     case OpClass::Scan: k += "a" + std::to_string(s.axis); break;
+    // A random op's numbers are a function of its operands and attributes:
+    // two with the same seed, offset, shape and dtype (or x and p) are the
+    // same numbers, and one serves both.
+    case OpClass::Random:
+      k += s.shape.str() + std::string(dtypeName(s.dtype)) + "p" + literalText(s.value, DType::F32);
+      break;
     case OpClass::Input:
     case OpClass::Unary:
     case OpClass::Binary:
@@ -173,6 +185,8 @@ private:
         return padOf(s);
       if (n.op == OpKind::Reshape)
         return reshapeTo(s.operands[0], n.shape, n.name);
+      if (n.op == OpKind::Flip)
+        return flipOf(n, s);
       if (out(s.operands[0]).shape == n.shape &&
           (n.op == OpKind::Broadcast || isIdentityPerm(n.perm)))
         return s.operands[0];
@@ -190,9 +204,26 @@ private:
       }
       return emit(s);
     case OpClass::Matmul: return emit(s);
+    // Never folded: no literal holds the numbers. dropout with p = 0 keeps
+    // every element at scale 1.
+    case OpClass::Random:
+      if (n.op == OpKind::Dropout && n.value == 0)
+        return s.operands[0];
+      return emit(s);
     case OpClass::Derivative: llvm_unreachable("autodiff runs before simplify");
     }
     llvm_unreachable("bad op class");
+  }
+
+  /// A flip of size-1 axes only is its operand; a flip of a flip of the same
+  /// axes is the flipped value.
+  ValueId flipOf(const Node &n, NodeSpec &s) {
+    const Node &x = out(s.operands[0]);
+    if (llvm::all_of(n.axes, [&](int64_t a) { return x.shape[a] == 1; }))
+      return s.operands[0];
+    if (x.op == OpKind::Flip && x.axes == n.axes)
+      return x.operands[0];
+    return emit(s);
   }
 
   /// A slice of the whole axis is its operand; a slice of a slice is one
@@ -303,7 +334,8 @@ private:
     case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
     case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod:
     case OpKind::Grad:
-    case OpKind::Vjp: break;
+    case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
+    case OpKind::Full: case OpKind::Rand: case OpKind::Randn: case OpKind::Dropout: break;
     }
     return emit(s);
   }

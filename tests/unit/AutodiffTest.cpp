@@ -132,8 +132,10 @@ TEST(Autodiff, UnaryRulesMatchFiniteDifferences) {
       {"abs", {kM}, [](auto &x) { return abs(x[0]); }, awayFromZero},
       {"exp", {kM}, [](auto &x) { return exp(x[0]); }},
       {"exp2", {kM}, [](auto &x) { return exp2(x[0]); }},
+      {"expm1", {kM}, [](auto &x) { return expm1(x[0]); }},
       {"log", {kM}, [](auto &x) { return log(x[0]); }, positive},
       {"log2", {kM}, [](auto &x) { return log2(x[0]); }, positive},
+      {"log1p", {kM}, [](auto &x) { return log1p(x[0]); }, positive},
       {"sqrt", {kM}, [](auto &x) { return sqrt(x[0]); }, positive},
       {"rsqrt", {kM}, [](auto &x) { return rsqrt(x[0]); }, positive},
       {"sin", {kM}, [](auto &x) { return sin(x[0]); }},
@@ -518,6 +520,19 @@ TEST(Autodiff, DataMovementRulesMatchFiniteDifferences) {
       {"iota_scaled",
        {Shape{2, 5}},
        [](auto &x) { return x[0] * iota(x[0].graph(), {2, 5}, 1, x[0].dtype()); }},
+      {"flip", {Shape{3, 4, 5}}, [](auto &x) { return exp(flip(x[0], {0, 2})) * x[0]; }},
+      // the mask depends on the seed, offset and index only: the gradient
+      // reuses it (a literal seed and offset, so no input is an integer)
+      {"dropout",
+       {Shape{4, 33}},
+       [](auto &x) {
+         Graph &g = x[0].graph();
+         Tensor seed(&g, g.constant(1234, DType::I32)), offset(&g, g.constant(5, DType::I32));
+         return dropout(sin(x[0]), seed, offset, 0.3) * x[0];
+       }},
+      {"full_scaled",
+       {Shape{2, 5}},
+       [](auto &x) { return x[0] * full(x[0].graph(), {2, 5}, 1.5, x[0].dtype()); }},
   };
   for (const GradCase &tc : cases)
     checkBoth(tc);

@@ -25,7 +25,9 @@ double allowedUlps(OpKind op) {
   case OpKind::Sqrt:
   case OpKind::Recip: return 0.5;
   case OpKind::Log:
-  case OpKind::Log2: return 1;
+  case OpKind::Log2:
+  case OpKind::Expm1:
+  case OpKind::Log1p: return 1;
   case OpKind::Exp:
   case OpKind::Exp2:
   case OpKind::Sin:

@@ -262,11 +262,11 @@ TEST(ParseErrors, UnknownOpWithAHint) {
 
 TEST(ParseErrors, UnknownOpWithoutAHint) {
   EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = frobnicate %x\n  return %y\n}\n"),
-            "t.mj:2:8: error: unknown op 'frobnicate' (the ops: iota neg abs exp exp2 log log2 "
-            "sqrt rsqrt sin cos tanh sigmoid erf relu recip floor ceil round_tf32 not add sub mul div pow "
-            "maximum minimum eq ne lt le gt ge and or where cast sum mean max min prod argmax "
-            "argmin concat take take_along_axis cumsum cumprod reshape permute broadcast slice "
-            "pad matmul grad vjp)");
+            "t.mj:2:8: error: unknown op 'frobnicate' (the ops: iota full neg abs exp exp2 expm1 "
+            "log log2 log1p sqrt rsqrt sin cos tanh sigmoid erf relu recip floor ceil round_tf32 "
+            "not add sub mul div pow maximum minimum eq ne lt le gt ge and or where cast sum mean "
+            "max min prod argmax argmin concat take take_along_axis cumsum cumprod reshape "
+            "permute broadcast slice pad flip matmul rand randn dropout grad vjp)");
   // "input" and "constant" are not spellable.
   EXPECT_EQ(parseErrorOf(std::string(kHeader) + "  %y = constant %x\n  return %y\n}\n")
                 .rfind("t.mj:2:8: error: unknown op 'constant'", 0),

@@ -1,0 +1,81 @@
+"""One island of a partitioned graph, run by minijit in place of its ATen ops.
+
+An Island is an nn.Module that the backend puts where the partitioner left a
+fused submodule. In "cpu" mode it runs the translated graph on minijit's CPU
+reference (numpy arrays in and out); in "cuda" mode it runs the compiled
+kernels on PyTorch's tensors and current stream. Either way its outputs have
+the dtypes and strides PyTorch traced (meta["val"]).
+"""
+
+import numpy as np
+import torch
+
+from . import library
+
+def toNumpy(tensor):
+    tensor = tensor.detach().cpu()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.float()
+    elif tensor.dtype == torch.int64:
+        tensor = tensor.to(torch.int32)
+    return tensor.contiguous().numpy()
+
+
+class Island(torch.nn.Module):
+    def __init__(self, translation, mode, options, name):
+        super().__init__()
+        self.translation = translation
+        self.mode = mode
+        self.name = name
+        self.text = translation.text
+        self.compiled = None
+        self.lastDims = None
+        if mode == "cuda":
+            self.compiled = library.compile(self.text, **options)
+
+    def ops(self):
+        return [n.target for n in self.translation.nodes]
+
+    def bindDims(self, args):
+        dims = {}
+        for name, source in self.translation.bindings.items():
+            if source[0] == "tensor":
+                dims[name] = int(args[source[1]].shape[source[2]])
+            else:
+                dims[name] = int(args[source[1]])
+        return dims
+
+    def forward(self, *args):
+        t = self.translation
+        dims = self.bindDims(args)
+        self.lastDims = dims
+        tensors = [a for a, spec in zip(args, t.inputs) if spec.kind == "tensor"]
+        if self.mode == "cpu":
+            arrays = [toNumpy(a) for a in tensors]
+            buffers = [torch.from_numpy(np.ascontiguousarray(b)) for b in library.evaluate(self.text, arrays, dims)]
+        else:
+            buffers = self.runCuda(tensors, dims)
+        return tuple(self.shape(b, spec, dims) for b, spec in zip(buffers, t.outputs))
+
+    def runCuda(self, tensors, dims):
+        ready = []
+        for a in tensors:
+            if a.dtype == torch.int64:
+                a = a.to(torch.int32)
+            if not a.is_contiguous():
+                a = a.contiguous()
+            ready.append(a.detach())
+        stream = torch.cuda.current_stream(ready[0].device if ready else None).cuda_stream
+        outs = self.compiled.run(*ready, dims=dims, stream=stream)
+        return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+    @staticmethod
+    def shape(buffer, spec, dims):
+        out = buffer
+        if out.dtype != spec.dtype:
+            out = out.to(spec.dtype)
+        if out.device != spec.device:
+            out = out.to(spec.device)
+        if spec.perm is not None:
+            out = out.permute(spec.inverse)
+        return out

@@ -1,0 +1,174 @@
+"""An FX graph of ATen ops (one island of the partition) as one minijit graph.
+
+translateIsland() walks the island's nodes in order, lowering each through the
+table in lowerings.py, and describes how to call the result: which inputs are
+tensors (and which need a cast, int64 -> i32), which named dimension each
+symbolic size binds to, and how each output's buffer becomes a tensor with the
+strides PyTorch expects (meta["val"]).
+"""
+
+import re
+
+import torch
+
+from .emitter import Emitter, Unsupported, Value
+from .lowerings import LOWERINGS, Context, dimOf, mjDtype, shapeOf
+
+
+def hintInt(size):
+    if isinstance(size, int):
+        return size
+    hint = size.node.hint
+    if hint is None:
+        raise Unsupported(f"the size {size} has no hint")
+    return int(hint)
+
+
+class InputSpec:
+    """One placeholder of the island: a tensor argument or a SymInt."""
+
+    def __init__(self, kind, dtype=None, shape=None, symbol=None):
+        self.kind = kind  # "tensor" or "symint"
+        self.dtype = dtype  # torch dtype of a tensor input
+        self.shape = shape  # its dimensions in the text (ints or names)
+        self.symbol = symbol  # the name a SymInt input binds, or None
+
+
+class OutputSpec:
+    """One output: how the graph's buffer becomes the tensor PyTorch expects."""
+
+    def __init__(self, val, perm):
+        self.dtype = val.dtype  # torch dtype to return (int64 comes back as i32)
+        self.device = val.device
+        self.perm = perm  # None: contiguous; else the buffer holds permute(perm)
+        self.inverse = None if perm is None else [perm.index(i) for i in range(len(perm))]
+        self.stride = tuple(hintInt(s) for s in val.stride())
+        self.symbolicSize = tuple(dimOf(s) for s in val.shape)
+
+
+def contiguousStrides(sizes):
+    strides, running = [], 1
+    for s in reversed(sizes):
+        strides.append(running)
+        running *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def layoutOf(val):
+    """The permutation whose contiguous buffer has val's strides, None if val is
+    contiguous; raises Unsupported for layouts no permutation gives."""
+    sizes = [hintInt(s) for s in val.shape]
+    strides = [hintInt(s) for s in val.stride()]
+    if all(s == t or n == 1 for s, t, n in zip(strides, contiguousStrides(sizes), sizes)):
+        return None
+    order = sorted(range(len(sizes)), key=lambda i: (-strides[i], i))
+    physical = [sizes[i] for i in order]
+    expected = contiguousStrides(physical)
+    if all(strides[i] == expected[k] or sizes[i] == 1 for k, i in enumerate(order)):
+        return order
+    raise Unsupported(f"an output with strides {strides} (sizes {sizes})")
+
+
+class Translation:
+    def __init__(self, text, inputs, outputs, bindings, emitter, nodes):
+        self.text = text
+        self.inputs = inputs
+        self.outputs = outputs
+        self.bindings = bindings  # name -> ("tensor", input, axis) or ("symint", input)
+        self.emitter = emitter
+        self.nodes = nodes
+
+    def nodeOfError(self, message):
+        """The ATen node whose statement a minijit error message points at."""
+        match = re.search(r":(\d+):\d+", message)
+        if match:
+            return self.emitter.ownerOfLine(int(match.group(1)))
+        return None
+
+
+def translateIsland(gm, name="island"):
+    """Lowers a GraphModule of ATen ops (placeholders, ops, one output) to text."""
+    e = Emitter()
+    env = {}
+    inputs, bindings = [], {}
+    nodes = []
+    outputNode = None
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            val = node.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                shape = shapeOf(val)
+                env[node] = e.argument(mjDtype(val.dtype), shape)
+                index = len(inputs)
+                inputs.append(InputSpec("tensor", val.dtype, shape))
+                for axis, d in enumerate(shape):
+                    if isinstance(d, str) and d not in bindings:
+                        bindings[d] = ("tensor", index, axis)
+            elif isinstance(val, torch.SymInt):
+                d = dimOf(val)
+                symbol = d if isinstance(d, str) and d.isidentifier() else None
+                inputs.append(InputSpec("symint", symbol=symbol))
+                if symbol and symbol not in bindings:
+                    bindings[symbol] = ("symint", len(inputs) - 1)
+            else:
+                raise Unsupported(f"the input {node.name} of type {type(val).__name__}")
+        elif node.op == "call_function":
+            fn = LOWERINGS.get(node.target)
+            if fn is None:
+                raise Unsupported(f"no lowering for {node.target}")
+            e.owner = node
+            env[node] = fn(Context(e, env), node)
+            nodes.append(node)
+        elif node.op == "output":
+            outputNode = node
+        else:
+            raise Unsupported(f"a {node.op} node")
+    results = outputNode.args[0]
+    if not isinstance(results, (list, tuple)):
+        results = (results,)
+    e.owner = None
+    outValues, outputs = [], []
+    for r in results:
+        v = env.get(r)
+        if not isinstance(v, Value):
+            raise Unsupported(f"the output {r} is not a tensor")
+        val = r.meta["val"]
+        perm = layoutOf(val)
+        if perm is not None:
+            v = e.permute(v, perm)
+        outValues.append(v)
+        outputs.append(OutputSpec(val, perm))
+    for d in {d for v in outValues for d in v.shape if isinstance(d, str)}:
+        for symbol in re.findall(r"[A-Za-z_]\w*", d):
+            if symbol not in bindings:
+                raise Unsupported(f"the size {symbol} comes from no input")
+    return Translation(e.text(name, outValues), inputs, outputs, bindings, e, nodes)
+
+
+def checkNode(node):
+    """Raises Unsupported (with the reason) unless `node` lowers on its own."""
+    fn = LOWERINGS.get(node.target)
+    if fn is None:
+        raise Unsupported("no lowering")
+    e = Emitter()
+    env = {}
+    for arg in node.all_input_nodes:
+        val = arg.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            env[arg] = e.argument(mjDtype(val.dtype), shapeOf(val))
+        elif isinstance(val, (tuple, list)) and node.target.__name__ == "getitem":
+            env[arg] = tuple(Value("%t", mjDtype(t.dtype), shapeOf(t)) for t in val)
+    vals = node.meta.get("val")
+    for val in vals if isinstance(vals, (tuple, list)) else (vals,):
+        if not isinstance(val, torch.Tensor):
+            raise Unsupported("a result that is not a tensor")
+        mjDtype(val.dtype)
+        if any(hintInt(s) == 0 for s in val.shape):
+            raise Unsupported("an empty tensor")
+        shapeOf(val)
+    result = fn(Context(e, env), node)
+    results = result if isinstance(result, tuple) else (result,)
+    expected = vals if isinstance(vals, (tuple, list)) else (vals,)
+    for r, val in zip(results, expected):
+        if r.rank != val.dim():
+            raise Unsupported(f"internal: rank {r.rank} where PyTorch has {val.dim()}")

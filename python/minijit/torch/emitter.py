@@ -302,8 +302,12 @@ class Emitter:
 
     def takeAlongAxis(self, x, idx, axis):
         axis = normAxis(axis, x.rank)
-        shape = list(broadcastShapes(x.shape, idx.shape))
-        shape[axis] = idx.shape[axis]
+        if x.rank != idx.rank:
+            raise Unsupported("take_along_axis with indices of another rank")
+        others = [d for i, d in enumerate(x.shape) if i != axis]
+        otherIdx = [d for i, d in enumerate(idx.shape) if i != axis]
+        shape = list(broadcastShapes(others, otherIdx))
+        shape.insert(axis, idx.shape[axis])
         return self._emit(x.dtype, shape, "take_along_axis", [x.name, idx.name], f"axis={axis}")
 
     def matmul(self, a, b):

@@ -21,6 +21,14 @@ def toNumpy(tensor):
     return tensor.contiguous().numpy()
 
 
+def evalDim(dim, dims):
+    """A dimension of the text (a name or a product such as 2*s0) at `dims`."""
+    size = 1
+    for factor in str(dim).split("*"):
+        size *= int(factor) if factor.isdigit() else dims[factor]
+    return size
+
+
 class Island(torch.nn.Module):
     def __init__(self, translation, mode, options, name):
         super().__init__()
@@ -72,6 +80,11 @@ class Island(torch.nn.Module):
     @staticmethod
     def shape(buffer, spec, dims):
         out = buffer
+        sizes = [d if isinstance(d, int) else evalDim(d, dims) for d in spec.symbolicSize]
+        if spec.perm is not None:
+            sizes = [sizes[p] for p in spec.perm]
+        if list(out.shape) != sizes:
+            out = out.reshape(sizes)
         if out.dtype != spec.dtype:
             out = out.to(spec.dtype)
         if out.device != spec.device:

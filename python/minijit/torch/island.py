@@ -40,6 +40,8 @@ class Island(torch.nn.Module):
         self.lastDims = None
         if mode == "cuda":
             self.compiled = library.compile(self.text, **options)
+        else:
+            library.check(self.text)
 
     def ops(self):
         return [n.target for n in self.translation.nodes]
@@ -60,7 +62,7 @@ class Island(torch.nn.Module):
         tensors = [a for a, spec in zip(args, t.inputs) if spec.kind == "tensor"]
         if self.mode == "cpu":
             arrays = [toNumpy(a) for a in tensors]
-            buffers = [torch.from_numpy(np.ascontiguousarray(b)) for b in library.evaluate(self.text, arrays, dims)]
+            buffers = [torch.from_numpy(np.array(b, order="C", copy=True)) for b in library.evaluate(self.text, arrays, dims)]
         else:
             buffers = self.runCuda(tensors, dims)
         return tuple(self.shape(b, spec, dims) for b, spec in zip(buffers, t.outputs))

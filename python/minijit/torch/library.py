@@ -56,7 +56,7 @@ def _evaluateWithCli(text, arrays, dims):
         cmd = [cli, "eval", graphPath, "--save", os.path.join(tmp, "out")]
         for i, a in enumerate(arrays):
             path = os.path.join(tmp, f"a{i}.npy")
-            np.save(path, np.ascontiguousarray(a))
+            np.save(path, np.array(a, order="C", copy=True))
             cmd += ["--input", f"a{i}={path}"]
         for name, size in dims.items():
             cmd += ["--dim", f"{name}={size}"]
@@ -98,3 +98,21 @@ def fusedText(text, dims):
         if proc.returncode != 0:
             raise CliError(proc.stderr.strip())
         return proc.stdout
+
+
+def check(text):
+    """Parses and verifies a graph; raises with minijit's message (FILE:LINE:COL)."""
+    pkg = _package()
+    if pkg is not None and hasattr(pkg, "compile"):
+        pkg.compile(text).emit("graph")
+        return
+    cli = _cli()
+    if cli is None:
+        raise CliError("no minijit package and no minijit command")
+    with tempfile.TemporaryDirectory(prefix="minijit_torch_") as tmp:
+        graphPath = os.path.join(tmp, "graph.mj")
+        with open(graphPath, "w") as f:
+            f.write(text)
+        proc = subprocess.run([cli, "check", graphPath], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CliError(proc.stderr.strip())

@@ -1,0 +1,188 @@
+"""Whole models through the backend on the CPU reference: forward, a training
+step through AOTAutograd's backward, KernelBench-style reference models, and a
+batch size that Dynamo makes symbolic."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from conftest import compileCpu, islandOps, reportCount, reportsSince
+
+
+class Mlp(nn.Module):
+    """The lecture's MLP: Linear, GELU, Linear, LayerNorm, then a loss."""
+
+    def __init__(self, d=16, h=32):
+        super().__init__()
+        self.fc1 = nn.Linear(d, h)
+        self.fc2 = nn.Linear(h, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(self.fc2(F.gelu(self.fc1(x))))
+
+
+def test_mlp_forward_matches_eager():
+    model = Mlp()
+    x = torch.randn(8, 16)
+    with torch.no_grad():
+        expected = model(x)
+        start = reportCount()
+        got = compileCpu(model)(x)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    reports = reportsSince(start)
+    assert [r.kind for r in reports] == ["inference"]
+    assert {"aten.addmm.default", "aten.native_layer_norm.default"} <= islandOps(reports)
+    assert not reports[0].leftOut, reports[0].leftOut
+
+
+def trainSteps(model, x, target, steps):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    return losses
+
+
+def test_mlp_training_steps_match_eager():
+    torch.manual_seed(1)
+    eager = Mlp()
+    compiled = Mlp()
+    compiled.load_state_dict(eager.state_dict())
+    x, target = torch.randn(8, 16), torch.randn(8, 16)
+    start = reportCount()
+    expected = trainSteps(eager, x, target, 3)
+    got = trainSteps(compileCpu(compiled), x, target, 3)
+    reports = reportsSince(start)
+    assert {r.kind for r in reports} == {"forward", "backward"}
+    backward = [r for r in reports if r.kind == "backward"][0]
+    assert backward.islands and "aten.mm.default" in islandOps([backward])
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+    for pe, pg in zip(eager.parameters(), compiled.parameters()):
+        torch.testing.assert_close(pg, pe, rtol=1e-5, atol=1e-5)
+
+
+def test_classifier_cross_entropy_training_matches_eager():
+    """Embedding, log-softmax and a gather through the loss, forward and backward."""
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(20, 8)
+            self.fc = nn.Linear(8, 5)
+
+        def forward(self, ids, labels):
+            h = self.emb(ids).mean(1)
+            return F.cross_entropy(self.fc(torch.tanh(h)), labels)
+
+    torch.manual_seed(2)
+    eager, compiled = Classifier(), Classifier()
+    compiled.load_state_dict(eager.state_dict())
+    ids, labels = torch.randint(0, 20, (6, 4)), torch.randint(0, 5, (6,))
+    run = compileCpu(compiled)
+    for model, fn in ((eager, eager), (compiled, run)):
+        loss = fn(ids, labels)
+        loss.backward()
+        model.loss = loss.detach()
+    torch.testing.assert_close(compiled.loss, eager.loss, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(compiled.fc.weight.grad, eager.fc.weight.grad, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(compiled.emb.weight.grad, eager.emb.weight.grad, rtol=1e-5, atol=1e-6)
+
+
+# KernelBench-style reference models, written as KernelBench writes them.
+class GemmSwishScale(nn.Module):
+    """Level-2 style: a Linear, Swish, a scaling, then a row softmax."""
+
+    def __init__(self, in_features, out_features, scale):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.scale = scale
+
+    def forward(self, x):
+        x = self.gemm(x)
+        x = x * torch.sigmoid(x)
+        x = x * self.scale
+        return torch.softmax(x, dim=1)
+
+
+class RmsNormModel(nn.Module):
+    """Level-1 style: RMS normalization over the feature axis."""
+
+    def __init__(self, num_features, eps=1e-5):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+
+    def forward(self, x):
+        rms = torch.sqrt(torch.mean(x ** 2, dim=1, keepdim=True) + self.eps)
+        return x / rms
+
+
+class MatmulReduceModel(nn.Module):
+    """Level-2 style: a matmul, a max over one axis, then a sum and a subtraction."""
+
+    def forward(self, a, b):
+        c = torch.matmul(a, b)
+        return c.amax(dim=-1, keepdim=True) - c.sum(dim=-1, keepdim=True) / c.shape[-1]
+
+
+def gemmInputs():
+    return [torch.randn(16, 32)]
+
+
+def rmsInputs():
+    return [torch.randn(4, 8, 6, 5)]
+
+
+def matmulInputs():
+    return [torch.randn(3, 8, 16), torch.randn(3, 16, 12)]
+
+
+def test_kernelbench_style_models_match_eager():
+    cases = [(GemmSwishScale(32, 24, 2.0), gemmInputs), (RmsNormModel(8), rmsInputs),
+             (MatmulReduceModel(), matmulInputs)]
+    for model, getInputs in cases:
+        torch._dynamo.reset()
+        for seed in range(2):
+            torch.manual_seed(seed)
+            inputs = getInputs()
+            with torch.no_grad():
+                expected = model(*inputs)
+                start = reportCount()
+                got = compileCpu(model)(*inputs)
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+            assert all(r.islands for r in reportsSince(start))
+
+
+def test_symbolic_batch_size_becomes_a_named_dimension():
+    model = Mlp()
+    run = compileCpu(model)
+    start = reportCount()
+    with torch.no_grad():
+        for batch in (4, 6, 9):
+            x = torch.randn(batch, 16)
+            torch.testing.assert_close(run(x), model(x), rtol=1e-5, atol=1e-5)
+    reports = reportsSince(start)
+    texts = [island.text for r in reports for island in r.islands]
+    # batch 4 compiles static; batch 6 recompiles with the batch symbolic; batch 9 reuses it
+    assert len(reports) == 2, [r.kind for r in reports]
+    assert "f32[4, 16]" in texts[0]
+    header = texts[1].splitlines()[0]
+    assert "f32[s" in header and "16]" in header, header
+    assert reports[1].islands[0].lastDims and 9 in reports[1].islands[0].lastDims.values()
+
+
+def test_dynamic_true_from_the_start():
+    def fn(x, y):
+        return torch.softmax(x @ y, -1).sum(0)
+
+    run = compileCpu(fn, min_ops=1)
+    run = torch.compile(fn, backend="minijit", dynamic=True, options={"device": "cpu"})
+    for n in (3, 5):
+        x, y = torch.randn(n, 7), torch.randn(7, n + 1)
+        torch.testing.assert_close(run(x, y), fn(x, y), rtol=1e-5, atol=1e-5)

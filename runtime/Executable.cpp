@@ -380,21 +380,21 @@ void Executable::bindAs(const char *call, std::span<const DeviceTensor> inputs,
 
 void Executable::launchKernel(size_t k) {
   Dev.makeCurrent();
-  launch(current(), k);
+  launch(current(), k, Stream.get());
 }
 
-void Executable::launch(Instance &in, size_t k) {
+void Executable::launch(Instance &in, size_t k, CUstream stream) {
   const Driver &d = Driver::get();
   const ProgramKernel &pk = in.Prog.kernels[k];
   CUresult r = d.cuLaunchKernel(in.Functions[k], static_cast<unsigned>(pk.grid), 1, 1, pk.block, 1,
-                                1, pk.dynamicShared, Stream.get(), in.Params[k].data(), nullptr);
+                                1, pk.dynamicShared, stream, in.Params[k].data(), nullptr);
   if (r != CUDA_SUCCESS)
     throw CudaError(llvm::formatv("launching kernel {0} (grid {1}, block {2}) failed: {3}", pk.name,
                                   pk.grid, pk.block, d.errorText(r))
                         .str());
 }
 
-void Executable::copyUpdates(Instance &in) {
+void Executable::copyUpdates(Instance &in, CUstream stream) {
   const Driver &d = Driver::get();
   const Program &prog = in.Prog;
   for (size_t o = 0; o < prog.updates.size(); ++o) {
@@ -403,16 +403,16 @@ void Executable::copyUpdates(Instance &in) {
       continue;
     const ProgramBuffer &b = prog.buffers[prog.outputs[o]];
     d.check(d.cuMemcpyDtoDAsync(in.Address[prog.inputs[i]], in.Address[prog.outputs[o]],
-                                static_cast<size_t>(b.bytes()), Stream.get()),
+                                static_cast<size_t>(b.bytes()), stream),
             "cuMemcpyDtoDAsync (an update in place)");
   }
 }
 
-void Executable::launchAll(Instance &in) {
+void Executable::launchAll(Instance &in, CUstream stream) {
   if (!UseGraph) {
     for (size_t k = 0; k < in.Functions.size(); ++k)
-      launch(in, k);
-    copyUpdates(in);
+      launch(in, k, stream);
+    copyUpdates(in, stream);
     return;
   }
   const Driver &d = Driver::get();
@@ -423,8 +423,8 @@ void Executable::launchAll(Instance &in) {
             "cuStreamBeginCapture");
     try {
       for (size_t k = 0; k < in.Functions.size(); ++k)
-        launch(in, k);
-      copyUpdates(in);
+        launch(in, k, Stream.get());
+      copyUpdates(in, Stream.get());
     } catch (...) {
       GraphHandle partial;
       d.cuStreamEndCapture(Stream.get(), partial.receive());
@@ -435,13 +435,19 @@ void Executable::launchAll(Instance &in) {
             "cuGraphInstantiate");
     in.GraphAddress = in.Address;
   }
-  d.check(d.cuGraphLaunch(in.GraphExec.get(), Stream.get()), "cuGraphLaunch");
+  d.check(d.cuGraphLaunch(in.GraphExec.get(), stream), "cuGraphLaunch");
 }
 
 void Executable::enqueue(std::span<const DeviceTensor> inputs,
                          std::span<const DeviceTensor> outputs) {
   bindAs("enqueue", inputs, outputs); // makes the device's context current
-  launchAll(*Cur);
+  launchAll(*Cur, Stream.get());
+}
+
+void Executable::enqueueOn(CUstream stream, std::span<const DeviceTensor> inputs,
+                           std::span<const DeviceTensor> outputs) {
+  bindAs("enqueue", inputs, outputs);
+  launchAll(*Cur, stream);
 }
 
 void Executable::synchronize() {

@@ -116,6 +116,13 @@ public:
     enqueue(std::span<const DeviceTensor>(inputs.begin(), inputs.size()),
             std::span<const DeviceTensor>(outputs.begin(), outputs.size()));
   }
+  /// The same on `stream` (another framework's, such as PyTorch's current
+  /// stream; null is the legacy default stream) in place of the
+  /// executable's own: the run is ordered with the caller's work on it, and
+  /// synchronize() does not wait for it. With graph replay the launches are
+  /// captured on the executable's stream and the graph launched on `stream`.
+  void enqueueOn(CUstream stream, std::span<const DeviceTensor> inputs,
+                 std::span<const DeviceTensor> outputs);
   /// Waits for everything enqueued; throws CudaError for a failed kernel.
   void synchronize();
   /// Allocates one device tensor per graph output (of the binding in use).
@@ -156,11 +163,11 @@ private:
   /// bind, with errors naming `call`.
   void bindAs(const char *call, std::span<const DeviceTensor> inputs,
               std::span<const DeviceTensor> outputs);
-  /// Enqueues kernel `k` (its context current already).
-  void launch(Instance &in, size_t k);
-  void launchAll(Instance &in);
+  /// Enqueues kernel `k` on `stream` (its context current already).
+  void launch(Instance &in, size_t k, CUstream stream);
+  void launchAll(Instance &in, CUstream stream);
   /// Copies each output that updates an input into that input's memory.
-  void copyUpdates(Instance &in);
+  void copyUpdates(Instance &in, CUstream stream);
   /// Allocates the temporaries and scratch of `in` (given back when
   /// another instance takes over).
   void acquireMemory(Instance &in);

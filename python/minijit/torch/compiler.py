@@ -15,6 +15,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
+from .emitter import Unsupported
 from .island import Island
 from .support import MinijitSupport, isComputeNode, qualifiedName
 
@@ -114,7 +115,8 @@ def buildIsland(sub, name, device, compileOptions, report):
             culprit = qualifiedName(node.target) if node is not None else None
         where = f"at {culprit}" if culprit else f"in its ops {', '.join(ops)}"
         message = f"minijit: a subgraph falls back to PyTorch: {type(e).__name__} {where}: {e}"
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        if not isinstance(e, Unsupported):
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
         report.failed.append((ops, message))
         return None
     report.islands.append(island)

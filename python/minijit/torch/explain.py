@@ -16,12 +16,13 @@ from .support import qualifiedName
 
 
 def kernelCount(island):
-    """Kernels of the island's fused graph (--emit=fused), None where it cannot be had."""
+    """Kernels of the island's fused graph, None where it cannot be had."""
     try:
-        fused = library.fusedText(island.text, island.lastDims or {})
+        if island.compiled is not None and not island.translation.hintDims:
+            return island.compiled.num_kernels
+        return library.kernelCount(island.text, island.lastDims or island.translation.hintDims)
     except Exception:
         return None
-    return sum(1 for line in fused.splitlines() if line.startswith("kernel "))
 
 
 def explain(model, *inputs, backward=False, options=None, file=None):

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from . import library
+from .emitter import Unsupported
 
 def toNumpy(tensor):
     tensor = tensor.detach().cpu()
@@ -39,9 +40,15 @@ class Island(torch.nn.Module):
         self.compiled = None
         self.lastDims = None
         if mode == "cuda":
-            self.compiled = library.compile(self.text, **options)
+            if not any(spec.kind == "tensor" for spec in translation.inputs):
+                raise Unsupported("a subgraph without tensor inputs")
+            # Compiled now for the traced sizes, so that a compile error falls back here;
+            # other bindings of named dimensions compile on their first run.
+            self.compiled = library.compile(self.text, dims=translation.hintDims or None,
+                                            device=translation.deviceIndex, **options)
+            self.compiled.num_kernels
         else:
-            library.check(self.text)
+            library.check(self.text, translation.hintDims)
 
     def ops(self):
         return [n.target for n in self.translation.nodes]
@@ -59,7 +66,10 @@ class Island(torch.nn.Module):
         t = self.translation
         dims = self.bindDims(args)
         self.lastDims = dims
-        tensors = [a for a, spec in zip(args, t.inputs) if spec.kind == "tensor"]
+        # A 0-d input travels as [1] (the graph reshapes it back): the package's
+        # host arrays do not keep rank 0.
+        tensors = [a.reshape(1) if a.dim() == 0 else a
+                   for a, spec in zip(args, t.inputs) if spec.kind == "tensor"]
         if self.mode == "cpu":
             arrays = [toNumpy(a) for a in tensors]
             buffers = [torch.from_numpy(np.array(b, order="C", copy=True)) for b in library.evaluate(self.text, arrays, dims)]
@@ -68,6 +78,8 @@ class Island(torch.nn.Module):
         return tuple(self.shape(b, spec, dims) for b, spec in zip(buffers, t.outputs))
 
     def runCuda(self, tensors, dims):
+        """Runs on PyTorch's current stream; the outputs come from PyTorch's allocator.
+        int64 inputs are cast to int32 and non-contiguous ones copied first."""
         ready = []
         for a in tensors:
             if a.dtype == torch.int64:
@@ -75,9 +87,7 @@ class Island(torch.nn.Module):
             if not a.is_contiguous():
                 a = a.contiguous()
             ready.append(a.detach())
-        stream = torch.cuda.current_stream(ready[0].device if ready else None).cuda_stream
-        outs = self.compiled.run(*ready, dims=dims, stream=stream)
-        return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        return self.compiled.run(*ready, dims=dims)
 
     @staticmethod
     def shape(buffer, spec, dims):

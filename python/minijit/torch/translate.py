@@ -70,8 +70,10 @@ def layoutOf(val):
 
 
 class Translation:
-    def __init__(self, text, inputs, outputs, bindings, emitter, nodes):
+    def __init__(self, text, inputs, outputs, bindings, emitter, nodes, hintDims, deviceIndex):
         self.text = text
+        self.hintDims = hintDims  # each named dimension's size when traced
+        self.deviceIndex = deviceIndex  # the CUDA ordinal of the inputs, or None
         self.inputs = inputs
         self.outputs = outputs
         self.bindings = bindings  # name -> ("tensor", input, axis) or ("symint", input)
@@ -90,7 +92,8 @@ def translateIsland(gm, name="island"):
     """Lowers a GraphModule of ATen ops (placeholders, ops, one output) to text."""
     e = Emitter()
     env = {}
-    inputs, bindings = [], {}
+    inputs, bindings, hintDims = [], {}, {}
+    deviceIndex = None
     nodes = []
     outputNode = None
     for node in gm.graph.nodes:
@@ -98,18 +101,25 @@ def translateIsland(gm, name="island"):
             val = node.meta.get("val")
             if isinstance(val, torch.Tensor):
                 shape = shapeOf(val)
-                env[node] = e.argument(mjDtype(val.dtype), shape)
+                if not shape:  # a 0-d input travels as [1] (see Island.forward)
+                    env[node] = e.reshape(e.argument(mjDtype(val.dtype), (1,)), ())
+                else:
+                    env[node] = e.argument(mjDtype(val.dtype), shape)
                 index = len(inputs)
                 inputs.append(InputSpec("tensor", val.dtype, shape))
                 for axis, d in enumerate(shape):
                     if isinstance(d, str) and d not in bindings:
                         bindings[d] = ("tensor", index, axis)
+                        hintDims[d] = hintInt(val.shape[axis])
+                if val.device.type == "cuda" and deviceIndex is None:
+                    deviceIndex = val.device.index or 0
             elif isinstance(val, torch.SymInt):
                 d = dimOf(val)
                 symbol = d if isinstance(d, str) and d.isidentifier() else None
                 inputs.append(InputSpec("symint", symbol=symbol))
                 if symbol and symbol not in bindings:
                     bindings[symbol] = ("symint", len(inputs) - 1)
+                    hintDims[symbol] = hintInt(val)
             else:
                 raise Unsupported(f"the input {node.name} of type {type(val).__name__}")
         elif node.op == "call_function":
@@ -142,7 +152,8 @@ def translateIsland(gm, name="island"):
         for symbol in re.findall(r"[A-Za-z_]\w*", d):
             if symbol not in bindings:
                 raise Unsupported(f"the size {symbol} comes from no input")
-    return Translation(e.text(name, outValues), inputs, outputs, bindings, e, nodes)
+    return Translation(e.text(name, outValues), inputs, outputs, bindings, e, nodes, hintDims,
+                       deviceIndex)
 
 
 def checkNode(node):

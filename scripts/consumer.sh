@@ -29,6 +29,8 @@ bad = []
 installed = set()
 for d, _, files in os.walk(include):
     installed |= {os.path.relpath(os.path.join(d, f), include) for f in files}
+# The C API's header (minijit-c/) is checked below, compiled as C.
+installed = {h for h in installed if not h.startswith("minijit-c/")}
 needed, pending = set(), ["minijit/minijit.h"]
 while pending:
     h = pending.pop()
@@ -99,4 +101,26 @@ print(f"consumer: {len(needed)} installed headers, the include closure of miniji
 print(f"consumer: main.cpp compiles in {min(times):.2f} s (best of 3: "
       + ", ".join(f"{t:.2f}" for t in times) + " s; target 1 s)")
 PY
+# The C API as installed: its header compiles as C99 on its own, and a C
+# program links the installed libminijit_c.so and runs.
+capi_lib=$(dirname "$(find "$prefix" -name libminijit_c.so | head -1)")
+cc -std=c99 -Wall -Wextra -Werror -pedantic -I"$prefix/include" -x c - -o "$prefix-build/c_consumer" \
+   -L"$capi_lib" -lminijit_c -Wl,-rpath,"$capi_lib" <<'C'
+#include <minijit-c/minijit.h>
+#include <stdio.h>
+int main(void) {
+  mjGraph g = NULL;
+  mjCompiled c = NULL;
+  if (mjGraphParse("graph f(%x: f32[64]) {\n  %y = exp %x\n  return %y\n}\n", NULL, NULL, &g) != MJ_OK ||
+      mjCompile(g, NULL, NULL, &c) != MJ_OK) {
+    fprintf(stderr, "%s\n", mjGetLastError());
+    return 1;
+  }
+  printf("consumer: the C API %s compiled a graph into %zu kernel(s)\n", mjVersion(), mjCompiledNumKernels(c));
+  mjCompiledDestroy(c);
+  mjGraphDestroy(g);
+  return 0;
+}
+C
+"$prefix-build/c_consumer"
 echo "consumer: built and ran against the minijit installed in $prefix"

@@ -2,11 +2,12 @@
 step through AOTAutograd's backward, KernelBench-style reference models, and a
 batch size that Dynamo makes symbolic."""
 
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from conftest import compileCpu, islandOps, reportCount, reportsSince
+from torch_helpers import compileCpu, islandOps, reportCount, reportsSince
 
 
 class Mlp(nn.Module):
@@ -186,3 +187,30 @@ def test_dynamic_true_from_the_start():
     for n in (3, 5):
         x, y = torch.randn(n, 7), torch.randn(7, n + 1)
         torch.testing.assert_close(run(x, y), fn(x, y), rtol=1e-5, atol=1e-5)
+
+
+def test_gpt2_block_forward_and_backward_match_eager():
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+    config = transformers.GPT2Config(n_embd=32, n_head=4, n_layer=1, n_positions=8, resid_pdrop=0.0,
+                                     embd_pdrop=0.0, attn_pdrop=0.0)
+    config._attn_implementation = "eager"
+    torch.manual_seed(3)
+    eager = GPT2Block(config, layer_idx=0)
+    compiled = GPT2Block(config, layer_idx=0)
+    compiled.load_state_dict(eager.state_dict())
+    h = torch.randn(2, 8, 32)
+
+    def first(out):
+        return out[0] if isinstance(out, (tuple, list)) else out
+
+    start = reportCount()
+    expected = first(eager(h))
+    got = first(compileCpu(compiled)(h))
+    expected.square().mean().backward()
+    got.square().mean().backward()
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    for (name, pe), pg in zip(eager.named_parameters(), compiled.parameters()):
+        torch.testing.assert_close(pg.grad, pe.grad, rtol=1e-4, atol=1e-5, msg=name)
+    reports = reportsSince(start)
+    assert {"aten.bmm.default", "aten._softmax.default", "aten.native_layer_norm.default"} <= islandOps(reports)

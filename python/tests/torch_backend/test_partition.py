@@ -9,7 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import minijit.torch as mt
-from conftest import compileCpu, islandOps, reportCount, reportsSince
+from torch_helpers import compileCpu, islandOps, reportCount, reportsSince
 
 aten = torch.ops.aten
 

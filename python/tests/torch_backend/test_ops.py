@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import compileCpu, islandOps, reportCount, reportsSince
+from torch_helpers import compileCpu, islandOps, reportCount, reportsSince
 
 r = torch.randn
 

@@ -28,21 +28,3 @@ def freshDynamo():
     torch.manual_seed(0)
     yield
     torch._dynamo.reset()
-
-
-def compileCpu(fn, **options):
-    return torch.compile(fn, backend="minijit", options={"device": "cpu", **options})
-
-
-def reportsSince(start):
-    from minijit.torch import compiler
-    return compiler.REPORTS[start:]
-
-
-def reportCount():
-    from minijit.torch import compiler
-    return len(compiler.REPORTS)
-
-
-def islandOps(reports):
-    return {str(op) for r in reports for island in r.islands for op in island.ops()}

@@ -92,11 +92,9 @@ class Island(torch.nn.Module):
     @staticmethod
     def shape(buffer, spec, dims):
         out = buffer
-        sizes = [d if isinstance(d, int) else evalDim(d, dims) for d in spec.symbolicSize]
-        if spec.perm is not None:
-            sizes = [sizes[p] for p in spec.perm]
-        if list(out.shape) != sizes:
-            out = out.reshape(sizes)
+        if out.dim() != len(spec.symbolicSize):
+            sizes = [d if isinstance(d, int) else evalDim(d, dims) for d in spec.symbolicSize]
+            out = out.reshape([sizes[p] for p in spec.perm] if spec.perm is not None else sizes)
         if out.dtype != spec.dtype:
             out = out.to(spec.dtype)
         if out.device != spec.device:

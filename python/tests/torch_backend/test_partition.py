@@ -116,3 +116,37 @@ def test_text_of_an_island_is_minijit_text():
     text = reportsSince(start)[0].islands[0].text
     assert text.startswith("graph minijit_0(%a0: f32[3, 5], %a1: f32[5, 4]) {")
     assert "matmul %a0, %a1" in text and "rsqrt" in text
+
+
+@pytest.mark.parametrize("importFirst", [False, True])
+def test_entry_point_finds_the_backend(tmp_path, importFirst):
+    """An installed package publishes the backend as an entry point: Dynamo finds
+    it by name, whether or not minijit.torch was imported first."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    info = tmp_path / "minijit_probe-0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: minijit-probe\nVersion: 0.0\n")
+    (info / "entry_points.txt").write_text("[torch_dynamo_backends]\nminijit = minijit.torch:backend\n")
+    script = f"""
+import sys, torch
+from torch._dynamo.backends.registry import list_backends, lookup_backend
+if {importFirst}:
+    import minijit.torch
+assert "minijit" in list_backends(), list_backends()
+assert ("minijit.torch" in sys.modules) == {importFirst}
+fn = lookup_backend("minijit")
+import minijit.torch as mt
+assert fn is mt.backend
+x = torch.randn(5)
+y = torch.compile(lambda x: x * 2 + 1, backend="minijit")(x)
+torch.testing.assert_close(y, x * 2 + 1)
+print("ok")
+"""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(pathlib.Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

@@ -113,3 +113,17 @@ def test_op_matches_eager(name, fn, inputs, op):
             torch.testing.assert_close(g, e, **tolerance(e))
         else:
             assert torch.equal(g, e)
+
+
+@pytest.mark.parametrize("name,fn,inputs,op", CASES, ids=[c[0] for c in CASES])
+def test_op_islands_compile_for_the_gpu(name, fn, inputs, op):
+    """Each case's island through minijit.compile down to PTX (NVRTC, no GPU
+    needed): what the GPU path would launch compiles."""
+    import minijit
+    start = reportCount()
+    compileCpu(fn)(*inputs)
+    islands = [i for r in reportsSince(start) for i in r.islands]
+    assert islands
+    for island in islands:
+        ptx = minijit.compile(island.text, dims=island.translation.hintDims or None).emit("ptx")
+        assert ".entry" in ptx

@@ -176,10 +176,10 @@ def binaryLowering(mjOp, reverse=False):
         alpha = node.kwargs.get("alpha", 1)
         dtype = mjDtype(computeDtype(node, a, b))
         x, y = ctx.to(ctx.v(a), dtype), ctx.to(ctx.v(b), dtype)
+        if reverse:  # rsub(a, b, alpha) = b - alpha * a
+            x, y = y, x
         if alpha != 1:
             y = ctx.e.binary("mul", y, alpha) if isinstance(y, Value) else y * alpha
-        if reverse:
-            x, y = y, x
         result = ctx.e.binary(mjOp, x, y)
         return ctx.e.cast(result, outDtype(node))
     return lower

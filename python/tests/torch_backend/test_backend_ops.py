@@ -19,6 +19,7 @@ CASES = [
     ("add_alpha", lambda a, b: torch.add(a, b, alpha=2.5), (r(4, 3), r(4, 3)), "aten.add.Tensor"),
     ("sub_scalar", lambda a: a - 1.5, (r(5),), "aten.sub.Tensor"),
     ("rsub", lambda a: 2.0 - a, (r(5, 2),), "aten.sub.Tensor"),
+    ("rsub_alpha", lambda a, b: torch.rsub(a, b, alpha=3), (r(5, 2), r(5, 2)), "aten.sub.Tensor"),
     ("mul_broadcast", lambda a, b: a * b, (r(2, 1, 3), r(4, 1)), "aten.mul.Tensor"),
     ("div", lambda a, b: a / b, (r(4, 3), r(4, 3).abs() + 0.5), "aten.div.Tensor"),
     ("div_floor", lambda a, b: torch.div(a, b, rounding_mode="floor"), (r(4, 3) * 5, r(4, 3).abs() + 0.5),

@@ -4,7 +4,7 @@ PyTorch's tensors and stream, against eager. SKIPPED without a CUDA device."""
 import pytest
 import torch
 
-from test_ops import CASES
+from test_backend_ops import CASES
 from torch_helpers import islandOps, reportCount, reportsSince
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the GPU path is not tested here")
@@ -46,7 +46,7 @@ def test_op_on_the_gpu_matches_eager(name, fn, inputs, op):
 
 
 def test_mlp_training_on_the_gpu_matches_eager():
-    from test_models import Mlp, trainSteps
+    from test_backend_models import Mlp, trainSteps
     torch.manual_seed(1)
     eager, compiled = Mlp().cuda(), Mlp().cuda()
     compiled.load_state_dict(eager.state_dict())
@@ -60,7 +60,7 @@ def test_mlp_training_on_the_gpu_matches_eager():
 
 
 def test_symbolic_batch_on_the_gpu():
-    from test_models import Mlp
+    from test_backend_models import Mlp
     model = Mlp().cuda()
     run = torch.compile(model, backend="minijit")
     with torch.no_grad():

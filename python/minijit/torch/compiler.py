@@ -8,6 +8,7 @@ ATen calls in the same GraphModule. An island that fails to translate or to
 compile stays in PyTorch too, with a warning that names the op.
 """
 
+import collections
 import warnings
 
 import torch
@@ -52,7 +53,20 @@ class Report:
         self.leftOut = []  # (op name, reason)
 
 
-REPORTS = []
+# The latest compiles' reports (bounded: they hold the islands), and how many there were.
+REPORTS = collections.deque(maxlen=64)
+_reportTotal = 0
+
+
+def reportCount():
+    """How many compiles have made a report so far."""
+    return _reportTotal
+
+
+def reportsSince(start):
+    """The reports of the compiles after the first `start` (the latest 64 at most)."""
+    count = min(_reportTotal - start, len(REPORTS))
+    return list(REPORTS)[len(REPORTS) - count:] if count > 0 else []
 
 
 def resolveDevice(options, example_inputs):
@@ -97,7 +111,9 @@ def compileAten(gm, example_inputs, options, kind):
             if island is not None:
                 setattr(gm, node.target, island)
     gm.recompile()
+    global _reportTotal
     REPORTS.append(report)
+    _reportTotal += 1
     return gm
 
 

@@ -1,9 +1,11 @@
 """explain(model, *inputs): what minijit takes from a model, and what it leaves.
 
-Compiles the model with the backend (a fresh Dynamo state), runs it once on
-the inputs, and prints, per graph AOTAutograd made, each island minijit runs
-(its ATen ops and its kernel count) and each op left to PyTorch with the reason.
-Returns the text as well.
+Compiles the model with the backend (it resets Dynamo's state before and
+after), runs it once on the inputs (and, with backward=True, a backward pass
+from the sum of its outputs, so that the backward graph is explained too), and
+prints, per graph AOTAutograd made, each island minijit runs (its ATen ops and
+its kernel count) and each op left to PyTorch with the reason. Returns the text
+as well.
 """
 
 import collections
@@ -27,13 +29,15 @@ def kernelCount(island):
 
 def explain(model, *inputs, backward=False, options=None, file=None):
     torch._dynamo.reset()
-    start = len(backendModule.REPORTS)
+    start = backendModule.reportCount()
     compiled = torch.compile(model, backend=backendModule.backend, options=dict(options or {}))
     out = compiled(*inputs)
     if backward:
         outs = out if isinstance(out, (tuple, list)) else (out,)
-        sum(o.float().sum() for o in outs if isinstance(o, torch.Tensor) and o.requires_grad).backward()
-    reports = backendModule.REPORTS[start:]
+        grads = [o.float().sum() for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+        if grads:
+            sum(grads).backward()
+    reports = backendModule.reportsSince(start)
     lines = []
     totalIslands = totalKernels = 0
     for r in reports:

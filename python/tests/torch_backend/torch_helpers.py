@@ -9,12 +9,12 @@ def compileCpu(fn, **options):
 
 def reportsSince(start):
     from minijit.torch import compiler
-    return compiler.REPORTS[start:]
+    return compiler.reportsSince(start)
 
 
 def reportCount():
     from minijit.torch import compiler
-    return len(compiler.REPORTS)
+    return compiler.reportCount()
 
 
 def islandOps(reports):

@@ -20,6 +20,34 @@ mjHostTensors holdTensors(std::vector<HostTensor> ts) {
   return h.release();
 }
 
+/// The CPU reference of `g` on the caller's host buffers, named
+/// dimensions bound from their shapes and `dims`.
+std::vector<HostTensor> evaluateRefs(mjGraph g, size_t numInputs, const mjTensorRef *inputs,
+                                     const mjDimBindings *dims, const char *call) {
+  require(g, call, "the graph");
+  if (numInputs)
+    require(inputs, call, "inputs");
+  const Graph &graph = g->graph;
+  if (numInputs != graph.inputs().size())
+    throw GraphError(std::string(call) + ": graph '" + graph.name() + "' has " +
+                     std::to_string(graph.inputs().size()) + " inputs, " +
+                     std::to_string(numInputs) + " were given");
+  std::vector<HostTensor> ins;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < numInputs; ++i) {
+    const mjTensorRef &r = inputs[i];
+    HostTensor t(toDType(r.dtype, call), toShape(r.rank, r.dims, call));
+    if (t.bytes()) {
+      require(r.data, call, "an input's data");
+      std::memcpy(t.data(), r.data, t.bytes());
+    }
+    shapes.push_back(t.shape());
+    ins.push_back(std::move(t));
+  }
+  Graph bound = bindGraph(graph, shapes, toBindings(dims, call));
+  return evaluate(bound, ins);
+}
+
 } // namespace
 
 extern "C" {
@@ -27,30 +55,38 @@ extern "C" {
 mjStatus mjEvaluate(mjGraph g, size_t numInputs, const mjTensorRef *inputs,
                     const mjDimBindings *dims, mjHostTensors *out) {
   return guarded([&] {
-    const char *call = "mjEvaluate";
+    require(out, "mjEvaluate", "out");
+    *out = holdTensors(evaluateRefs(g, numInputs, inputs, dims, "mjEvaluate"));
+  });
+}
+
+mjStatus mjEvaluateInto(mjGraph g, size_t numInputs, const mjTensorRef *inputs,
+                        const mjDimBindings *dims, size_t numOutputs,
+                        const mjTensorRef *outputs) {
+  return guarded([&] {
+    const char *call = "mjEvaluateInto";
     require(g, call, "the graph");
-    require(out, call, "out");
-    if (numInputs)
-      require(inputs, call, "inputs");
-    const Graph &graph = g->graph;
-    if (numInputs != graph.inputs().size())
-      throw GraphError(std::string(call) + ": graph '" + graph.name() + "' has " +
-                       std::to_string(graph.inputs().size()) + " inputs, " +
-                       std::to_string(numInputs) + " were given");
-    std::vector<HostTensor> ins;
-    std::vector<Shape> shapes;
-    for (size_t i = 0; i < numInputs; ++i) {
-      const mjTensorRef &r = inputs[i];
-      HostTensor t(toDType(r.dtype, call), toShape(r.rank, r.dims, call));
+    if (numOutputs != g->graph.outputs().size())
+      throw GraphError(std::string(call) + ": graph '" + g->graph.name() + "' has " +
+                       std::to_string(g->graph.outputs().size()) + " outputs, " +
+                       std::to_string(numOutputs) + " buffers were given");
+    if (numOutputs)
+      require(outputs, call, "outputs");
+    std::vector<HostTensor> outs = evaluateRefs(g, numInputs, inputs, dims, call);
+    for (size_t o = 0; o < numOutputs; ++o) {
+      const HostTensor &t = outs[o];
+      Shape want = toShape(outputs[o].rank, outputs[o].dims, call);
+      DType wantType = toDType(outputs[o].dtype, call);
+      if (want != t.shape() || wantType != t.dtype())
+        throw GraphError(std::string(call) + ": output " + std::to_string(o) + " is " +
+                         std::string(dtypeName(t.dtype())) + t.shape().str() +
+                         ", the buffer given is " + std::string(dtypeName(wantType)) +
+                         want.str());
       if (t.bytes()) {
-        require(r.data, call, "an input's data");
-        std::memcpy(t.data(), r.data, t.bytes());
+        require(outputs[o].data, call, "an output's data");
+        std::memcpy(outputs[o].data, t.data(), t.bytes());
       }
-      shapes.push_back(t.shape());
-      ins.push_back(std::move(t));
     }
-    Graph bound = bindGraph(graph, shapes, toBindings(dims, call));
-    *out = holdTensors(evaluate(bound, ins));
   });
 }
 

@@ -250,6 +250,10 @@ mjStatus mjGraphAddOp(mjGraph g, const char *op, size_t numOperands, const mjVal
       else if (!axes.empty())
         s.axes = axes;
     }
+    // argmax and argmin take their one axis as `axis`, as the text format
+    // spells it; the node holds it as its reduced axes.
+    if (isArgReduction(kind) && a.numAxes < 0)
+      s.axes = DimVector{a.axis};
     s.keepdim = a.keepdim != 0;
     s.axis = a.axis;
     if (a.rank >= 0)

@@ -76,6 +76,26 @@ static void testParseAndEvaluate(void) {
     }
   }
   mjHostTensorsDestroy(outs);
+
+  /* The same written into a buffer of the caller's; a buffer of another
+     shape is refused. */
+  {
+    float y[8];
+    int64_t wrong[2] = {4, 2};
+    mjTensorRef into = in;
+    into.data = y;
+    CHECK_OK(mjEvaluateInto(g, 1, &in, NULL, 1, &into));
+    for (r = 0; r < 2; ++r) {
+      double s = 0;
+      for (c = 0; c < 4; ++c)
+        s += y[r * 4 + c];
+      CHECK(fabs(s - 1) < 1e-6);
+    }
+    CHECK(y[3] > y[2] && y[2] > y[1] && y[1] > y[0]);
+    into.dims = wrong;
+    CHECK(mjEvaluateInto(g, 1, &in, NULL, 1, &into) == MJ_ERROR_GRAPH);
+    CHECK(contains(mjGetLastError(), "output 0 is f32[2, 4], the buffer given is f32[4, 2]"));
+  }
   mjGraphDestroy(g);
 }
 
@@ -143,6 +163,15 @@ static void testBuilder(void) {
   CHECK_OK(mjGraphAddBinary(g, "mul", r, two, &y));
   CHECK_OK(mjGraphAddReduce(g, "sum", y, 1, axes, 0, &s));
   CHECK_OK(mjGraphSetOutput(g, s, "s"));
+  {
+    /* argmax takes its one axis as `axis`, as in the text format. */
+    mjOpAttributes attrs;
+    mjValue am;
+    mjOpAttributesInit(&attrs);
+    attrs.axis = 1;
+    CHECK_OK(mjGraphAddOp(g, "argmax", 1, &a, &attrs, "am", &am));
+    CHECK_OK(mjGraphSetOutput(g, am, NULL));
+  }
   CHECK_OK(mjGraphPrint(g, &printed));
   CHECK(contains(printed, "graph built(%a: f32[2, 3], %b: f32[3, 2])"));
   CHECK(contains(printed, "matmul %a, %b"));
@@ -169,6 +198,9 @@ static void testBuilder(void) {
     }
     CHECK(fabs(((const float *)out.data)[i] - want) < 1e-5);
   }
+  CHECK_OK(mjHostTensorsGet(outs, 1, &out));
+  CHECK(out.dtype == MJ_I32 && out.rank == 1 && out.dims[0] == 2);
+  CHECK(((const int32_t *)out.data)[0] == 2 && ((const int32_t *)out.data)[1] == 1);
   mjHostTensorsDestroy(outs);
   mjGraphDestroy(g);
 }

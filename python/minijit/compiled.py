@@ -18,6 +18,14 @@ _PyCapsule_GetPointer.restype = c_void_p
 _PyCapsule_GetPointer.argtypes = [ctypes.py_object, c_char_p]
 
 
+def _current_stream(torch, ordinal):
+    """torch's current CUstream on GPU `ordinal`, as an int."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:  # what Inductor's generated code calls: no Stream object made
+        return raw(ordinal)
+    return torch.cuda.current_stream(ordinal).cuda_stream
+
+
 def _torch_dtypes(torch):
     global _TORCH_DTYPES
     if _TORCH_DTYPES is None:
@@ -79,6 +87,8 @@ class CompiledGraph:
             self._compile()
 
     def __del__(self):
+        if lib is None:  # the interpreter is shutting down
+            return
         for e in getattr(self, "_exes", {}).values():
             lib.mjExecutableDestroy(e)
         if getattr(self, "_compiled", None):
@@ -203,7 +213,7 @@ class CompiledGraph:
         return self._run_host(tensors, dims, device)
 
     def _run_torch(self, torch, tensors, dims, stream, out):
-        key = tuple(t.shape for t in tensors)
+        key = tuple([t.shape for t in tensors])
         if dims:
             key += tuple(sorted(dims.items()))
         p = self._plans.get(key)
@@ -234,7 +244,7 @@ class CompiledGraph:
         for i, t in enumerate(out):
             outs[i].data = t.data_ptr()
         if stream is None:
-            s = torch._C._cuda_getCurrentRawStream(ordinal)
+            s = _current_stream(torch, ordinal)
         else:
             s = getattr(stream, "cuda_stream", stream)
         lib.mjExecutableEnqueue(p.exe, len(tensors), ins, len(out), outs, s)

@@ -59,7 +59,7 @@ class Graph:
         self._h = _handle
 
     def __del__(self):
-        if getattr(self, "_h", None):
+        if lib is not None and getattr(self, "_h", None):
             lib.mjGraphDestroy(self._h)
             self._h = None
 

@@ -73,15 +73,51 @@ class Buffer:
         self.ptr = lib.mjBufferPointer(h)
 
     def __del__(self):
-        if getattr(self, "_h", None):
+        if lib is not None and getattr(self, "_h", None):
             lib.mjBufferDestroy(self._h)
             self._h = None
 
+    @property
+    def dtype(self):
+        """minijit's dtype name: "f32", "f16", "bf16", "i32" or "bool"."""
+        return _lib.DTYPE_NAMES[self.dtype_code]
+
     def write(self, array):
+        """Copies a contiguous numpy array of the buffer's size in, and waits."""
         lib.mjBufferWrite(self._h, array.ctypes.data, array.nbytes)
 
     def read(self, array):
+        """Copies the buffer out into a contiguous numpy array of its size, and waits."""
         lib.mjBufferRead(self._h, array.ctypes.data, array.nbytes)
+
+    def numpy(self):
+        """A host copy (bf16 as float32). Waits for the legacy default stream's
+        work, which a run on another stream must be finished before."""
+        import numpy as np
+        if self.dtype_code == _lib.BF16:
+            raw = np.empty(self.shape, dtype=np.uint16)
+            self.read(raw)
+            return (raw.astype(np.uint32) << 16).view(np.float32)
+        a = np.empty(self.shape, dtype=_NUMPY_TYPES[self.dtype_code])
+        self.read(a)
+        return a
+
+    @property
+    def __cuda_array_interface__(self):
+        """The buffer for CuPy, Numba or torch.as_tensor, without a copy (bf16 has
+        no typestr: refused)."""
+        if self.dtype_code not in _TYPESTRS:
+            raise TypeError("minijit: a bf16 buffer has no __cuda_array_interface__ typestr")
+        return {"shape": self.shape, "typestr": _TYPESTRS[self.dtype_code],
+                "data": (self.ptr, False), "version": 3, "strides": None}
+
+    def __repr__(self):
+        return "<minijit.Buffer %s%s on device %d>" % (self.dtype, list(self.shape),
+                                                      self.device.ordinal)
+
+
+_NUMPY_TYPES = {_lib.F32: "float32", _lib.F16: "float16", _lib.I32: "int32", _lib.BOOL: "bool"}
+_TYPESTRS = {_lib.F32: "<f4", _lib.F16: "<f2", _lib.I32: "<i4", _lib.BOOL: "|b1"}
 
 
 def compare(graph, *, seed=0, dims=None, device=0, name=None):

@@ -57,3 +57,5 @@ def test_no_gpu_is_a_cuda_error():
     c = minijit.compile("graph f(%x: f32[4]) {\n  %y = exp %x\n  return %y\n}\n")
     with pytest.raises(minijit.CudaError, match="no GPU"):
         c.run(np.zeros(4, np.float32))
+    with pytest.raises(minijit.CudaError, match="no CUDA driver found"):
+        minijit.compare(c.graph)

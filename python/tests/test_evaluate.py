@@ -101,6 +101,31 @@ def test_builder_graph_evaluates():
                                rtol=1e-6)
 
 
+def test_builder_takes_every_kind_of_attribute():
+    g = minijit.Graph("attrs")
+    x = g.input("x", "f32", (4, 6))
+    i = g.input("i", "i32", (3,))
+    g.output(g.op("argmax", x, axis=1), "am")
+    g.output(g.op("cumsum", x, axis=1), "cs")
+    g.output(g.op("slice", x, axis=1, start=1, end=6, step=2), "sl")
+    g.output(g.op("pad", x, before=[1, 0], after=[0, 2], value=-1.0), "pd")
+    g.output(g.op("permute", x, perm=[1, 0]), "pm")
+    g.output(g.op("take", x, i, axis=0), "tk")
+    g.output(g.op("cast", x, dtype="i32"), "ct")
+    g.output(g.op("iota", shape=(2, 3), axis=1, dtype="i32"), "io")
+    x_np = rng(7).standard_normal((4, 6), dtype=np.float32) * 4
+    i_np = np.array([3, 0, 2], np.int32)
+    am, cs, sl, pd, pm, tk, ct, io = minijit.evaluate(g, x_np, i_np)
+    np.testing.assert_array_equal(am, x_np.argmax(axis=1))
+    np.testing.assert_allclose(cs, np.cumsum(x_np.astype(np.float64), axis=1), rtol=1e-6)
+    np.testing.assert_array_equal(sl, x_np[:, 1:6:2])
+    np.testing.assert_array_equal(pd, np.pad(x_np, ((1, 0), (0, 2)), constant_values=-1))
+    np.testing.assert_array_equal(pm, x_np.T)
+    np.testing.assert_array_equal(tk, x_np[i_np])
+    np.testing.assert_array_equal(ct, np.trunc(x_np).astype(np.int32))
+    np.testing.assert_array_equal(io, [[0, 1, 2], [0, 1, 2]])
+
+
 def test_f16_and_bf16():
     text = """graph h(%x: f16[8], %y: bf16[8]) {
   %a = add %x, %x

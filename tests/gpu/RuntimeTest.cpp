@@ -1,5 +1,6 @@
 //===- tests/gpu/RuntimeTest.cpp - the runtime on the GPU ------------------===//
 #include "compiler/CompileDetail.h"
+#include "runtime/Driver.h"
 #include "tests/gpu/GpuTest.h"
 
 namespace minijit {
@@ -82,6 +83,39 @@ TEST_F(Runtime, GraphReplayGivesTheSameResults) {
   CompareResult c2 = compareTensors(replay2[0], evaluate(g, {in})[0], toleranceFor(g, g.outputs()[0]));
   EXPECT_TRUE(c1.ok) << c1.summary;
   EXPECT_TRUE(c2.ok) << c2.summary;
+}
+
+// enqueueOn: a run on another framework's stream (the C API's, PyTorch's),
+// several kernels and a temporary, plain and replayed as a CUDA graph;
+// waiting for that stream alone must be enough to read the outputs.
+TEST_F(Runtime, EnqueueOnACallerStream) {
+  MJ_REQUIRE_GPU();
+  Graph g("chain");
+  Tensor x = g.input("x", DType::F32, {256, 128});
+  Tensor h = x;
+  for (int i = 0; i < 4; ++i)
+    h = tanh(h * 0.9 + 0.1);
+  g.output(h / sum(h, {1}, true), "y");
+  CompileOptions opt;
+  opt.fusion = false;
+  opt.device = gpu().properties();
+  Executable exe(gpu(), compileGraph(g, opt).program);
+  const Driver &d = Driver::get();
+  StreamHandle stream;
+  gpu().makeCurrent();
+  d.check(d.cuStreamCreate(stream.receive(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  HostTensor in = HostTensor::random(DType::F32, {256, 128}, 5);
+  HostTensor ref = evaluate(g, {in})[0];
+  std::vector<DeviceTensor> din = {DeviceTensor::fromHost(gpu(), in)};
+  for (bool replay : {false, true}) {
+    exe.setGraphReplay(replay);
+    std::vector<DeviceTensor> out = exe.allocateOutputs();
+    poisonTensors(out);
+    exe.enqueueOn(stream.get(), din, out);
+    d.check(d.cuStreamSynchronize(stream.get()), "cuStreamSynchronize");
+    CompareResult c = compareTensors(out[0].download(), ref, toleranceFor(g, g.outputs()[0]));
+    EXPECT_TRUE(c.ok) << (replay ? "replayed: " : "plain: ") << c.summary;
+  }
 }
 
 TEST_F(Runtime, UnfusedChainHoldsFewTemporaries) {

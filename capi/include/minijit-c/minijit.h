@@ -168,7 +168,7 @@ MJ_API mjStatus mjGraphAddInput(mjGraph g, const char *name, mjDType dtype, int3
 MJ_API mjStatus mjGraphAddConstant(mjGraph g, double value, mjDType dtype, mjValue *out);
 
 /** The attributes of mjGraphAddOp; mjOpAttributesInit gives the defaults
- *  (no axes: every axis; step 1). Which matter depends on the op
+ *  (no axes: every axis; step 1; dtype f32). Which matter depends on the op
  *  (docs/FORMAT.md): reductions `axes`/`keepdim`; argmax, argmin, cumsum,
  *  cumprod, slice, concat, take, take_along_axis and iota `axis`; reshape,
  *  broadcast, iota `shape`; permute `axes` (the permutation); cast and iota
@@ -309,7 +309,8 @@ MJ_API mjStatus mjExecutableEnqueue(mjExecutable e, size_t numInputs, const mjTe
  *  checks them (device, dtype, row-major strides, alignment). */
 MJ_API mjStatus mjExecutableEnqueueDLPack(mjExecutable e, size_t numInputs, void *const *inputs,
                                           size_t numOutputs, void *const *outputs, void *stream);
-/** mjExecutableEnqueue on the executable's own stream, then waits. */
+/** mjExecutableEnqueue on the executable's own stream (a non-blocking one:
+ *  the caller's work on the tensors must be finished), then waits. */
 MJ_API mjStatus mjExecutableRun(mjExecutable e, size_t numInputs, const mjTensorRef *inputs,
                                 size_t numOutputs, const mjTensorRef *outputs);
 /** Waits for the executable's own stream. */
@@ -329,6 +330,11 @@ MJ_API mjStatus mjCompare(mjDevice d, mjGraph g, uint64_t seed, const mjDimBindi
  *  are owned by `*out`. */
 MJ_API mjStatus mjEvaluate(mjGraph g, size_t numInputs, const mjTensorRef *inputs,
                            const mjDimBindings *dims, mjHostTensors *out);
+/** mjEvaluate, the outputs written into the caller's host buffers
+ *  `outputs` (one per graph output, of its dtype and shape: checked). */
+MJ_API mjStatus mjEvaluateInto(mjGraph g, size_t numInputs, const mjTensorRef *inputs,
+                               const mjDimBindings *dims, size_t numOutputs,
+                               const mjTensorRef *outputs);
 /** One seeded random tensor per input of `g` (named dimensions from `dims`):
  *  the inputs minijit's CLI and tests use. */
 MJ_API mjStatus mjRandomInputs(mjGraph g, uint64_t seed, const mjDimBindings *dims,

@@ -85,7 +85,9 @@ def compileAten(gm, example_inputs, options, kind):
     """Partitions one ATen graph; returns it with its islands run by minijit."""
     device = resolveDevice(options, example_inputs)
     minOps = int(options.get("min_ops", 1))
-    compileOptions = {k: v for k, v in options.items() if k not in ("device", "min_ops")}
+    compileOptions = {k: v for k, v in options.items() if k not in ("device", "min_ops", "graph_replay")}
+    if options.get("graph_replay"):
+        compileOptions["graph_replay"] = True
     support = MinijitSupport(device)
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
@@ -162,8 +164,10 @@ def backend(gm, example_inputs, **kwargs):
 
     options (torch.compile(..., options={...})): device="cpu" runs every island
     on minijit's CPU reference (the default when the inputs are on the CPU);
-    min_ops=N keeps islands of N compute ops or more (default 1); other keys go
-    to minijit.compile (fusion=..., and the other compile options)."""
+    min_ops=N keeps islands of N compute ops or more (default 1); graph_replay=True
+    replays each island's launches as a CUDA graph (captured per set of buffer
+    addresses; GPU only); other keys go to minijit.compile (fusion=..., and the
+    other compile options)."""
     options = dict(kwargs.get("options") or {})
     return aot_autograd(
         fw_compiler=_compiler(options, "forward"),

@@ -44,9 +44,13 @@ class Island(torch.nn.Module):
                 raise Unsupported("a subgraph without tensor inputs")
             # Compiled now for the traced sizes, so that a compile error falls back here;
             # other bindings of named dimensions compile on their first run.
+            options = dict(options)
+            replay = options.pop("graph_replay", False)
             self.compiled = library.compile(self.text, dims=translation.hintDims or None,
                                             device=translation.deviceIndex, **options)
             self.compiled.num_kernels
+            if replay:
+                self.compiled.set_graph_replay(True, device=translation.deviceIndex or 0)
         else:
             library.check(self.text, translation.hintDims)
 

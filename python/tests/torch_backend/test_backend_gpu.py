@@ -45,14 +45,16 @@ def test_op_on_the_gpu_matches_eager(name, fn, inputs, op):
             assert torch.equal(g, e)
 
 
-def test_mlp_training_on_the_gpu_matches_eager():
+@pytest.mark.parametrize("replay", [False, True], ids=["launches", "graph_replay"])
+def test_mlp_training_on_the_gpu_matches_eager(replay):
     from test_backend_models import Mlp, trainSteps
     torch.manual_seed(1)
     eager, compiled = Mlp().cuda(), Mlp().cuda()
     compiled.load_state_dict(eager.state_dict())
     x, target = torch.randn(64, 16, device="cuda"), torch.randn(64, 16, device="cuda")
     expected = trainSteps(eager, x, target, 3)
-    got = trainSteps(torch.compile(compiled, backend="minijit"), x, target, 3)
+    run = torch.compile(compiled, backend="minijit", options={"graph_replay": replay})
+    got = trainSteps(run, x, target, 3)
     for e, g in zip(expected, got):
         torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
     for pe, pg in zip(eager.parameters(), compiled.parameters()):

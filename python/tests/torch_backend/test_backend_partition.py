@@ -150,3 +150,9 @@ print("ok")
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(pathlib.Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
+
+
+def test_gpu_only_options_are_accepted_in_cpu_mode():
+    x = torch.randn(6)
+    got = compileCpu(lambda x: torch.tanh(x) * 2, graph_replay=True)(x)
+    torch.testing.assert_close(got, torch.tanh(x) * 2)

@@ -39,6 +39,8 @@ class Island(torch.nn.Module):
         self.text = translation.text
         self.compiled = None
         self.lastDims = None
+        self.tensorInputs = [(i, spec.order) for i, spec in enumerate(translation.inputs)
+                             if spec.kind == "tensor"]
         if mode == "cuda":
             if not any(spec.kind == "tensor" for spec in translation.inputs):
                 raise Unsupported("a subgraph without tensor inputs")
@@ -70,10 +72,14 @@ class Island(torch.nn.Module):
         t = self.translation
         dims = self.bindDims(args)
         self.lastDims = dims
-        # A 0-d input travels as [1] (the graph reshapes it back): the package's
-        # host arrays do not keep rank 0.
-        tensors = [a.reshape(1) if a.dim() == 0 else a
-                   for a, spec in zip(args, t.inputs) if spec.kind == "tensor"]
+        tensors = []
+        for index, order in self.tensorInputs:
+            a = args[index]
+            if order is not None:
+                a = a.permute(order)  # contiguous when the layout is the traced one
+            elif a.dim() == 0:
+                a = a.reshape(1)  # the package's host arrays do not keep rank 0
+            tensors.append(a)
         if self.mode == "cpu":
             arrays = [toNumpy(a) for a in tensors]
             buffers = [torch.from_numpy(np.array(b, order="C", copy=True)) for b in library.evaluate(self.text, arrays, dims)]

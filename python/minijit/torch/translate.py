@@ -27,8 +27,9 @@ def hintInt(size):
 class InputSpec:
     """One placeholder of the island: a tensor argument or a SymInt."""
 
-    def __init__(self, kind, dtype=None, shape=None, symbol=None):
+    def __init__(self, kind, dtype=None, shape=None, symbol=None, order=None):
         self.kind = kind  # "tensor" or "symint"
+        self.order = order  # a tensor passed as tensor.permute(order), None: as it is
         self.dtype = dtype  # torch dtype of a tensor input
         self.shape = shape  # its dimensions in the text (ints or names)
         self.symbol = symbol  # the name a SymInt input binds, or None
@@ -101,12 +102,23 @@ def translateIsland(gm, name="island"):
             val = node.meta.get("val")
             if isinstance(val, torch.Tensor):
                 shape = shapeOf(val)
+                order = None
                 if not shape:  # a 0-d input travels as [1] (see Island.forward)
                     env[node] = e.reshape(e.argument(mjDtype(val.dtype), (1,)), ())
                 else:
-                    env[node] = e.argument(mjDtype(val.dtype), shape)
+                    try:
+                        order = layoutOf(val)
+                    except Unsupported:  # overlapping strides: copied contiguous at run time
+                        order = None
+                    if order is None:
+                        env[node] = e.argument(mjDtype(val.dtype), shape)
+                    else:
+                        # A permuted layout (a transpose) is read in place: the argument
+                        # is the buffer in its physical order, permuted back in the graph.
+                        arg = e.argument(mjDtype(val.dtype), [shape[i] for i in order])
+                        env[node] = e.permute(arg, [order.index(i) for i in range(len(order))])
                 index = len(inputs)
-                inputs.append(InputSpec("tensor", val.dtype, shape))
+                inputs.append(InputSpec("tensor", val.dtype, shape, order=order))
                 for axis, d in enumerate(shape):
                     if isinstance(d, str) and d not in bindings:
                         bindings[d] = ("tensor", index, axis)

@@ -128,3 +128,16 @@ def test_op_islands_compile_for_the_gpu(name, fn, inputs, op):
     for island in islands:
         ptx = minijit.compile(island.text, dims=island.translation.hintDims or None).emit("ptx")
         assert ".entry" in ptx
+
+
+def test_a_transposed_input_is_read_in_place():
+    def fn(a, b):
+        return torch.tanh(a) @ b
+
+    a, b = r(6, 4).t(), r(6, 3)  # a: [4, 6] with strides (1, 4)
+    start = reportCount()
+    got = compileCpu(fn)(a, b)
+    torch.testing.assert_close(got, fn(a, b), rtol=1e-5, atol=1e-5)
+    text = reportsSince(start)[0].islands[0].text
+    assert text.startswith("graph minijit_0(%a0: f32[6, 4], %a1: f32[6, 3])"), text
+    assert "permute %a0 perm=[1, 0]" in text

@@ -25,7 +25,6 @@ import types
 
 import backend_common as common
 import torch
-import torch.nn as nn
 
 import minijit.torch  # noqa: F401
 
@@ -35,7 +34,6 @@ SEEDS = 5
 BUILTIN = {
     "level1_softmax": '''
 import torch
-import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs a Softmax activation."""
@@ -57,7 +55,6 @@ def get_init_inputs():
 ''',
     "level1_layernorm": '''
 import torch
-import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs Layer Normalization."""
@@ -82,7 +79,6 @@ def get_init_inputs():
 ''',
     "level1_matmul": '''
 import torch
-import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs a single square matrix multiplication (C = A * B)"""
@@ -104,7 +100,6 @@ def get_init_inputs():
 ''',
     "level1_rmsnorm": '''
 import torch
-import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs RMS Normalization."""
@@ -131,7 +126,6 @@ def get_init_inputs():
 ''',
     "level2_gemm_gelu_softmax": '''
 import torch
-import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs a matrix multiplication, applies GELU, and then applies Softmax."""
@@ -157,7 +151,6 @@ def get_init_inputs():
 ''',
     "level2_matmul_sum_max_logsumexp": '''
 import torch
-import torch.nn as nn
 
 class Model(nn.Module):
     """Model that performs a matrix multiplication, summation, max, average pooling-free reductions."""

@@ -198,10 +198,8 @@ class Emitter:
     # Reductions and scans.
     def reduce(self, op, x, axes, keepdim):
         axes = sorted({normAxis(a, x.rank) for a in axes}) if axes is not None else list(range(x.rank))
-        if x.rank == 0:
-            return x if op != "mean" else x
-        if not axes:
-            return x
+        if x.rank == 0 or not axes:
+            return x  # a reduction over no axis is the value itself
         if op == "mean" and x.dtype not in FLOATS:
             raise Unsupported(f"mean of a {x.dtype} value")
         if x.dtype == "bool":

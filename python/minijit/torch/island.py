@@ -81,8 +81,8 @@ class Island(torch.nn.Module):
                 a = a.reshape(1)  # the package's host arrays do not keep rank 0
             tensors.append(a)
         if self.mode == "cpu":
-            arrays = [toNumpy(a) for a in tensors]
-            buffers = [torch.from_numpy(np.array(b, order="C", copy=True)) for b in library.evaluate(self.text, arrays, dims)]
+            results = library.evaluate(self.text, [toNumpy(a) for a in tensors], dims)
+            buffers = [torch.from_numpy(np.array(b, order="C", copy=True)) for b in results]
         else:
             buffers = self.runCuda(tensors, dims)
         return tuple(self.shape(b, spec, dims) for b, spec in zip(buffers, t.outputs))
@@ -99,15 +99,15 @@ class Island(torch.nn.Module):
             ready.append(a.detach())
         return self.compiled.run(*ready, dims=dims)
 
-    @staticmethod
-    def shape(buffer, spec, dims):
+    def shape(self, buffer, spec, dims):
+        """The buffer as PyTorch traced the output: rank, dtype, device, strides."""
         out = buffer
         if out.dim() != len(spec.symbolicSize):
             sizes = [d if isinstance(d, int) else evalDim(d, dims) for d in spec.symbolicSize]
             out = out.reshape([sizes[p] for p in spec.perm] if spec.perm is not None else sizes)
         if out.dtype != spec.dtype:
             out = out.to(spec.dtype)
-        if out.device != spec.device:
+        if self.mode == "cpu" and spec.device.type != "cpu":
             out = out.to(spec.device)
         if spec.perm is not None:
             out = out.permute(spec.inverse)

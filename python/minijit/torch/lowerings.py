@@ -15,7 +15,7 @@ import operator
 
 import torch
 
-from .emitter import FLOATS, Unsupported, Value, broadcastShapes, dimProduct, normAxis
+from .emitter import FLOATS, Unsupported, Value, dimProduct, normAxis
 
 aten = torch.ops.aten
 
@@ -191,7 +191,6 @@ for _ops, _mj in [
     ((aten.mul.Tensor, aten.mul.Scalar), "mul"),
     ((aten.maximum.default,), "maximum"),
     ((aten.minimum.default,), "minimum"),
-    ((aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar), "pow"),
     ((aten.eq.Tensor, aten.eq.Scalar), "eq"), ((aten.ne.Tensor, aten.ne.Scalar), "ne"),
     ((aten.lt.Tensor, aten.lt.Scalar), "lt"), ((aten.le.Tensor, aten.le.Scalar), "le"),
     ((aten.gt.Tensor, aten.gt.Scalar), "gt"), ((aten.ge.Tensor, aten.ge.Scalar), "ge"),
@@ -743,10 +742,3 @@ LEFT_TO_PYTORCH = {
     "_scaled_dot_product_cudnn_attention": "fused attention stays in PyTorch",
 }
 
-
-def broadcastOk(a, b):
-    try:
-        broadcastShapes(a, b)
-        return True
-    except Unsupported:
-        return False

@@ -101,7 +101,8 @@ def compileAten(gm, example_inputs, options, kind):
                 reason = support.reasons.get(node)
             if reason is None:
                 reason = "an island too small to be worth a kernel" if isComputeNode(node) else None
-            if reason is not None and not qualifiedName(node.target).startswith("sym_"):
+            if reason is not None and not reason.startswith("not a tensor op") \
+                    and "sym_" not in qualifiedName(node.target):
                 report.leftOut.append((qualifiedName(node.target), reason))
     if chosen:
         fuse_by_partitions(gm, [dict(p.nodes) if not isinstance(p.nodes, dict) else p.nodes for p in chosen],

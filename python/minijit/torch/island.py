@@ -39,7 +39,7 @@ class Island(torch.nn.Module):
         self.text = translation.text
         self.compiled = None
         self.lastDims = None
-        self.tensorInputs = [(i, spec.order) for i, spec in enumerate(translation.inputs)
+        self.tensorInputs = [(i, spec.order, spec.declared) for i, spec in enumerate(translation.inputs)
                              if spec.kind == "tensor"]
         if mode == "cuda":
             if not any(spec.kind == "tensor" for spec in translation.inputs):
@@ -61,11 +61,20 @@ class Island(torch.nn.Module):
 
     def bindDims(self, args):
         dims = {}
+        products = []
         for name, source in self.translation.bindings.items():
             if source[0] == "tensor":
                 dims[name] = int(args[source[1]].shape[source[2]])
-            else:
+            elif source[0] == "symint":
                 dims[name] = int(args[source[1]])
+            else:
+                products.append((name, source))
+        for name, (_, index, axis, product, _) in products:
+            known = 1
+            for factor in product.split("*"):
+                if factor != name:
+                    known *= int(factor) if factor.isdigit() else dims[factor]
+            dims[name] = int(args[index].shape[axis]) // known
         return dims
 
     def forward(self, *args):
@@ -73,12 +82,14 @@ class Island(torch.nn.Module):
         dims = self.bindDims(args)
         self.lastDims = dims
         tensors = []
-        for index, order in self.tensorInputs:
+        for index, order, declared in self.tensorInputs:
             a = args[index]
             if order is not None:
                 a = a.permute(order)  # contiguous when the layout is the traced one
             elif a.dim() == 0:
                 a = a.reshape(1)  # the package's host arrays do not keep rank 0
+            if declared is not None:  # products of sizes split into their factors
+                a = a.reshape([d if isinstance(d, int) else dims[d] for d in declared])
             tensors.append(a)
         if self.mode == "cpu":
             results = library.evaluate(self.text, [toNumpy(a) for a in tensors], dims)

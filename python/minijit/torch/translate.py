@@ -15,6 +15,13 @@ from .emitter import Emitter, Unsupported, Value
 from .lowerings import LOWERINGS, Context, dimOf, mjDtype, shapeOf
 
 
+def factors(dim):
+    """A dimension of the text as its factors: 4*s0 -> [4, s0]; 8 -> [8]."""
+    if isinstance(dim, int):
+        return [dim]
+    return [int(f) if f.isdigit() else f for f in dim.split("*")]
+
+
 def hintInt(size):
     if isinstance(size, int):
         return size
@@ -30,6 +37,7 @@ class InputSpec:
     def __init__(self, kind, dtype=None, shape=None, symbol=None, order=None):
         self.kind = kind  # "tensor" or "symint"
         self.order = order  # a tensor passed as tensor.permute(order), None: as it is
+        self.declared = None  # the factored shape the graph declares, None: the shape itself
         self.dtype = dtype  # torch dtype of a tensor input
         self.shape = shape  # its dimensions in the text (ints or names)
         self.symbol = symbol  # the name a SymInt input binds, or None
@@ -94,6 +102,7 @@ def translateIsland(gm, name="island"):
     e = Emitter()
     env = {}
     inputs, bindings, hintDims = [], {}, {}
+    products = []  # (input, axis, "4*s0", size): sizes bound from a product
     deviceIndex = None
     nodes = []
     outputNode = None
@@ -110,19 +119,25 @@ def translateIsland(gm, name="island"):
                         order = layoutOf(val)
                     except Unsupported:  # overlapping strides: copied contiguous at run time
                         order = None
-                    if order is None:
-                        env[node] = e.argument(mjDtype(val.dtype), shape)
-                    else:
-                        # A permuted layout (a transpose) is read in place: the argument
-                        # is the buffer in its physical order, permuted back in the graph.
-                        arg = e.argument(mjDtype(val.dtype), [shape[i] for i in order])
-                        env[node] = e.permute(arg, [order.index(i) for i in range(len(order))])
+                    # A permuted layout (a transpose) is read in place: the argument is
+                    # the buffer in its physical order, permuted back in the graph.
+                    physical = shape if order is None else [shape[i] for i in order]
+                    # A product of sizes (4*s0) is declared as its factors, [4, s0], which
+                    # hold the same elements in the same order: arguments take single names.
+                    declared = [f for d in physical for f in factors(d)]
+                    arg = e.reshape(e.argument(mjDtype(val.dtype), declared), physical)
+                    env[node] = arg if order is None else \
+                        e.permute(arg, [order.index(i) for i in range(len(order))])
                 index = len(inputs)
                 inputs.append(InputSpec("tensor", val.dtype, shape, order=order))
+                if shape and any(len(factors(d)) > 1 for d in shape):
+                    inputs[-1].declared = declared
                 for axis, d in enumerate(shape):
-                    if isinstance(d, str) and d not in bindings:
+                    if isinstance(d, str) and d.isidentifier() and d not in bindings:
                         bindings[d] = ("tensor", index, axis)
                         hintDims[d] = hintInt(val.shape[axis])
+                    elif isinstance(d, str):
+                        products.append((index, axis, d, hintInt(val.shape[axis])))
                 if val.device.type == "cuda" and deviceIndex is None:
                     deviceIndex = val.device.index or 0
             elif isinstance(val, torch.SymInt):
@@ -145,6 +160,19 @@ def translateIsland(gm, name="island"):
             outputNode = node
         else:
             raise Unsupported(f"a {node.op} node")
+    for index, axis, d, size in products:
+        unknown = [f for f in factors(d) if isinstance(f, str) and f not in bindings]
+        if len(unknown) == 1:
+            known = 1
+            for f in factors(d):
+                if f != unknown[0]:
+                    known *= f if isinstance(f, int) else hintDims[f]
+            bindings[unknown[0]] = ("product", index, axis, d, unknown[0])
+            hintDims[unknown[0]] = size // known
+    for spec in inputs:
+        for d in getattr(spec, "declared", None) or ():
+            if isinstance(d, str) and d not in bindings:
+                raise Unsupported(f"the size {d} comes from no input alone")
     results = outputNode.args[0]
     if not isinstance(results, (list, tuple)):
         results = (results,)
@@ -178,7 +206,7 @@ def checkNode(node):
     for arg in node.all_input_nodes:
         val = arg.meta.get("val")
         if isinstance(val, torch.Tensor):
-            env[arg] = e.argument(mjDtype(val.dtype), shapeOf(val))
+            env[arg] = Value(f"%in{len(env)}", mjDtype(val.dtype), shapeOf(val))
         elif isinstance(val, (tuple, list)) and node.target.__name__ == "getitem":
             env[arg] = tuple(Value("%t", mjDtype(t.dtype), shapeOf(t)) for t in val)
     vals = node.meta.get("val")

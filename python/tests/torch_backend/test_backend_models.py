@@ -259,3 +259,24 @@ def test_ddp_with_gloo_trains_like_eager(tmp_path):
         assert all(r.islands for r in forwards)
     finally:
         dist.destroy_process_group()
+
+
+def test_an_input_whose_size_is_a_product_of_sizes():
+    """A subgraph input of size 2*s0 (a view made in another subgraph) is declared
+    as its factors [2, s0] and reshaped in the graph."""
+
+    def fn(x):
+        y = torch.tanh(x.reshape(-1, 8))  # [2*s0, 8]
+        z = (y.to(torch.float64) * 3).to(torch.float32)  # float64 stays in PyTorch
+        return torch.softmax(z + 1, -1).sum(0)
+
+    run = compileCpu(fn)
+    start = reportCount()
+    for n in (3, 5):
+        x = torch.randn(n, 16)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(run(x), fn(x), rtol=1e-5, atol=1e-5)
+    reports = reportsSince(start)
+    texts = [i.text for r in reports for i in r.islands]
+    assert any("[2, s" in t.splitlines()[0] for t in texts), texts
+    assert "aten._softmax.default" in islandOps(reports)

@@ -85,7 +85,8 @@ def compileAten(gm, example_inputs, options, kind):
     """Partitions one ATen graph; returns it with its islands run by minijit."""
     device = resolveDevice(options, example_inputs)
     minOps = int(options.get("min_ops", 1))
-    compileOptions = {k: v for k, v in options.items() if k not in ("device", "min_ops", "graph_replay")}
+    compileOptions = {k: v for k, v in options.items()
+                      if k not in ("device", "min_ops", "graph_replay")}
     if options.get("graph_replay"):
         compileOptions["graph_replay"] = True
     support = MinijitSupport(device)
@@ -105,7 +106,7 @@ def compileAten(gm, example_inputs, options, kind):
                     and "sym_" not in qualifiedName(node.target):
                 report.leftOut.append((qualifiedName(node.target), reason))
     if chosen:
-        fuse_by_partitions(gm, [dict(p.nodes) if not isinstance(p.nodes, dict) else p.nodes for p in chosen],
+        fuse_by_partitions(gm, [{n: None for n in p.nodes} for p in chosen],
                            prefix="minijit_", always_return_tuple=True)
     for node in list(gm.graph.nodes):
         if node.op == "call_module" and node.target.startswith("minijit_"):

@@ -39,8 +39,8 @@ class Island(torch.nn.Module):
         self.text = translation.text
         self.compiled = None
         self.lastDims = None
-        self.tensorInputs = [(i, spec.order, spec.declared) for i, spec in enumerate(translation.inputs)
-                             if spec.kind == "tensor"]
+        self.tensorInputs = [(i, spec.order, spec.declared)
+                             for i, spec in enumerate(translation.inputs) if spec.kind == "tensor"]
         if mode == "cuda":
             if not any(spec.kind == "tensor" for spec in translation.inputs):
                 raise Unsupported("a subgraph without tensor inputs")

@@ -234,7 +234,7 @@ def lowerPowTensor(ctx, node):
 @lowers(aten.div.Tensor, aten.div.Scalar, aten.div.Tensor_mode, aten.true_divide.Tensor)
 def lowerDiv(ctx, node):
     a, b = node.args[0], node.args[1]
-    mode = node.kwargs.get("rounding_mode", kw(node, 2, "rounding_mode") if node.target is aten.div.Tensor_mode else None)
+    mode = kw(node, 2, "rounding_mode") if node.target is aten.div.Tensor_mode else None
     out = outDtype(node)
     dtype = out if mode is None else mjDtype(computeDtype(node, a, b))
     if mode is not None and dtype not in FLOATS:

@@ -7,7 +7,8 @@ import torch
 from test_backend_ops import CASES
 from torch_helpers import islandOps, reportCount, reportsSince
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the GPU path is not tested here")
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
+                                reason="no CUDA device: the GPU path is not tested here")
 
 
 def tolerance(out):

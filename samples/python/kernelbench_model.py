@@ -34,6 +34,7 @@ SEEDS = 5
 BUILTIN = {
     "level1_softmax": '''
 import torch
+import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs a Softmax activation."""
@@ -55,6 +56,7 @@ def get_init_inputs():
 ''',
     "level1_layernorm": '''
 import torch
+import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs Layer Normalization."""
@@ -79,6 +81,7 @@ def get_init_inputs():
 ''',
     "level1_matmul": '''
 import torch
+import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs a single square matrix multiplication (C = A * B)"""
@@ -100,6 +103,7 @@ def get_init_inputs():
 ''',
     "level1_rmsnorm": '''
 import torch
+import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs RMS Normalization."""
@@ -126,6 +130,7 @@ def get_init_inputs():
 ''',
     "level2_gemm_gelu_softmax": '''
 import torch
+import torch.nn as nn
 
 class Model(nn.Module):
     """Simple model that performs a matrix multiplication, applies GELU, and then applies Softmax."""
@@ -151,6 +156,7 @@ def get_init_inputs():
 ''',
     "level2_matmul_sum_max_logsumexp": '''
 import torch
+import torch.nn as nn
 
 class Model(nn.Module):
     """Model that performs a matrix multiplication, summation, max, average pooling-free reductions."""

@@ -36,7 +36,8 @@ EXTRA = [aten.native_dropout.default, aten.t.default, aten.transpose.int, aten.v
 
 def decompositions():
     from torch._decomp import core_aten_decompositions, get_decompositions
-    table = dict(core_aten_decompositions())
+    core = core_aten_decompositions()  # a CustomDecompTable: read through its keys()
+    table = {op: core[op] for op in core.keys()}
     table.update(get_decompositions(EXTRA))
     for op in NATIVE:
         table.pop(op, None)

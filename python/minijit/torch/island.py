@@ -13,7 +13,9 @@ import torch
 from . import library
 from .emitter import Unsupported
 
+
 def toNumpy(tensor):
+    """A tensor as the array minijit.evaluate takes (bf16 as f32, int64 as i32)."""
     tensor = tensor.detach().cpu()
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.float()
@@ -31,6 +33,8 @@ def evalDim(dim, dims):
 
 
 class Island(torch.nn.Module):
+    """One minijit graph standing for a fused submodule; forward() has its signature."""
+
     def __init__(self, translation, mode, options, name):
         super().__init__()
         self.translation = translation

@@ -532,6 +532,76 @@ def lowerLayerNorm(ctx, node):
     return (e.cast(y, outDtype(node, 0)), e.cast(mu, outDtype(node, 1)), e.cast(rstd, outDtype(node, 2)))
 
 
+def batchNormParts(ctx, x, weight, bias):
+    """Channel axis 1: per-channel values broadcast as [C, 1, ...] over x."""
+    e = ctx.e
+    channels = x.shape[1]
+    perChannel = (channels,) + (1,) * (x.rank - 2)
+    axes = [a for a in range(x.rank) if a != 1]
+
+    def spread(v):
+        return e.reshape(e.cast(v, "f32"), perChannel)
+    return e, axes, spread, (spread(weight) if isinstance(weight, Value) else None,
+                             spread(bias) if isinstance(bias, Value) else None)
+
+
+@lowers(aten._native_batch_norm_legit_functional.default)
+def lowerBatchNormTraining(ctx, node):
+    """BatchNorm in training: batch statistics, and the running ones updated
+    (out, save_mean, save_rstd, new running_mean, new running_var)."""
+    x = ctx.tensor(node.args[0])
+    weight, bias = ctx.v(node.args[1]), ctx.v(node.args[2])
+    runMean, runVar = ctx.tensor(node.args[3]), ctx.tensor(node.args[4])
+    training, momentum, eps = node.args[5], node.args[6], node.args[7]
+    if not training:
+        raise Unsupported("batch norm with training=False in its functional form")
+    if x.rank < 2:
+        raise Unsupported("batch norm of a vector")
+    e, axes, spread, (w, b) = batchNormParts(ctx, x, weight, bias)
+    count = dimProduct([x.shape[a] for a in axes])
+    if not isinstance(count, int):
+        raise Unsupported("batch norm over a named dimension (the running variance's n / (n - 1))")
+    xf = e.cast(x, "f32")
+    mean = e.reduce("mean", xf, axes, True)
+    d = e.binary("sub", xf, mean)
+    var = e.reduce("mean", e.binary("mul", d, d), axes, True)
+    rstd = e.unary("rsqrt", e.binary("add", var, float(eps)))
+    y = e.binary("mul", d, rstd)
+    if w is not None:
+        y = e.binary("mul", y, w)
+    if b is not None:
+        y = e.binary("add", y, b)
+    channels = (x.shape[1],)
+    meanC, varC, rstdC = (e.reshape(v, channels) for v in (mean, var, rstd))
+    unbiased = e.binary("mul", varC, count / max(count - 1, 1))
+    newMean = e.binary("add", e.binary("mul", e.cast(runMean, "f32"), 1.0 - momentum),
+                       e.binary("mul", meanC, float(momentum)))
+    newVar = e.binary("add", e.binary("mul", e.cast(runVar, "f32"), 1.0 - momentum),
+                      e.binary("mul", unbiased, float(momentum)))
+    return (e.cast(y, outDtype(node, 0)), e.cast(meanC, outDtype(node, 1)), e.cast(rstdC, outDtype(node, 2)),
+            e.cast(newMean, outDtype(node, 3)), e.cast(newVar, outDtype(node, 4)))
+
+
+@lowers(aten._native_batch_norm_legit_no_training.default)
+def lowerBatchNormEval(ctx, node):
+    """BatchNorm in eval mode: the running statistics; the two saved outputs are
+    empty tensors, which only PyTorch can make (a graph that reads them keeps
+    the node in PyTorch)."""
+    x = ctx.tensor(node.args[0])
+    weight, bias = ctx.v(node.args[1]), ctx.v(node.args[2])
+    runMean, runVar, eps = ctx.tensor(node.args[3]), ctx.tensor(node.args[4]), node.args[6]
+    if x.rank < 2:
+        raise Unsupported("batch norm of a vector")
+    e, axes, spread, (w, b) = batchNormParts(ctx, x, weight, bias)
+    rstd = e.unary("rsqrt", e.binary("add", spread(runVar), float(eps)))
+    y = e.binary("mul", e.binary("sub", e.cast(x, "f32"), spread(runMean)), rstd)
+    if w is not None:
+        y = e.binary("mul", y, w)
+    if b is not None:
+        y = e.binary("add", y, b)
+    return (e.cast(y, outDtype(node, 0)), None, None)
+
+
 # Matmuls -------------------------------------------------------------------
 
 @lowers(aten.mm.default, aten.bmm.default)

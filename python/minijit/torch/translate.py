@@ -210,7 +210,13 @@ def checkNode(node):
         elif isinstance(val, (tuple, list)) and node.target.__name__ == "getitem":
             env[arg] = tuple(Value("%t", mjDtype(t.dtype), shapeOf(t)) for t in val)
     vals = node.meta.get("val")
-    for val in vals if isinstance(vals, (tuple, list)) else (vals,):
+    multiple = isinstance(vals, (tuple, list))
+    # Of a tuple, only the parts the graph reads (its getitems) must be minijit's.
+    used = {u.args[1] for u in node.users
+            if getattr(u.target, "__name__", None) == "getitem"} if multiple else {0}
+    for i, val in enumerate(vals if multiple else (vals,)):
+        if i not in used:
+            continue
         if not isinstance(val, torch.Tensor):
             raise Unsupported("a result that is not a tensor")
         mjDtype(val.dtype)
@@ -219,7 +225,11 @@ def checkNode(node):
         shapeOf(val)
     result = fn(Context(e, env), node)
     results = result if isinstance(result, tuple) else (result,)
-    expected = vals if isinstance(vals, (tuple, list)) else (vals,)
-    for r, val in zip(results, expected):
+    expected = vals if multiple else (vals,)
+    for i, (r, val) in enumerate(zip(results, expected)):
+        if i not in used:
+            continue
+        if r is None:
+            raise Unsupported(f"result {i} is not computed by minijit")
         if r.rank != val.dim():
             raise Unsupported(f"internal: rank {r.rank} where PyTorch has {val.dim()}")

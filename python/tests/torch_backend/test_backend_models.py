@@ -280,3 +280,28 @@ def test_an_input_whose_size_is_a_product_of_sizes():
     texts = [i.text for r in reports for i in r.islands]
     assert any("[2, s" in t.splitlines()[0] for t in texts), texts
     assert "aten._softmax.default" in islandOps(reports)
+
+
+def test_batch_norm_training_and_eval_match_eager():
+    """Level-2 style Gemm + BatchNorm1d: batch statistics and running-stat updates
+    in training (the backward too), running statistics in eval."""
+    torch.manual_seed(5)
+    eager = nn.Sequential(nn.Linear(12, 8), nn.BatchNorm1d(8), nn.ReLU())
+    compiled = nn.Sequential(nn.Linear(12, 8), nn.BatchNorm1d(8), nn.ReLU())
+    compiled.load_state_dict(eager.state_dict())
+    x, target = torch.randn(16, 12), torch.randn(16, 8)
+    start = reportCount()
+    expected = trainSteps(eager, x, target, 2)
+    got = trainSteps(compileCpu(compiled), x, target, 2)
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+    for (name, te), tg in zip(eager.state_dict().items(), compiled.state_dict().values()):
+        torch.testing.assert_close(tg.float(), te.float(), rtol=1e-5, atol=1e-5, msg=name)
+    assert "aten._native_batch_norm_legit_functional.default" in islandOps(reportsSince(start))
+    eager.eval()
+    compiled.eval()
+    torch._dynamo.reset()
+    start = reportCount()
+    with torch.no_grad():
+        torch.testing.assert_close(compileCpu(compiled)(x), eager(x), rtol=1e-5, atol=1e-5)
+    assert "aten._native_batch_norm_legit_no_training.default" in islandOps(reportsSince(start))

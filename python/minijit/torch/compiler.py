@@ -1,0 +1,181 @@
+"""The torch.compile backend: AOTAutograd, then islands of ATen ops to minijit.
+
+backend(gm, example_inputs, **options) is what torch.compile(backend="minijit")
+calls. AOTAutograd turns Dynamo's graph into functional ATen graphs (forward,
+backward, inference) after the decompositions below; compileAten() partitions
+each one: the nodes minijit takes become islands run by minijit, the others stay
+ATen calls in the same GraphModule. An island that fails to translate or to
+compile stays in PyTorch too, with a warning that names the op.
+"""
+
+import collections
+import warnings
+
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
+
+from .emitter import Unsupported
+from .island import Island
+from .support import MinijitSupport, isComputeNode, qualifiedName
+
+aten = torch.ops.aten
+
+# Ops minijit lowers itself, kept whole even where a decomposition exists.
+NATIVE = [
+    aten._softmax.default, aten._log_softmax.default, aten.native_layer_norm.default,
+    aten.gelu.default, aten.addmm.default, aten.constant_pad_nd.default, aten.embedding.default,
+    aten.silu.default, aten.var.correction, aten.leaky_relu.default, aten.hardtanh.default,
+    aten.clamp_min.default, aten.clamp_max.default,
+]
+
+# Ops split into primitives minijit has, beyond the core table.
+EXTRA = [aten.native_dropout.default, aten.t.default, aten.transpose.int, aten.var_mean.correction]
+
+
+def decompositions():
+    from torch._decomp import core_aten_decompositions, get_decompositions
+    core = core_aten_decompositions()  # a CustomDecompTable: read through its keys()
+    table = {op: core[op] for op in core.keys()}
+    table.update(get_decompositions(EXTRA))
+    for op in NATIVE:
+        table.pop(op, None)
+    return table
+
+
+class Report:
+    """What one compile did, for explain(): the islands and the nodes left out."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.islands = []  # Island modules
+        self.failed = []  # (ops, message) of islands that fell back
+        self.leftOut = []  # (op name, reason)
+
+
+# The latest compiles' reports (bounded: they hold the islands), and how many there were.
+REPORTS = collections.deque(maxlen=64)
+_reportTotal = 0
+
+
+def reportCount():
+    """How many compiles have made a report so far."""
+    return _reportTotal
+
+
+def reportsSince(start):
+    """The reports of the compiles after the first `start` (the latest 64 at most)."""
+    count = min(_reportTotal - start, len(REPORTS))
+    return list(REPORTS)[len(REPORTS) - count:] if count > 0 else []
+
+
+def resolveDevice(options, example_inputs):
+    device = options.get("device")
+    if device is not None:
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"minijit backend: device must be 'cpu' or 'cuda', not {device!r}")
+        return device
+    for a in example_inputs:
+        if isinstance(a, torch.Tensor) and a.device.type == "cuda":
+            return "cuda"
+    return "cpu"
+
+
+def compileAten(gm, example_inputs, options, kind):
+    """Partitions one ATen graph; returns it with its islands run by minijit."""
+    device = resolveDevice(options, example_inputs)
+    minOps = int(options.get("min_ops", 1))
+    compileOptions = {k: v for k, v in options.items()
+                      if k not in ("device", "min_ops", "graph_replay")}
+    if options.get("graph_replay"):
+        compileOptions["graph_replay"] = True
+    support = MinijitSupport(device)
+    partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    chosen = [p for p in partitions if sum(isComputeNode(n) for n in p.nodes) >= max(minOps, 1)]
+    report = Report(kind)
+    inIsland = {n for p in chosen for n in p.nodes}
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node not in inIsland:
+            reason = support.reasons.get(node)
+            if reason is None and not support.is_node_supported(None, node):
+                reason = support.reasons.get(node)
+            if reason is None:
+                reason = "an island too small to be worth a kernel" if isComputeNode(node) else None
+            if reason is not None and not reason.startswith("not a tensor op") \
+                    and "sym_" not in qualifiedName(node.target):
+                report.leftOut.append((qualifiedName(node.target), reason))
+    if chosen:
+        fuse_by_partitions(gm, [{n: None for n in p.nodes} for p in chosen],
+                           prefix="minijit_", always_return_tuple=True)
+    for node in list(gm.graph.nodes):
+        if node.op == "call_module" and node.target.startswith("minijit_"):
+            sub = getattr(gm, node.target)
+            island = buildIsland(sub, node.target, device, compileOptions, report)
+            if island is not None:
+                setattr(gm, node.target, island)
+    gm.recompile()
+    global _reportTotal
+    REPORTS.append(report)
+    _reportTotal += 1
+    return gm
+
+
+def buildIsland(sub, name, device, compileOptions, report):
+    from .translate import translateIsland
+    translation = None
+    try:
+        translation = translateIsland(sub, name)
+        island = Island(translation, device, compileOptions, name)
+    except Exception as e:  # any failure leaves the island to PyTorch
+        ops = sorted({qualifiedName(n.target) for n in sub.graph.nodes if n.op == "call_function"})
+        culprit = None
+        if translation is not None:
+            node = translation.nodeOfError(str(e))
+            culprit = qualifiedName(node.target) if node is not None else None
+        where = f"at {culprit}" if culprit else f"in its ops {', '.join(ops)}"
+        message = f"minijit: a subgraph falls back to PyTorch: {type(e).__name__} {where}: {e}"
+        if not isinstance(e, Unsupported):
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+        report.failed.append((ops, message))
+        return None
+    report.islands.append(island)
+    return island
+
+
+def _compiler(options, kind):
+    from functorch.compile import make_boxed_func
+
+    def compiler(gm, example_inputs):
+        return make_boxed_func(compileAten(gm, example_inputs, options, kind).forward)
+    return compiler
+
+
+def _partitioner():
+    try:
+        import networkx  # noqa: F401
+        from torch._functorch.partitioners import min_cut_rematerialization_partition
+        return min_cut_rematerialization_partition
+    except ImportError:
+        from torch._functorch.partitioners import default_partition
+        return default_partition
+
+
+def backend(gm, example_inputs, **kwargs):
+    """The compiler function of torch.compile(backend="minijit").
+
+    options (torch.compile(..., options={...})): device="cpu" runs every island
+    on minijit's CPU reference (the default when the inputs are on the CPU);
+    min_ops=N keeps islands of N compute ops or more (default 1); graph_replay=True
+    replays each island's launches as a CUDA graph (captured per set of buffer
+    addresses; GPU only); other keys go to minijit.compile (fusion=..., and the
+    other compile options)."""
+    options = dict(kwargs.get("options") or {})
+    return aot_autograd(
+        fw_compiler=_compiler(options, "forward"),
+        bw_compiler=_compiler(options, "backward"),
+        inference_compiler=_compiler(options, "inference"),
+        decompositions=decompositions(),
+        partition_fn=_partitioner(),
+    )(gm, example_inputs)

@@ -1,0 +1,129 @@
+"""One island of a partitioned graph, run by minijit in place of its ATen ops.
+
+An Island is an nn.Module that the backend puts where the partitioner left a
+fused submodule. In "cpu" mode it runs the translated graph on minijit's CPU
+reference (numpy arrays in and out); in "cuda" mode it runs the compiled
+kernels on PyTorch's tensors and current stream. Either way its outputs have
+the dtypes and strides PyTorch traced (meta["val"]).
+"""
+
+import numpy as np
+import torch
+
+from . import library
+from .emitter import Unsupported
+
+
+def toNumpy(tensor):
+    """A tensor as the array minijit.evaluate takes (bf16 as f32, int64 as i32)."""
+    tensor = tensor.detach().cpu()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.float()
+    elif tensor.dtype == torch.int64:
+        tensor = tensor.to(torch.int32)
+    return tensor.contiguous().numpy()
+
+
+def evalDim(dim, dims):
+    """A dimension of the text (a name or a product such as 2*s0) at `dims`."""
+    size = 1
+    for factor in str(dim).split("*"):
+        size *= int(factor) if factor.isdigit() else dims[factor]
+    return size
+
+
+class Island(torch.nn.Module):
+    """One minijit graph standing for a fused submodule; forward() has its signature."""
+
+    def __init__(self, translation, mode, options, name):
+        super().__init__()
+        self.translation = translation
+        self.mode = mode
+        self.name = name
+        self.text = translation.text
+        self.compiled = None
+        self.lastDims = None
+        self.tensorInputs = [(i, spec.order, spec.declared)
+                             for i, spec in enumerate(translation.inputs) if spec.kind == "tensor"]
+        if mode == "cuda":
+            if not any(spec.kind == "tensor" for spec in translation.inputs):
+                raise Unsupported("a subgraph without tensor inputs")
+            # Compiled now for the traced sizes, so that a compile error falls back here;
+            # other bindings of named dimensions compile on their first run.
+            options = dict(options)
+            replay = options.pop("graph_replay", False)
+            self.compiled = library.compile(self.text, dims=translation.hintDims or None,
+                                            device=translation.deviceIndex, **options)
+            self.compiled.num_kernels
+            if replay:
+                self.compiled.set_graph_replay(True, device=translation.deviceIndex or 0)
+        else:
+            library.check(self.text, translation.hintDims)
+
+    def ops(self):
+        return [n.target for n in self.translation.nodes]
+
+    def bindDims(self, args):
+        dims = {}
+        products = []
+        for name, source in self.translation.bindings.items():
+            if source[0] == "tensor":
+                dims[name] = int(args[source[1]].shape[source[2]])
+            elif source[0] == "symint":
+                dims[name] = int(args[source[1]])
+            else:
+                products.append((name, source))
+        for name, (_, index, axis, product, _) in products:
+            known = 1
+            for factor in product.split("*"):
+                if factor != name:
+                    known *= int(factor) if factor.isdigit() else dims[factor]
+            dims[name] = int(args[index].shape[axis]) // known
+        return dims
+
+    def forward(self, *args):
+        t = self.translation
+        dims = self.bindDims(args)
+        self.lastDims = dims
+        tensors = []
+        for index, order, declared in self.tensorInputs:
+            a = args[index]
+            if order is not None:
+                a = a.permute(order)  # contiguous when the layout is the traced one
+            elif a.dim() == 0:
+                a = a.reshape(1)  # the package's host arrays do not keep rank 0
+            if declared is not None:  # products of sizes split into their factors
+                a = a.reshape([d if isinstance(d, int) else dims[d] for d in declared])
+            tensors.append(a)
+        if self.mode == "cpu":
+            results = library.evaluate(self.text, [toNumpy(a) for a in tensors], dims)
+            buffers = [torch.from_numpy(np.array(b, order="C", copy=True)) for b in results]
+        else:
+            buffers = self.runCuda(tensors, dims)
+        return tuple(self.shape(b, spec, dims) for b, spec in zip(buffers, t.outputs))
+
+    def runCuda(self, tensors, dims):
+        """Runs on PyTorch's current stream; the outputs come from PyTorch's allocator.
+        int64 inputs are cast to int32 and non-contiguous ones copied first."""
+        ready = []
+        for a in tensors:
+            if a.dtype == torch.int64:
+                a = a.to(torch.int32)
+            if not a.is_contiguous():
+                a = a.contiguous()
+            ready.append(a.detach())
+        return self.compiled.run(*ready, dims=dims)
+
+    def shape(self, buffer, spec, dims):
+        """The buffer as PyTorch traced the output: rank, dtype, device, strides."""
+        out = buffer
+        if out.dim() != len(spec.symbolicSize):
+            sizes = [d if isinstance(d, int) else evalDim(d, dims) for d in spec.symbolicSize]
+            out = out.reshape([sizes[p] for p in spec.perm] if spec.perm is not None else sizes)
+        if out.dtype != spec.dtype:
+            out = out.to(spec.dtype)
+        if self.mode == "cpu" and spec.device.type != "cpu":
+            out = out.to(spec.device)
+        if spec.perm is not None:
+            out = out.permute(spec.inverse)
+        return out

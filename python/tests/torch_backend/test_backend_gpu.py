@@ -1,0 +1,87 @@
+"""The GPU path (device="cuda"): islands compiled by minijit.compile and run on
+PyTorch's tensors and stream, against eager. SKIPPED without a CUDA device."""
+
+import pytest
+import torch
+
+from test_backend_ops import CASES
+from torch_helpers import islandOps, reportCount, reportsSince
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
+                                reason="no CUDA device: the GPU path is not tested here")
+
+
+def tolerance(out):
+    if out.dtype == torch.bfloat16:
+        return dict(rtol=2e-2, atol=2e-2)
+    if out.dtype == torch.float16:
+        return dict(rtol=2e-3, atol=2e-3)
+    return dict(rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture(autouse=True)
+def noTf32():
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+@pytest.mark.parametrize("name,fn,inputs,op", CASES, ids=[c[0] for c in CASES])
+def test_op_on_the_gpu_matches_eager(name, fn, inputs, op):
+    inputs = [x.cuda() for x in inputs]
+    expected = fn(*inputs)
+    start = reportCount()
+    got = torch.compile(fn, backend="minijit")(*inputs)
+    reports = reportsSince(start)
+    assert op in islandOps(reports), f"{op} did not reach minijit: {[r.leftOut for r in reports]}"
+    assert not any(r.failed for r in reports), [r.failed for r in reports]
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    for e, g in zip(expected, got):
+        assert g.device == e.device and g.dtype == e.dtype and g.shape == e.shape and g.stride() == e.stride()
+        if e.is_floating_point():
+            torch.testing.assert_close(g, e, **tolerance(e))
+        else:
+            assert torch.equal(g, e)
+
+
+@pytest.mark.parametrize("replay", [False, True], ids=["launches", "graph_replay"])
+def test_mlp_training_on_the_gpu_matches_eager(replay):
+    from test_backend_models import Mlp, trainSteps
+    torch.manual_seed(1)
+    eager, compiled = Mlp().cuda(), Mlp().cuda()
+    compiled.load_state_dict(eager.state_dict())
+    x, target = torch.randn(64, 16, device="cuda"), torch.randn(64, 16, device="cuda")
+    expected = trainSteps(eager, x, target, 3)
+    run = torch.compile(compiled, backend="minijit", options={"graph_replay": replay})
+    got = trainSteps(run, x, target, 3)
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+    for pe, pg in zip(eager.parameters(), compiled.parameters()):
+        torch.testing.assert_close(pg, pe, rtol=1e-4, atol=1e-5)
+
+
+def test_symbolic_batch_on_the_gpu():
+    from test_backend_models import Mlp
+    model = Mlp().cuda()
+    run = torch.compile(model, backend="minijit")
+    with torch.no_grad():
+        for batch in (4, 6, 9, 33):
+            x = torch.randn(batch, 16, device="cuda")
+            torch.testing.assert_close(run(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_runs_on_the_current_stream():
+    def fn(a, b):
+        return torch.softmax(a @ b, -1) * 2.0
+
+    a, b = torch.randn(256, 128, device="cuda"), torch.randn(128, 64, device="cuda")
+    run = torch.compile(fn, backend="minijit")
+    run(a, b)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        got = run(a, b)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.testing.assert_close(got, fn(a, b), rtol=1e-4, atol=1e-5)

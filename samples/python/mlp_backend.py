@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The lecture's MLP training step through torch.compile(backend="minijit"),
+beside eager PyTorch and Inductor (torch.compile's default backend).
+
+The model is the C++ sample's (samples/mlp_train.mj): 16 x (nn.Linear(128, 128),
+then F.gelu in its erf form), x [128, 128], loss = model(x).mean(), then
+loss.backward(). Each variant starts from the same weights; the loss and every
+gradient are compared with eager's (TF32 off, tolerance 1e-4 relative to the
+largest value). Prints per variant (eager, minijit, minijit with CUDA-graph replay, Inductor)
+the time of a step (synchronized median), the host time of the call alone, and
+the CUDA kernels a step launches.
+
+    PYTHONPATH=python MINIJIT_LIBRARY=build/lib/libminijit_c.so python3 samples/python/mlp_backend.py
+
+Exit status 0 when minijit's step matches eager, 1 when it does not. Without a
+GPU it runs minijit's CPU reference (device="cpu") and times nothing.
+"""
+
+import argparse
+import copy
+import sys
+
+import backend_common as common
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import minijit.torch  # noqa: F401  (registers backend="minijit")
+
+LAYERS, WIDTH, BATCH, TOLERANCE = 16, 128, 128, 1e-4
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(WIDTH, WIDTH) for _ in range(LAYERS))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = F.gelu(layer(x))
+        return x
+
+
+def step(model, x):
+    for p in model.parameters():
+        p.grad = None
+    loss = model(x).mean()
+    loss.backward()
+    return loss
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--no-inductor", action="store_true", help="skip Inductor (it needs Triton)")
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = common.device()
+    torch.manual_seed(0)
+    base = Mlp().to(dev)
+    x = torch.randn(BATCH, WIDTH, device=dev)
+
+    eager = copy.deepcopy(base)
+    refLoss = step(eager, x)
+    refGrads = [p.grad.clone() for p in eager.parameters()]
+    scale = max([refLoss.abs().item()] + [g.abs().max().item() for g in refGrads])
+
+    print(f"minijit.torch.explain (one training step, {dev}):")
+    minijit.torch.explain(copy.deepcopy(base), x, backward=True)
+    torch._dynamo.reset()
+
+    variants = [("eager", copy.deepcopy(base), None),
+                ("minijit", copy.deepcopy(base), dict(backend="minijit"))]
+    if dev == "cuda":
+        variants.append(("minijit+replay", copy.deepcopy(base),
+                         dict(backend="minijit", options={"graph_replay": True})))
+    if dev == "cuda" and not a.no_inductor:
+        variants.append(("inductor", copy.deepcopy(base), dict()))
+    ok = True
+    print(f"\n{'variant':<15} {'step us':>10} {'host us':>10} {'kernels':>8} {'max |diff| vs eager':>20}")
+    for name, model, compileArgs in variants:
+        run = model if compileArgs is None else torch.compile(model, **compileArgs)
+        loss = step(run, x)  # compiles
+        diffs = [common.maxDiff(loss, refLoss)] + \
+            [common.maxDiff(p.grad, g) for p, g in zip(model.parameters(), refGrads)]
+        worst = max(diffs) / scale
+        if name.startswith("minijit") and not worst <= TOLERANCE:
+            ok = False
+        if dev == "cuda":
+            wall, host = common.timeStep(lambda: step(run, x), runs=a.runs)
+            kernels = common.kernelsPerStep(lambda: step(run, x))
+            print(f"{name:<15} {wall:>10.1f} {host:>10.1f} {kernels:>8} {worst:>20.2e}")
+        else:
+            print(f"{name:<15} {'-':>10} {'-':>10} {'-':>8} {worst:>20.2e}")
+    print(f"\nminijit's loss and gradients {'match' if ok else 'DO NOT match'} eager's "
+          f"(relative tolerance {TOLERANCE:g})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -308,7 +308,7 @@ private:
       for (int64_t i = b; i < e; ++i) {
         std::array<uint32_t, 4> w = randomWords(seed, offset, i);
         if (n.op == OpKind::Rand)
-          out.set(i, uniformOf(w[0]));
+          out.set(i, randOf(w[0], n.dtype));
         else if (n.op == OpKind::Randn)
           out.set(i, normalOf(w[0], w[1]));
         else // dropout: x * scale is exact in double, rounded once as in f32

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/DType.h"
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -41,6 +43,20 @@ inline std::array<uint32_t, 4> randomWords(int32_t seed, int32_t offset, int64_t
 
 /// A uniform number in [0, 1): the word's top 24 bits times 2^-24, exact in f32.
 inline float uniformOf(uint32_t w) { return static_cast<float>(w >> 8) * 0x1p-24f; }
+
+/// The bits of a word `rand` of dtype `t` keeps: as many as `t` holds
+/// exactly below 1 (f32 24, f16 11, bf16 8), so that rounding the number to
+/// `t` never gives 1.
+inline int randomBits(DType t) {
+  return t == DType::F16 ? 11 : t == DType::BF16 ? 8 : 24;
+}
+
+/// `rand`'s number of dtype `t`: the word's top randomBits(t) bits times
+/// 2^-bits, in [0, 1) and exact in `t`.
+inline float randOf(uint32_t w, DType t) {
+  int bits = randomBits(t);
+  return std::ldexp(static_cast<float>(w >> (32 - bits)), -bits);
+}
 
 /// A standard normal number by Box-Muller from two words: u1 in (0, 1] (so
 /// its log is finite), u2 in [0, 1); sqrt(-2 ln u1) cos(2 pi u2), in double.

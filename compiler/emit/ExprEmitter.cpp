@@ -1,6 +1,7 @@
 //===- compiler/emit/ExprEmitter.cpp - one element's arithmetic as C++ ----===//
 #include "compiler/emit/ExprEmitter.h"
 
+#include "ir/Philox.h"
 #include "ir/Printer.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -159,7 +160,9 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     case OpKind::Iota: return castText(DType::I32, result, a);
     // The seed, the offset, the element's index (and dropout's p): the
     // preamble's Philox (randomPreamble), as ir/Philox.h computes it.
-    case OpKind::Rand: return "mj_rand(" + a + ", " + b + ", " + args[2] + ")";
+    case OpKind::Rand:
+      return "mj_rand(" + a + ", " + b + ", " + args[2] + ", " + std::to_string(randomBits(result)) +
+             ")";
     case OpKind::Randn: return "mj_randn(" + a + ", " + b + ", " + args[2] + ")";
     case OpKind::Dropout:
       return "mj_dropout(" + a + ", " + b + ", " + args[2] + ", " + args[3] + ", " + args[4] + ")";

@@ -280,8 +280,10 @@ __device__ __forceinline__ uint4 mj_random_words(int seed, int offset, long long
 }
 // [0, 1): the top 24 bits times 2^-24, exact in f32
 __device__ __forceinline__ float mj_uniform(unsigned w) { return (float)(w >> 8) * 5.9604644775390625e-08f; }
-__device__ __forceinline__ float mj_rand(int seed, int offset, long long i) {
-  return mj_uniform(mj_random_words(seed, offset, i).x);
+// rand: the top `bits` bits times 2^-bits (24 for f32, 11 for f16, 8 for
+// bf16), exact in the result's dtype, so never rounded to 1
+__device__ __forceinline__ float mj_rand(int seed, int offset, long long i, int bits) {
+  return ldexpf((float)(mj_random_words(seed, offset, i).x >> (32 - bits)), -bits);
 }
 // Box-Muller: u1 in (0, 1], u2 in [0, 1)
 __device__ __forceinline__ float mj_randn(int seed, int offset, long long i) {
@@ -290,7 +292,7 @@ __device__ __forceinline__ float mj_randn(int seed, int offset, long long i) {
   return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * mj_uniform(w.y));
 }
 __device__ __forceinline__ float mj_dropout(float x, int seed, int offset, long long i, float p) {
-  return mj_rand(seed, offset, i) >= p ? x * (1.0f / (1.0f - p)) : 0.0f;
+  return mj_uniform(mj_random_words(seed, offset, i).x) >= p ? x * (1.0f / (1.0f - p)) : 0.0f;
 }
 )";
   return text;

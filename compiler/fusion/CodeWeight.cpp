@@ -11,10 +11,15 @@ namespace minijit {
 int64_t codeWeight(OpKind op) {
   switch (op) {
   case OpKind::Sin:
-  case OpKind::Cos: return 256;
-  case OpKind::Pow: return 128;
+  case OpKind::Cos:
+  case OpKind::Randn: return 256;
+  case OpKind::Pow:
+  case OpKind::Rand:
+  case OpKind::Dropout: return 128;
   case OpKind::Log:
-  case OpKind::Log2: return 64;
+  case OpKind::Log2:
+  case OpKind::Expm1:
+  case OpKind::Log1p: return 64;
   case OpKind::Tanh:
   case OpKind::Sigmoid:
   case OpKind::Erf:

@@ -261,6 +261,25 @@ TEST(Random, RandIsThePhiloxNumberOfEachElement) {
   }
 }
 
+TEST(Random, HalfRandKeepsTheBitsItsDTypeHoldsAndNeverGivesOne) {
+  // f16 keeps 11 bits, bf16 8: rounding 24 bits to them gave 1.0 about once
+  // in 2^12 (2^9) draws
+  for (DType t : {DType::F16, DType::BF16}) {
+    RandomGraph r;
+    r.g.output(rand(r.seed, r.offset, {1 << 16}, t), "u");
+    auto out = evaluate(r.g, {scalarI32(5), scalarI32(0)});
+    int bits = t == DType::F16 ? 11 : 8;
+    double largest = 0;
+    for (int64_t i = 0; i < out[0].numel(); ++i) {
+      uint32_t w = randomWords(5, 0, i)[0];
+      ASSERT_EQ(out[0].get(i), std::ldexp(double(w >> (32 - bits)), -bits)) << i;
+      largest = std::max(largest, out[0].get(i));
+    }
+    EXPECT_LT(largest, 1.0);
+    EXPECT_EQ(largest, 1.0 - std::ldexp(1.0, -bits)) << "2^16 draws reach the largest value";
+  }
+}
+
 TEST(Random, RandIsUniformByChiSquare) {
   // 10^6 draws in 100 bins: chi-square with 99 degrees of freedom has mean
   // 99 and standard deviation 14; 99 + 5 * 14 = 169 fails a correct

@@ -438,16 +438,27 @@ void Executable::launchAll(Instance &in, CUstream stream) {
   d.check(d.cuGraphLaunch(in.GraphExec.get(), stream), "cuGraphLaunch");
 }
 
+void Executable::launchOrdered(Instance &in, CUstream stream) {
+  const Driver &d = Driver::get();
+  if (LastRunDone && stream != LastRunStream)
+    d.check(d.cuStreamWaitEvent(stream, LastRunDone.get(), 0), "cuStreamWaitEvent");
+  launchAll(in, stream);
+  if (!LastRunDone)
+    d.check(d.cuEventCreate(LastRunDone.receive(), CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  d.check(d.cuEventRecord(LastRunDone.get(), stream), "cuEventRecord");
+  LastRunStream = stream;
+}
+
 void Executable::enqueue(std::span<const DeviceTensor> inputs,
                          std::span<const DeviceTensor> outputs) {
   bindAs("enqueue", inputs, outputs); // makes the device's context current
-  launchAll(*Cur, Stream.get());
+  launchOrdered(*Cur, Stream.get());
 }
 
 void Executable::enqueueOn(CUstream stream, std::span<const DeviceTensor> inputs,
                            std::span<const DeviceTensor> outputs) {
   bindAs("enqueue", inputs, outputs);
-  launchAll(*Cur, stream);
+  launchOrdered(*Cur, stream);
 }
 
 void Executable::synchronize() {

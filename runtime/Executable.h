@@ -121,6 +121,8 @@ public:
   /// executable's own: the run is ordered with the caller's work on it, and
   /// synchronize() does not wait for it. With graph replay the launches are
   /// captured on the executable's stream and the graph launched on `stream`.
+  /// A run on another stream than the last run's waits for that run first
+  /// (both use the executable's temporaries).
   void enqueueOn(CUstream stream, std::span<const DeviceTensor> inputs,
                  std::span<const DeviceTensor> outputs);
   /// Waits for everything enqueued; throws CudaError for a failed kernel.
@@ -168,6 +170,9 @@ private:
   void launchAll(Instance &in, CUstream stream);
   /// Copies each output that updates an input into that input's memory.
   void copyUpdates(Instance &in, CUstream stream);
+  /// launchAll on `stream`, after the last run where that was on another
+  /// stream, and recorded as the last run.
+  void launchOrdered(Instance &in, CUstream stream);
   /// Allocates the temporaries and scratch of `in` (given back when
   /// another instance takes over).
   void acquireMemory(Instance &in);
@@ -182,6 +187,10 @@ private:
   std::vector<std::unique_ptr<Instance>> Instances;
   Instance *Cur = nullptr; ///< the binding in use
   bool UseGraph = false;
+  /// The end of the last run and its stream (LastRunDone empty before the
+  /// first): a run on another stream waits for it.
+  EventHandle LastRunDone;
+  CUstream LastRunStream = nullptr;
 };
 
 } // namespace minijit

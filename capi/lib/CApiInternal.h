@@ -57,7 +57,9 @@ namespace minijit::capi {
 /// Records a failure of the calling thread's last call and returns `status`.
 mjStatus fail(mjStatus status, std::string message);
 /// Records what the exception in flight says (call inside a catch block).
-mjStatus failFromException();
+/// Never throws: where copying the message runs out of memory, the status is
+/// MJ_ERROR_INTERNAL and the message a fixed "out of host memory".
+mjStatus failFromException() noexcept;
 
 /// fn() (which returns nothing), with every exception turned into a status.
 template <typename Fn> mjStatus guarded(Fn &&fn) {

@@ -10,7 +10,7 @@ using namespace minijit::capi;
 
 namespace {
 
-constexpr int kNumStages = MJ_STAGE_DOT + 1;
+constexpr int kNumStages = MJ_STAGE_LOWERED + 1;
 
 Stage toStage(mjStage s, const char *call) {
   switch (s) {
@@ -26,9 +26,11 @@ Stage toStage(mjStage s, const char *call) {
     return Stage::Resources;
   case MJ_STAGE_DOT:
     return Stage::Dot;
+  case MJ_STAGE_LOWERED:
+    return Stage::Lowered;
   }
   throw InvalidArgument{std::string(call) + ": stage " + std::to_string(int(s)) +
-                        " is not an mjStage (0 to 5)"};
+                        " is not an mjStage (0 to 6)"};
 }
 
 /// Runs `set` on the options behind `o`, with a null check.

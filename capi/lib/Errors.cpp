@@ -13,6 +13,9 @@ namespace {
 struct LastError {
   mjStatus status = MJ_OK;
   std::string message;
+  /// Set in place of `message` when recording the error itself ran out of
+  /// memory.
+  const char *fixedMessage = nullptr;
   unsigned line = 0, column = 0;
 };
 
@@ -25,11 +28,14 @@ namespace minijit::capi {
 mjStatus fail(mjStatus status, std::string message) {
   Last.status = status;
   Last.message = std::move(message);
+  Last.fixedMessage = nullptr;
   Last.line = Last.column = 0;
   return status;
 }
 
-mjStatus failFromException() {
+namespace {
+
+mjStatus recordException() {
   try {
     throw;
   } catch (const InvalidArgument &e) {
@@ -51,6 +57,20 @@ mjStatus failFromException() {
     return fail(MJ_ERROR_INTERNAL, e.what());
   } catch (...) {
     return fail(MJ_ERROR_INTERNAL, "unknown exception");
+  }
+}
+
+} // namespace
+
+mjStatus failFromException() noexcept {
+  try {
+    return recordException();
+  } catch (...) { // the message could not be copied
+    Last.status = MJ_ERROR_INTERNAL;
+    Last.message.clear();
+    Last.fixedMessage = "out of host memory";
+    Last.line = Last.column = 0;
+    return MJ_ERROR_INTERNAL;
   }
 }
 
@@ -137,7 +157,9 @@ using namespace minijit::capi;
 
 extern "C" {
 
-const char *mjGetLastError(void) { return Last.message.c_str(); }
+const char *mjGetLastError(void) {
+  return Last.fixedMessage ? Last.fixedMessage : Last.message.c_str();
+}
 mjStatus mjGetLastStatus(void) { return Last.status; }
 void mjGetLastErrorLocation(unsigned *line, unsigned *column) {
   if (line)

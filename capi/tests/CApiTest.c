@@ -121,6 +121,8 @@ static void testStages(void) {
   CHECK(contains(text, "regs") && contains(text, "spill"));
   CHECK_OK(mjCompiledText(c, MJ_STAGE_DOT, &text));
   CHECK(contains(text, "digraph"));
+  CHECK_OK(mjCompiledText(c, MJ_STAGE_LOWERED, &text));
+  CHECK(contains(text, "lowered") && contains(text, "store"));
   CHECK(mjCompiledText(c, (mjStage)9, &text) == MJ_ERROR_INVALID_ARGUMENT);
   CHECK_OK(mjCompiledKernel(c, 0, &name, &schedule, &bytesRead, &bytesWritten));
   CHECK(name && strlen(name) > 0 && schedule && strlen(schedule) > 0);

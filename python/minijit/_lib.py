@@ -22,7 +22,7 @@ DTYPE_NAMES = {F32: "f32", F16: "f16", BF16: "bf16", I32: "i32", BOOL: "bool"}
 DTYPE_CODES = {v: k for k, v in DTYPE_NAMES.items()}
 
 # mjStage
-STAGES = {"graph": 0, "fused": 1, "cuda": 2, "ptx": 3, "resources": 4, "dot": 5}
+STAGES = {"graph": 0, "fused": 1, "cuda": 2, "ptx": 3, "resources": 4, "dot": 5, "lowered": 6}
 
 
 class TensorRef(Structure):

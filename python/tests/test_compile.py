@@ -24,6 +24,7 @@ def test_every_stage_has_its_text():
     resources = c.emit("resources")
     assert "regs" in resources and "spill" in resources
     assert "digraph" in c.emit("dot")
+    assert "load x[row * 256 + k]" in c.emit("lowered")
 
 
 def test_softmax_is_one_kernel_with_fusion_and_more_without():

@@ -4,6 +4,8 @@
 |* device buffers, executables and host tensors; every call returns an      *|
 |* mjStatus, and a failed call leaves its message in mjGetLastError() (per  *|
 |* thread). No C++ exception and no abort crosses this interface. C99.      *|
+|* Threads: different handles may be used from different threads at once;  *|
+|* one handle (and what it owns) by one thread at a time.                   *|
 |* docs/PYTHON.md describes it and the Python package built on it.          *|
 \*===----------------------------------------------------------------------===*/
 #ifndef MINIJIT_C_MINIJIT_H
@@ -70,7 +72,8 @@ typedef enum mjStage {
   MJ_STAGE_CUDA = 2,      /**< the generated CUDA */
   MJ_STAGE_PTX = 3,       /**< NVRTC's PTX */
   MJ_STAGE_RESOURCES = 4, /**< registers, spills, shared memory, launch geometry */
-  MJ_STAGE_DOT = 5        /**< Graphviz: one colour per kernel */
+  MJ_STAGE_DOT = 5,       /**< Graphviz: one colour per kernel */
+  MJ_STAGE_LOWERED = 6    /**< the kernels as lowered: loads, ops, stores over index expressions */
 } mjStage;
 
 /** The largest rank a tensor may have. */

@@ -241,10 +241,16 @@ bool Graph::isValidName(std::string_view name) {
   });
 }
 
+void Graph::reserveNamesOf(const Graph &g) {
+  for (const Node &n : g.nodes())
+    if (!n.name.empty())
+      Reserved.insert(n.name);
+}
+
 std::string Graph::freshName() {
   for (;;) {
     std::string n = "t" + std::to_string(NextTemp++);
-    if (!Names.count(n))
+    if (!Names.count(n) && !Reserved.count(n))
       return n;
   }
 }

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -184,6 +185,12 @@ public:
   /// A name is letters, digits, '_' and '.'.
   static bool isValidName(std::string_view name);
 
+  /// The fresh names this graph chooses (`tN`, for nodes added without a
+  /// name) avoid the names of `g` too: a pass that copies `g` into this
+  /// graph, adding nodes of its own on the way, leaves the names of the
+  /// values it copies later (outputs among them) to those values.
+  void reserveNamesOf(const Graph &g);
+
 private:
   std::string freshName();
 
@@ -195,6 +202,7 @@ private:
   std::vector<Depth> Depths; ///< parallel to Nodes
   std::vector<ValueId> Inputs, Outputs, Updates;
   std::unordered_map<std::string, ValueId> Names;
+  std::unordered_set<std::string> Reserved; ///< reserveNamesOf
   unsigned NextTemp = 0;
 };
 

@@ -116,6 +116,7 @@ public:
         Tf32(tf32), Tf32x3(tf32x3), SplitK(splitK),
         Out(g.name()), Map(g.size(), -1),
         Uses(g.size(), 0), OutputUses(g.size(), 0) {
+    Out.reserveNamesOf(g);
     for (const Node &n : g.nodes())
       for (ValueId o : n.operands)
         ++Uses[o];

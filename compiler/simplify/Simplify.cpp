@@ -32,7 +32,9 @@ void copyOutputs(const Graph &from, llvm::ArrayRef<ValueId> map, Graph &to) {
 
 class Simplifier {
 public:
-  explicit Simplifier(const Graph &g) : G(g), Out(g.name()), Map(g.size(), -1) {}
+  explicit Simplifier(const Graph &g) : G(g), Out(g.name()), Map(g.size(), -1) {
+    Out.reserveNamesOf(g);
+  }
 
   Graph run() {
     std::vector<bool> live(G.size(), false);

@@ -26,6 +26,7 @@ struct Step {
 class Mover {
 public:
   explicit Mover(const Graph &g) : G(g), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0) {
+    Out.reserveNamesOf(g);
     for (const Node &n : g.nodes())
       for (ValueId o : n.operands)
         ++Uses[o];
@@ -126,6 +127,8 @@ private:
     std::optional<std::pair<std::vector<Step>, ValueId>> path = pathToProduct(n);
     if (!path || path->first.empty())
       return std::nullopt; // a sum right on the product is MatmulRewrites' own case
+    Building = n.name;
+    Made = 0;
     // The sum of the product over one of its last two axes first (the form
     // the sum-of-product rewrite takes), then over the other summed axes.
     int64_t first = lastAxis ? rank - 1 : rank - 2;
@@ -157,6 +160,10 @@ private:
       }
     }
     Moved.push_back(n.name);
+    if (Out.node(v).shape == n.shape && !Out.lookup(n.name)) {
+      Out.rename(v, n.name); // keepdim: the last op is the sum's value
+      return v;
+    }
     NodeSpec named;
     named.op = OpKind::Reshape;
     named.operands = {v};
@@ -190,6 +197,7 @@ private:
 
   ValueId reduce(OpKind op, ValueId v, DimVector axes) {
     NodeSpec s;
+    s.name = newName();
     s.op = op;
     s.operands = {v};
     s.axes = std::move(axes);
@@ -198,12 +206,16 @@ private:
   }
   ValueId apply(OpKind op, std::vector<ValueId> operands) {
     NodeSpec s;
+    s.name = newName();
     s.op = op;
     s.operands = std::move(operands);
     return add(s);
   }
-  /// Adds `s`; a name already taken (by a fresh name this pass made) is left
-  /// for the graph to choose.
+  /// A name for a node this pass makes: after the sum it rebuilds (`%s.1`,
+  /// `%s.2`, ...), so a fresh `tN` never takes the name of a value of G
+  /// copied later (an output's, whose name must stay).
+  std::string newName() { return Building + "." + std::to_string(++Made); }
+  /// Adds `s`; a name already taken is left for the graph to choose.
   ValueId add(NodeSpec s) {
     if (!s.name.empty() && Out.lookup(s.name))
       s.name.clear();
@@ -215,6 +227,8 @@ private:
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted
   std::vector<std::string> Moved;
+  std::string Building; ///< the name of the sum being rebuilt
+  int Made = 0;         ///< the nodes made for it so far
 };
 
 } // namespace

@@ -606,6 +606,25 @@ TEST(MatmulRewrites, AMeanThroughABiasAndATermMovesOntoTheProduct) {
   }
 }
 
+TEST(MatmulRewrites, AMovedSumLeavesTheNamesOfLaterValues) {
+  // values named like fresh ones (t0, t1, ...), as printed graphs name them:
+  // the nodes the move makes must not take the name of an output after it
+  Graph g = parseGraphs(R"(graph named(%x: f32[8, 12], %w: f32[12, 10]) {
+  %t0 = matmul %x, %w
+  %t1 = div %t0, 2
+  %t2 = sum %t1 axes=[1] keepdim=true
+  %t3 = exp %x
+  %t4 = mul %t3, 3
+  return %t2, %t4
+})")[0];
+  MatmulRewriteResult r = rewriteChecked(g);
+  ASSERT_FALSE(r.applied.empty());
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::SumThroughLinear);
+  ASSERT_EQ(r.graph.outputs().size(), 2u);
+  EXPECT_EQ(r.graph.node(r.graph.outputs()[0]).name, "t2");
+  EXPECT_EQ(r.graph.node(r.graph.outputs()[1]).name, "t4") << printGraph(r.graph);
+}
+
 TEST(MatmulRewrites, ASumThroughAFactorAlongItsAxisOrAnotherUseStays) {
   // a factor that varies along the summed axis is not linear there; a
   // product or an op with another use must be computed anyway; a sum over
@@ -641,16 +660,17 @@ TEST(MatmulRewrites, SplitKSlicesKIntoABatchAndSumsIt) {
   EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::SplitK);
   EXPECT_EQ(r.applied[0].detail, "3 slices of 1008");
   Graph clean = simplifyGraph(r.graph);
+  // (the sum keeps the product's name, %t1; fresh names avoid the graph's)
   EXPECT_EQ(body(clean),
-            "  %t1 = pad %x before=[0, 0] after=[0, 23] value=0 : f32[40, 3024]\n"
-            "  %t2 = reshape %t1 shape=[40, 3, 1008] : f32[40, 3, 1008]\n"
-            "  %t3 = permute %t2 perm=[1, 0, 2] : f32[3, 40, 1008]\n"
-            "  %t4 = pad %w before=[0, 0] after=[0, 23] value=0 : f32[24, 3024]\n"
-            "  %t5 = reshape %t4 shape=[24, 3, 1008] : f32[24, 3, 1008]\n"
-            "  %t6 = permute %t5 perm=[1, 2, 0] : f32[3, 1008, 24]\n"
-            "  %t7 = matmul %t3, %t6 : f32[3, 40, 24]\n"
-            "  %t8 = sum %t7 axes=[0] : f32[40, 24]\n"
-            "  %y = add %t8, %b : f32[40, 24]\n"
+            "  %t2 = pad %x before=[0, 0] after=[0, 23] value=0 : f32[40, 3024]\n"
+            "  %t3 = reshape %t2 shape=[40, 3, 1008] : f32[40, 3, 1008]\n"
+            "  %t4 = permute %t3 perm=[1, 0, 2] : f32[3, 40, 1008]\n"
+            "  %t5 = pad %w before=[0, 0] after=[0, 23] value=0 : f32[24, 3024]\n"
+            "  %t6 = reshape %t5 shape=[24, 3, 1008] : f32[24, 3, 1008]\n"
+            "  %t7 = permute %t6 perm=[1, 2, 0] : f32[3, 1008, 24]\n"
+            "  %t8 = matmul %t4, %t7 : f32[3, 40, 24]\n"
+            "  %t1 = sum %t8 axes=[0] : f32[40, 24]\n"
+            "  %y = add %t1, %b : f32[40, 24]\n"
             "  return %y\n")
       << printGraph(clean);
   std::vector<HostTensor> in = randomInputs(g, 3);

@@ -189,15 +189,18 @@ class CompiledGraph:
         - torch CUDA tensors (contiguous, of the graph's dtypes, on one GPU):
           run in place on torch's current stream (or `stream`: a
           torch.cuda.Stream or a raw CUstream int), outputs allocated with
-          torch.empty on that device (or written into `out`), returned as a
-          list of torch tensors. Nothing waits.
+          torch.empty on that device (or written into `out`: contiguous
+          tensors of the outputs' shapes and dtypes, 16-byte aligned, else
+          GraphError), returned as a list of torch tensors. Nothing waits. An
+          input that starts mid-vector (a view such as x[1:]) is copied first.
         - numpy arrays (or torch CPU tensors): copied to the GPU (`device`,
           default 0), run, waited for and copied back: a list of numpy arrays
           (torch CPU tensors for torch inputs).
         - anything else with ``__dlpack__`` (CuPy, JAX...): read in place; the
           outputs are minijit Buffers (``.numpy()``,
           ``__cuda_array_interface__``), written on `stream` (default: the
-          legacy default stream).
+          legacy default stream), and the run is waited for (the inputs may
+          be temporaries the caller frees).
         Named dimensions are bound from the shapes (and `dims`, which must agree).
         """
         torch = sys.modules.get("torch")
@@ -231,24 +234,47 @@ class CompiledGraph:
             p.torch_device = torch.device("cuda", p.ordinal)
         ordinal = p.ordinal
         ins = p.ins
+        if stream is None:
+            s = _current_stream(torch, ordinal)
+            other = None
+        else:
+            s = getattr(stream, "cuda_stream", stream)
+            other = stream if hasattr(stream, "cuda_stream") else torch.cuda.ExternalStream(s)
+        copies = []
         for i, t in enumerate(tensors):
             if t.dtype is not p.torch_in_dtypes[i] or t.get_device() != ordinal \
                     or not t.is_contiguous():
                 self._refuse_torch(t, i, p)
+            if t.data_ptr() % 16:  # a view that starts mid-vector: the kernels read by 16 bytes
+                t = t.clone()
+                copies.append(t)
             ins[i].data = t.data_ptr()
         if out is None:
             dev = p.torch_device
             out = [torch.empty(s, dtype=d, device=dev)
                    for s, d in zip(p.out_shapes, p.torch_out_dtypes)]
+        else:
+            self._check_out(torch, out, p)
         outs = p.outs
         for i, t in enumerate(out):
             outs[i].data = t.data_ptr()
-        if stream is None:
-            s = _current_stream(torch, ordinal)
-        else:
-            s = getattr(stream, "cuda_stream", stream)
         lib.mjExecutableEnqueue(p.exe, len(tensors), ins, len(out), outs, s)
+        if other is not None:  # memory of the current stream's pool, used on another
+            for t in copies + list(out):
+                t.record_stream(other)
         return out
+
+    def _check_out(self, torch, out, p):
+        """`out=` as the graph's outputs need them, or GraphError."""
+        if len(out) != len(p.out_shapes):
+            raise GraphError("run: out= has %d tensors; the graph has %d outputs"
+                             % (len(out), len(p.out_shapes)))
+        for i, (t, s, d) in enumerate(zip(out, p.out_shapes, p.torch_out_dtypes)):
+            if tuple(t.shape) != tuple(s) or t.dtype is not d or t.get_device() != p.ordinal \
+                    or not t.is_contiguous() or t.data_ptr() % 16:
+                raise GraphError("run: out[%d] must be a contiguous %s tensor of shape %s on "
+                                 "cuda:%d, 16-byte aligned; it is %s %s on %s"
+                                 % (i, d, tuple(s), p.ordinal, t.dtype, tuple(t.shape), t.device))
 
     def _refuse_torch(self, t, i, p):
         name = self.graph.inputs[i][0]
@@ -304,7 +330,15 @@ class CompiledGraph:
         return results
 
     def _run_dlpack(self, tensors, dims, stream, device):
-        capsules = [t.__dlpack__() for t in tensors]
+        # The producer orders its pending writes before `stream` (legacy
+        # default when none), where it takes one.
+        s = getattr(stream, "cuda_stream", stream)
+        capsules = []
+        for t in tensors:
+            try:
+                capsules.append(t.__dlpack__() if s is None else t.__dlpack__(stream=int(s)))
+            except TypeError:  # a producer without the stream argument
+                capsules.append(t.__dlpack__())
         ptrs = (c_void_p * len(capsules))(*[_PyCapsule_GetPointer(c, b"dltensor")
                                             for c in capsules])
         ordinal = self._ordinal(device)
@@ -319,8 +353,10 @@ class CompiledGraph:
         for i, b in enumerate(outs):
             optrs[i] = _buffer_dlpack(b, keep)
         exe = self._executable(ordinal)
-        s = getattr(stream, "cuda_stream", stream)
         lib.mjExecutableEnqueueDLPack(exe, len(capsules), ptrs, len(outs), optrs, s)
+        # The inputs may be temporaries of the caller's, freed when this
+        # returns: the run is waited for before the capsules go.
+        dev.synchronize()
         del capsules  # not consumed: their deleters run now (DLPack's rule)
         return outs
 

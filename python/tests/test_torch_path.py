@@ -34,6 +34,12 @@ class FakeTensor:
     def stride(self):
         return (1, self.shape[0])
 
+    def clone(self):
+        return FakeTensor(None, self.shape, self.dtype, self._device, ptr=(self._ptr + 0x10000) & ~15)
+
+    def record_stream(self, s):
+        self.recorded = s
+
 
 @pytest.fixture
 def fake(monkeypatch):
@@ -50,6 +56,7 @@ def fake(monkeypatch):
         return t
 
     torch.empty = empty
+    torch.cuda = types.SimpleNamespace(ExternalStream=lambda s: ("external", s))
     torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda ordinal: 0xABC0 + ordinal)
     monkeypatch.setitem(sys.modules, "torch", torch)
     calls = []
@@ -78,11 +85,28 @@ def test_what_reaches_c(fake):
     assert outs == [(y.data_ptr(), "f32", (5, 8)), (s.data_ptr(), "f32", (5,))]
     # Another batch: a plan of its own; the first is reused unchanged.
     x2 = FakeTensor(torch, (3, 8), torch.float32, ptr=0x3000)
-    c.run(x2, w, stream=types.SimpleNamespace(cuda_stream=0x77))
+    side = types.SimpleNamespace(cuda_stream=0x77)
+    y2, s2 = c.run(x2, w, stream=side)
     assert calls[-1][1][0] == (0x3000, "f32", (3, 8)) and calls[-1][3] == 0x77
+    # outputs of the current stream's pool written on another are recorded on it
+    assert y2.recorded is side and s2.recorded is side
     c.run(x, w, out=[y, s])
     assert calls[-1][2] == outs
     assert len(c._plans) == 2
+
+
+def test_a_view_that_starts_mid_vector_is_copied_and_out_is_checked(fake):
+    torch, calls = fake
+    c = minijit.compile(ROWS)
+    x = FakeTensor(torch, (5, 8), torch.float32, ptr=0x1004)  # x[1:]-like: 4 bytes in
+    w = FakeTensor(torch, (8,), torch.float32, ptr=0x2000)
+    c.run(x, w)
+    assert calls[-1][1][0] == (0x11000, "f32", (5, 8))  # the clone's address
+    with pytest.raises(minijit.GraphError, match=r"out= has 1 tensors; the graph has 2"):
+        c.run(x, w, out=[FakeTensor(torch, (5, 8), torch.float32)])
+    with pytest.raises(minijit.GraphError, match=r"out\[1\] must be a contiguous"):
+        c.run(x, w, out=[FakeTensor(torch, (5, 8), torch.float32), FakeTensor(torch, (4,), torch.float32)])
+    assert len(calls) == 1
 
 
 def test_refusals(fake):

@@ -127,7 +127,7 @@ def buildIsland(sub, name, device, compileOptions, report):
     translation = None
     try:
         translation = translateIsland(sub, name)
-        island = Island(translation, device, compileOptions, name)
+        island = Island(translation, device, compileOptions, name, fallback=sub)
     except Exception as e:  # any failure leaves the island to PyTorch
         ops = sorted({qualifiedName(n.target) for n in sub.graph.nodes if n.op == "call_function"})
         culprit = None

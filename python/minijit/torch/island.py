@@ -7,6 +7,8 @@ kernels on PyTorch's tensors and current stream. Either way its outputs have
 the dtypes and strides PyTorch traced (meta["val"]).
 """
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -35,8 +37,11 @@ def evalDim(dim, dims):
 class Island(torch.nn.Module):
     """One minijit graph standing for a fused submodule; forward() has its signature."""
 
-    def __init__(self, translation, mode, options, name):
+    def __init__(self, translation, mode, options, name, fallback=None):
         super().__init__()
+        # The fused submodule's own ATen ops, run by PyTorch where minijit
+        # fails at run time (a compile for new sizes, a refused tensor).
+        self.fallback = fallback
         self.translation = translation
         self.mode = mode
         self.name = name
@@ -82,6 +87,16 @@ class Island(torch.nn.Module):
         return dims
 
     def forward(self, *args):
+        if self.fallback is None:
+            return self.runMinijit(args)
+        try:
+            return self.runMinijit(args)
+        except library.Error as e:
+            warnings.warn(f"minijit: island {self.name} runs in PyTorch this time: {e}",
+                          RuntimeWarning, stacklevel=2)
+            return tuple(self.fallback(*args))
+
+    def runMinijit(self, args):
         t = self.translation
         dims = self.bindDims(args)
         self.lastDims = dims

@@ -3,6 +3,9 @@ libminijit_c.so): the CPU reference, a check of a graph, a compile."""
 
 import minijit
 
+# What every call here raises on minijit's side (with minijit's message).
+Error = minijit.Error
+
 
 def evaluate(text, arrays, dims):
     """Runs the CPU reference on numpy arrays; returns a list of numpy arrays."""

@@ -86,10 +86,15 @@ def test_classifier_cross_entropy_training_matches_eager():
     compiled.load_state_dict(eager.state_dict())
     ids, labels = torch.randint(0, 20, (6, 4)), torch.randint(0, 5, (6,))
     run = compileCpu(compiled)
+    start = reportCount()
     for model, fn in ((eager, eager), (compiled, run)):
         loss = fn(ids, labels)
         loss.backward()
         model.loss = loss.detach()
+    # minijit ran the forward and the backward (not PyTorch alone)
+    reports = reportsSince(start)
+    assert {r.kind for r in reports} >= {"forward", "backward"}
+    assert all(r.islands for r in reports), [r.kind for r in reports if not r.islands]
     torch.testing.assert_close(compiled.loss, eager.loss, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(compiled.fc.weight.grad, eager.fc.weight.grad, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(compiled.emb.weight.grad, eager.emb.weight.grad, rtol=1e-5, atol=1e-6)
@@ -182,11 +187,15 @@ def test_dynamic_true_from_the_start():
     def fn(x, y):
         return torch.softmax(x @ y, -1).sum(0)
 
-    run = compileCpu(fn, min_ops=1)
     run = torch.compile(fn, backend="minijit", dynamic=True, options={"device": "cpu"})
+    start = reportCount()
     for n in (3, 5):
         x, y = torch.randn(n, 7), torch.randn(7, n + 1)
         torch.testing.assert_close(run(x, y), fn(x, y), rtol=1e-5, atol=1e-5)
+    # one compile with named sizes served both, and minijit ran it
+    reports = reportsSince(start)
+    assert len(reports) == 1 and reports[0].islands
+    assert "aten.mm.default" in islandOps(reports)
 
 
 def test_gpt2_block_forward_and_backward_match_eager():

@@ -156,3 +156,25 @@ def test_gpu_only_options_are_accepted_in_cpu_mode():
     x = torch.randn(6)
     got = compileCpu(lambda x: torch.tanh(x) * 2, graph_replay=True)(x)
     torch.testing.assert_close(got, torch.tanh(x) * 2)
+
+
+def test_an_island_that_fails_at_run_time_runs_in_pytorch(monkeypatch):
+    """A minijit error when an island runs (a compile for new sizes, a tensor
+    the package refuses) runs the island's own ATen ops instead, with a warning."""
+    import minijit
+    from minijit.torch import library
+
+    def fn(x, w):
+        return torch.tanh(x @ w) * 2
+
+    run = compileCpu(fn, min_ops=1)
+    x, w = torch.randn(5, 6), torch.randn(6, 3)
+    torch.testing.assert_close(run(x, w), fn(x, w))  # compiled, run by minijit
+
+    def refuse(*args, **kwargs):
+        raise minijit.GraphError("refused for the test")
+
+    monkeypatch.setattr(library, "evaluate", refuse)
+    with pytest.warns(RuntimeWarning, match="runs in PyTorch this time: refused for the test"):
+        got = run(x, w)
+    torch.testing.assert_close(got, fn(x, w))

@@ -1,6 +1,7 @@
 //===- ir/Evaluator.cpp - the CPU reference --------------------------------===//
 // Straightforward loops, parallel over chunks of the output; values are read
-// and computed as doubles and rounded to their dtype when stored.
+// and computed as doubles and rounded to their dtype when stored; i64 values
+// are read and computed as int64_t (exact, wrapping as the GPU does).
 //===----------------------------------------------------------------------===//
 #include "ir/Evaluator.h"
 
@@ -42,6 +43,49 @@ double applyInt(OpKind op, llvm::ArrayRef<double> args) {
   default: break;
   }
   llvm_unreachable("not an integer arithmetic op");
+}
+
+/// Two's-complement wrapping arithmetic in 64 bits (unsigned, so no overflow).
+int64_t wrap64(uint64_t v) { return static_cast<int64_t>(v); }
+
+/// An elementwise op of i64 operands (or a cast to or from i64), exact.
+/// Arguments are int64 except a cast's float operand, passed in `fa`.
+int64_t applyI64(const Node &n, DType from, llvm::ArrayRef<int64_t> args, double fa,
+                 double &floatResult, bool &isFloatResult) {
+  int64_t a = args[0], b = args.size() > 1 ? args[1] : 0;
+  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  isFloatResult = false;
+  switch (n.op) {
+  case OpKind::Neg: return wrap64(0 - ua);
+  case OpKind::Abs: return a < 0 ? wrap64(0 - ua) : a;
+  case OpKind::Relu: return a > 0 ? a : 0;
+  case OpKind::Add: return wrap64(ua + ub);
+  case OpKind::Sub: return wrap64(ua - ub);
+  case OpKind::Mul: return wrap64(ua * ub);
+  case OpKind::Div: return b == 0 ? 0 : b == -1 ? wrap64(0 - ua) : a / b;
+  case OpKind::Maximum: return std::max(a, b);
+  case OpKind::Minimum: return std::min(a, b);
+  case OpKind::Eq: return a == b;
+  case OpKind::Ne: return a != b;
+  case OpKind::Lt: return a < b;
+  case OpKind::Le: return a <= b;
+  case OpKind::Gt: return a > b;
+  case OpKind::Ge: return a >= b;
+  case OpKind::Where: return args[0] != 0 ? args[1] : args[2];
+  case OpKind::Cast:
+    if (n.dtype == DType::I64) // from a float saturates (cvt.rzi.s64); from i32 or bool exact
+      return isFloat(from) ? toInt64(fa) : a;
+    if (n.dtype == DType::I32) // keeps the low 32 bits, as C, numpy and PyTorch do
+      return static_cast<int32_t>(static_cast<uint32_t>(ua));
+    if (n.dtype == DType::Bool)
+      return a != 0;
+    // to a float: one rounding to f32 (cvt.rn.f32.s64), then to f16/bf16
+    isFloatResult = true;
+    floatResult = roundToDType(static_cast<double>(static_cast<float>(a)), n.dtype);
+    return 0;
+  default: break;
+  }
+  llvm_unreachable("not an op of i64 operands");
 }
 
 } // namespace
@@ -243,12 +287,36 @@ private:
       ins.push_back(&Values[o]);
     }
     DType operandType = G.node(n.operands.back()).dtype;
+    if (operandType == DType::I64 || n.dtype == DType::I64)
+      return elementwiseI64(n, std::move(out), strides, ins);
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       double args[3];
       forRange(n.shape, strides, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> off) {
         for (size_t k = 0; k < ins.size(); ++k)
           args[k] = ins[k]->get(off[k]);
         out.set(i, applyElementwise(n, operandType, llvm::ArrayRef<double>(args, ins.size())));
+      });
+    });
+    return out;
+  }
+
+  /// An elementwise op with an i64 operand or result: computed in int64_t.
+  HostTensor elementwiseI64(const Node &n, HostTensor out, llvm::ArrayRef<Strides> strides,
+                            llvm::ArrayRef<const HostTensor *> ins) {
+    DType from = G.node(n.operands[0]).dtype;
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      int64_t args[3];
+      forRange(n.shape, strides, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> off) {
+        for (size_t k = 0; k < ins.size(); ++k)
+          args[k] = ins[k]->getI64(off[k]);
+        double fa = ins[0]->get(off[0]), fr = 0;
+        bool isFloatResult = false;
+        int64_t r = applyI64(n, from, llvm::ArrayRef<int64_t>(args, ins.size()), fa, fr,
+                             isFloatResult);
+        if (isFloatResult)
+          out.set(i, fr);
+        else
+          out.setI64(i, r);
       });
     });
     return out;
@@ -329,7 +397,7 @@ private:
         for (ValueId o : n.operands) {
           const Shape &s = G.node(o).shape;
           if (in[n.axis] < s[n.axis]) {
-            out.set(i, Values[o].get(offsetAt(s, in)));
+            out.copyElement(i, Values[o], offsetAt(s, in));
             return;
           }
           in[n.axis] -= s[n.axis];
@@ -346,9 +414,7 @@ private:
     const HostTensor &x = Values[n.operands[0]], &ix = Values[n.operands[1]];
     const Shape &xs = G.node(n.operands[0]).shape, &is = G.node(n.operands[1]).shape;
     int64_t size = xs[n.axis];
-    auto clamped = [&](double v) {
-      return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(v), 0), size - 1);
-    };
+    auto clamped = [&](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, 0), size - 1); };
     HostTensor out(heldType(id), n.shape);
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       DimVector in, at;
@@ -359,16 +425,16 @@ private:
           unsigned r = is.rank();
           at.assign(idx.begin() + n.axis, idx.begin() + n.axis + r);
           in.assign(idx.begin(), idx.begin() + n.axis);
-          in.push_back(clamped(ix.get(offsetAt(is, at))));
+          in.push_back(clamped(ix.getI64(offsetAt(is, at))));
           in.insert(in.end(), idx.begin() + n.axis + r, idx.end());
         } else {
           for (unsigned d = 0; d < xs.rank(); ++d)
             at.push_back(is[d] == 1 ? 0 : idx[d]);
           for (unsigned d = 0; d < xs.rank(); ++d)
-            in.push_back(d == n.axis ? clamped(ix.get(offsetAt(is, at)))
+            in.push_back(d == n.axis ? clamped(ix.getI64(offsetAt(is, at)))
                                      : (xs[d] == 1 ? 0 : idx[d]));
         }
-        out.set(i, x.get(offsetAt(xs, in)));
+        out.copyElement(i, x, offsetAt(xs, in));
       });
     });
     return out;
@@ -385,6 +451,15 @@ private:
     parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         int64_t base = (r / inner) * size * inner + r % inner;
+        if (n.dtype == DType::I64) { // exact, wrapping
+          uint64_t acc = isSum ? 0 : 1;
+          for (int64_t k = 0; k < size; ++k) {
+            auto v = static_cast<uint64_t>(in.getI64(base + k * inner));
+            acc = isSum ? acc + v : acc * v;
+            out.setI64(base + k * inner, static_cast<int64_t>(acc));
+          }
+          continue;
+        }
         double acc = isSum ? 0 : 1;
         for (int64_t k = 0; k < size; ++k) {
           double v = in.get(base + k * inner);
@@ -412,13 +487,13 @@ private:
         in.assign(idx.begin(), idx.end());
         if (n.op == OpKind::Slice) {
           in[n.axis] = n.start + n.step * idx[n.axis];
-          out.set(i, x.get(offsetAt(xs, in)));
+          out.copyElement(i, x, offsetAt(xs, in));
           return;
         }
         if (n.op == OpKind::Flip) {
           for (int64_t a : n.axes)
             in[a] = xs[a] - 1 - idx[a];
-          out.set(i, x.get(offsetAt(xs, in)));
+          out.copyElement(i, x, offsetAt(xs, in));
           return;
         }
         for (unsigned d = 0; d < xs.rank(); ++d) {
@@ -428,7 +503,7 @@ private:
             return;
           }
         }
-        out.set(i, x.get(offsetAt(xs, in)));
+        out.copyElement(i, x, offsetAt(xs, in));
       });
     });
     return out;
@@ -453,7 +528,7 @@ private:
     }
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       forRange(n.shape, {s}, b, e,
-               [&](int64_t i, llvm::ArrayRef<int64_t> off) { out.set(i, in.get(off[0])); });
+               [&](int64_t i, llvm::ArrayRef<int64_t> off) { out.copyElement(i, in, off[0]); });
     });
     return out;
   }
@@ -471,8 +546,20 @@ private:
     parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         int64_t base = (r / inner) * size * inner + r % inner;
-        double best = in.get(base);
         int64_t at = 0;
+        if (in.dtype() == DType::I64) { // exact comparisons
+          int64_t best = in.getI64(base);
+          for (int64_t k = 1; k < size; ++k) {
+            int64_t v = in.getI64(base + k * stride);
+            if (isMax ? v > best : v < best) {
+              best = v;
+              at = k;
+            }
+          }
+          out.set(r, static_cast<double>(at));
+          continue;
+        }
+        double best = in.get(base);
         for (int64_t k = 1; k < size && !std::isnan(best); ++k) {
           double v = in.get(base + k * stride);
           if (std::isnan(v) || (isMax ? v > best : v < best)) {
@@ -509,6 +596,14 @@ private:
     int64_t rows = kept.numel(), k = red.numel();
     bool isInt = n.dtype == DType::I32;
     HostTensor out(heldType(id), n.shape);
+    if (n.dtype == DType::I64) {
+      parallelChunks(rows, [&](int64_t b, int64_t e) {
+        forRange(kept, {keptStr}, b, e, [&](int64_t r, llvm::ArrayRef<int64_t> off) {
+          out.setI64(r, reduceI64(n.op, in, red, redStr, off[0], k));
+        });
+      });
+      return out;
+    }
 
     auto identity = [&]() -> double {
       switch (n.op) {
@@ -577,6 +672,28 @@ private:
       out.set(r, finish(acc));
     }
     return out;
+  }
+
+  /// One row of an i64 sum, prod, max or min (mean takes floats only):
+  /// exact, sums and products wrapping.
+  static int64_t reduceI64(OpKind op, const HostTensor &in, const Shape &red,
+                           const Strides &redStr, int64_t base, int64_t k) {
+    uint64_t acc = op == OpKind::Prod ? 1 : 0;
+    int64_t ext = op == OpKind::Max ? std::numeric_limits<int64_t>::min()
+                                    : std::numeric_limits<int64_t>::max();
+    forRange(red, {redStr}, 0, k, [&](int64_t, llvm::ArrayRef<int64_t> off) {
+      int64_t v = in.getI64(base + off[0]);
+      switch (op) {
+      case OpKind::Sum: acc += static_cast<uint64_t>(v); break;
+      case OpKind::Prod: acc *= static_cast<uint64_t>(v); break;
+      case OpKind::Max: ext = std::max(ext, v); break;
+      case OpKind::Min: ext = std::min(ext, v); break;
+      default: llvm_unreachable("not a reduction");
+      }
+    });
+    if (op == OpKind::Max || op == OpKind::Min)
+      return ext;
+    return static_cast<int64_t>(acc);
   }
 
   HostTensor matmul(ValueId id) {

@@ -27,19 +27,28 @@ namespace {
 
 int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
 
-double applyInt(OpKind op, llvm::ArrayRef<double> args) {
-  auto a = static_cast<int64_t>(args[0]);
-  int64_t b = args.size() > 1 ? static_cast<int64_t>(args[1]) : 0;
+/// Integer arithmetic on values held as doubles: i32 wraps modulo 2^32, i64
+/// modulo 2^64 (exact while the values fit a double; the evaluator computes
+/// i64 tensors in int64_t, elementwiseI64, and folded literals are at most
+/// 2^53).
+double applyInt(OpKind op, llvm::ArrayRef<double> args, bool is64) {
+  int64_t a = toInt64(args[0]);
+  int64_t b = args.size() > 1 ? toInt64(args[1]) : 0;
+  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  auto wrap = [&](uint64_t v) -> double {
+    return is64 ? static_cast<double>(static_cast<int64_t>(v))
+                : wrap32(static_cast<int64_t>(v));
+  };
   switch (op) {
-  case OpKind::Neg: return wrap32(-a);
-  case OpKind::Abs: return wrap32(a < 0 ? -a : a);
-  case OpKind::Relu: return a > 0 ? a : 0;
-  case OpKind::Add: return wrap32(a + b);
-  case OpKind::Sub: return wrap32(a - b);
-  case OpKind::Mul: return wrap32(a * b);
-  case OpKind::Div: return b == 0 ? 0 : wrap32(a / b);
-  case OpKind::Maximum: return std::max(a, b);
-  case OpKind::Minimum: return std::min(a, b);
+  case OpKind::Neg: return wrap(0 - ua);
+  case OpKind::Abs: return a < 0 ? wrap(0 - ua) : wrap(ua);
+  case OpKind::Relu: return static_cast<double>(a > 0 ? a : 0);
+  case OpKind::Add: return wrap(ua + ub);
+  case OpKind::Sub: return wrap(ua - ub);
+  case OpKind::Mul: return wrap(ua * ub);
+  case OpKind::Div: return b == 0 ? 0 : b == -1 ? wrap(0 - ua) : wrap(static_cast<uint64_t>(a / b));
+  case OpKind::Maximum: return static_cast<double>(std::max(a, b));
+  case OpKind::Minimum: return static_cast<double>(std::min(a, b));
   default: break;
   }
   llvm_unreachable("not an integer arithmetic op");
@@ -95,10 +104,10 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   double a = args.empty() ? 0 : args[0];
   double b = args.size() > 1 ? args[1] : 0;
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  bool intArith = operandType == DType::I32;
+  bool intArith = isInteger(operandType), is64 = operandType == DType::I64;
   switch (n.op) {
-  case OpKind::Neg: return intArith ? applyInt(n.op, args) : -a;
-  case OpKind::Abs: return intArith ? applyInt(n.op, args) : std::fabs(a);
+  case OpKind::Neg: return intArith ? applyInt(n.op, args, is64) : -a;
+  case OpKind::Abs: return intArith ? applyInt(n.op, args, is64) : std::fabs(a);
   case OpKind::Exp: return std::exp(a);
   case OpKind::Exp2: return std::exp2(a);
   case OpKind::Expm1: return std::expm1(a);
@@ -114,25 +123,25 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::Erf: return std::erf(a);
   case OpKind::Relu:
     if (intArith)
-      return applyInt(n.op, args);
+      return applyInt(n.op, args, is64);
     return std::isnan(a) ? a : (a > 0 ? a : 0.0);
   case OpKind::Recip: return 1.0 / a;
   case OpKind::Floor: return std::floor(a);
   case OpKind::Ceil: return std::ceil(a);
   case OpKind::RoundTf32: return roundToTf32(static_cast<float>(a));
   case OpKind::Not: return a == 0 ? 1 : 0;
-  case OpKind::Add: return intArith ? applyInt(n.op, args) : a + b;
-  case OpKind::Sub: return intArith ? applyInt(n.op, args) : a - b;
-  case OpKind::Mul: return intArith ? applyInt(n.op, args) : a * b;
-  case OpKind::Div: return intArith ? applyInt(n.op, args) : a / b;
+  case OpKind::Add: return intArith ? applyInt(n.op, args, is64) : a + b;
+  case OpKind::Sub: return intArith ? applyInt(n.op, args, is64) : a - b;
+  case OpKind::Mul: return intArith ? applyInt(n.op, args, is64) : a * b;
+  case OpKind::Div: return intArith ? applyInt(n.op, args, is64) : a / b;
   case OpKind::Pow: return std::pow(a, b);
   case OpKind::Maximum:
     if (intArith)
-      return applyInt(n.op, args);
+      return applyInt(n.op, args, is64);
     return (std::isnan(a) || std::isnan(b)) ? nan : std::max(a, b);
   case OpKind::Minimum:
     if (intArith)
-      return applyInt(n.op, args);
+      return applyInt(n.op, args, is64);
     return (std::isnan(a) || std::isnan(b)) ? nan : std::min(a, b);
   case OpKind::Eq: return a == b;
   case OpKind::Ne: return a != b;
@@ -143,7 +152,10 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::And: return (a != 0 && b != 0) ? 1 : 0;
   case OpKind::Or: return (a != 0 || b != 0) ? 1 : 0;
   case OpKind::Where: return args[0] != 0 ? args[1] : args[2];
-  case OpKind::Cast: return roundToDType(a, n.dtype);
+  case OpKind::Cast:
+    if (is64 && n.dtype == DType::I32) // the low 32 bits, as elementwiseI64
+      return wrap32(toInt64(a));
+    return roundToDType(a, n.dtype);
   case OpKind::Input:
   case OpKind::Constant:
   case OpKind::Sum:

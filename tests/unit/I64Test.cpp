@@ -215,3 +215,24 @@ TEST(I64, RandomPoisonAndExactCompare) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(I64, LiteralFoldsStayWithinADoublesIntegers) {
+  // 3000000019^2 passes 2^53: the fold is left to the kernel (no literal
+  // past 2^53); 5 * 7 folds; an i64 -> i32 cast of a literal keeps the low
+  // 32 bits, as the evaluator does for tensors.
+  std::string text = "graph g(%x: i64[2]) {\n"
+                     "  %a = full shape=[2] value=3000000019 dtype=i64\n"
+                     "  %b = mul %a, 3000000019\n"
+                     "  %c = add %x, %b\n"
+                     "  %i = cast %a to=i32\n"
+                     "  return %c, %i\n}\n";
+  std::vector<HostTensor> outs = evaluate(parse(text), {i64s({1, -1})});
+  uint64_t sq = uint64_t(3000000019) * uint64_t(3000000019);
+  EXPECT_EQ(valuesOf(outs[0]), (std::vector<int64_t>{static_cast<int64_t>(sq + 1),
+                                                      static_cast<int64_t>(sq - 1)}));
+  EXPECT_EQ(outs[1].get(0), static_cast<int32_t>(static_cast<uint32_t>(3000000019u)));
+}
+
+} // namespace

@@ -19,6 +19,7 @@ std::string_view dtypeName(DType t) {
   case DType::BF16: return "bf16";
   case DType::I32: return "i32";
   case DType::Bool: return "bool";
+  case DType::I64: return "i64";
   }
   llvm_unreachable("bad dtype");
 }
@@ -30,12 +31,13 @@ std::string_view dtypeCppName(DType t) {
   case DType::BF16: return "DType::BF16";
   case DType::I32: return "DType::I32";
   case DType::Bool: return "DType::Bool";
+  case DType::I64: return "DType::I64";
   }
   llvm_unreachable("bad dtype");
 }
 
 std::optional<DType> parseDType(std::string_view s) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool})
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool, DType::I64})
     if (s == dtypeName(t))
       return t;
   return std::nullopt;
@@ -48,6 +50,7 @@ unsigned dtypeSize(DType t) {
   case DType::BF16: return 2;
   case DType::I32: return 4;
   case DType::Bool: return 1;
+  case DType::I64: return 8;
   }
   llvm_unreachable("bad dtype");
 }
@@ -56,6 +59,8 @@ bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
 
+bool isInteger(DType t) { return t == DType::I32 || t == DType::I64; }
+
 std::string_view storageCType(DType t) {
   switch (t) {
   case DType::F32: return "float";
@@ -63,6 +68,7 @@ std::string_view storageCType(DType t) {
   case DType::BF16: return "unsigned short";
   case DType::I32: return "int";
   case DType::Bool: return "unsigned char";
+  case DType::I64: return "long long";
   }
   llvm_unreachable("bad dtype");
 }
@@ -150,8 +156,19 @@ double roundToDType(double v, DType t) {
     return tr;
   }
   case DType::Bool: return (v != 0 || std::isnan(v)) ? 1 : 0;
+  case DType::I64: return static_cast<double>(toInt64(v));
   }
   llvm_unreachable("bad dtype");
+}
+
+int64_t toInt64(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 9223372036854775808.0) // 2^63
+    return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v); // truncates toward zero
 }
 
 } // namespace minijit

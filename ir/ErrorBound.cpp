@@ -247,12 +247,13 @@ double binaryBound(const Node &n, bool isInt, double a, double b, double ea, dou
 double castBound(DType from, DType to, double x, double e) {
   switch (to) {
   case DType::Bool: return e > 0 && std::fabs(x) <= e ? 1 : 0;
-  case DType::I32: return isFloat(from) ? stepSpread(std::trunc, x, e) : e;
+  case DType::I32:
+  case DType::I64: return isFloat(from) ? stepSpread(std::trunc, x, e) : e;
   case DType::F32:
   case DType::F16:
   case DType::BF16: {
     // Narrowing rounds; an i32 beyond 2^24 rounds even into f32.
-    bool narrows = (to != DType::F32 && to != from) || from == DType::I32;
+    bool narrows = (to != DType::F32 && to != from) || isInteger(from);
     return e + (narrows ? roundingError(to, std::fabs(x) + e) : 0);
   }
   }
@@ -287,6 +288,7 @@ double unitRoundoff(DType t) {
   case DType::F16: return 0x1p-11;
   case DType::BF16: return 0x1p-8;
   case DType::I32:
+  case DType::I64:
   case DType::Bool: return 0;
   }
   llvm_unreachable("bad dtype");
@@ -298,6 +300,7 @@ double roundingError(DType t, double magnitude) {
   case DType::F16: return 0x1p-11 * magnitude + 0x1p-25;
   case DType::BF16: return 0x1p-8 * magnitude + 0x1p-134;
   case DType::I32:
+  case DType::I64:
   case DType::Bool: return 0;
   }
   llvm_unreachable("bad dtype");
@@ -312,7 +315,7 @@ double sumRoundingError(int64_t terms, double sumAbs) {
 
 double elementwiseErrorBound(const Node &n, DType operandType, llvm::ArrayRef<double> args,
                              llvm::ArrayRef<double> errors, double value) {
-  bool isInt = operandType == DType::I32 || operandType == DType::Bool;
+  bool isInt = isInteger(operandType) || operandType == DType::Bool;
   switch (n.cls()) {
   case OpClass::Unary: return unaryBound(n, isInt, args[0], errors[0], value);
   case OpClass::Binary:

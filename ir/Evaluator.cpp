@@ -1,6 +1,7 @@
 //===- ir/Evaluator.cpp - the CPU reference --------------------------------===//
 // Straightforward loops, parallel over chunks of the output; values are read
-// and computed as doubles and rounded to their dtype when stored.
+// and computed as doubles and rounded to their dtype when stored; i64 values
+// are read and computed as int64_t (exact, wrapping as the GPU does).
 //===----------------------------------------------------------------------===//
 #include "ir/Evaluator.h"
 
@@ -26,22 +27,74 @@ namespace {
 
 int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
 
-double applyInt(OpKind op, llvm::ArrayRef<double> args) {
-  auto a = static_cast<int64_t>(args[0]);
-  int64_t b = args.size() > 1 ? static_cast<int64_t>(args[1]) : 0;
+/// Integer arithmetic on values held as doubles: i32 wraps modulo 2^32, i64
+/// modulo 2^64 (exact while the values fit a double; the evaluator computes
+/// i64 tensors in int64_t, elementwiseI64, and folded literals are at most
+/// 2^53).
+double applyInt(OpKind op, llvm::ArrayRef<double> args, bool is64) {
+  int64_t a = toInt64(args[0]);
+  int64_t b = args.size() > 1 ? toInt64(args[1]) : 0;
+  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  auto wrap = [&](uint64_t v) -> double {
+    return is64 ? static_cast<double>(static_cast<int64_t>(v))
+                : wrap32(static_cast<int64_t>(v));
+  };
   switch (op) {
-  case OpKind::Neg: return wrap32(-a);
-  case OpKind::Abs: return wrap32(a < 0 ? -a : a);
-  case OpKind::Relu: return a > 0 ? a : 0;
-  case OpKind::Add: return wrap32(a + b);
-  case OpKind::Sub: return wrap32(a - b);
-  case OpKind::Mul: return wrap32(a * b);
-  case OpKind::Div: return b == 0 ? 0 : wrap32(a / b);
-  case OpKind::Maximum: return std::max(a, b);
-  case OpKind::Minimum: return std::min(a, b);
+  case OpKind::Neg: return wrap(0 - ua);
+  case OpKind::Abs: return a < 0 ? wrap(0 - ua) : wrap(ua);
+  case OpKind::Relu: return static_cast<double>(a > 0 ? a : 0);
+  case OpKind::Add: return wrap(ua + ub);
+  case OpKind::Sub: return wrap(ua - ub);
+  case OpKind::Mul: return wrap(ua * ub);
+  case OpKind::Div: return b == 0 ? 0 : b == -1 ? wrap(0 - ua) : wrap(static_cast<uint64_t>(a / b));
+  case OpKind::Maximum: return static_cast<double>(std::max(a, b));
+  case OpKind::Minimum: return static_cast<double>(std::min(a, b));
   default: break;
   }
   llvm_unreachable("not an integer arithmetic op");
+}
+
+/// Two's-complement wrapping arithmetic in 64 bits (unsigned, so no overflow).
+int64_t wrap64(uint64_t v) { return static_cast<int64_t>(v); }
+
+/// An elementwise op of i64 operands (or a cast to or from i64), exact.
+/// Arguments are int64 except a cast's float operand, passed in `fa`.
+int64_t applyI64(const Node &n, DType from, llvm::ArrayRef<int64_t> args, double fa,
+                 double &floatResult, bool &isFloatResult) {
+  int64_t a = args[0], b = args.size() > 1 ? args[1] : 0;
+  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  isFloatResult = false;
+  switch (n.op) {
+  case OpKind::Neg: return wrap64(0 - ua);
+  case OpKind::Abs: return a < 0 ? wrap64(0 - ua) : a;
+  case OpKind::Relu: return a > 0 ? a : 0;
+  case OpKind::Add: return wrap64(ua + ub);
+  case OpKind::Sub: return wrap64(ua - ub);
+  case OpKind::Mul: return wrap64(ua * ub);
+  case OpKind::Div: return b == 0 ? 0 : b == -1 ? wrap64(0 - ua) : a / b;
+  case OpKind::Maximum: return std::max(a, b);
+  case OpKind::Minimum: return std::min(a, b);
+  case OpKind::Eq: return a == b;
+  case OpKind::Ne: return a != b;
+  case OpKind::Lt: return a < b;
+  case OpKind::Le: return a <= b;
+  case OpKind::Gt: return a > b;
+  case OpKind::Ge: return a >= b;
+  case OpKind::Where: return args[0] != 0 ? args[1] : args[2];
+  case OpKind::Cast:
+    if (n.dtype == DType::I64) // from a float saturates (cvt.rzi.s64); from i32 or bool exact
+      return isFloat(from) ? toInt64(fa) : a;
+    if (n.dtype == DType::I32) // keeps the low 32 bits, as C, numpy and PyTorch do
+      return static_cast<int32_t>(static_cast<uint32_t>(ua));
+    if (n.dtype == DType::Bool)
+      return a != 0;
+    // to a float: one rounding to f32 (cvt.rn.f32.s64), then to f16/bf16
+    isFloatResult = true;
+    floatResult = roundToDType(static_cast<double>(static_cast<float>(a)), n.dtype);
+    return 0;
+  default: break;
+  }
+  llvm_unreachable("not an op of i64 operands");
 }
 
 } // namespace
@@ -51,10 +104,10 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   double a = args.empty() ? 0 : args[0];
   double b = args.size() > 1 ? args[1] : 0;
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  bool intArith = operandType == DType::I32;
+  bool intArith = isInteger(operandType), is64 = operandType == DType::I64;
   switch (n.op) {
-  case OpKind::Neg: return intArith ? applyInt(n.op, args) : -a;
-  case OpKind::Abs: return intArith ? applyInt(n.op, args) : std::fabs(a);
+  case OpKind::Neg: return intArith ? applyInt(n.op, args, is64) : -a;
+  case OpKind::Abs: return intArith ? applyInt(n.op, args, is64) : std::fabs(a);
   case OpKind::Exp: return std::exp(a);
   case OpKind::Exp2: return std::exp2(a);
   case OpKind::Expm1: return std::expm1(a);
@@ -70,25 +123,25 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::Erf: return std::erf(a);
   case OpKind::Relu:
     if (intArith)
-      return applyInt(n.op, args);
+      return applyInt(n.op, args, is64);
     return std::isnan(a) ? a : (a > 0 ? a : 0.0);
   case OpKind::Recip: return 1.0 / a;
   case OpKind::Floor: return std::floor(a);
   case OpKind::Ceil: return std::ceil(a);
   case OpKind::RoundTf32: return roundToTf32(static_cast<float>(a));
   case OpKind::Not: return a == 0 ? 1 : 0;
-  case OpKind::Add: return intArith ? applyInt(n.op, args) : a + b;
-  case OpKind::Sub: return intArith ? applyInt(n.op, args) : a - b;
-  case OpKind::Mul: return intArith ? applyInt(n.op, args) : a * b;
-  case OpKind::Div: return intArith ? applyInt(n.op, args) : a / b;
+  case OpKind::Add: return intArith ? applyInt(n.op, args, is64) : a + b;
+  case OpKind::Sub: return intArith ? applyInt(n.op, args, is64) : a - b;
+  case OpKind::Mul: return intArith ? applyInt(n.op, args, is64) : a * b;
+  case OpKind::Div: return intArith ? applyInt(n.op, args, is64) : a / b;
   case OpKind::Pow: return std::pow(a, b);
   case OpKind::Maximum:
     if (intArith)
-      return applyInt(n.op, args);
+      return applyInt(n.op, args, is64);
     return (std::isnan(a) || std::isnan(b)) ? nan : std::max(a, b);
   case OpKind::Minimum:
     if (intArith)
-      return applyInt(n.op, args);
+      return applyInt(n.op, args, is64);
     return (std::isnan(a) || std::isnan(b)) ? nan : std::min(a, b);
   case OpKind::Eq: return a == b;
   case OpKind::Ne: return a != b;
@@ -99,7 +152,10 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
   case OpKind::And: return (a != 0 && b != 0) ? 1 : 0;
   case OpKind::Or: return (a != 0 || b != 0) ? 1 : 0;
   case OpKind::Where: return args[0] != 0 ? args[1] : args[2];
-  case OpKind::Cast: return roundToDType(a, n.dtype);
+  case OpKind::Cast:
+    if (is64 && n.dtype == DType::I32) // the low 32 bits, as elementwiseI64
+      return wrap32(toInt64(a));
+    return roundToDType(a, n.dtype);
   case OpKind::Input:
   case OpKind::Constant:
   case OpKind::Sum:
@@ -243,12 +299,36 @@ private:
       ins.push_back(&Values[o]);
     }
     DType operandType = G.node(n.operands.back()).dtype;
+    if (operandType == DType::I64 || n.dtype == DType::I64)
+      return elementwiseI64(n, std::move(out), strides, ins);
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       double args[3];
       forRange(n.shape, strides, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> off) {
         for (size_t k = 0; k < ins.size(); ++k)
           args[k] = ins[k]->get(off[k]);
         out.set(i, applyElementwise(n, operandType, llvm::ArrayRef<double>(args, ins.size())));
+      });
+    });
+    return out;
+  }
+
+  /// An elementwise op with an i64 operand or result: computed in int64_t.
+  HostTensor elementwiseI64(const Node &n, HostTensor out, llvm::ArrayRef<Strides> strides,
+                            llvm::ArrayRef<const HostTensor *> ins) {
+    DType from = G.node(n.operands[0]).dtype;
+    parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
+      int64_t args[3];
+      forRange(n.shape, strides, b, e, [&](int64_t i, llvm::ArrayRef<int64_t> off) {
+        for (size_t k = 0; k < ins.size(); ++k)
+          args[k] = ins[k]->getI64(off[k]);
+        double fa = ins[0]->get(off[0]), fr = 0;
+        bool isFloatResult = false;
+        int64_t r = applyI64(n, from, llvm::ArrayRef<int64_t>(args, ins.size()), fa, fr,
+                             isFloatResult);
+        if (isFloatResult)
+          out.set(i, fr);
+        else
+          out.setI64(i, r);
       });
     });
     return out;
@@ -329,7 +409,7 @@ private:
         for (ValueId o : n.operands) {
           const Shape &s = G.node(o).shape;
           if (in[n.axis] < s[n.axis]) {
-            out.set(i, Values[o].get(offsetAt(s, in)));
+            out.copyElement(i, Values[o], offsetAt(s, in));
             return;
           }
           in[n.axis] -= s[n.axis];
@@ -346,9 +426,7 @@ private:
     const HostTensor &x = Values[n.operands[0]], &ix = Values[n.operands[1]];
     const Shape &xs = G.node(n.operands[0]).shape, &is = G.node(n.operands[1]).shape;
     int64_t size = xs[n.axis];
-    auto clamped = [&](double v) {
-      return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(v), 0), size - 1);
-    };
+    auto clamped = [&](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, 0), size - 1); };
     HostTensor out(heldType(id), n.shape);
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       DimVector in, at;
@@ -359,16 +437,16 @@ private:
           unsigned r = is.rank();
           at.assign(idx.begin() + n.axis, idx.begin() + n.axis + r);
           in.assign(idx.begin(), idx.begin() + n.axis);
-          in.push_back(clamped(ix.get(offsetAt(is, at))));
+          in.push_back(clamped(ix.getI64(offsetAt(is, at))));
           in.insert(in.end(), idx.begin() + n.axis + r, idx.end());
         } else {
           for (unsigned d = 0; d < xs.rank(); ++d)
             at.push_back(is[d] == 1 ? 0 : idx[d]);
           for (unsigned d = 0; d < xs.rank(); ++d)
-            in.push_back(d == n.axis ? clamped(ix.get(offsetAt(is, at)))
+            in.push_back(d == n.axis ? clamped(ix.getI64(offsetAt(is, at)))
                                      : (xs[d] == 1 ? 0 : idx[d]));
         }
-        out.set(i, x.get(offsetAt(xs, in)));
+        out.copyElement(i, x, offsetAt(xs, in));
       });
     });
     return out;
@@ -385,6 +463,15 @@ private:
     parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         int64_t base = (r / inner) * size * inner + r % inner;
+        if (n.dtype == DType::I64) { // exact, wrapping
+          uint64_t acc = isSum ? 0 : 1;
+          for (int64_t k = 0; k < size; ++k) {
+            auto v = static_cast<uint64_t>(in.getI64(base + k * inner));
+            acc = isSum ? acc + v : acc * v;
+            out.setI64(base + k * inner, static_cast<int64_t>(acc));
+          }
+          continue;
+        }
         double acc = isSum ? 0 : 1;
         for (int64_t k = 0; k < size; ++k) {
           double v = in.get(base + k * inner);
@@ -412,13 +499,13 @@ private:
         in.assign(idx.begin(), idx.end());
         if (n.op == OpKind::Slice) {
           in[n.axis] = n.start + n.step * idx[n.axis];
-          out.set(i, x.get(offsetAt(xs, in)));
+          out.copyElement(i, x, offsetAt(xs, in));
           return;
         }
         if (n.op == OpKind::Flip) {
           for (int64_t a : n.axes)
             in[a] = xs[a] - 1 - idx[a];
-          out.set(i, x.get(offsetAt(xs, in)));
+          out.copyElement(i, x, offsetAt(xs, in));
           return;
         }
         for (unsigned d = 0; d < xs.rank(); ++d) {
@@ -428,7 +515,7 @@ private:
             return;
           }
         }
-        out.set(i, x.get(offsetAt(xs, in)));
+        out.copyElement(i, x, offsetAt(xs, in));
       });
     });
     return out;
@@ -453,7 +540,7 @@ private:
     }
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       forRange(n.shape, {s}, b, e,
-               [&](int64_t i, llvm::ArrayRef<int64_t> off) { out.set(i, in.get(off[0])); });
+               [&](int64_t i, llvm::ArrayRef<int64_t> off) { out.copyElement(i, in, off[0]); });
     });
     return out;
   }
@@ -471,8 +558,20 @@ private:
     parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         int64_t base = (r / inner) * size * inner + r % inner;
-        double best = in.get(base);
         int64_t at = 0;
+        if (in.dtype() == DType::I64) { // exact comparisons
+          int64_t best = in.getI64(base);
+          for (int64_t k = 1; k < size; ++k) {
+            int64_t v = in.getI64(base + k * stride);
+            if (isMax ? v > best : v < best) {
+              best = v;
+              at = k;
+            }
+          }
+          out.set(r, static_cast<double>(at));
+          continue;
+        }
+        double best = in.get(base);
         for (int64_t k = 1; k < size && !std::isnan(best); ++k) {
           double v = in.get(base + k * stride);
           if (std::isnan(v) || (isMax ? v > best : v < best)) {
@@ -509,6 +608,14 @@ private:
     int64_t rows = kept.numel(), k = red.numel();
     bool isInt = n.dtype == DType::I32;
     HostTensor out(heldType(id), n.shape);
+    if (n.dtype == DType::I64) {
+      parallelChunks(rows, [&](int64_t b, int64_t e) {
+        forRange(kept, {keptStr}, b, e, [&](int64_t r, llvm::ArrayRef<int64_t> off) {
+          out.setI64(r, reduceI64(n.op, in, red, redStr, off[0], k));
+        });
+      });
+      return out;
+    }
 
     auto identity = [&]() -> double {
       switch (n.op) {
@@ -577,6 +684,28 @@ private:
       out.set(r, finish(acc));
     }
     return out;
+  }
+
+  /// One row of an i64 sum, prod, max or min (mean takes floats only):
+  /// exact, sums and products wrapping.
+  static int64_t reduceI64(OpKind op, const HostTensor &in, const Shape &red,
+                           const Strides &redStr, int64_t base, int64_t k) {
+    uint64_t acc = op == OpKind::Prod ? 1 : 0;
+    int64_t ext = op == OpKind::Max ? std::numeric_limits<int64_t>::min()
+                                    : std::numeric_limits<int64_t>::max();
+    forRange(red, {redStr}, 0, k, [&](int64_t, llvm::ArrayRef<int64_t> off) {
+      int64_t v = in.getI64(base + off[0]);
+      switch (op) {
+      case OpKind::Sum: acc += static_cast<uint64_t>(v); break;
+      case OpKind::Prod: acc *= static_cast<uint64_t>(v); break;
+      case OpKind::Max: ext = std::max(ext, v); break;
+      case OpKind::Min: ext = std::min(ext, v); break;
+      default: llvm_unreachable("not a reduction");
+      }
+    });
+    if (op == OpKind::Max || op == OpKind::Min)
+      return ext;
+    return static_cast<int64_t>(acc);
   }
 
   HostTensor matmul(ValueId id) {

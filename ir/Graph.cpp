@@ -23,7 +23,7 @@ std::string dimsStr(llvm::ArrayRef<int64_t> v) { return Shape(v).str(); }
 llvm::StringRef operandTypesText(OperandTypes t) {
   switch (t) {
   case OperandTypes::Any: return "any type";
-  case OperandTypes::Numeric: return "a numeric type (f32, f16, bf16 or i32)";
+  case OperandTypes::Numeric: return "a numeric type (f32, f16, bf16, i32 or i64)";
   case OperandTypes::Float: return "a floating-point type (f32, f16 or bf16)";
   case OperandTypes::Bool: return "bool";
   }
@@ -116,6 +116,12 @@ void refuseNamedAxis(llvm::StringRef op, const Shape &s, int64_t axis, llvm::Str
            .str());
 }
 
+/// Literals are held as doubles: an i64 one is an integer that a double holds
+/// exactly, so of at most 2^53 in magnitude.
+bool isI64Literal(double v) {
+  return std::isfinite(v) && v == std::trunc(v) && std::fabs(v) <= 9007199254740992.0;
+}
+
 /// Checks the literal value= of pad or full (`op`) against the dtype it
 /// takes (exact for i32 and bool).
 void checkPadValue(double v, DType t, llvm::StringRef op = "pad") {
@@ -124,6 +130,11 @@ void checkPadValue(double v, DType t, llvm::StringRef op = "pad") {
   if (t == DType::I32 &&
       (!std::isfinite(v) || v != std::trunc(v) || v < -2147483648.0 || v > 2147483647.0))
     fail(llvm::formatv("{0}: value={1} is not an i32 value", op, text).str());
+  if (t == DType::I64 && !isI64Literal(v))
+    fail(llvm::formatv("{0}: value={1} is not an i64 value a literal can hold (an integer of at "
+                       "most 2^53 = 9007199254740992 in magnitude)",
+                       op, text)
+             .str());
   if (t == DType::Bool && v != 0 && v != 1)
     fail(llvm::formatv("{0}: value={1} is not a bool value (use 0 or 1)", op, text).str());
   if (isFloat(t) && std::isfinite(v) && std::isinf(static_cast<float>(v)))
@@ -316,6 +327,12 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
     if (spec.dtype == DType::I32) {
       if (!std::isfinite(v) || v != std::trunc(v) || v < -2147483648.0 || v > 2147483647.0)
         fail(llvm::formatv("literal {0} is not an i32 value", text).str());
+    } else if (spec.dtype == DType::I64) {
+      if (!isI64Literal(v))
+        fail(llvm::formatv("literal {0} is not an i64 value a literal can hold (an integer of at "
+                           "most 2^53 = 9007199254740992 in magnitude)",
+                           text)
+                 .str());
     } else if (spec.dtype == DType::Bool) {
       if (v != 0 && v != 1)
         fail(llvm::formatv("literal {0} is not a bool value (use true, false, 1 or 0)", text).str());
@@ -383,8 +400,8 @@ ValueId Graph::add(const NodeSpec &spec, Spelling spelling) {
   case OpClass::Gather: {
     checkArity(spec.op, spec.operands.size(), 2);
     const Node &x = operand(0), &idx = operand(1);
-    if (idx.dtype != DType::I32)
-      fail(llvm::formatv("{0}: the indices {1} have dtype {2} but must be i32; cast them first "
+    if (!isInteger(idx.dtype))
+      fail(llvm::formatv("{0}: the indices {1} have dtype {2} but must be i32 or i64; cast them first "
                          "(e.g. {3})",
                          op, refOf(idx), dtypeName(idx.dtype), castHint(idx.name, DType::I32, spelling))
                .str());

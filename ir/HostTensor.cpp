@@ -93,6 +93,10 @@ HostTensor HostTensor::fromData(const Shape &shape, std::span<const int32_t> val
   return fromData(DType::I32, shape, values.data(), values.size_bytes());
 }
 
+HostTensor HostTensor::fromData(const Shape &shape, std::span<const int64_t> values) {
+  return fromData(DType::I64, shape, values.data(), values.size_bytes());
+}
+
 HostTensor HostTensor::fromNpy(std::string_view path) { return readNpy(path, "tensor"); }
 
 void HostTensor::outOfRange(int64_t i) const {
@@ -127,8 +131,47 @@ double HostTensor::get(int64_t i) const {
     return v;
   }
   case DType::Bool: return p[i] != 0;
+  case DType::I64: {
+    int64_t v;
+    std::memcpy(&v, p + 8 * i, 8);
+    return static_cast<double>(v);
+  }
   }
   llvm_unreachable("bad dtype");
+}
+
+int64_t HostTensor::getI64(int64_t i) const {
+  if (Type != DType::I64)
+    return toInt64(get(i));
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(Count))
+    outOfRange(i);
+  int64_t v;
+  std::memcpy(&v, Data.data() + 8 * i, 8);
+  return v;
+}
+
+void HostTensor::setI64(int64_t i, int64_t v) {
+  if (Type != DType::I64) {
+    // int64 to float rounds once (as cvt.rn.f32.s64), not through a double
+    set(i, isFloat(Type) ? static_cast<double>(static_cast<float>(v)) : static_cast<double>(v));
+    return;
+  }
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(Count))
+    outOfRange(i);
+  std::memcpy(Data.data() + 8 * i, &v, 8);
+}
+
+void HostTensor::copyElement(int64_t i, const HostTensor &from, int64_t j) {
+  if (from.Type != Type) {
+    set(i, from.get(j));
+    return;
+  }
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(Count))
+    outOfRange(i);
+  if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(from.Count))
+    from.outOfRange(j);
+  unsigned size = dtypeSize(Type);
+  std::memcpy(Data.data() + size * i, from.Data.data() + size * j, size);
 }
 
 void HostTensor::set(int64_t i, double v) {
@@ -157,6 +200,11 @@ void HostTensor::set(int64_t i, double v) {
     return;
   }
   case DType::Bool: p[i] = roundToDType(v, DType::Bool) != 0; return;
+  case DType::I64: {
+    int64_t x = toInt64(v);
+    std::memcpy(p + 8 * i, &x, 8);
+    return;
+  }
   }
   llvm_unreachable("bad dtype");
 }
@@ -193,6 +241,7 @@ HostTensor HostTensor::random(DType dtype, const Shape &shape, uint64_t seed) {
     }
     break;
   case DType::I32:
+  case DType::I64:
     for (int64_t i = 0; i < n; ++i)
       t.set(i, static_cast<double>(static_cast<int64_t>(rng.next() % 33) - 16));
     break;
@@ -206,6 +255,7 @@ HostTensor HostTensor::random(DType dtype, const Shape &shape, uint64_t seed) {
 
 namespace {
 constexpr uint32_t kPoison32 = 0x7FC0DEADu;
+constexpr uint64_t kPoison64 = 0x7FC0DEAD7FC0DEADull;
 constexpr uint16_t kPoisonF16 = 0x7E5Au;
 constexpr uint16_t kPoisonBF16 = 0x7FDAu;
 constexpr uint8_t kPoisonBool = 0xABu;
@@ -229,6 +279,10 @@ void HostTensor::poison() {
       std::memcpy(p + 2 * i, &kPoisonBF16, 2);
     return;
   case DType::Bool: std::memset(p, kPoisonBool, n); return;
+  case DType::I64:
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(p + 8 * i, &kPoison64, 8);
+    return;
   }
 }
 
@@ -248,6 +302,11 @@ bool HostTensor::isPoisoned(int64_t i) const {
     return v == (Type == DType::F16 ? kPoisonF16 : kPoisonBF16);
   }
   case DType::Bool: return p[i] == kPoisonBool;
+  case DType::I64: {
+    uint64_t v;
+    std::memcpy(&v, p + 8 * i, 8);
+    return v == kPoison64;
+  }
   }
   llvm_unreachable("bad dtype");
 }
@@ -290,6 +349,8 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
     if (got.isPoisoned(i)) {
       ++r.unwritten;
       bad = true;
+    } else if (ref.dtype() == DType::I64) {
+      bad = got.getI64(i) != ref.getI64(i); // exact: the doubles round beyond 2^53
     } else if (std::isnan(e) || std::isnan(g)) {
       bad = std::isnan(e) != std::isnan(g);
     } else if (std::isinf(e) || std::isinf(g)) {
@@ -335,8 +396,13 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
     return r;
   }
   char values[96];
-  std::snprintf(values, sizeof values, "got %.8g, expected %.8g", r.gotAtFirstBad,
-                r.refAtFirstBad);
+  if (ref.dtype() == DType::I64)
+    std::snprintf(values, sizeof values, "got %lld, expected %lld",
+                  static_cast<long long>(got.getI64(r.firstBad)),
+                  static_cast<long long>(ref.getI64(r.firstBad)));
+  else
+    std::snprintf(values, sizeof values, "got %.8g, expected %.8g", r.gotAtFirstBad,
+                  r.refAtFirstBad);
   std::string first = got.isPoisoned(r.firstBad) ? std::string("never written") : values;
   r.summary = llvm::formatv("{0} of {1} elements differ ({2} never written); first at {3}: {4}; "
                             "max rel error {5:e2}, tolerance {6:e2}",

@@ -31,6 +31,7 @@ public:
   /// The same from typed host data: an f32 or an i32 tensor.
   static HostTensor fromData(const Shape &shape, std::span<const float> values);
   static HostTensor fromData(const Shape &shape, std::span<const int32_t> values);
+  static HostTensor fromData(const Shape &shape, std::span<const int64_t> values);
   /// The tensor in a numpy .npy file (see ir/Npy.h for the element types);
   /// throws GraphError for a file that does not hold one.
   static HostTensor fromNpy(std::string_view path);
@@ -48,15 +49,24 @@ public:
   /// Stores `v` at element `i`, rounded to the dtype (see roundToDType).
   /// Throws GraphError when `i` is outside [0, numel()).
   void set(int64_t i, double v);
+  /// Element `i` of an i64 tensor, exact (get rounds beyond 2^53); of any
+  /// other dtype, get(i) converted as toInt64 does.
+  int64_t getI64(int64_t i) const;
+  /// Stores `v` at element `i` of an i64 tensor exactly; of any other dtype,
+  /// as set(i, v) (the conversion an i64 to f32 cast does).
+  void setI64(int64_t i, int64_t v);
+  /// Stores element `j` of `from` at element `i`: the bytes when the dtypes
+  /// agree (exact for every dtype), else set(i, from.get(j)).
+  void copyElement(int64_t i, const HostTensor &from, int64_t j);
 
   /// Values from a generator seeded with `seed`: standard normal for floats
-  /// (rounded to the dtype), integers uniform in [-16, 16] for i32, true or
+  /// (rounded to the dtype), integers uniform in [-16, 16] for i32 and i64, true or
   /// false with equal odds for bool.
   static HostTensor random(DType dtype, const Shape &shape, uint64_t seed);
 
   /// Fills every element with the poison pattern: a NaN with a payload no
   /// computation produces (0x7FC0DEAD for f32, 0x7E5A f16, 0x7FDA bf16), or
-  /// 0x7FC0DEAD for i32 and 0xAB for bool.
+  /// 0x7FC0DEAD for i32, 0x7FC0DEAD7FC0DEAD for i64 and 0xAB for bool.
   void poison();
   /// True when element `i` still holds the poison pattern.
   bool isPoisoned(int64_t i) const;

@@ -10,6 +10,7 @@
 #include "ir/Error.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -25,7 +26,7 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 
 /// The numpy element types this reader knows.
-enum class NpyType { F4, F2, F8, I4, B1 };
+enum class NpyType { F4, F2, F8, I4, B1, I8 };
 
 struct NpyHeader {
   NpyType type = NpyType::F4;
@@ -44,6 +45,8 @@ std::optional<NpyType> parseDescr(llvm::StringRef d) {
     return NpyType::I4;
   if (d == "|b1")
     return NpyType::B1;
+  if (d == "<i8")
+    return NpyType::I8;
   return std::nullopt;
 }
 
@@ -54,6 +57,7 @@ size_t npySize(NpyType t) {
   case NpyType::F8: return 8;
   case NpyType::I4: return 4;
   case NpyType::B1: return 1;
+  case NpyType::I8: return 8;
   }
   return 0;
 }
@@ -66,6 +70,7 @@ DType dtypeOf(NpyType t) {
   case NpyType::F2: return DType::F16;
   case NpyType::I4: return DType::I32;
   case NpyType::B1: return DType::Bool;
+  case NpyType::I8: return DType::I64;
   }
   return DType::F32;
 }
@@ -77,6 +82,7 @@ llvm::StringRef descrOf(NpyType t) {
   case NpyType::F8: return "<f8";
   case NpyType::I4: return "<i4";
   case NpyType::B1: return "|b1";
+  case NpyType::I8: return "<i8";
   }
   return "";
 }
@@ -89,6 +95,7 @@ bool converts(NpyType file, DType want) {
   case DType::BF16: return file == NpyType::F4 || file == NpyType::F8;
   case DType::I32: return file == NpyType::I4;
   case DType::Bool: return file == NpyType::B1;
+  case DType::I64: return file == NpyType::I8;
   }
   return false;
 }
@@ -225,6 +232,7 @@ double elementOf(const char *p, NpyType t) {
     return i;
   }
   case NpyType::B1: return p[0] != 0 ? 1 : 0;
+  case NpyType::I8: llvm_unreachable("i8 elements are read exactly, through setI64");
   }
   return 0;
 }
@@ -295,6 +303,14 @@ HostTensor readNpy(std::string_view path, std::string_view what,
                     .str());
   HostTensor t(dtype, h.shape);
   const char *data = bytes.data() + h.dataOffset;
+  if (h.type == NpyType::I8) {
+    for (size_t i = 0; i < n; ++i) {
+      int64_t v;
+      std::memcpy(&v, data + i * elem, 8);
+      t.setI64(static_cast<int64_t>(i), v);
+    }
+    return t;
+  }
   for (size_t i = 0; i < n; ++i)
     t.set(static_cast<int64_t>(i), elementOf(data + i * elem, h.type));
   return t;
@@ -308,6 +324,7 @@ std::string npyBytes(const HostTensor &t) {
   case DType::F16: type = NpyType::F2; break;
   case DType::I32: type = NpyType::I4; break;
   case DType::Bool: type = NpyType::B1; break;
+  case DType::I64: type = NpyType::I8; break;
   }
   std::string shape = "(";
   for (unsigned i = 0; i < t.shape().rank(); ++i)

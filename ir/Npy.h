@@ -3,7 +3,7 @@
 // little-endian, C order), so a graph runs on a user's own data and its
 // results can be checked with anything else.
 //
-// Element types: f32 `<f4`, f16 `<f2`, i32 `<i4`, bool `|b1`. numpy has no
+// Element types: f32 `<f4`, f16 `<f2`, i32 `<i4`, i64 `<i8`, bool `|b1`. numpy has no
 // bf16: a bf16 tensor is written as `<f4` (exactly: every bf16 value is an
 // f32), and read from `<f4` rounding each value to the nearest bf16 (ties to
 // even). A float tensor may also be read from `<f8` (numpy's default),

@@ -21,7 +21,7 @@ std::string literalText(double v, DType t) {
     return "nan";
   if (std::isinf(v))
     return v > 0 ? "inf" : "-inf";
-  if (t == DType::I32)
+  if (isInteger(t))
     return std::to_string(static_cast<long long>(v));
   // Whole numbers as plain integers ("100", not "1e+02"), keeping -0's sign.
   if (v == 0 && std::signbit(v))

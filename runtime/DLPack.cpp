@@ -65,10 +65,12 @@ DType dtypeOf(DLDataType t) {
     return DType::BF16;
   if (t.code == kDLInt && t.bits == 32)
     return DType::I32;
+  if (t.code == kDLInt && t.bits == 64)
+    return DType::I64;
   if (t.code == kDLPackBoolCode && t.bits == 8)
     return DType::Bool;
   std::string msg = "dlpack: dtype " + dataTypeName(t) +
-                    " is not supported (minijit has float32, float16, bfloat16, int32, bool)";
+                    " is not supported (minijit has float32, float16, bfloat16, int32, int64, bool)";
   if (t.code == kDLUInt && t.bits == 8)
     msg += "; uint8 is not taken as bool, whose bytes must be 0 or 1";
   throw GraphError(msg);
@@ -105,6 +107,8 @@ DLDataType toDLDataType(DType t) {
     return {kDLInt, 32, 1};
   case DType::Bool:
     return {kDLPackBoolCode, 8, 1};
+  case DType::I64:
+    return {kDLInt, 64, 1};
   }
   llvm_unreachable("unknown dtype");
 }

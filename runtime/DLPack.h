@@ -30,8 +30,8 @@ struct DLTensorInfo {
 /// - the memory is not CUDA device memory of device `deviceOrdinal`
 ///   (kDLCUDA with that device id; kDLCUDAManaged, which every device can
 ///   read, is taken whatever its id);
-/// - the dtype is not one of minijit's: float32, float16, bfloat16, int32 and
-///   bool map to F32, F16, BF16, I32 and Bool; vector types (lanes != 1) and
+/// - the dtype is not one of minijit's: float32, float16, bfloat16, int32,
+///   int64 and bool map to F32, F16, BF16, I32, I64 and Bool; vector types (lanes != 1) and
 ///   uint8 (whose bytes need not be 0 or 1) are refused;
 /// - the rank is above kMaxRank, a dimension is below 1, or there are more
 ///   than kMaxElements elements;

@@ -86,9 +86,11 @@ DType toDType(mjDType t, const char *call) {
     return DType::I32;
   case MJ_BOOL:
     return DType::Bool;
+  case MJ_I64:
+    return DType::I64;
   }
   throw InvalidArgument{std::string(call) + ": dtype " + std::to_string(int(t)) +
-                        " is not an mjDType (0 to 4)"};
+                        " is not an mjDType (0 to 5)"};
 }
 
 mjDType fromDType(DType t) {
@@ -103,6 +105,8 @@ mjDType fromDType(DType t) {
     return MJ_I32;
   case DType::Bool:
     return MJ_BOOL;
+  case DType::I64:
+    return MJ_I64;
   }
   return MJ_F32;
 }

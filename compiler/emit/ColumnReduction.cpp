@@ -55,7 +55,7 @@ static void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool 
       w.line(std::string("mj_arg_update<") + (red.op == OpKind::Argmax ? "true" : "false") +
              ">(" + acc + ", " + e.accIndexName(ri) + ", " + value + ", " + position + ");");
     else
-      w.line(acc + " = " + reduceText(red.op, e.accIsInt(ri)).functor + "::apply(" + acc + ", " +
+      w.line(acc + " = " + reduceText(red.op, e.accIsInt(ri), e.accIsLong(ri)).functor + "::apply(" + acc + ", " +
              value + ");");
     w.close();
   }
@@ -72,6 +72,8 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
     w.line("__shared__ float mj_col_f[" + parts + "][33];");
   if (e.hasReductionOf(true))
     w.line("__shared__ int mj_col_i[" + parts + "][33];");
+  if (e.hasLongReduction())
+    w.line("__shared__ long long mj_col_l[" + parts + "][33];");
   if (e.hasArgReduction())
     w.line("__shared__ int mj_col_at[" + parts + "][33]; // argmax/argmin positions");
   w.line("const int part = threadIdx.x / 32; // this thread's share of each column");

@@ -17,6 +17,13 @@ bool holdsRandom(const LoweredKernel &k) {
   return llvm::any_of(k.held, [](const KHeld &h) { return opClass(h.op) == OpClass::Random; });
 }
 
+bool holdsI64(const LoweredKernel &k) {
+  auto isI64 = [](DType t) { return t == DType::I64; };
+  return llvm::any_of(k.values, [&](const KValue &v) { return isI64(v.dtype); }) ||
+         llvm::any_of(k.params, [&](const KParam &p) { return isI64(p.dtype); }) ||
+         llvm::any_of(k.reductions, [&](const KReduction &r) { return isI64(r.dtype); });
+}
+
 std::string kernelName(const LoweredKernel &k, const Schedule &s) {
   std::set<OpKind> ops;
   std::vector<std::string> order;

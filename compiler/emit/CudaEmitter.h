@@ -28,6 +28,12 @@ const std::string &clusterPreamble();
 const std::string &randomPreamble();
 /// Whether kernel `k` holds a random op (and needs randomPreamble()).
 bool holdsRandom(const LoweredKernel &k);
+/// After cudaPreamble() for a kernel that holds an i64 value: mj_iadd and
+/// its kin for long long, and the functors of i64 reductions (MjSumL, ...).
+const std::string &i64Preamble();
+/// Whether kernel `k` holds an i64 value, parameter or reduction (and
+/// needs i64Preamble()).
+bool holdsI64(const LoweredKernel &k);
 
 /// What a Hopper matmul kernel (ScheduleKind::MatmulWgmma) needs after
 /// cudaPreamble(): mbarriers, TMA loads, wgmma descriptors and fences, and

@@ -7,6 +7,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace minijit {
 
@@ -28,6 +29,12 @@ std::string intLiteral(int64_t v) {
   return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
 }
 
+std::string longLiteral(int64_t v) {
+  if (v == INT64_MIN)
+    return "(-9223372036854775807LL - 1)";
+  return v < 0 ? "(" + std::to_string(v) + "LL)" : std::to_string(v) + "LL";
+}
+
 std::string literalOf(double v, DType t) {
   switch (t) {
   case DType::F32:
@@ -35,6 +42,7 @@ std::string literalOf(double v, DType t) {
   case DType::BF16: return floatLiteral(v);
   case DType::I32: return intLiteral(static_cast<int64_t>(v));
   case DType::Bool: return v != 0 ? "true" : "false";
+  case DType::I64: return longLiteral(toInt64(v));
   }
   llvm_unreachable("bad dtype");
 }
@@ -46,6 +54,7 @@ std::string regType(DType t) {
   case DType::BF16: return "float";
   case DType::I32: return "int";
   case DType::Bool: return "bool";
+  case DType::I64: return "long long";
   }
   llvm_unreachable("bad dtype");
 }
@@ -53,7 +62,8 @@ std::string regType(DType t) {
 std::string loadConv(DType t, const std::string &raw) {
   switch (t) {
   case DType::F32:
-  case DType::I32: return raw;
+  case DType::I32:
+  case DType::I64: return raw;
   case DType::F16: return "mj_h2f(" + raw + ")";
   case DType::BF16: return "mj_bf2f(" + raw + ")";
   case DType::Bool: return "(" + raw + " != 0)";
@@ -64,7 +74,8 @@ std::string loadConv(DType t, const std::string &raw) {
 std::string storeConv(DType t, const std::string &v) {
   switch (t) {
   case DType::F32:
-  case DType::I32: return v;
+  case DType::I32:
+  case DType::I64: return v;
   case DType::F16: return "mj_f2h(" + v + ")";
   case DType::BF16: return "mj_f2bf(" + v + ")";
   case DType::Bool: return "(unsigned char)(" + v + ")";
@@ -80,11 +91,18 @@ std::string castText(DType from, DType to, const std::string &a) {
     if (to == DType::I32) {
       if (from == DType::Bool)
         return "(" + a + " ? 1 : 0)";
+      // from i64: the low 32 bits (wraps)
       return from == DType::I32 ? a : "(int)(" + a + ")";
     }
-    std::string f = from == DType::Bool  ? "(" + a + " ? 1.0f : 0.0f)"
-                    : from == DType::I32 ? "(float)(" + a + ")"
-                                         : a;
+    if (to == DType::I64) {
+      if (from == DType::Bool)
+        return "(" + a + " ? 1LL : 0LL)";
+      // from a float: cvt.rzi.s64, saturating, NaN to 0
+      return from == DType::I64 ? a : "(long long)(" + a + ")";
+    }
+    std::string f = from == DType::Bool                           ? "(" + a + " ? 1.0f : 0.0f)"
+                    : from == DType::I32 || from == DType::I64 ? "(float)(" + a + ")"
+                                                                  : a;
     // Narrowing to a 16-bit type rounds the value, even in registers.
     bool narrows = (to == DType::F16 && from != DType::F16) || (to == DType::BF16 && from != DType::BF16);
     if (to == DType::F16 && narrows && from != DType::Bool)
@@ -100,7 +118,7 @@ std::string castText(DType from, DType to, const std::string &a) {
 std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string> args,
                             llvm::ArrayRef<DType> argTypes) {
     DType operandType = argTypes.back();
-    bool isInt = operandType == DType::I32;
+    bool isInt = isInteger(operandType);
     bool fast = result == DType::F16 || result == DType::BF16;
     const std::string &a = args[0];
     std::string b = args.size() > 1 ? args[1] : "";
@@ -192,7 +210,16 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
     llvm_unreachable("not an elementwise op");
   }
 
-ReduceText reduceText(OpKind op, bool isInt) {
+ReduceText reduceText(OpKind op, bool isInt, bool isLong) {
+  if (isLong) { // the i64 preamble's functors (i64Preamble)
+    switch (op) {
+    case OpKind::Sum: return {"MjSumL", "0LL"};
+    case OpKind::Prod: return {"MjProdL", "1LL"};
+    case OpKind::Max: return {"MjMaxL", "(-9223372036854775807LL - 1)"};
+    case OpKind::Min: return {"MjMinL", "9223372036854775807LL"};
+    default: break;
+    }
+  }
   switch (op) {
   case OpKind::Sum:
   case OpKind::Mean: return {"MjSum", isInt ? "0" : "0.0f"};

@@ -16,9 +16,11 @@ namespace minijit {
 
 /// A float literal CUDA parses exactly: "0.5f", "(-2.0f)", MJ_INF, MJ_NAN.
 std::string floatLiteral(double v);
+/// An i64 literal: "5LL", "(-3LL)".
+std::string longLiteral(int64_t v);
 /// A literal of dtype `t` in registers.
 std::string literalOf(double v, DType t);
-/// The register type of a dtype: float (f16 and bf16 too), int or bool.
+/// The register type of a dtype: float (f16 and bf16 too), int, long long or bool.
 std::string regType(DType t);
 /// A stored element `raw` as a register value, and back.
 std::string loadConv(DType t, const std::string &raw);
@@ -33,7 +35,8 @@ std::string elementwiseExpr(OpKind op, DType result, llvm::ArrayRef<std::string>
 struct ReduceText {
   std::string functor, identity;
 };
-ReduceText reduceText(OpKind op, bool isInt);
+/// `isLong`: of i64 values (sum, prod, max, min), in long long.
+ReduceText reduceText(OpKind op, bool isInt, bool isLong = false);
 /// `acc = acc OP v;` for reduction op `op`.
 std::string accumulateText(OpKind op, bool isInt, const std::string &acc, const std::string &v);
 

@@ -168,7 +168,8 @@ std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {
   const MatmulWgmmaSchedule *w = s.getIf<MatmulWgmmaSchedule>();
   std::string cluster = s.geometry().cluster > 1 ? clusterPreamble() : std::string();
   std::string random = holdsRandom(k) ? randomPreamble() : std::string();
-  return cudaPreamble() + cluster + random + (w ? hopperPreamble(k, *w) : std::string());
+  std::string i64 = holdsI64(k) ? i64Preamble() : std::string();
+  return cudaPreamble() + cluster + random + i64 + (w ? hopperPreamble(k, *w) : std::string());
 }
 
 std::string hopperPreamble(const std::set<std::string> &wgmmas) {

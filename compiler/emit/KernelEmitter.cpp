@@ -565,8 +565,19 @@ std::string KernelEmitter::accName(int r) { return reductionLocal(AccNames, r, "
 bool KernelEmitter::accIsInt(int r) const {
   const KReduction &red = K.reductions[r];
   if (isArgReduction(red.op))
-    return K.values[red.input].dtype == DType::I32;
-  return red.dtype == DType::I32;
+    return isInteger(K.values[red.input].dtype);
+  return isInteger(red.dtype);
+}
+
+bool KernelEmitter::accIsLong(int r) const {
+  const KReduction &red = K.reductions[r];
+  if (isArgReduction(red.op))
+    return K.values[red.input].dtype == DType::I64;
+  return red.dtype == DType::I64;
+}
+
+std::string KernelEmitter::accType(int r) const {
+  return accIsLong(r) ? "long long" : accIsInt(r) ? "int" : "float";
 }
 
 bool KernelEmitter::hasArgReduction() const {
@@ -577,9 +588,24 @@ std::string KernelEmitter::accIndexName(int r) { return reductionLocal(AccIndexN
 
 bool KernelEmitter::hasReductionOf(bool isInt) const {
   for (size_t r = 0; r < K.reductions.size(); ++r)
-    if (accIsInt(static_cast<int>(r)) == isInt)
+    if (accIsInt(static_cast<int>(r)) == isInt && !accIsLong(static_cast<int>(r)))
       return true;
   return false;
+}
+
+bool KernelEmitter::hasLongReduction() const {
+  for (size_t r = 0; r < K.reductions.size(); ++r)
+    if (accIsLong(static_cast<int>(r)))
+      return true;
+  return false;
+}
+
+std::string KernelEmitter::scratchName(int r, bool column) const {
+  if (accIsLong(r))
+    return column ? "mj_col_l" : "mj_smem_l";
+  if (accIsInt(r))
+    return column ? "mj_col_i" : "mj_smem_i";
+  return column ? "mj_col_f" : "mj_smem_f";
 }
 
 void KernelEmitter::declareAccumulators(int pass) {
@@ -587,8 +613,7 @@ void KernelEmitter::declareAccumulators(int pass) {
     const KReduction &red = K.reductions[r];
     if (red.pass != pass)
       continue;
-    bool isInt = accIsInt(static_cast<int>(r));
-    W.line((isInt ? "int " : "float ") + accName(static_cast<int>(r)) + " = " +
+    W.line(accType(static_cast<int>(r)) + " " + accName(static_cast<int>(r)) + " = " +
            accIdentity(static_cast<int>(r)) + ";");
     if (isArgReduction(red.op)) {
       W.line("int " + accIndexName(static_cast<int>(r)) + " = " +
@@ -608,7 +633,7 @@ std::string KernelEmitter::accOnlineMaxName(int r) {
 std::string KernelEmitter::accIdentity(int r) const {
   const KReduction &red = K.reductions[r];
   OpKind op = red.op == OpKind::Argmax ? OpKind::Max : red.op == OpKind::Argmin ? OpKind::Min : red.op;
-  return reduceText(op, accIsInt(r)).identity;
+  return reduceText(op, accIsInt(r), accIsLong(r)).identity;
 }
 
 std::string KernelEmitter::secondName(int r) {
@@ -620,6 +645,7 @@ std::string KernelEmitter::secondIdentity(int r) const {
 }
 
 void KernelEmitter::storePartial(int r, const std::function<std::string(int)> &at) {
+  assert(!accIsLong(r) && "i64 reductions are not split over blocks (noSplitReductions)");
   std::string acc = accName(r);
   W.line("mj_partial[" + at(r) + "] = " +
          (accIsInt(r) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") + ";");
@@ -660,7 +686,9 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
     const KReduction &red = K.reductions[r];
     if (red.pass != pass || trackingSum(static_cast<int>(r)) >= 0)
       continue;
-    bool isInt = accIsInt(static_cast<int>(r));
+    bool isInt = accIsInt(static_cast<int>(r)), isLong = accIsLong(static_cast<int>(r));
+    std::string smem = scratchName(static_cast<int>(r), false);
+    std::string col = scratchName(static_cast<int>(r), true);
     std::string acc = accName(static_cast<int>(r));
     if (red.onlineMax >= 0) {
       std::string max = accOnlineMaxName(static_cast<int>(r));
@@ -682,28 +710,28 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
       switch (scope) {
       case ReduceScope::Warp: W.line("mj_warp_argreduce" + args + ");"); break;
       case ReduceScope::Block:
-        W.line("mj_block_argreduce" + args + ", " + (isInt ? "mj_smem_i" : "mj_smem_f") +
+        W.line("mj_block_argreduce" + args + ", " + smem +
                ", mj_smem_at);");
         break;
       case ReduceScope::Column:
-        W.line("mj_col_argreduce" + args + ", " + (isInt ? "mj_col_i" : "mj_col_f") +
+        W.line("mj_col_argreduce" + args + ", " + col +
                ", mj_col_at);");
         break;
       }
       continue;
     }
-    std::string functor = reduceText(red.op, isInt).functor;
+    std::string functor = reduceText(red.op, isInt, isLong).functor;
     switch (scope) {
     case ReduceScope::Warp:
       W.line(acc + " = mj_warp_reduce<" + functor + ", " + n + ">(" + acc + ");");
       break;
     case ReduceScope::Block:
       W.line(acc + " = mj_block_reduce<" + functor + ", " + n + ">(" + acc + ", " +
-             (isInt ? "mj_smem_i" : "mj_smem_f") + ");");
+             smem + ");");
       break;
     case ReduceScope::Column:
       W.line(acc + " = mj_col_reduce<" + functor + ", " + n + ">(" + acc + ", " +
-             (isInt ? "mj_col_i" : "mj_col_f") + ");");
+             col + ");");
       break;
     }
   }

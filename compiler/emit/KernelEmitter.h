@@ -102,11 +102,22 @@ public:
   void rowStores(const std::string &who);
   /// "// pass 1: %s = sum, then store".
   std::string passTitle(int pass) const;
-  /// Whether the kernel has float and int reductions (their shared memory).
+  /// Whether the kernel has float and int (i32) reductions (their shared memory).
   bool hasReductionOf(bool isInt) const;
   std::string accName(int r);
-  /// The accumulated value is an int (an argmax's over i32 values too).
+  /// The accumulated value is an int or a long long (an argmax's over i32
+  /// or i64 values too).
   bool accIsInt(int r) const;
+  /// The accumulated value is a long long (of i64 values).
+  bool accIsLong(int r) const;
+  /// The accumulator's register type: float, int or long long.
+  std::string accType(int r) const;
+  /// Some reduction accumulates i64 values: its block or column scratch is
+  /// mj_smem_l or mj_col_l.
+  bool hasLongReduction() const;
+  /// The shared scratch a block (or, with `column`, a column) combine of
+  /// reduction r uses: mj_smem_f, mj_smem_i, mj_smem_l (mj_col_*).
+  std::string scratchName(int r, bool column) const;
   /// Some reduction is an argmax or argmin: it also needs int scratch for the index.
   bool hasArgReduction() const;
   /// Some reduction is an online sum (KReduction::onlineMax): its block

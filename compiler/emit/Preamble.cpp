@@ -258,6 +258,21 @@ const std::string &cudaPreamble() {
   return text;
 }
 
+const std::string &i64Preamble() {
+  static const std::string text = R"(// ---- i64: wrapping 64-bit arithmetic and the reductions of long long ----
+__device__ __forceinline__ long long mj_iadd(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }
+__device__ __forceinline__ long long mj_isub(long long a, long long b) { return (long long)((unsigned long long)a - (unsigned long long)b); }
+__device__ __forceinline__ long long mj_imul(long long a, long long b) { return (long long)((unsigned long long)a * (unsigned long long)b); }
+__device__ __forceinline__ long long mj_idiv(long long a, long long b) { return b == 0 ? 0 : (b == -1 ? (long long)(0ull - (unsigned long long)a) : a / b); }
+__device__ __forceinline__ long long mj_ineg(long long a) { return (long long)(0ull - (unsigned long long)a); }
+struct MjSumL { __device__ static long long apply(long long a, long long b) { return mj_iadd(a, b); } };
+struct MjProdL { __device__ static long long apply(long long a, long long b) { return mj_imul(a, b); } };
+struct MjMaxL { __device__ static long long apply(long long a, long long b) { return a > b ? a : b; } };
+struct MjMinL { __device__ static long long apply(long long a, long long b) { return a < b ? a : b; } };
+)";
+  return text;
+}
+
 const std::string &randomPreamble() {
   static const std::string text =
       R"(// ---- random numbers: Philox4x32-10, as ir/Philox.h computes them ----

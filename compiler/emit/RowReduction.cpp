@@ -76,6 +76,8 @@ private:
       W.line("__shared__ float mj_smem_f[32];");
     if (Block && E.hasReductionOf(true))
       W.line("__shared__ int mj_smem_i[32];");
+    if (Block && E.hasLongReduction())
+      W.line("__shared__ long long mj_smem_l[32];");
     if (Block && E.hasArgReduction())
       W.line("__shared__ int mj_smem_at[32]; // argmax/argmin positions");
     if (Block && E.hasOnlineSum())

@@ -31,9 +31,10 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   for (size_t r = 0; r < k.reductions.size(); ++r) {
     const KReduction &red = k.reductions[r];
     bool isInt = e.accIsInt(static_cast<int>(r));
-    ReduceText rt = reduceText(red.op == OpKind::Cumsum ? OpKind::Sum : OpKind::Prod, isInt);
+    ReduceText rt = reduceText(red.op == OpKind::Cumsum ? OpKind::Sum : OpKind::Prod, isInt,
+                               e.accIsLong(static_cast<int>(r)));
     std::string base = e.accName(static_cast<int>(r));
-    scans.push_back({static_cast<int>(r), isInt ? "int" : "float", rt.functor, rt.identity,
+    scans.push_back({static_cast<int>(r), e.accType(static_cast<int>(r)), rt.functor, rt.identity,
                      w.unique(base + "_v"), w.unique(base + "_carry"), w.unique(base + "_warps"),
                      w.unique(base + "_tile")});
   }

@@ -83,6 +83,15 @@ bool argRowsOfOneLoad(const LoweredKernel &k) {
   return loads == 1;
 }
 
+/// Some reduction of `k` accumulates i64 values (a sum, or an argmax over
+/// them): its partials would take two words of mj_partial, so it is never
+/// split over blocks.
+bool holdsLongReduction(const LoweredKernel &k) {
+  return llvm::any_of(k.reductions, [&](const KReduction &r) {
+    return (isArgReduction(r.op) ? k.values[r.input].dtype : r.dtype) == DType::I64;
+  });
+}
+
 /// Few long rows leave most SMs idle with a block per row: the row is split
 /// over several blocks, each with at least four vectors per thread. A
 /// one-pass reduction takes at most four blocks per SM in all (rounded
@@ -99,6 +108,12 @@ bool argRowsOfOneLoad(const LoweredKernel &k) {
 /// number of blocks a row by hand (where a block holds one row).
 void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
                    const ScheduleOverrides &o, RowSchedule &s) {
+  if (holdsLongReduction(k)) {
+    if (o.splits && *o.splits > 1)
+      badOverride("splits=" + std::to_string(*o.splits) + ": a reduction of i64 values is not "
+                  "split over blocks (its partials are 32-bit words)");
+    return;
+  }
   int64_t kv = s.vectorsPerRow(k.K);
   if (s.threadsPerRow <= 32 || (k.rows >= dev.smCount && !o.splits))
     return;
@@ -160,6 +175,9 @@ void clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
     return;
   if (!clusters)
     badOverride("rowcluster=" + std::to_string(c) + " needs an sm_90 target");
+  if (holdsLongReduction(k))
+    badOverride("rowcluster=" + std::to_string(c) + ": a reduction of i64 values is not split "
+                "over blocks (its partials are 32-bit words)");
   if (s.splits > 1)
     badOverride("rowcluster=" + std::to_string(c) + ": these few rows are split over the grid "
                 "(splits=1 to take a block a row first)");
@@ -479,7 +497,10 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       badOverride("splits must be 1.." + std::to_string(k.K));
     splits = *o.splits;
   }
-  if (k.passes == 1 && splits >= 2) {
+  if (holdsLongReduction(k) && o.splits && *o.splits > 1)
+    badOverride("splits=" + std::to_string(*o.splits) + ": a reduction of i64 values is not "
+                "split over blocks (its partials are 32-bit words)");
+  if (k.passes == 1 && splits >= 2 && !holdsLongReduction(k)) {
     s.chunk = (k.K + splits - 1) / splits;
     s.splits = static_cast<unsigned>((k.K + s.chunk - 1) / s.chunk);
     s.grid = groups * s.splits;

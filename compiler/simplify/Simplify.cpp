@@ -291,7 +291,10 @@ private:
       for (ValueId o : s.operands)
         args.push_back(out(o).value);
       double v = applyElementwise(n, out(s.operands.back()).dtype, args);
-      return Out.constant(roundToDType(v, isFloat(n.dtype) ? DType::F32 : n.dtype), n.dtype);
+      // an i64 literal is at most 2^53 (a double holds it exactly): a fold
+      // past that stays an op, computed in 64 bits by the kernel
+      if (n.dtype != DType::I64 || std::fabs(v) <= 9007199254740992.0)
+        return Out.constant(roundToDType(v, isFloat(n.dtype) ? DType::F32 : n.dtype), n.dtype);
     }
     // Identities that return an operand unchanged (same type and shape).
     auto same = [&](ValueId v) { return out(v).shape == n.shape && out(v).dtype == n.dtype; };

@@ -17,8 +17,8 @@ _NAME = "libminijit_c.so"
 MAX_RANK = 8
 
 # mjDType
-F32, F16, BF16, I32, BOOL = range(5)
-DTYPE_NAMES = {F32: "f32", F16: "f16", BF16: "bf16", I32: "i32", BOOL: "bool"}
+F32, F16, BF16, I32, BOOL, I64 = range(6)
+DTYPE_NAMES = {F32: "f32", F16: "f16", BF16: "bf16", I32: "i32", BOOL: "bool", I64: "i64"}
 DTYPE_CODES = {v: k for k, v in DTYPE_NAMES.items()}
 
 # mjStage

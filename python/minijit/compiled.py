@@ -30,7 +30,7 @@ def _torch_dtypes(torch):
     global _TORCH_DTYPES
     if _TORCH_DTYPES is None:
         _TORCH_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-                         torch.int32: "i32", torch.bool: "bool"}
+                         torch.int32: "i32", torch.int64: "i64", torch.bool: "bool"}
     return _TORCH_DTYPES
 
 
@@ -225,7 +225,7 @@ class CompiledGraph:
             for t in tensors:
                 if t.dtype not in tdt:
                     raise GraphError("run: %s tensors are not one of minijit's dtypes (float32, "
-                                     "float16, bfloat16, int32, bool)" % t.dtype)
+                                     "float16, bfloat16, int32, int64, bool)" % t.dtype)
             p = self._plan(key, [tuple(t.shape) for t in tensors],
                            [tdt[t.dtype] for t in tensors], tensors[0].get_device(), dims)
             inv = {v: k for k, v in tdt.items()}
@@ -324,7 +324,7 @@ class CompiledGraph:
                 results.append((raw.astype(np.uint32) << 16).view(np.float32))
                 continue
             a = np.empty(s, dtype={"f32": np.float32, "f16": np.float16, "i32": np.int32,
-                                   "bool": np.bool_}[d])
+                                   "i64": np.int64, "bool": np.bool_}[d])
             b.read(a)
             results.append(a)
         return results
@@ -373,7 +373,7 @@ class _DLManagedTensor(ctypes.Structure):
 
 
 _DL_CODES = {_lib.F32: (2, 32), _lib.F16: (2, 16), _lib.BF16: (4, 16), _lib.I32: (0, 32),
-             _lib.BOOL: (6, 8)}
+             _lib.BOOL: (6, 8), _lib.I64: (0, 64)}
 
 
 def _buffer_dlpack(b, keep):

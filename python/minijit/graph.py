@@ -7,16 +7,16 @@ from . import _lib
 from ._lib import lib
 
 _DTYPES = {"f32": _lib.F32, "f16": _lib.F16, "bf16": _lib.BF16, "i32": _lib.I32,
-           "bool": _lib.BOOL}
+           "bool": _lib.BOOL, "i64": _lib.I64}
 
 
 def _dtype_code(dtype):
     """The mjDType of "f32", a numpy dtype or a torch dtype."""
     name = str(dtype).replace("torch.", "")
     name = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
-            "bool_": "bool"}.get(name, name)
+            "int64": "i64", "bool_": "bool"}.get(name, name)
     if name not in _DTYPES:
-        raise _lib.errors.GraphError("dtype %s is not one of minijit's (f32, f16, bf16, i32, bool)"
+        raise _lib.errors.GraphError("dtype %s is not one of minijit's (f32, f16, bf16, i32, i64, bool)"
                                      % (dtype,))
     return _DTYPES[name]
 

@@ -12,7 +12,8 @@ try:
 except ImportError:  # evaluate needs numpy; the rest of the package does not
     np = None
 
-_NUMPY = {_lib.F32: "float32", _lib.F16: "float16", _lib.I32: "int32", _lib.BOOL: "bool"}
+_NUMPY = {_lib.F32: "float32", _lib.F16: "float16", _lib.I32: "int32", _lib.BOOL: "bool",
+          _lib.I64: "int64"}
 
 
 def _numpy():
@@ -50,7 +51,8 @@ def host_array(a, dtype, what):
     np = _numpy()
     if dtype == "bf16":
         return _bf16_bits(np.asarray(a, dtype=np.float32))
-    want = np.dtype({"f32": "float32", "f16": "float16", "i32": "int32", "bool": "bool"}[dtype])
+    want = np.dtype({"f32": "float32", "f16": "float16", "i32": "int32", "bool": "bool",
+                     "i64": "int64"}[dtype])
     if isinstance(a, np.ndarray) and a.dtype != want:
         raise GraphError("%s: a %s array for an argument of dtype %s; convert it first "
                          "(x.astype(numpy.%s))" % (what, a.dtype, dtype, want))

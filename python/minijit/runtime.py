@@ -79,7 +79,7 @@ class Buffer:
 
     @property
     def dtype(self):
-        """minijit's dtype name: "f32", "f16", "bf16", "i32" or "bool"."""
+        """minijit's dtype name: "f32", "f16", "bf16", "i32", "i64" or "bool"."""
         return _lib.DTYPE_NAMES[self.dtype_code]
 
     def write(self, array):
@@ -116,7 +116,8 @@ class Buffer:
                                                       self.device.ordinal)
 
 
-_NUMPY_TYPES = {_lib.F32: "float32", _lib.F16: "float16", _lib.I32: "int32", _lib.BOOL: "bool"}
+_NUMPY_TYPES = {_lib.F32: "float32", _lib.F16: "float16", _lib.I32: "int32", _lib.BOOL: "bool",
+                _lib.I64: "int64"}
 _TYPESTRS = {_lib.F32: "<f4", _lib.F16: "<f2", _lib.I32: "<i4", _lib.BOOL: "|b1"}
 
 

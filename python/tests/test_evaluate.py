@@ -69,6 +69,20 @@ def test_argmax_and_integers():
     np.testing.assert_array_equal(s, x.argmax(axis=1) + i)
 
 
+def test_int64_passes_through_exactly():
+    text = """graph a(%x: i64[4], %t: f32[5, 2]) {
+  %y = mul %x, 3
+  %e = take %t, %x axis=0
+  return %y, %e
+}"""
+    x = np.array([2**62 // 3 + 1, 2**53 + 1, 0, 4], dtype=np.int64)
+    t = rng(3).standard_normal((5, 2), dtype=np.float32)
+    y, e = minijit.evaluate(text, x, t)
+    assert y.dtype == np.int64
+    np.testing.assert_array_equal(y, x * 3)  # exact past 2^53
+    np.testing.assert_array_equal(e, t[np.clip(x, 0, 4)])
+
+
 def test_named_dims_follow_the_inputs():
     text = "graph rows(%x: f32[B, 3]) {\n  %s = sum %x axes=[1]\n  return %s\n}\n"
     for b in (1, 5, 17):

@@ -46,6 +46,7 @@ def fake(monkeypatch):
     torch = types.ModuleType("torch")
     torch.float32, torch.float16, torch.bfloat16 = "torch.float32", "torch.float16", "torch.bfloat16"
     torch.int32, torch.bool, torch.float64 = "torch.int32", "torch.bool", "torch.float64"
+    torch.int64 = "torch.int64"
     torch.Tensor = FakeTensor
     torch.device = lambda kind, index: "%s:%d" % (kind, index)
     allocated = []

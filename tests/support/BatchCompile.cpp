@@ -41,6 +41,7 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
   // (whose image the others load from as well).
   std::set<std::string> wgmmas;
   std::string unitArch;
+  bool anyI64 = false; // a kernel of i64 values needs i64Preamble()
   // Each program's records are copied, then renamed and given the image.
   std::vector<std::shared_ptr<CompileDetail>> details;
   std::vector<std::shared_ptr<const CompileDetail>> saved; // the records before renaming
@@ -55,6 +56,7 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
       CompiledKernel &ck = details.back()->kernels[k];
       if (const MatmulWgmmaSchedule *w = ck.schedule.getIf<MatmulWgmmaSchedule>())
         wgmmas.insert(wgmmaFunction(w->bn, ck.lowered.matmul->dtype));
+      anyI64 |= holdsI64(ck.lowered);
       if (c.program.kernels[k].arch != arch)
         unitArch = c.program.kernels[k].arch;
       std::string name = ck.name + "_p" + std::to_string(p);
@@ -67,7 +69,9 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
   }
   if (first.empty())
     return;
-  unit = mutatePreamble(cudaPreamble() + hopperPreamble(wgmmas)) + "\n" + unit;
+  unit = mutatePreamble(cudaPreamble() + (anyI64 ? i64Preamble() : std::string()) +
+                        hopperPreamble(wgmmas)) +
+         "\n" + unit;
   NvrtcOutput out;
   try {
     out = compileWithNvrtc(unit, first, unitArch.empty() ? arch : unitArch, nvrtcOptions);

@@ -39,7 +39,7 @@ std::string refusal(const DLTensor &t, int ordinal = 0) {
 } // namespace
 
 TEST(DLPack, TakesEveryMinijitDType) {
-  for (DType d : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool}) {
+  for (DType d : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::Bool, DType::I64}) {
     FakeTensor f({4, 8});
     f.t.dtype = toDLDataType(d);
     EXPECT_EQ(checkDLTensor(f.t, 0).dtype, d) << std::string(dtypeName(d));
@@ -55,6 +55,7 @@ TEST(DLPack, DTypesAreDescribedAsDLPackSpellsThem) {
   EXPECT_TRUE(same(toDLDataType(DType::BF16), {kDLBfloat, 16, 1}));
   EXPECT_TRUE(same(toDLDataType(DType::I32), {kDLInt, 32, 1}));
   EXPECT_TRUE(same(toDLDataType(DType::Bool), {kDLPackBoolCode, 8, 1}));
+  EXPECT_TRUE(same(toDLDataType(DType::I64), {kDLInt, 64, 1}));
 }
 
 TEST(DLPack, NullStridesAreRowMajor) {
@@ -122,23 +123,23 @@ TEST(DLPack, UnsupportedDTypesAreNamed) {
   FakeTensor f({16});
   f.t.dtype = {kDLFloat, 64, 1};
   EXPECT_EQ(refusal(f.t), "dlpack: dtype float64 is not supported (minijit has float32, float16, "
-                          "bfloat16, int32, bool)");
-  f.t.dtype = {kDLInt, 64, 1};
-  EXPECT_EQ(refusal(f.t), "dlpack: dtype int64 is not supported (minijit has float32, float16, "
-                          "bfloat16, int32, bool)");
+                          "bfloat16, int32, int64, bool)");
+  f.t.dtype = {kDLInt, 16, 1};
+  EXPECT_EQ(refusal(f.t), "dlpack: dtype int16 is not supported (minijit has float32, float16, "
+                          "bfloat16, int32, int64, bool)");
   f.t.dtype = {kDLComplex, 64, 1};
   EXPECT_EQ(refusal(f.t), "dlpack: dtype complex64 is not supported (minijit has float32, "
-                          "float16, bfloat16, int32, bool)");
+                          "float16, bfloat16, int32, int64, bool)");
   f.t.dtype = {42, 8, 1};
   EXPECT_EQ(refusal(f.t), "dlpack: dtype code 42, 8 bits is not supported (minijit has float32, "
-                          "float16, bfloat16, int32, bool)");
+                          "float16, bfloat16, int32, int64, bool)");
 }
 
 TEST(DLPack, Uint8IsNotTakenAsBool) {
   FakeTensor f({16});
   f.t.dtype = {kDLUInt, 8, 1};
   EXPECT_EQ(refusal(f.t), "dlpack: dtype uint8 is not supported (minijit has float32, float16, "
-                          "bfloat16, int32, bool); uint8 is not taken as bool, whose bytes must "
+                          "bfloat16, int32, int64, bool); uint8 is not taken as bool, whose bytes must "
                           "be 0 or 1");
 }
 

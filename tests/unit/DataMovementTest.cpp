@@ -383,7 +383,7 @@ TEST(Gather, ErrorsGiveTheNumbers) {
   Tensor i = g.input("i", DType::I32, {3});
   Tensor j = g.input("j", DType::I32, {4, 2});
   EXPECT_EQ(graphErrorOf([&] { take(t, f, 0); }),
-            "take: the indices %f have dtype f32 but must be i32; cast them first (e.g. "
+            "take: the indices %f have dtype f32 but must be i32 or i64; cast them first (e.g. "
             "`f.cast(DType::I32)`)");
   EXPECT_EQ(graphErrorOf([&] { take(t, i, 2); }),
             "take: axis 2 is out of range for rank 2 (valid: -2..1)");

@@ -211,8 +211,8 @@ TEST(GraphErrors, BoolWhereANumberIsNeeded) {
   Graph g;
   Tensor b = g.input("b", DType::Bool, {4});
   EXPECT_EQ(graphErrorOf([&] { b + b; }),
-            "add: operand %b has dtype bool but needs a numeric type (f32, f16, bf16 or i32); cast "
-            "it first (e.g. `b.cast(DType::I32)`)");
+            "add: operand %b has dtype bool but needs a numeric type (f32, f16, bf16, i32 or i64); "
+            "cast it first (e.g. `b.cast(DType::I32)`)");
 }
 
 TEST(GraphErrors, NumberWhereABoolIsNeeded) {

@@ -57,10 +57,11 @@ typedef enum mjDType {
   MJ_F16 = 1,
   MJ_BF16 = 2, /**< host buffers hold the upper 16 bits of an f32 */
   MJ_I32 = 3,
-  MJ_BOOL = 4  /**< one byte, 0 or 1 */
+  MJ_BOOL = 4, /**< one byte, 0 or 1 */
+  MJ_I64 = 5
 } mjDType;
 
-/** "f32", "f16", "bf16", "i32", "bool"; NULL for another value. */
+/** "f32", "f16", "bf16", "i32", "bool", "i64"; NULL for another value. */
 MJ_API const char *mjDTypeName(mjDType dtype);
 /** Bytes per element; 0 for another value. */
 MJ_API size_t mjDTypeSize(mjDType dtype);

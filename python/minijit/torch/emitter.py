@@ -32,7 +32,7 @@ class Value:
 
 
 FLOATS = ("f32", "f16", "bf16")
-NUMERIC = FLOATS + ("i32",)
+NUMERIC = FLOATS + ("i32", "i64")
 
 
 def typeText(dtype, shape):
@@ -49,6 +49,13 @@ def literalText(number, dtype):
         value = int(number)
         if not -(2**31) <= value < 2**31:
             raise Unsupported(f"the literal {value} does not fit in i32")
+        return str(value)
+    if dtype == "i64":
+        if isinstance(number, float) and not number.is_integer():
+            raise Unsupported(f"the literal {number} in an i64 op")
+        value = int(number)
+        if abs(value) > 2**53:  # minijit's literals are doubles
+            raise Unsupported(f"the i64 literal {value} (past 2^53)")
         return str(value)
     value = float(number)
     if math.isnan(value):

@@ -17,12 +17,10 @@ from .emitter import Unsupported
 
 
 def toNumpy(tensor):
-    """A tensor as the array minijit.evaluate takes (bf16 as f32, int64 as i32)."""
+    """A tensor as the array minijit.evaluate takes (bf16 as f32)."""
     tensor = tensor.detach().cpu()
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.float()
-    elif tensor.dtype == torch.int64:
-        tensor = tensor.to(torch.int32)
     return tensor.contiguous().numpy()
 
 
@@ -119,11 +117,9 @@ class Island(torch.nn.Module):
 
     def runCuda(self, tensors, dims):
         """Runs on PyTorch's current stream; the outputs come from PyTorch's allocator.
-        int64 inputs are cast to int32 and non-contiguous ones copied first."""
+        Non-contiguous inputs are copied first."""
         ready = []
         for a in tensors:
-            if a.dtype == torch.int64:
-                a = a.to(torch.int32)
             if not a.is_contiguous():
                 a = a.contiguous()
             ready.append(a.detach())

@@ -7,7 +7,7 @@ dtype, a mode, a shape): the partitioner asks the same function, so a node is
 offered to minijit exactly when its lowering succeeds.
 
 Dtypes follow the node's `meta["val"]`: operands are cast to the dtype PyTorch
-computes in (type promotion is explicit in minijit), and int64 is carried as i32.
+computes in (type promotion is explicit in minijit); int64 is minijit's i64.
 """
 
 import math
@@ -24,7 +24,7 @@ TORCH_TO_MJ = {
     torch.float16: "f16",
     torch.bfloat16: "bf16",
     torch.int32: "i32",
-    torch.int64: "i32",  # carried as i32; cast at the island's edges
+    torch.int64: "i64",
     torch.bool: "bool",
 }
 
@@ -374,7 +374,7 @@ def lowerArange(ctx, node):
         raise Unsupported("arange bounds computed at run time")
     dtype = mjDtype(val.dtype)
     shape = shapeOf(val)
-    base = ctx.e.iota(shape, 0, "i32" if dtype == "i32" else "f32")
+    base = ctx.e.iota(shape, 0, dtype if dtype in ("i32", "i64") else "f32")
     if step != 1:
         base = ctx.e.binary("mul", base, step)
     if start != 0:
@@ -411,7 +411,7 @@ def reductionLowering(mjOp):
         if mjOp == "mean" or out in FLOATS:
             x = ctx.e.cast(x, out if out in FLOATS else "f32")
         elif x.dtype == "bool":
-            x = ctx.e.cast(x, "i32")
+            x = ctx.e.cast(x, "i64" if out == "i64" else "i32")
         y = ctx.e.reduce(mjOp, x, dims, keep)
         return ctx.e.cast(y, out)
     return lower
@@ -754,7 +754,7 @@ def lowerPad(ctx, node):
 
 def indexValue(ctx, arg):
     idx = ctx.tensor(arg)
-    if idx.dtype != "i32":
+    if idx.dtype not in ("i32", "i64"):
         raise Unsupported(f"indices of dtype {idx.dtype}")
     return idx
 

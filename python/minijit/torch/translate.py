@@ -2,9 +2,8 @@
 
 translateIsland() walks the island's nodes in order, lowering each through the
 table in lowerings.py, and describes how to call the result: which inputs are
-tensors (and which need a cast, int64 -> i32), which named dimension each
-symbolic size binds to, and how each output's buffer becomes a tensor with the
-strides PyTorch expects (meta["val"]).
+tensors, which named dimension each symbolic size binds to, and how each
+output's buffer becomes a tensor with the strides PyTorch expects (meta["val"]).
 """
 
 import re
@@ -47,7 +46,7 @@ class OutputSpec:
     """One output: how the graph's buffer becomes the tensor PyTorch expects."""
 
     def __init__(self, val, perm):
-        self.dtype = val.dtype  # torch dtype to return (int64 comes back as i32)
+        self.dtype = val.dtype  # torch dtype to return (argmax's i32 comes back as int64)
         self.device = val.device
         self.perm = perm  # None: contiguous; else the buffer holds permute(perm)
         self.inverse = None if perm is None else [perm.index(i) for i in range(len(perm))]

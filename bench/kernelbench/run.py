@@ -259,7 +259,8 @@ def markdown(records):
     ge, gi = geomean(vsEager), geomean(vsInductor)
     lines += ["",
               f"{n} problems; correct {correct} of {n}; faster than eager {faster}; at least as fast as "
-              f"Inductor {atLeastInductor}; errors {sum(1 for r in records if r['error'])}",
+              f"Inductor {atLeastInductor}; no minijit subgraph {sum(1 for r in records if r['islands'] == 0)}; "
+              f"errors {sum(1 for r in records if r['error'])}",
               f"geomean speed-up of minijit over eager {fmt(ge, '.3f')} ({len(vsEager)} correct problems), "
               f"over Inductor {fmt(gi, '.3f')} ({len(vsInductor)} correct problems)"]
     left = collections.Counter(re.sub(r" x\d+$", "", f) for r in records for f in r["fallbacks"])

@@ -121,7 +121,7 @@ def test_table_counts_and_geomeans():
                dict(base, name="c", eager_us=10.0, inductor_us=10.0, minijit_us=1.0, correct=False,
                     fallbacks=["aten.sort: no lowering"])]
     table = run.markdown(records)
-    assert "correct 2 of 3; faster than eager 1; at least as fast as Inductor 1" in table
+    assert "correct 2 of 3; faster than eager 1; at least as fast as Inductor 1; no minijit subgraph 0" in table
     assert f"over eager {math.sqrt(4.0 * 0.25):.3f}" in table
     assert f"over Inductor {math.sqrt(2.0 * 0.25):.3f}" in table
     assert "| aten.sort: no lowering | 1 |" in table

@@ -83,13 +83,18 @@ def problemName(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
+def cutSize(size, cut):
+    """size // cut, but 2 at least where it was (BatchNorm in training mode refuses a batch of 1)."""
+    return max(min(size, 2), size // cut)
+
+
 def cutBatch(module, cut):
     """Divides the problem's batch by `cut`: its batch_size global where it has
     one (get_inputs reads it at call time), else the first dim of each input."""
     if cut <= 1:
         return False
     if isinstance(getattr(module, "batch_size", None), int):
-        module.batch_size = max(1, module.batch_size // cut)
+        module.batch_size = cutSize(module.batch_size, cut)
         return False
     return True
 
@@ -99,7 +104,7 @@ def makeInputs(module, dev, sliceFirst, cut):
         values = module.get_inputs()
     values = [v.to(dev) if isinstance(v, torch.Tensor) else v for v in values]
     if sliceFirst:
-        values = [v[:max(1, v.shape[0] // cut)].contiguous() if isinstance(v, torch.Tensor) and v.dim() > 0
+        values = [v[:cutSize(v.shape[0], cut)].contiguous() if isinstance(v, torch.Tensor) and v.dim() > 0
                   else v for v in values]
     return values
 
@@ -187,7 +192,9 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
 
 
 def withTimeout(seconds, fn, *args, **kwargs):
-    """fn(*args) stopped by SIGALRM after `seconds` (0: no limit); the timeout raises ProblemTimeout."""
+    """fn(*args) stopped by SIGALRM after `seconds` (0: no limit); the timeout raises
+    ProblemTimeout once control is back in Python (a long call into C++ or CUDA
+    runs to its end; --isolate kills the child instead)."""
     if seconds <= 0 or not hasattr(signal, "SIGALRM"):
         return fn(*args, **kwargs)
 

@@ -87,6 +87,8 @@ def test_batch_cut_shrinks_the_inputs(tmp_path):
     module = run.sample.load("cut_probe", path=str(path))
     assert run.cutBatch(module, 4) is False and module.batch_size == 16
     assert run.makeInputs(module, "cpu", False, 4)[0].shape[0] == 16
+    assert run.cutBatch(module, 1000) is False and module.batch_size == 2
+    assert [run.cutSize(n, 1000) for n in (1, 2, 3, 4000)] == [1, 2, 2, 4]
 
 
 def test_failing_problem_reported(tmp_path):

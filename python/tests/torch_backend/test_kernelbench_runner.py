@@ -6,6 +6,7 @@ import importlib.util
 import math
 import pathlib
 
+import pytest
 import torch
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -137,3 +138,17 @@ def test_compare_follows_kernelbench_tolerance():
     assert close is False and abs(worst - 1e-3) < 1e-6
     assert run.compare(x, torch.ones(4, 3)) == (False, math.inf)
     assert run.compare((x, x), (x,)) == (False, math.inf)
+
+
+def test_problem_on_gpu_beside_inductor(tmp_path):
+    """The GPU path of the runner: CUDA-event timing, inputs made on the device, Inductor."""
+    if not torch.cuda.is_available():
+        pytest.skip("SKIPPED: no CUDA device")
+    run = runner()
+    path = tmp_path / "99_Gemm_GELU_Softmax.py"
+    path.write_text(PROBLEM)
+    r = run.runProblem(str(path), 2, dev="cuda", runs=5, warmup=2, inductor=True)
+    assert r["error"] is None, r["error"]
+    assert r["correct"] is True and r["max_abs_err"] < 1e-4
+    assert r["islands"] >= 1
+    assert r["eager_us"] > 0 and r["minijit_us"] > 0 and r["inductor_us"] > 0

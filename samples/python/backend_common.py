@@ -38,6 +38,33 @@ def timeStep(step, warmup=5, runs=50):
     return statistics.median(walls), statistics.median(hosts)
 
 
+def timeEvents(step, cuda=None, warmup=3, runs=20):
+    """Median time of a step in us, taken with CUDA events around each run
+    (on the GPU's clock, host time between launches included); with
+    cuda=False (the default without a GPU) the wall time of each run."""
+    if cuda is None:
+        cuda = torch.cuda.is_available()
+    with torch.no_grad():
+        for _ in range(warmup):
+            step()
+        sync()
+        if not cuda:
+            times = []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                step()
+                times.append((time.perf_counter() - t0) * 1e6)
+            return statistics.median(times)
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                 for _ in range(runs)]
+        for start, end in pairs:
+            start.record()
+            step()
+            end.record()
+        torch.cuda.synchronize()
+        return statistics.median(start.elapsed_time(end) * 1e3 for start, end in pairs)
+
+
 def kernelsPerStep(step):
     """CUDA kernels one call of `step` launches (torch.profiler, CUPTI: it sees
     minijit's driver launches as well as PyTorch's)."""

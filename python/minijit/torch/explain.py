@@ -27,6 +27,22 @@ def kernelCount(island):
         return None
 
 
+def summarize(reports):
+    """The reports of some compiles in numbers, for harnesses: graphs, islands,
+    kernels, the ops left to PyTorch with their reasons ("op: reason", xN where
+    counted more than once) and the messages of the islands that fell back."""
+    left = collections.Counter(item for r in reports for item in r.leftOut)
+    islands = [island for r in reports for island in r.islands]
+    counts = [kernelCount(island) for island in islands]
+    return {
+        "graphs": len(reports),
+        "islands": len(islands),
+        "kernels": sum(k or 0 for k in counts) if all(k is not None for k in counts) else None,
+        "left": [f"{op}: {reason}" + (f" x{n}" if n > 1 else "") for (op, reason), n in sorted(left.items())],
+        "failed": [message for r in reports for _, message in r.failed],
+    }
+
+
 def explain(model, *inputs, backward=False, options=None, file=None):
     torch._dynamo.reset()
     start = backendModule.reportCount()

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""KernelBench's reference problems through torch.compile(backend="minijit"),
+beside eager and Inductor (issues 44 and 45).
+
+    PYTHONPATH=python MINIJIT_LIBRARY=build/lib/libminijit_c.so \\
+        python3 bench/kernelbench/run.py --root KERNELBENCH_CHECKOUT [--levels 1,2] [--only SUBSTR,...]
+
+--root is a KernelBench checkout (or its KernelBench/ folder): the problem files
+of KernelBench/level1, level2, level3 are loaded unchanged. Per problem: the
+model is built in f32 on the device (torch.manual_seed(42) before
+Model(*get_init_inputs())), checked as KernelBench checks (5 seeds, fresh inputs
+of get_inputs() each, no_grad, allclose with atol = rtol = 1e-4, TF32 off),
+then eager, minijit and Inductor are timed on one set of inputs (CUDA events,
+warm-up, median of --runs calls). The inputs are made on the device directly
+(torch.device as the default device around get_inputs), which changes their
+values, not their distribution. What the backend left to PyTorch comes from its
+compile reports (what minijit.torch.explain prints). One JSON line per problem
+goes to stdout, then a markdown table with the geomeans; progress goes to
+stderr. A failing problem (exception or --timeout) is reported with its error
+and the run goes on; --isolate runs each problem in a child process, for a run
+that must survive a CUDA fault. Exit status 0 when the run completed, 2 on bad
+arguments.
+"""
+
+import argparse
+import collections
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "samples", "python"))
+
+import backend_common as common  # noqa: E402  (puts python/ on the path)
+import kernelbench_model as sample  # noqa: E402  (load, TOLERANCE, SEEDS)
+import torch  # noqa: E402
+
+import minijit.torch  # noqa: E402,F401
+from minijit.torch import compiler as backendModule  # noqa: E402
+from minijit.torch.explain import summarize  # noqa: E402
+
+CONV = re.compile(r"conv", re.IGNORECASE)
+
+
+class ProblemTimeout(Exception):
+    pass
+
+
+def problemFolder(root, level):
+    for candidate in (os.path.join(root, "KernelBench", f"level{level}"), os.path.join(root, f"level{level}")):
+        if os.path.isdir(candidate):
+            return candidate
+    return None
+
+
+def findProblems(root, levels, only=(), skipConv=True):
+    """(level, path) of the problem files chosen, in KernelBench's numeric order."""
+    found = []
+    for level in levels:
+        folder = problemFolder(root, level)
+        if folder is None:
+            continue
+        names = [n for n in os.listdir(folder) if n.endswith(".py") and not n.startswith("__")]
+        names.sort(key=lambda n: (int(n.split("_")[0]) if n.split("_")[0].isdigit() else 1 << 30, n))
+        for name in names:
+            path = os.path.join(folder, name)
+            if only and not any(s.lower() in name.lower() for s in only):
+                continue
+            if skipConv:
+                with open(path, encoding="utf-8") as f:
+                    if CONV.search(f.read()):
+                        continue
+            found.append((level, path))
+    return found
+
+
+def problemName(path):
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def cutSize(size, cut):
+    """size // cut, but 2 at least where it was (BatchNorm in training mode refuses a batch of 1)."""
+    return max(min(size, 2), size // cut)
+
+
+def cutBatch(module, cut):
+    """Divides the problem's batch by `cut`: its batch_size global where it has
+    one (get_inputs reads it at call time), else the first dim of each input."""
+    if cut <= 1:
+        return False
+    if isinstance(getattr(module, "batch_size", None), int):
+        module.batch_size = cutSize(module.batch_size, cut)
+        return False
+    return True
+
+
+def makeInputs(module, dev, sliceFirst, cut):
+    with torch.device(dev):
+        values = module.get_inputs()
+    values = [v.to(dev) if isinstance(v, torch.Tensor) else v for v in values]
+    if sliceFirst:
+        values = [v[:cutSize(v.shape[0], cut)].contiguous() if isinstance(v, torch.Tensor) and v.dim() > 0
+                  else v for v in values]
+    return values
+
+
+def tensors(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in tensors(o)]
+    return []
+
+
+def compare(expected, got):
+    """(allclose at KernelBench's tolerance, max |difference|); a shape or count mismatch is not close."""
+    e, g = tensors(expected), tensors(got)
+    if len(e) != len(g) or any(a.shape != b.shape for a, b in zip(e, g)):
+        return False, math.inf
+    close, worst = True, 0.0
+    for a, b in zip(e, g):
+        a, b = a.double(), b.double()
+        if a.numel():
+            worst = max(worst, (a - b).abs().max().item())
+        close = close and torch.allclose(b, a, atol=sample.TOLERANCE, rtol=sample.TOLERANCE, equal_nan=True)
+    return close, worst
+
+
+def minijitOptions(dev):
+    return {"device": "cpu"} if dev == "cpu" else {}
+
+
+def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=True, seeds=sample.SEEDS):
+    """Runs one problem file; returns its record (never raises for the problem's own failures)."""
+    record = {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
+              "minijit_us": None, "correct": None, "max_abs_err": None, "islands": None, "kernels": None,
+              "fallbacks": [], "error": None}
+    phase = "load"
+    cuda = dev == "cuda"
+    try:
+        torch._dynamo.reset()
+        module = sample.load(f"kernelbench_l{level}_{record['name']}", path=path)
+        sliceFirst = cutBatch(module, batchCut)
+        phase = "build"
+        torch.manual_seed(42)
+        with torch.device(dev):
+            model = module.Model(*module.get_init_inputs())
+        model = model.to(dev)
+        compiled = torch.compile(model, backend="minijit", options=minijitOptions(dev))
+        start = backendModule.reportCount()
+        correct, worst = True, 0.0
+        with torch.no_grad():
+            for seed in range(seeds):
+                phase = "eager"
+                torch.manual_seed(seed)
+                inputs = makeInputs(module, dev, sliceFirst, batchCut)
+                torch.manual_seed(seed)
+                expected = model(*inputs)
+                phase = "minijit"
+                torch.manual_seed(seed)
+                got = compiled(*inputs)
+                close, diff = compare(expected, got)
+                correct, worst = correct and close, max(worst, diff)
+                del expected, got
+        summary = summarize(backendModule.reportsSince(start))
+        record.update(correct=correct, max_abs_err=worst, islands=summary["islands"],
+                      kernels=summary["kernels"], fallbacks=summary["left"] + summary["failed"])
+        phase = "eager timing"
+        record["eager_us"] = common.timeEvents(lambda: model(*inputs), cuda, warmup, runs)
+        phase = "minijit timing"
+        record["minijit_us"] = common.timeEvents(lambda: compiled(*inputs), cuda, warmup, runs)
+        if inductor:
+            phase = "inductor"
+            torch._dynamo.reset()
+            viaInductor = torch.compile(model)
+            record["inductor_us"] = common.timeEvents(lambda: viaInductor(*inputs), cuda, warmup, runs)
+    except Exception as e:  # a failing problem is reported; the run goes on
+        text = f"{type(e).__name__}: {e}".strip()
+        record["error"] = f"{phase}: {text[:600]}"
+        if phase == "minijit":
+            record["correct"] = False
+    finally:
+        torch._dynamo.reset()
+        if cuda:
+            torch.cuda.empty_cache()
+    return record
+
+
+def withTimeout(seconds, fn, *args, **kwargs):
+    """fn(*args) stopped by SIGALRM after `seconds` (0: no limit); the timeout raises
+    ProblemTimeout once control is back in Python (a long call into C++ or CUDA
+    runs to its end; --isolate kills the child instead)."""
+    if seconds <= 0 or not hasattr(signal, "SIGALRM"):
+        return fn(*args, **kwargs)
+
+    def onAlarm(signum, frame):
+        raise ProblemTimeout(f"over the timeout of {seconds} s")
+    previous = signal.signal(signal.SIGALRM, onAlarm)
+    signal.alarm(seconds)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def runIsolated(path, level, a):
+    """runProblem in a child process (a CUDA fault or a hang cannot stop the run)."""
+    argv = [sys.executable, os.path.abspath(__file__), "--one", path, "--one-level", str(level),
+            "--device", a.device, "--batch-cut", str(a.batch_cut), "--runs", str(a.runs),
+            "--warmup", str(a.warmup), "--timeout", str(a.timeout)]
+    if a.no_inductor:
+        argv.append("--no-inductor")
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout + 120 if a.timeout else None)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if lines:
+            return json.loads(lines[-1])
+        error = f"child exited with {done.returncode}: {done.stderr.strip()[-600:]}"
+    except subprocess.TimeoutExpired:
+        error = f"child killed after {a.timeout + 120} s"
+    return {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
+            "minijit_us": None, "correct": None, "max_abs_err": None, "islands": None, "kernels": None,
+            "fallbacks": [], "error": error}
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0 and math.isfinite(v)]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def fmt(v, spec=".1f"):
+    return "-" if v is None else format(v, spec)
+
+
+def markdown(records):
+    """The table of the run: times, speed-ups, correctness, then geomeans, counts and the fallbacks."""
+    lines = ["| level | problem | eager us | Inductor us | minijit us | vs eager | vs Inductor | correct "
+             "| max abs err | islands | kernels | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    vsEager, vsInductor = [], []
+    faster = atLeastInductor = correct = 0
+    for r in records:
+        se = r["eager_us"] / r["minijit_us"] if r["eager_us"] and r["minijit_us"] else None
+        si = r["inductor_us"] / r["minijit_us"] if r["inductor_us"] and r["minijit_us"] else None
+        if r["correct"]:
+            correct += 1
+            if se is not None:
+                vsEager.append(se)
+                faster += se > 1
+            if si is not None:
+                vsInductor.append(si)
+                atLeastInductor += si >= 1
+        ok = {True: "yes", False: "NO", None: "-"}[r["correct"]]
+        error = (r["error"] or "").replace("|", "/").replace("\n", " ")[:80]
+        lines.append(f"| {r['level']} | {r['name']} | {fmt(r['eager_us'])} | {fmt(r['inductor_us'])} "
+                     f"| {fmt(r['minijit_us'])} | {fmt(se, '.2f')} | {fmt(si, '.2f')} | {ok} "
+                     f"| {fmt(r['max_abs_err'], '.1e')} | {fmt(r['islands'], 'd')} | {fmt(r['kernels'], 'd')} "
+                     f"| {error} |")
+    n = len(records)
+    ge, gi = geomean(vsEager), geomean(vsInductor)
+    lines += ["",
+              f"{n} problems; correct {correct} of {n}; faster than eager {faster}; at least as fast as "
+              f"Inductor {atLeastInductor}; no minijit subgraph {sum(1 for r in records if r['islands'] == 0)}; "
+              f"errors {sum(1 for r in records if r['error'])}",
+              f"geomean speed-up of minijit over eager {fmt(ge, '.3f')} ({len(vsEager)} correct problems), "
+              f"over Inductor {fmt(gi, '.3f')} ({len(vsInductor)} correct problems)"]
+    left = collections.Counter(re.sub(r" x\d+$", "", f) for r in records for f in r["fallbacks"])
+    if left:
+        lines += ["", "| left to PyTorch (op: reason) | problems |", "|---|---|"]
+        lines += [f"| {item.replace('|', '/')[:160]} | {count} |" for item, count in left.most_common()]
+    return "\n".join(lines)
+
+
+def parseArgs(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", help="a KernelBench checkout (holding KernelBench/level1 ...)")
+    ap.add_argument("--levels", default="1,2", help="comma-separated levels (default 1,2)")
+    ap.add_argument("--only", default="", help="comma-separated substrings of the file names to keep")
+    ap.add_argument("--shard", default="", help="K/N: the K-th (from 0) of N interleaved parts of the list")
+    ap.add_argument("--with-conv", action="store_true", help="keep problems whose source mentions conv")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="cpu: models on the CPU and the backend in its CPU mode (minijit's reference)")
+    ap.add_argument("--batch-cut", type=int, default=1, help="divide each problem's batch by N")
+    ap.add_argument("--runs", type=int, default=20, help="timed calls per variant (median)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per problem, 0 for none")
+    ap.add_argument("--no-inductor", action="store_true")
+    ap.add_argument("--isolate", action="store_true", help="each problem in a child process")
+    ap.add_argument("--markdown", help="also write the markdown table to this file")
+    ap.add_argument("--list", action="store_true", help="print the problems chosen and stop")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--one-level", type=int, default=0, help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.batch_cut < 1 or a.runs < 1 or a.warmup < 0:
+        ap.error("--batch-cut and --runs must be at least 1, --warmup at least 0")
+    try:
+        a.levels = [int(x) for x in a.levels.split(",") if x.strip()]
+    except ValueError:
+        ap.error(f"--levels: not a list of numbers: {a.levels!r}")
+    if a.shard:
+        m = re.fullmatch(r"(\d+)/(\d+)", a.shard)
+        if not m or int(m.group(1)) >= int(m.group(2)):
+            ap.error(f"--shard: expected K/N with K < N, not {a.shard!r}")
+        a.shard = (int(m.group(1)), int(m.group(2)))
+    if a.one is None and not a.root:
+        ap.error("--root is required")
+    if a.device == "cuda" and not torch.cuda.is_available():
+        ap.error("--device cuda: no CUDA device here (use --device cpu)")
+    return a
+
+
+def main(argv=None):
+    a = parseArgs(sys.argv[1:] if argv is None else argv)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    options = dict(dev=a.device, batchCut=a.batch_cut, runs=a.runs, warmup=a.warmup, inductor=not a.no_inductor)
+    if a.one is not None:  # the child of --isolate
+        print(json.dumps(withTimeout(a.timeout, runProblem, a.one, a.one_level, **options)), flush=True)
+        return 0
+    only = [s.strip() for s in a.only.split(",") if s.strip()]
+    problems = findProblems(a.root, a.levels, only, skipConv=not a.with_conv)
+    if a.shard:
+        problems = problems[a.shard[0]::a.shard[1]]
+    if a.list:
+        for level, path in problems:
+            print(f"{level} {problemName(path)}")
+        return 0
+    if not problems:
+        print(f"no problems found under {a.root} for levels {a.levels}", file=sys.stderr)
+        return 2
+    records = []
+    for i, (level, path) in enumerate(problems):
+        t0 = time.time()
+        print(f"[{i + 1}/{len(problems)}] level {level} {problemName(path)}", file=sys.stderr, flush=True)
+        if a.isolate:
+            record = runIsolated(path, level, a)
+        else:
+            try:
+                record = withTimeout(a.timeout, runProblem, path, level, **options)
+            except ProblemTimeout as e:  # raised outside runProblem's own handler
+                record = {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
+                          "minijit_us": None, "correct": None, "max_abs_err": None, "islands": None,
+                          "kernels": None, "fallbacks": [], "error": f"timeout: {e}"}
+        record["seconds"] = round(time.time() - t0, 1)
+        records.append(record)
+        print(json.dumps(record), flush=True)
+    table = markdown(records)
+    print(table)
+    if a.markdown:
+        with open(a.markdown, "w", encoding="utf-8") as f:
+            f.write(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

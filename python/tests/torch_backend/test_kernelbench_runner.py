@@ -1,0 +1,154 @@
+"""bench/kernelbench/run.py on small KernelBench-style problem files (CPU mode):
+one problem checked over the seeds and timed, a failing one reported without
+stopping the run, the conv filter, and the table's counts."""
+
+import importlib.util
+import math
+import pathlib
+
+import pytest
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+RUNNER = ROOT / "bench" / "kernelbench" / "run.py"
+
+PROBLEM = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.softmax(torch.nn.functional.gelu(self.linear(x)), dim=1)
+
+batch_size = 64
+in_features = 12
+out_features = 7
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+def get_init_inputs():
+    return [in_features, out_features]
+'''
+
+BROKEN = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        raise RuntimeError("this problem is broken on purpose")
+
+def get_inputs():
+    return [torch.randn(4, 4)]
+
+def get_init_inputs():
+    return []
+'''
+
+CONV = '''
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+'''
+
+
+def runner():
+    spec = importlib.util.spec_from_file_location("kernelbench_run", RUNNER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_problem_checked_and_timed(tmp_path):
+    run = runner()
+    path = tmp_path / "99_Gemm_GELU_Softmax.py"
+    path.write_text(PROBLEM)
+    r = run.runProblem(str(path), 2, dev="cpu", batchCut=4, runs=2, warmup=1, inductor=False)
+    assert r["error"] is None, r["error"]
+    assert r["name"] == "99_Gemm_GELU_Softmax" and r["level"] == 2
+    assert r["correct"] is True
+    assert 0.0 <= r["max_abs_err"] < 1e-4
+    assert r["islands"] >= 1 and r["kernels"] >= 1
+    assert r["eager_us"] > 0 and r["minijit_us"] > 0 and r["inductor_us"] is None
+
+
+def test_batch_cut_shrinks_the_inputs(tmp_path):
+    run = runner()
+    path = tmp_path / "1_P.py"
+    path.write_text(PROBLEM)
+    module = run.sample.load("cut_probe", path=str(path))
+    assert run.cutBatch(module, 4) is False and module.batch_size == 16
+    assert run.makeInputs(module, "cpu", False, 4)[0].shape[0] == 16
+    assert run.cutBatch(module, 1000) is False and module.batch_size == 2
+    assert [run.cutSize(n, 1000) for n in (1, 2, 3, 4000)] == [1, 2, 2, 4]
+
+
+def test_failing_problem_reported(tmp_path):
+    run = runner()
+    path = tmp_path / "3_Broken.py"
+    path.write_text(BROKEN)
+    r = run.runProblem(str(path), 1, dev="cpu", runs=1, warmup=0, inductor=False)
+    assert r["error"] is not None and "broken on purpose" in r["error"]
+    assert r["error"].startswith("eager:")
+    assert r["minijit_us"] is None
+
+
+def test_find_problems_skips_conv(tmp_path):
+    run = runner()
+    folder = tmp_path / "KernelBench" / "level1"
+    folder.mkdir(parents=True)
+    (folder / "10_Gemm.py").write_text(PROBLEM)
+    (folder / "2_Gemm.py").write_text(PROBLEM)
+    (folder / "5_Conv.py").write_text(CONV)
+    names = [run.problemName(p) for _, p in run.findProblems(str(tmp_path), [1, 2])]
+    assert names == ["2_Gemm", "10_Gemm"]
+    withConv = [run.problemName(p) for _, p in run.findProblems(str(tmp_path), [1], skipConv=False)]
+    assert withConv == ["2_Gemm", "5_Conv", "10_Gemm"]
+    assert [run.problemName(p) for _, p in run.findProblems(str(tmp_path), [1], only=["10_"])] == ["10_Gemm"]
+
+
+def test_table_counts_and_geomeans():
+    run = runner()
+    base = {"level": 1, "max_abs_err": 0.0, "islands": 1, "kernels": 1, "fallbacks": [], "error": None}
+    records = [dict(base, name="a", eager_us=40.0, inductor_us=20.0, minijit_us=10.0, correct=True),
+               dict(base, name="b", eager_us=10.0, inductor_us=10.0, minijit_us=40.0, correct=True),
+               dict(base, name="c", eager_us=10.0, inductor_us=10.0, minijit_us=1.0, correct=False,
+                    fallbacks=["aten.sort: no lowering"])]
+    table = run.markdown(records)
+    assert "correct 2 of 3; faster than eager 1; at least as fast as Inductor 1; no minijit subgraph 0" in table
+    assert f"over eager {math.sqrt(4.0 * 0.25):.3f}" in table
+    assert f"over Inductor {math.sqrt(2.0 * 0.25):.3f}" in table
+    assert "| aten.sort: no lowering | 1 |" in table
+
+
+def test_compare_follows_kernelbench_tolerance():
+    run = runner()
+    x = torch.ones(3, 4)
+    assert run.compare(x, x + 5e-5) == (True, run.compare(x, x + 5e-5)[1])
+    close, worst = run.compare(x, x + 1e-3)
+    assert close is False and abs(worst - 1e-3) < 1e-6
+    assert run.compare(x, torch.ones(4, 3)) == (False, math.inf)
+    assert run.compare((x, x), (x,)) == (False, math.inf)
+
+
+def test_problem_on_gpu_beside_inductor(tmp_path):
+    """The GPU path of the runner: CUDA-event timing, inputs made on the device, Inductor."""
+    if not torch.cuda.is_available():
+        pytest.skip("SKIPPED: no CUDA device")
+    run = runner()
+    path = tmp_path / "99_Gemm_GELU_Softmax.py"
+    path.write_text(PROBLEM)
+    r = run.runProblem(str(path), 2, dev="cuda", runs=5, warmup=2, inductor=True)
+    assert r["error"] is None, r["error"]
+    assert r["correct"] is True and r["max_abs_err"] < 1e-4
+    assert r["islands"] >= 1
+    assert r["eager_us"] > 0 and r["minijit_us"] > 0 and r["inductor_us"] > 0

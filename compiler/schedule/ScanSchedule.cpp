@@ -1,11 +1,9 @@
 //===- compiler/schedule/ScanSchedule.cpp - cumsum/cumprod along rows -----===//
 // A block per row: as many threads as a tile of the row needs, up to 512,
 // and four consecutive elements per thread once the row is long enough to
-// keep them busy (fewer warps to combine per tile). The tile goes through
-// shared memory (emit/Scan.cpp), which bounds block * items.
+// keep them busy (fewer warps to combine per tile).
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/ScheduleInternal.h"
-#include "ir/Error.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -18,8 +16,8 @@ Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   ScanSchedule s;
   s.items = k.K >= 2048 ? 4 : 1;
   if (o.items) {
-    if (*o.items < 1 || *o.items > 16 || !llvm::isPowerOf2_64(static_cast<uint64_t>(*o.items)))
-      badOverride("items must be 1, 2, 4, 8 or 16");
+    if (*o.items < 1 || *o.items > 16)
+      badOverride("items must be 1..16");
     s.items = static_cast<unsigned>(*o.items);
   }
   int64_t threads = (k.K + s.items - 1) / s.items;
@@ -30,26 +28,6 @@ Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       badOverride("block must be a multiple of 32 up to 1024");
     s.block = static_cast<unsigned>(*o.block);
   }
-  // The tiles in shared memory, one a scan (4 bytes an element, one in 32
-  // left out), take at most 40 KiB together, under the 48 KiB of static
-  // memory: the scans of one kernel share it, fewer elements a tile each.
-  auto tileBytes = [&] {
-    return int64_t(s.block) * s.items * 33 / 32 * 4 * static_cast<int64_t>(k.reductions.size());
-  };
-  const int64_t most = 40 * 1024;
-  if (tileBytes() > most && (o.items || o.block))
-    badOverride("block * items elements a scan, for " + std::to_string(k.reductions.size()) +
-                " scans, take " + std::to_string(tileBytes()) +
-                " bytes of shared memory; at most 40960");
-  while (tileBytes() > most && (s.items > 1 || s.block > 32)) {
-    if (s.items > 1)
-      s.items /= 2;
-    else
-      s.block /= 2;
-  }
-  if (tileBytes() > most)
-    throw CompileError("a kernel of " + std::to_string(k.reductions.size()) +
-                       " scans needs more shared memory than a block has");
   s.grid = k.rows;
   return Schedule{s};
 }

@@ -91,11 +91,12 @@ struct SplitKOptions {
 /// The slices split-K cuts k into for an f32 product of `tiles` 128x128
 /// tiles and `outputs` elements, on a device of `slots` block slots for
 /// them: where a wave is not full, the count (2 up to the count whose tiles
-/// fill the slots, or 16 if more; slices at least 256 deep) that minimizes the waves times their depth plus the partial sums'
-/// traffic and, for slices that do not end where k does, the copies of both
+/// fill the slots, or 16 if more; slices at least 256 deep) that minimizes
+/// the waves times their depth plus the partial sums' traffic and, for slices that do not end where k does, the copies of both
 /// operands (`mPlusN`: m + n) padded with zeros, when that saves a fifth or
 /// more; else 1.
-int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots, int64_t mPlusN = 0);
+int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots,
+                    int64_t mPlusN = 0);
 
 /// Whether an f32 product of [m, k] @ [k, n] (per batch) runs faster as
 /// three TF32 products (`tf32x3` of rewriteMatmuls) than on the CUDA cores,

@@ -796,11 +796,11 @@ def lowerGetitem(ctx, node):
 
 # Ops that never go to minijit, with the reason explain() prints.
 LEFT_TO_PYTORCH = {
-    "native_dropout": "random numbers (minijit has no random ops)",
-    "rand": "random numbers (minijit has no random ops)",
-    "rand_like": "random numbers (minijit has no random ops)",
-    "randn": "random numbers (minijit has no random ops)",
-    "bernoulli": "random numbers (minijit has no random ops)",
+    "native_dropout": "random numbers: minijit's own (Philox) differ from PyTorch's stream, so a result would not match eager",
+    "rand": "random numbers: minijit's own (Philox) differ from PyTorch's stream, so a result would not match eager",
+    "rand_like": "random numbers: minijit's own (Philox) differ from PyTorch's stream, so a result would not match eager",
+    "randn": "random numbers: minijit's own (Philox) differ from PyTorch's stream, so a result would not match eager",
+    "bernoulli": "random numbers: minijit's own (Philox) differ from PyTorch's stream, so a result would not match eager",
     "convolution": "convolutions are not in minijit",
     "convolution_backward": "convolutions are not in minijit",
     "index_put": "a scatter (minijit has no scatter)",

@@ -129,13 +129,7 @@ public:
   MatmulRewriteResult run() {
     for (size_t i = 0; i < G.size(); ++i)
       Map[i] = copy(static_cast<ValueId>(i));
-    for (size_t i = 0; i < G.outputs().size(); ++i) {
-      ValueId v = Map[G.outputs()[i]], in = G.updates()[i];
-      if (in >= 0)
-        Out.update(Map[in], v);
-      else
-        Out.output(v);
-    }
+    copyOutputs(G, Map, Out);
     return {std::move(Out), std::move(Applied)};
   }
 

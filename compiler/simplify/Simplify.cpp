@@ -15,11 +15,6 @@
 
 namespace minijit {
 
-namespace {
-
-/// The outputs and in-place updates of `from`, mapped into `to`. An update
-/// whose value simplified to the argument itself changes nothing and becomes
-/// a plain output.
 void copyOutputs(const Graph &from, llvm::ArrayRef<ValueId> map, Graph &to) {
   for (size_t i = 0; i < from.outputs().size(); ++i) {
     ValueId v = map[from.outputs()[i]], in = from.updates()[i];
@@ -29,6 +24,8 @@ void copyOutputs(const Graph &from, llvm::ArrayRef<ValueId> map, Graph &to) {
       to.output(v);
   }
 }
+
+namespace {
 
 class Simplifier {
 public:

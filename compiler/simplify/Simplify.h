@@ -9,11 +9,19 @@
 
 #include "ir/Graph.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 namespace minijit {
 
 /// Returns the simplified graph; `g` is not modified. `changed` (if given) is
 /// set to whether the result differs from `g`.
 Graph simplifyGraph(const Graph &g, bool *changed = nullptr);
+
+/// The outputs and in-place updates of `from`, mapped into `to` by `map`
+/// (a value of `from` to its copy in `to`): what every pass that copies a
+/// graph node by node ends with. An update whose value became the argument
+/// itself changes nothing and becomes a plain output.
+void copyOutputs(const Graph &from, llvm::ArrayRef<ValueId> map, Graph &to);
 
 /// A copy of `g` without the values no output needs (its inputs stay), and
 /// no other change (rewrites can leave some behind: x*1 makes the 1 and the

@@ -11,11 +11,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace minijit {
@@ -181,49 +179,38 @@ std::string nvrtcLibraryPath() { return api().path; }
 
 namespace {
 
-/// Says on stderr which kernel NVRTC is compiling when a compile takes more
-/// than a second, then every ten seconds, and how long it took once done: a
-/// long kernel can take minutes, and silence looks like a hang.
+/// A source this long may keep NVRTC busy for seconds: it is named on stderr
+/// before the compile, so that the wait does not look like a hang.
+constexpr long kLongSourceLines = 2000;
+
+/// Says on stderr which kernel NVRTC compiles when its source is long, and
+/// how long a compile of a second or more took once done. No watcher
+/// thread: one a compile would start threads in the forked children of a
+/// threaded process (the kernel cache's fault tests), which ThreadSanitizer
+/// refuses, and cost a thread's start on every cache miss.
 class SlowCompileNotice {
 public:
   SlowCompileNotice(const std::string &kernel, const std::string &source)
       : Kernel(kernel), Lines(std::count(source.begin(), source.end(), '\n')),
-        Start(std::chrono::steady_clock::now()), Watch([this] { watch(); }) {}
+        Start(std::chrono::steady_clock::now()) {
+    if (Lines >= kLongSourceLines)
+      say(llvm::formatv("minijit: compiling kernel {0} ({1} lines of CUDA) with NVRTC...\n",
+                        Kernel, Lines));
+  }
   ~SlowCompileNotice() {
-    {
-      std::lock_guard<std::mutex> lock(M);
-      Done = true;
-    }
-    Cv.notify_all();
-    Watch.join();
-    if (Said)
-      say(llvm::formatv("minijit: compiled kernel {0} in {1:f1} s\n", Kernel, seconds()));
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+    if (s >= 1.0)
+      say(llvm::formatv("minijit: compiled kernel {0} ({1} lines of CUDA) with NVRTC in {2:f1} s\n",
+                        Kernel, Lines, s));
   }
 
 private:
   /// One write, so that lines from threads compiling at once do not mix.
   static void say(const std::string &line) { llvm::errs() << line; }
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
-  }
-  void watch() {
-    std::unique_lock<std::mutex> lock(M);
-    auto next = Start + std::chrono::seconds(1);
-    while (!Cv.wait_until(lock, next, [this] { return Done; })) {
-      say(llvm::formatv("minijit: {0} kernel {1} ({2} lines of CUDA) with NVRTC: {3:f0} s so far\n",
-                        Said ? "still compiling" : "compiling", Kernel, Lines, seconds()));
-      Said = true;
-      next += std::chrono::seconds(10);
-    }
-  }
 
   std::string Kernel;
   long Lines;
   std::chrono::steady_clock::time_point Start;
-  std::mutex M;
-  std::condition_variable Cv;
-  bool Done = false, Said = false;
-  std::thread Watch; ///< last: it starts once the fields above are set
 };
 
 } // namespace

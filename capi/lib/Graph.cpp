@@ -296,13 +296,23 @@ mjStatus mjGraphAddMatmul(mjGraph g, mjValue a, mjValue b, mjValue *out) {
   return mjGraphAddBinary(g, "matmul", a, b, out);
 }
 
-mjStatus mjGraphAddReshape(mjGraph g, mjValue x, int32_t rank, const int64_t *dims,
-                           mjValue *out) {
+namespace {
+
+/// reshape or broadcast: an op of one operand and a shape.
+mjStatus addShapeOp(mjGraph g, const char *op, mjValue x, int32_t rank, const int64_t *dims,
+                    mjValue *out) {
   mjOpAttributes a;
   mjOpAttributesInit(&a);
   a.rank = rank;
   a.shape = dims;
-  return mjGraphAddOp(g, "reshape", 1, &x, &a, nullptr, out);
+  return mjGraphAddOp(g, op, 1, &x, &a, nullptr, out);
+}
+
+} // namespace
+
+mjStatus mjGraphAddReshape(mjGraph g, mjValue x, int32_t rank, const int64_t *dims,
+                           mjValue *out) {
+  return addShapeOp(g, "reshape", x, rank, dims, out);
 }
 
 mjStatus mjGraphAddPermute(mjGraph g, mjValue x, int32_t rank, const int64_t *perm,
@@ -316,11 +326,7 @@ mjStatus mjGraphAddPermute(mjGraph g, mjValue x, int32_t rank, const int64_t *pe
 
 mjStatus mjGraphAddBroadcast(mjGraph g, mjValue x, int32_t rank, const int64_t *dims,
                              mjValue *out) {
-  mjOpAttributes a;
-  mjOpAttributesInit(&a);
-  a.rank = rank;
-  a.shape = dims;
-  return mjGraphAddOp(g, "broadcast", 1, &x, &a, nullptr, out);
+  return addShapeOp(g, "broadcast", x, rank, dims, out);
 }
 
 mjStatus mjGraphAddCast(mjGraph g, mjValue x, mjDType to, mjValue *out) {

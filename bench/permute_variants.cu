@@ -1,6 +1,6 @@
 // The heads-to-front permute ([B, S, H, D] -> [B, H, S, D], f16, D = 128, times 0.125)
 // beside cudaMemcpy of the same 128 MiB, with other mappings of threads to elements
-// (docs/PERFORMANCE.md, "Issue 14's last targets, profiled"). A one-off measurement,
+// (docs/PERFORMANCE_LOG.md, "Issue 14's last targets, profiled"). A one-off measurement,
 // not part of the build:
 //
 //     nvcc -O3 -arch=sm_90 -std=c++17 --extended-lambda -o permute_variants bench/permute_variants.cu

@@ -4,7 +4,7 @@ column sums at row counts and lengths the rules were not fitted to (odd, prime,
 short, long), f32, f16 and bf16, as .mj graphs, one per file.
 `scripts/gpu_session.sh spread` tunes each on the GPU (`minijit tune`), so the
 candidates' times show which threads per row and split the data prefers
-(docs/PERFORMANCE.md, "Row and column schedules over a spread of shapes").
+(docs/PERFORMANCE_LOG.md, "Row and column schedules over a spread of shapes").
 
   bench/row_spread.py --out DIR
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cuBLAS through torch on the products of bench/matmul/*.mj, timed as `minijit run
 FILE --bench` times them: one buffer set, CUDA events around each call, the median
-(of 50 calls after 5 untimed). docs/PERFORMANCE.md, "Hopper matmul: the epilogue in
+(of 50 calls after 5 untimed). docs/PERFORMANCE_LOG.md, "Hopper matmul: the epilogue in
 pairs, clusters of two".
 
   python3 bench/matmul/torch_matmul.py

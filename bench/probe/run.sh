@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The probe of graphs nobody tuned for (docs/PERFORMANCE.md, "Graphs nobody tuned
+# The probe of graphs nobody tuned for (docs/PERFORMANCE_LOG.md, "Graphs nobody tuned
 # for"): each graph checked against the CPU reference, timed (minijit run --bench:
 # one buffer set, so each moves 100 MB or more), its schedule in words; then the
 # same graphs in PyTorch eager and torch.compile (rotated buffers).

@@ -1,4 +1,4 @@
-"""cuBLAS in f32 (no TF32) on the products of docs/PERFORMANCE.md, "The 256x128 tile, tiles kept
+"""cuBLAS in f32 (no TF32) on the products of docs/PERFORMANCE_LOG.md, "The 256x128 tile, tiles kept
 along k, cp.async with pipelined fragments" (call 5): bench/torch_anchor.py's timing (CUDA events,
 the median), rotated buffer sets. As it ran on the H200 but for this docstring and the path to
 bench/ (it ran from the repository root with "bench" on the path). The graphs:

@@ -1,4 +1,4 @@
-"""cuBLAS in f32 (no TF32) on the CUDA-core products of docs/PERFORMANCE.md, "Odd n through
+"""cuBLAS in f32 (no TF32) on the CUDA-core products of docs/PERFORMANCE_LOG.md, "Odd n through
 the staged epilogue; cuBLAS's f32 kernel beside ours": bench/torch_anchor.py's timing (CUDA
 events, the median), rotated buffer sets. As it ran on the H200 but for this docstring and
 the path to bench/ (it ran from the repository root with "bench" on the path).

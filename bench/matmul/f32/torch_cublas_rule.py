@@ -1,5 +1,5 @@
 """cuBLAS in f32 (no TF32) on the products the CUDA cores' deeper-pipeline rule takes, in
-docs/PERFORMANCE.md, "The 256x128 tile, tiles kept along k, cp.async with pipelined fragments"
+docs/PERFORMANCE_LOG.md, "The 256x128 tile, tiles kept along k, cp.async with pipelined fragments"
 (call 6): bench/torch_anchor.py's timing, rotated buffer sets. As it ran on the H200 but for this
 docstring and the path to bench/.
 

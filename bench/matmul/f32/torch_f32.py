@@ -4,7 +4,7 @@ FILE --bench` times them (one buffer set, CUDA events around each call, the medi
 calls after 5 untimed), in f32 without TF32 (PyTorch's default); and cuBLAS's accuracy on the
 acc_*.mj products, measured as `minijit run --check` measures minijit's: the largest
 |c - exact| / (|exact| + sum over k of |a| |b|), the exact product in f64, inputs uniform in
-[-1, 1). docs/PERFORMANCE.md, "f32 products as three TF32 products".
+[-1, 1). docs/PERFORMANCE_LOG.md, "f32 products as three TF32 products".
 
   python3 bench/matmul/f32/torch_f32.py
 """

@@ -1,5 +1,5 @@
 """torch eager and torch.compile on the 16-bit products of an n not a multiple of 4 in
-docs/PERFORMANCE.md, "Odd n through the staged epilogue" (the .mj files beside this
+docs/PERFORMANCE_LOG.md, "Odd n through the staged epilogue" (the .mj files beside this
 script): bench/torch_anchor.py's timing, rotated buffer sets. As it ran on the H200 but
 for this docstring and the path to bench/.
 

@@ -1,4 +1,4 @@
-"""cuBLAS in f32 (no TF32) on the layout grid of docs/PERFORMANCE.md, "The weight gradient's
+"""cuBLAS in f32 (no TF32) on the layout grid of docs/PERFORMANCE_LOG.md, "The weight gradient's
 layout by cp.async": every product of this folder in its layout (nn: A [m, k] @ B [k, n]; nt:
 B stored [n, k], nn.Linear's; tn: A stored [k, m], the weight gradient's; tt: both), then three
 rows of the general suite. bench/torch_anchor.py's timing, rotated buffer sets, the median of

@@ -54,7 +54,8 @@ void KernelCache::warnOnce(const std::string &what) {
 
 std::string KernelCache::nvrtcIdentity() {
   // Known once NVRTC is loaded; otherwise from a record of the library file
-  // (path, size, mtime), so a cache hit does not load NVRTC (~5 ms).
+  // (path, size, mtime), so that a cache hit does not pay for loading NVRTC
+  // (docs/PERFORMANCE_LOG.md, "Figures once quoted in code comments").
   if (nvrtcLoaded())
     return nvrtcVersion();
   std::string record = Dir.empty() ? "" : Dir + "/nvrtc-id";

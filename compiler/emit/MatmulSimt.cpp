@@ -40,9 +40,9 @@ public:
       mainLoop();
     }
     // The vector epilogue pays where the stores are a large part of the
-    // work (a short k: the [32768, 32] @ [32, 32768] product ran 1.33x
-    // faster with it on the H200); with a long k its registers cost the
-    // main loop more (128 rows through a 32768^2 layer ran 9 % slower).
+    // work (a short k); with a long k its registers slow the main loop more
+    // than it saves, so it stops at kVectorEpilogueMaxK
+    // (docs/PERFORMANCE_LOG.md, "Figures once quoted in code comments").
     if (Grouped && !S.kRowsB && K.matmul->K <= kVectorEpilogueMaxK && vectorEpilogueFits())
       vectorEpilogueLoop();
     else

@@ -1,6 +1,7 @@
 //===- compiler/nvrtc/Nvrtc.h - compile CUDA C++ with NVRTC ----------*- C++ -*-===//
-// libnvrtc is loaded with dlopen on first use (a process that merely links it
-// spends ~30 ms starting), so cache hits and CPU-only tools never pay for it.
+// libnvrtc is loaded with dlopen on first use, not linked: a process that links
+// it pays for its start-up (docs/PERFORMANCE_LOG.md, "Figures once quoted in
+// code comments"), and cache hits and CPU-only tools should not.
 //===----------------------------------------------------------------------===//
 #pragma once
 

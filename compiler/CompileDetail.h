@@ -9,7 +9,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/cache/KernelCache.h"
 #include "compiler/emit/CudaEmitter.h"
-#include "compiler/fusion/Fusion.h"
+#include "compiler/lower/FuseAndLower.h"
 #include "compiler/lower/Lowering.h"
 #include "compiler/schedule/Schedule.h"
 #include "compiler/tune/TuningDatabase.h"

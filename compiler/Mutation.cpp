@@ -156,19 +156,13 @@ std::string mutatePreamble(std::string preamble) {
   return preamble;
 }
 
-void mutateBroadcastIndex(IndexContext &ctx, std::vector<IndexExpr> &index, const Shape &from,
-                          const Shape &to) {
-  if (from == to || activeMutation() != Mutation::BroadcastStride)
-    return;
-  // The last dimension the operand keeps is read one along (wrapping, so the
-  // read stays inside the operand).
-  for (unsigned i = from.rank(); i-- > 0;)
-    if (from[i] > 1) {
-      index[i] = ctx.mod(ctx.add(index[i], IndexExpr::constant(1)), from[i]);
-      ++Sites;
-      return;
-    }
+LoweringOptions mutatedLowering() {
+  LoweringOptions options;
+  options.misreadBroadcasts = activeMutation() == Mutation::BroadcastStride;
+  return options;
 }
+
+void countMutationSites(unsigned n) { Sites += n; }
 
 unsigned mutationSites() { return Sites; }
 

@@ -4,12 +4,11 @@
 // (scripts/mutation_run.sh, Mutation.EveryMutationIsCaught on the GPU). The
 // emitter's mutations rewrite the CUDA it produced (one hook in
 // Pipeline.cpp); the broadcast one changes an index in lowering (one hook in
-// Lowering.cpp). Unset or empty: nothing changes.
+// lower/ViewIndex.cpp). Unset or empty: nothing changes.
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/lower/IndexExpr.h"
-#include "ir/Shape.h"
+#include "compiler/lower/Lowering.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -43,9 +42,10 @@ Mutation activeMutation();
 std::string mutateKernel(std::string cuda);
 /// The preamble with the active mutation applied (barriers, f16 stores).
 std::string mutatePreamble(std::string preamble);
-/// The index a broadcast from `from` to `to` reads, mutated when active.
-void mutateBroadcastIndex(IndexContext &ctx, std::vector<IndexExpr> &index, const Shape &from,
-                          const Shape &to);
+/// Lowering's options with the active lowering mutation set (BroadcastStride).
+LoweringOptions mutatedLowering();
+/// Counts `n` more sites a mutation changed (lowering reports its own).
+void countMutationSites(unsigned n);
 
 /// How many times a mutation changed a kernel, the preamble or an index in
 /// this process (a mutation that never applies cannot be caught).

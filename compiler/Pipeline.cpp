@@ -353,9 +353,10 @@ private:
   }
 
   void fuse() {
-    FusedGraph f = fuseAndLower(C.graph, Opt.fusion);
+    FusedGraph f = fuseAndLower(C.graph, Opt.fusion, mutatedLowering());
     D->plan = std::move(f.plan);
     for (LoweredKernel &lk : f.kernels) {
+      countMutationSites(lk.misreadReads);
       if (lk.matmul && lk.matmul->dtype == DType::F32)
         lk.matmul->tf32 = Opt.allowTf32 || splitIntoTf32x3(lk.matmul->node);
       CompiledKernel ck;

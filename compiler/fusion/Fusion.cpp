@@ -11,7 +11,6 @@
 
 #include "compiler/fusion/CodeWeight.h"
 
-#include "compiler/lower/Lowering.h"
 #include "ir/Error.h"
 #include "ir/Printer.h"
 
@@ -54,7 +53,7 @@ public:
       : G(g), Enabled(enabled), Stored(g.size(), false), Reason(g.size()),
         IsOutput(g.size(), false) {}
 
-  FusedGraph run() {
+  FusionPlan run(PlanCheck lower) {
     for (ValueId o : G.outputs()) {
       IsOutput[o] = true;
       store(o, {FusionReasonKind::GraphOutput, {}, {}});
@@ -63,12 +62,14 @@ public:
       if (!Enabled && isCompute(G.nodes()[i]))
         store(static_cast<ValueId>(i), {FusionReasonKind::FusionOff, {}, {}});
     for (;;) {
-      FusedGraph fused;
-      std::optional<StoreRequest> problem = form(fused.plan);
+      FusionPlan plan;
+      std::optional<StoreRequest> problem = form(plan);
       if (!problem)
-        problem = check(fused);
+        problem = check(plan);
       if (!problem)
-        return fused;
+        problem = lower(plan);
+      if (!problem)
+        return plan;
       if (!Stored[problem->node]) {
         store(problem->node, problem->reason);
         continue;
@@ -442,10 +443,8 @@ private:
                    {total, kMaxKernelWeight});
   }
 
-  /// Values the plan's kernels share that are better stored, then the
-  /// kernels lowered (into `fused`) until one needs a value stored.
-  std::optional<StoreRequest> check(FusedGraph &fused) {
-    const FusionPlan &plan = fused.plan;
+  /// Values the plan's kernels share that are better stored.
+  std::optional<StoreRequest> check(const FusionPlan &plan) {
     for (const KernelGroup &k : plan.kernels)
       if (std::optional<StoreRequest> split = oversized(k))
         return split;
@@ -466,12 +465,6 @@ private:
       if (cost > kMaxRecomputeOps)
         return request(id, FusionReasonKind::CostlyRecompute, {id},
                        {cost, users[v][0], users[v][1]});
-    }
-    for (size_t k = 0; k < plan.kernels.size(); ++k) {
-      LoweringResult r = lowerKernel(G, plan, static_cast<int>(k));
-      if (auto *store = std::get_if<StoreRequest>(&r))
-        return *store;
-      fused.kernels.push_back(std::move(std::get<LoweredKernel>(r)));
     }
     return std::nullopt;
   }
@@ -505,12 +498,10 @@ std::string valueList(const Graph &g, llvm::ArrayRef<ValueId> vs) {
 
 } // namespace
 
-FusedGraph fuseAndLower(const Graph &g, bool fusion) {
+FusionPlan formPlan(const Graph &g, bool fusion, PlanCheck check) {
   Fuser f(g, fusion);
-  return f.run();
+  return f.run(check);
 }
-
-FusionPlan fuseGraph(const Graph &g, bool fusion) { return fuseAndLower(g, fusion).plan; }
 
 /// The values kernel k computes again after an earlier kernel computed them:
 /// cheap elementwise values are recomputed rather than saved (stored by the

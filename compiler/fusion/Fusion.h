@@ -8,27 +8,27 @@
 #pragma once
 
 #include "compiler/fusion/Kernel.h"
-#include "compiler/lower/Lowering.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace minijit {
 
-/// The plan and its kernels, lowered in the round that settled the plan.
-struct FusedGraph {
-  FusionPlan plan;
-  std::vector<LoweredKernel> kernels; ///< kernels[k] is plan.kernels[k] lowered
-};
+/// Checks a plan that fusion formed: nullopt when every kernel can be built as
+/// planned, or the value one of them needs stored first. Lowering is the check
+/// the compiler passes (compiler/lower/FuseAndLower.h): fusion depends on no
+/// later stage.
+using PlanCheck = llvm::function_ref<std::optional<StoreRequest>(const FusionPlan &)>;
 
-/// Groups `g` into kernels and lowers them. Does not modify `g`. Throws
-/// CompileError for an op no kernel template handles yet.
-FusedGraph fuseAndLower(const Graph &g, bool fusion);
-
-/// fuseAndLower's plan alone.
-FusionPlan fuseGraph(const Graph &g, bool fusion);
+/// Groups `g` into kernels, storing values until fusion's own rules and
+/// `check` accept the plan. Does not modify `g`. Throws CompileError for an op
+/// no kernel template handles yet.
+FusionPlan formPlan(const Graph &g, bool fusion, PlanCheck check);
 
 /// Extra lines the compiler adds under each kernel when printing (its name,
 /// schedule). Empty entries print nothing.

@@ -20,6 +20,14 @@ enum class KernelKind {
   Scan,      ///< rows of the domain scanned along `reducedAxes` (one axis), with a prologue
 };
 
+/// What a kernel needs before it can be built: `node` stored by a kernel of
+/// its own (a reduction read at another row's index, a kernel too large, ...).
+struct StoreRequest {
+  ValueId node;
+  FusionReason reason;
+  ValueId root = -1; ///< the stored value whose lowering ran into it
+};
+
 /// Reduction and scan kernels work row by row: `row` and `k` index them.
 inline bool isRowKernel(KernelKind k) { return k == KernelKind::Reduction || k == KernelKind::Scan; }
 

@@ -7,9 +7,10 @@
 // to store first (a StoreRequest); lowering stops at the first one.
 //===----------------------------------------------------------------------===//
 #include "compiler/lower/Lowering.h"
+#include "compiler/lower/NamedExtent.h"
+#include "compiler/lower/ViewIndex.h"
 
 #include "compiler/lower/CudaNames.h"
-#include "compiler/Mutation.h"
 
 #include "ir/Error.h"
 #include "ir/Printer.h"
@@ -23,59 +24,12 @@
 
 namespace minijit {
 
-int64_t bucketExtent(const DimExpr &extent, int64_t value) {
-  if (extent.isNumber())
-    return value;
-  int64_t named = value / extent.coef;
-  return extent.coef *
-         static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(2, named))));
-}
-
-int64_t outerExtent(const LoweredKernel &k) {
-  switch (k.kind) {
-  case KernelKind::Pointwise: return k.numel;
-  case KernelKind::Reduction:
-  case KernelKind::Scan: return k.rows;
-  case KernelKind::Matmul: return k.matmul->M;
-  }
-  llvm_unreachable("bad kernel kind");
-}
-
-std::string bucketText(const DimExpr &extent, int64_t value) {
-  DimExpr names = extent;
-  names.coef = 1;
-  int64_t hi = bucketExtent(extent, value) / extent.coef;
-  int64_t lo = hi == 2 ? 1 : hi / 2 + 1;
-  return names.str() + " in " + std::to_string(lo) + ".." + std::to_string(hi);
-}
-
-int64_t KernelGroup::rows() const {
-  if (!isRowKernel(kind))
-    return 1;
-  int64_t r = 1;
-  for (unsigned d = 0; d < domain.rank(); ++d)
-    if (!llvm::is_contained(reducedAxes, d))
-      r *= domain[d];
-  return r;
-}
-
-int64_t KernelGroup::reducedSize() const {
-  if (!isRowKernel(kind))
-    return 1;
-  int64_t k = 1;
-  for (int64_t a : reducedAxes)
-    k *= domain[a];
-  return k;
-}
-
 namespace {
-
-using Index = std::vector<IndexExpr>;
 
 class Lowerer {
 public:
-  Lowerer(const Graph &g, const FusionPlan &plan, int index)
-      : G(g), Plan(plan), KG(plan.kernels[index]), InKernel(g.size(), false) {
+  Lowerer(const Graph &g, const FusionPlan &plan, int index, const LoweringOptions &options)
+      : G(g), Plan(plan), KG(plan.kernels[index]), Options(options), InKernel(g.size(), false) {
     L.index = index;
     L.kind = KG.kind;
     L.domain = KG.domain;
@@ -158,60 +112,6 @@ private:
     decompose(L.k, redSizes, red);
   }
 
-  /// Named dimensions only ahead of numbered ones: every stride of such a
-  /// shape is a number, so its named sizes only count its outer rows.
-  static bool namesLead(const Shape &s) {
-    bool numbers = false;
-    for (unsigned d = 0; d < s.rank(); ++d) {
-      if (s.dim(d).isNamed() && numbers)
-        return false;
-      numbers = numbers || !s.dim(d).isNamed();
-    }
-    return true;
-  }
-
-  /// Marks the kernel's outer extent `extent` symbolic when it has names
-  /// and they only count rows: named dimensions lead the domain and every
-  /// buffer the kernel reads or writes, so no stride or row length depends
-  /// on them and a schedule chosen for a larger size of the bucket is valid
-  /// for this one. Otherwise the kernel is compiled for the sizes bound.
-  void setSymbolic(const Dim &extent) {
-    if (!extent.isNamed() || !namesLead(KG.domain))
-      return;
-    if (KG.kind != KernelKind::Matmul)
-      for (unsigned d = 0; d < KG.domain.rank(); ++d)
-        if (KG.domain.dim(d).isNamed() && llvm::is_contained(KG.reducedAxes, d))
-          return; // a named row length
-    for (const KParam &p : L.params)
-      if (!namesLead(G.node(p.node).shape))
-        return;
-    KSymbolic s;
-    s.extent = extent.expr();
-    for (const std::string &n : s.extent.names)
-      if (!llvm::is_contained(s.names, n))
-        s.names.push_back(n);
-    for (const std::string &n : s.names) {
-      std::optional<int64_t> v = boundSize(n);
-      if (!v)
-        return; // no dimension of the graph is that name alone: compiled for its value
-      s.values.push_back(*v);
-    }
-    L.symbolic = std::move(s);
-  }
-
-  /// The bound value of named dimension `name`, from a dimension of the
-  /// graph that is exactly that name.
-  std::optional<int64_t> boundSize(const std::string &name) const {
-    for (const Node &n : G.nodes())
-      for (unsigned d = 0; d < n.shape.rank(); ++d) {
-        Dim dim = n.shape.dim(d);
-        if (dim.isNamed() && dim.expr().coef == 1 && dim.expr().names.size() == 1 &&
-            dim.expr().names[0] == name)
-          return dim.size();
-      }
-    return std::nullopt;
-  }
-
   /// The range an outer loop variable of extent `extent` is declared
   /// with: the extent, or for a named one its bucket's largest (so the
   /// index arithmetic simplifies alike for every size of the bucket).
@@ -233,81 +133,19 @@ private:
     }
   }
 
-  IndexExpr offsetOf(const Shape &s, const Index &idx) {
-    auto strides = s.strides();
-    IndexExpr off = IndexExpr::constant(0);
-    for (unsigned d = 0; d < s.rank(); ++d)
-      off = L.ctx.add(off, L.ctx.mul(idx[d], strides[d]));
-    return off;
-  }
-
-  /// Dimension `from` of an operand stretches to dimension `to` of a
-  /// result: it is 1 and not the same named size as `to`. A named size
-  /// bound to 1 read where the result has that same name takes the result's
-  /// index (the kernel text stays that of the name's bucket); read where a
-  /// pass stretched it to another size (a bound graph broadcasts by value),
-  /// it stretches.
-  static bool stretches(const Dim &from, const Dim &to) {
-    return from.size() == 1 && !(from.isNamed() && to.isNamed() && from.expr() == to.expr());
-  }
+  IndexExpr offsetOf(const Shape &s, const Index &idx) { return elementOffset(L.ctx, s, idx); }
 
   Index broadcastIndex(const Shape &from, const Shape &to, const Index &idx) {
-    Index out;
-    unsigned off = to.rank() - from.rank();
-    for (unsigned i = 0; i < from.rank(); ++i)
-      out.push_back(stretches(from.dim(i), to.dim(off + i)) ? IndexExpr::constant(0)
-                                                             : idx[off + i]);
-    mutateBroadcastIndex(L.ctx, out, from, to); // a test hook (compiler/Mutation.h)
+    Index out = broadcastOperandIndex(from, to, idx);
+    if (Options.misreadBroadcasts && misreadBroadcast(L.ctx, out, from, to))
+      ++L.misreadReads;
     return out;
   }
 
   Index viewOperandIndex(const Node &n, const Index &idx) {
-    const Shape &in = G.node(n.operands[0]).shape;
-    switch (n.op) {
-    case OpKind::Broadcast: return broadcastIndex(in, n.shape, idx);
-    case OpKind::Permute: {
-      Index out(in.rank());
-      for (unsigned i = 0; i < n.perm.size(); ++i)
-        out[n.perm[i]] = idx[i];
-      return out;
-    }
-    case OpKind::Slice: {
-      Index out = idx;
-      out[n.axis] = L.ctx.add(L.ctx.mul(idx[n.axis], n.step), IndexExpr::constant(n.start));
-      return out;
-    }
-    case OpKind::Pad: {
-      // Where the predicate (padTests) fails, any index in bounds will do.
-      Index out;
-      for (unsigned d = 0; d < in.rank(); ++d)
-        out.push_back(L.ctx.clamp(L.ctx.add(idx[d], IndexExpr::constant(-n.before[d])), in[d] - 1));
-      return out;
-    }
-    case OpKind::Flip: {
-      Index out = idx;
-      for (int64_t a : n.axes)
-        out[a] = L.ctx.add(L.ctx.mul(idx[a], -1), IndexExpr::constant(in[a] - 1));
-      return out;
-    }
-    case OpKind::Reshape:
-      return reshapedIndex(n.shape, idx, in);
-    // not views
-    case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
-    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
-    case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
-    case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
-    case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
-    case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
-    case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
-    case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
-    case OpKind::Prod: case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp:
-    case OpKind::Concat: case OpKind::Iota: case OpKind::Take: case OpKind::TakeAlongAxis:
-    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod:
-    case OpKind::Expm1: case OpKind::Log1p: case OpKind::Full: case OpKind::Rand:
-    case OpKind::Randn: case OpKind::Dropout: break;
-    }
-    llvm_unreachable("not a view");
+    if (n.op == OpKind::Broadcast)
+      return broadcastIndex(G.node(n.operands[0]).shape, n.shape, idx);
+    return viewIndex(L.ctx, n, G.node(n.operands[0]).shape, idx);
   }
 
   std::string printed(ValueId v) const {
@@ -364,55 +202,39 @@ private:
       v.literal = n.value;
     else if (v.kind != KValue::Kind::Load)
       v.text = printed(v.node);
-    // Context and stage follow from the operands.
+    // Context and stage follow from the operands: a value is per row when its
+    // own index does not move along the row and every operand is per row.
+    bool rowKernel = isRowKernel(L.kind), fromArgs = true;
+    v.stage = 0;
     switch (v.kind) {
     case KValue::Kind::Literal:
       v.perRow = true;
-      v.stage = 0;
+      fromArgs = false;
       break;
     case KValue::Kind::Load:
-      v.perRow = isRowKernel(L.kind) && !L.ctx.mentions(v.offset, L.k);
-      v.stage = 0;
-      for (int a : v.args) { // a gather's index values
-        v.perRow = v.perRow && L.values[a].perRow;
-        v.stage = std::max(v.stage, L.values[a].stage);
-        L.elementIndexed = L.elementIndexed || !L.values[a].perRow;
-      }
-      break;
-    case KValue::Kind::Compute:
-      v.perRow = isRowKernel(L.kind);
-      v.stage = 0;
-      for (int a : v.args) {
-        v.perRow = v.perRow && L.values[a].perRow;
-        v.stage = std::max(v.stage, L.values[a].stage);
-      }
-      break;
+    case KValue::Kind::Index: v.perRow = rowKernel && !L.ctx.mentions(v.offset, L.k); break;
+    case KValue::Kind::Compute: v.perRow = rowKernel; break;
     case KValue::Kind::ReduceResult:
       v.perRow = !isScan(L.reductions[v.reduction].op); // a scan's result is per element
       v.stage = L.reductions[v.reduction].pass + 1;
+      fromArgs = false;
       break;
     case KValue::Kind::MatmulResult:
       v.perRow = false;
-      v.stage = 0;
-      break;
-    case KValue::Kind::Index:
-      v.perRow = isRowKernel(L.kind) && !L.ctx.mentions(v.offset, L.k) &&
-                 llvm::all_of(v.args, [&](int a) { return L.values[a].perRow; });
-      v.stage = 0;
-      for (int a : v.args)
-        v.stage = std::max(v.stage, L.values[a].stage);
+      fromArgs = false;
       break;
     case KValue::Kind::InRange:
-      // per row when neither the tests nor the index values they read
-      // depend on the reduced position
       v.dtype = DType::Bool;
-      v.perRow = isRowKernel(L.kind) &&
-                 llvm::none_of(v.tests, [&](const KValue::Test &t) { return L.ctx.mentions(t.e, L.k); }) &&
-                 llvm::all_of(v.args, [&](int a) { return L.values[a].perRow; });
-      v.stage = 0;
-      for (int a : v.args)
-        v.stage = std::max(v.stage, L.values[a].stage);
+      v.perRow = rowKernel && llvm::none_of(v.tests, [&](const KValue::Test &t) {
+                   return L.ctx.mentions(t.e, L.k);
+                 });
       break;
+    }
+    for (int a : fromArgs ? llvm::ArrayRef<int>(v.args) : llvm::ArrayRef<int>()) {
+      v.perRow = v.perRow && L.values[a].perRow;
+      v.stage = std::max(v.stage, L.values[a].stage);
+      if (v.kind == KValue::Kind::Load) // a gather's index values
+        L.elementIndexed = L.elementIndexed || !L.values[a].perRow;
     }
     L.values.push_back(std::move(v));
     return static_cast<int>(L.values.size() - 1);
@@ -629,8 +451,8 @@ private:
       in.insert(in.end(), idx.begin() + n.axis + is.rank(), idx.end());
     } else {
       for (unsigned d = 0; d < xs.rank(); ++d) {
-        at.push_back(stretches(is.dim(d), n.shape.dim(d)) ? IndexExpr::constant(0) : idx[d]);
-        in.push_back(stretches(xs.dim(d), n.shape.dim(d)) ? IndexExpr::constant(0) : idx[d]);
+        at.push_back(stretchesTo(is.dim(d), n.shape.dim(d)) ? IndexExpr::constant(0) : idx[d]);
+        in.push_back(stretchesTo(xs.dim(d), n.shape.dim(d)) ? IndexExpr::constant(0) : idx[d]);
       }
     }
     int index = value(n.operands[1], at);
@@ -714,24 +536,6 @@ private:
   /// The coefficient of variable `v` in `e` when `v` appears only as a
   /// plain term (not inside a division or remainder): e - e[v := 0] must be
   /// exactly coef * v.
-  std::optional<int64_t> linearCoefficient(const IndexExpr &e, const IndexExpr &v) {
-    std::string name = L.ctx.str(v);
-    IndexExpr at0 = L.ctx.substitute(e, [&](const std::string &n) -> std::optional<IndexExpr> {
-      if (n == name)
-        return IndexExpr::constant(0);
-      return std::nullopt;
-    });
-    IndexExpr diff = L.ctx.add(e, L.ctx.mul(at0, -1));
-    if (diff.terms().empty() && diff.constantTerm() == 0)
-      return 0;
-    if (diff.terms().size() != 1 || diff.constantTerm() != 0)
-      return std::nullopt;
-    int64_t coef = diff.terms()[0].second;
-    if (diff.key() != L.ctx.mul(v, coef).key())
-      return std::nullopt;
-    return coef;
-  }
-
   /// Follows views held by the kernel down to a value read from memory; -1
   /// when the operand is computed here.
   std::pair<ValueId, Index> throughViews(ValueId id, Index idx, ValueId matmul) {
@@ -771,7 +575,7 @@ private:
         Index out;
         unsigned batchRank = s.rank() - 2, off = (r - 2) - batchRank;
         for (unsigned d = 0; d < batchRank; ++d)
-          out.push_back(stretches(s.dim(d), n.shape.dim(off + d)) ? IndexExpr::constant(0)
+          out.push_back(stretchesTo(s.dim(d), n.shape.dim(off + d)) ? IndexExpr::constant(0)
                                                                   : DomainIdx[off + d]);
         out.push_back(row);
         out.push_back(col);
@@ -792,8 +596,8 @@ private:
         return false;
       IndexExpr aOff = offsetOf(G.node(aSrc).shape, aIdx);
       IndexExpr bOff = offsetOf(G.node(bSrc).shape, bIdx);
-      std::optional<int64_t> am = linearCoefficient(aOff, L.m), ak = linearCoefficient(aOff, L.kk);
-      std::optional<int64_t> bk = linearCoefficient(bOff, L.kk), bnn = linearCoefficient(bOff, L.n);
+      std::optional<int64_t> am = linearCoefficient(L.ctx, aOff, L.m), ak = linearCoefficient(L.ctx, aOff, L.kk);
+      std::optional<int64_t> bk = linearCoefficient(L.ctx, bOff, L.kk), bnn = linearCoefficient(L.ctx, bOff, L.n);
       auto layoutProblem = [&](ValueId operand) {
         return fail(operand, FusionReasonKind::MatmulLayout, {operand, id}) >= 0;
       };
@@ -801,16 +605,8 @@ private:
         return layoutProblem(n.operands[0]);
       if (!bk || !bnn)
         return layoutProblem(n.operands[1]);
-      auto zero = [&](const IndexExpr &e, const IndexExpr &v1, const IndexExpr &v2) {
-        std::string n1 = L.ctx.str(v1), n2 = L.ctx.str(v2);
-        return L.ctx.substitute(e, [&](const std::string &nm) -> std::optional<IndexExpr> {
-          if (nm == n1 || nm == n2)
-            return IndexExpr::constant(0);
-          return std::nullopt;
-        });
-      };
-      mm.aBase = zero(aOff, L.m, L.kk);
-      mm.bBase = zero(bOff, L.kk, L.n);
+      mm.aBase = zeroAt(L.ctx, aOff, {L.m, L.kk});
+      mm.bBase = zeroAt(L.ctx, bOff, {L.kk, L.n});
       mm.aStrideM = *am;
       mm.aStrideK = *ak;
       mm.bStrideK = *bk;
@@ -822,15 +618,8 @@ private:
     return true;
   }
 
-  /// The index into `to` of the element at index `idx` of `from`, counted
-  /// in row-major order (the same number of elements).
   Index reshapedIndex(const Shape &from, const Index &idx, const Shape &to) {
-    IndexExpr lin = offsetOf(from, idx);
-    auto strides = to.strides();
-    Index out;
-    for (unsigned d = 0; d < to.rank(); ++d)
-      out.push_back(L.ctx.mod(L.ctx.div(lin, strides[d]), to[d]));
-    return out;
+    return minijit::reshapedIndex(L.ctx, from, idx, to);
   }
 
   /// Lowers `root` and stores it; false when lowering failed.
@@ -869,7 +658,7 @@ private:
 
   void finish() {
     if (Extent)
-      setSymbolic(*Extent);
+      L.symbolic = symbolicExtent(G, KG, L.params, *Extent);
     L.passes = passesOf(L);
     int64_t big = int64_t(1) << 31;
     L.index64 = L.numel >= big || L.rows * L.K >= big;
@@ -886,6 +675,7 @@ private:
   const Graph &G;
   const FusionPlan &Plan;
   const KernelGroup &KG;
+  const LoweringOptions &Options;
   std::vector<bool> InKernel;
   LoweredKernel L;
   Index DomainIdx;
@@ -897,63 +687,10 @@ private:
 
 } // namespace
 
-LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index) {
-  Lowerer l(g, plan, index);
+LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index,
+                           const LoweringOptions &options) {
+  Lowerer l(g, plan, index, options);
   return l.run();
-}
-
-} // namespace minijit
-
-namespace minijit {
-
-int passesOf(const LoweredKernel &k) {
-  int last = -1;
-  for (const KReduction &r : k.reductions)
-    last = std::max(last, r.pass);
-  for (const KStore &s : k.stores)
-    if (!s.perRow)
-      last = std::max(last, k.values[s.value].stage);
-  return std::max(1, last + 1);
-}
-
-std::vector<bool> neededValues(const LoweredKernel &k) {
-  std::vector<bool> need(k.values.size(), false);
-  for (const KStore &s : k.stores)
-    need[s.value] = true;
-  for (const KReduction &r : k.reductions)
-    need[r.input] = true;
-  for (size_t i = k.values.size(); i-- > 0;) {
-    if (!need[i])
-      continue;
-    const KValue &v = k.values[i];
-    for (int a : v.args)
-      need[a] = true;
-    if (v.kind == KValue::Kind::ReduceResult)
-      need[k.reductions[v.reduction].input] = true;
-  }
-  return need;
-}
-
-std::vector<uint32_t> passesUsing(const LoweredKernel &k) {
-  std::vector<uint32_t> use(k.values.size(), 0);
-  auto mark = [&](int v, int pass) {
-    if (!k.values[v].perRow || k.kind == KernelKind::Pointwise)
-      use[v] |= 1u << pass;
-  };
-  for (const KReduction &r : k.reductions)
-    mark(r.input, r.pass);
-  for (const KStore &s : k.stores)
-    if (!s.perRow)
-      mark(s.value, k.kind == KernelKind::Pointwise ? 0 : k.values[s.value].stage);
-  // Operands of an element value are needed in the same passes.
-  for (size_t i = k.values.size(); i-- > 0;) {
-    if (!use[i])
-      continue;
-    for (int a : k.values[i].args)
-      if (!k.values[a].perRow || k.kind == KernelKind::Pointwise)
-        use[a] |= use[i];
-  }
-  return use;
 }
 
 } // namespace minijit

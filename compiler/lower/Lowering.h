@@ -146,14 +146,8 @@ struct LoweredKernel {
   int64_t flopsPerElement = 0; ///< arithmetic ops per domain element
   /// Set when the outer extent depends on named dimensions.
   std::optional<KSymbolic> symbolic;
-};
-
-/// What a kernel needs instead of being lowered: `node` stored by a kernel of
-/// its own (a reduction read at another row's index, ...).
-struct StoreRequest {
-  ValueId node;
-  FusionReason reason;
-  ValueId root = -1; ///< the stored value whose lowering ran into it
+  /// Reads LoweringOptions::misreadBroadcasts changed (a test hook).
+  unsigned misreadReads = 0;
 };
 
 /// The lowered kernel, or the value that must be stored first.
@@ -175,9 +169,17 @@ int64_t bucketExtent(const DimExpr &extent, int64_t value);
 /// for the first).
 std::string bucketText(const DimExpr &extent, int64_t value);
 
+/// How lowering deviates from the graph's meaning: only for testing the tests.
+struct LoweringOptions {
+  /// Broadcast operands read one element along (compiler/Mutation.h's
+  /// BroadcastStride, set by the pipeline when that mutation is active).
+  bool misreadBroadcasts = false;
+};
+
 /// Lowers kernel `index` of `plan`. Fusion stores what a StoreRequest names
 /// and forms the kernels again.
-LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index);
+LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index,
+                           const LoweringOptions &options = {});
 
 } // namespace minijit
 

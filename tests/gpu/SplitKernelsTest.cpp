@@ -3,7 +3,7 @@
 // (compiler/fusion/CodeWeight.h); the split kernels, read through the
 // values stored between them, must still match the CPU reference.
 #include "compiler/fusion/CodeWeight.h"
-#include "compiler/fusion/Fusion.h"
+#include "compiler/lower/FuseAndLower.h"
 #include "tests/gpu/GpuTest.h"
 
 namespace minijit {

@@ -4,7 +4,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/Stage.h"
 #include "compiler/emit/CodeWriter.h"
-#include "compiler/fusion/Fusion.h"
+#include "compiler/lower/FuseAndLower.h"
 #include "compiler/schedule/ScheduleOverrides.h"
 #include "ir/Builder.h"
 #include "ir/Error.h"

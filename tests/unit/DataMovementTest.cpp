@@ -3,7 +3,7 @@
 // simplifier's rules, and fusion (views and selects, never a copy kernel).
 #include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
-#include "compiler/fusion/Fusion.h"
+#include "compiler/lower/FuseAndLower.h"
 #include "compiler/simplify/Simplify.h"
 #include "ir/Builder.h"
 #include "ir/Evaluator.h"

@@ -1,7 +1,7 @@
 // compiler/Fusion (fuseGraph): which ops share a kernel, what is stored and why, launch order.
 #include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
-#include "compiler/fusion/Fusion.h"
+#include "compiler/lower/FuseAndLower.h"
 #include "compiler/lower/Lowering.h"
 #include "compiler/simplify/Simplify.h"
 #include "ir/Builder.h"

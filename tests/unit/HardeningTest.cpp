@@ -4,7 +4,7 @@
 // expansion passes the depth limit, and kernels too large for NVRTC to
 // compile quickly. The command-line cases are in tests/crash (the corpus).
 #include "compiler/fusion/CodeWeight.h"
-#include "compiler/fusion/Fusion.h"
+#include "compiler/lower/FuseAndLower.h"
 #include "ir/Autodiff.h"
 #include "ir/Bind.h"
 #include "ir/Error.h"

@@ -1,0 +1,90 @@
+//===- compiler/lower/LoweredKernel.cpp - facts about a lowered kernel -----===//
+// What the schedules and the emitter ask of a lowered kernel: its outer
+// extent and named-size bucket, its passes over the rows, the values it needs.
+//===----------------------------------------------------------------------===//
+#include "compiler/lower/Lowering.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+namespace minijit {
+
+int64_t bucketExtent(const DimExpr &extent, int64_t value) {
+  if (extent.isNumber())
+    return value;
+  int64_t named = value / extent.coef;
+  return extent.coef *
+         static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(2, named))));
+}
+
+int64_t outerExtent(const LoweredKernel &k) {
+  switch (k.kind) {
+  case KernelKind::Pointwise: return k.numel;
+  case KernelKind::Reduction:
+  case KernelKind::Scan: return k.rows;
+  case KernelKind::Matmul: return k.matmul->M;
+  }
+  llvm_unreachable("bad kernel kind");
+}
+
+std::string bucketText(const DimExpr &extent, int64_t value) {
+  DimExpr names = extent;
+  names.coef = 1;
+  int64_t hi = bucketExtent(extent, value) / extent.coef;
+  int64_t lo = hi == 2 ? 1 : hi / 2 + 1;
+  return names.str() + " in " + std::to_string(lo) + ".." + std::to_string(hi);
+}
+
+int passesOf(const LoweredKernel &k) {
+  int last = -1;
+  for (const KReduction &r : k.reductions)
+    last = std::max(last, r.pass);
+  for (const KStore &s : k.stores)
+    if (!s.perRow)
+      last = std::max(last, k.values[s.value].stage);
+  return std::max(1, last + 1);
+}
+
+std::vector<bool> neededValues(const LoweredKernel &k) {
+  std::vector<bool> need(k.values.size(), false);
+  for (const KStore &s : k.stores)
+    need[s.value] = true;
+  for (const KReduction &r : k.reductions)
+    need[r.input] = true;
+  for (size_t i = k.values.size(); i-- > 0;) {
+    if (!need[i])
+      continue;
+    const KValue &v = k.values[i];
+    for (int a : v.args)
+      need[a] = true;
+    if (v.kind == KValue::Kind::ReduceResult)
+      need[k.reductions[v.reduction].input] = true;
+  }
+  return need;
+}
+
+std::vector<uint32_t> passesUsing(const LoweredKernel &k) {
+  std::vector<uint32_t> use(k.values.size(), 0);
+  auto mark = [&](int v, int pass) {
+    if (!k.values[v].perRow || k.kind == KernelKind::Pointwise)
+      use[v] |= 1u << pass;
+  };
+  for (const KReduction &r : k.reductions)
+    mark(r.input, r.pass);
+  for (const KStore &s : k.stores)
+    if (!s.perRow)
+      mark(s.value, k.kind == KernelKind::Pointwise ? 0 : k.values[s.value].stage);
+  // Operands of an element value are needed in the same passes.
+  for (size_t i = k.values.size(); i-- > 0;) {
+    if (!use[i])
+      continue;
+    for (int a : k.values[i].args)
+      if (!k.values[a].perRow || k.kind == KernelKind::Pointwise)
+        use[a] |= use[i];
+  }
+  return use;
+}
+
+} // namespace minijit

@@ -202,6 +202,33 @@ private:
                     const LaneCtx &lc);
   bool isCachedLoad(int i, const LaneCtx &lc) const;
 
+  /// What the phases of one elementWork call share: the values and stores of
+  /// the pass, and the per-lane names the loads and output vectors get.
+  struct ElementWork {
+    int pass;
+    const LaneCtx &lc;
+    std::vector<int> values, stores;
+    bool vec = false;    ///< lanes of lc.vec > 1 elements
+    bool midRow = false; ///< rows start mid-vector (lc.alignedOffset)
+    std::string laneGuard; ///< predicates a lane's accumulation ("if (inRow) ")
+    std::map<int, std::string> laneExpr; ///< value -> its per-lane expression
+    std::map<int, std::string> outArray; ///< store -> its output vector
+    std::map<int, LaneAccess> storeAccess;
+    std::map<int, std::string> onlineIn; ///< online sum -> the lanes' values
+    /// `offset` is the one that aligns the vectors of a mid-row start.
+    bool aligned(const IndexExpr &offset) const {
+      return midRow && offset.key() == lc.alignedOffset->key();
+    }
+  };
+  /// elementWork's phases, in order: loads, output vectors, then in the lane
+  /// loop the values, accumulations and stores, then the vectors stored.
+  void elementLoads(ElementWork &w);
+  void elementOutputs(ElementWork &w);
+  void laneValues(ElementWork &w);
+  void laneAccumulations(ElementWork &w);
+  void laneStores(ElementWork &w, const std::string &storeGuard);
+  void vectorStores(ElementWork &w, const std::string &storeGuard);
+
   std::map<int, std::string> CacheNames, AccNames, AccIndexNames, OnlineMaxNames;
 };
 

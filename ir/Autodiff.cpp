@@ -203,6 +203,9 @@ private:
     // relu'(0) = 0.
     case OpKind::Relu: return giveTo(0, [&] { return where(gt(x(0), zero()), g, zero()); });
     case OpKind::Recip: return giveTo(0, [&] { return -(g * y * y); });
+#ifdef MINIJIT_TEST_FAKE_OP
+    case OpKind::FakeCbrt: return giveTo(0, [&] { return g / (y * y * 3.0); });
+#endif
     case OpKind::Add: giveTo(0, [&] { return g; }); return giveTo(1, [&] { return g; });
     case OpKind::Sub: giveTo(0, [&] { return g; }); return giveTo(1, [&] { return -g; });
     case OpKind::Mul:

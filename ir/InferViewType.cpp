@@ -83,6 +83,7 @@ Shape inferReshapeTarget(const Shape &target, const Shape &from) {
 }
 
 } // namespace
+
 void TypeRules::inferView(Node &n) {
   checkArity(spec.op, spec.operands.size(), 1);
   const Node &x = operand(0);

@@ -147,6 +147,70 @@ private:
     claim(a);
   }
 
+  /// Builds operand i's contribution only when the sweep needs it.
+  template <typename F> void giveToOperand(const Node &n, unsigned i, F contribution) {
+    if (Active[n.operands[i]])
+      give(n.operands[i], contribution());
+  }
+
+  Tensor operand(const Node &n, unsigned i) { return Tensor(&G, n.operands[i]); }
+
+  /// maximum, minimum: ties split the gradient evenly, as PyTorch's do.
+  void extremeRule(const Node &n, const Tensor &g) {
+    Tensor a = operand(n, 0), b = operand(n, 1);
+    bool isMax = n.op == OpKind::Maximum;
+    Tensor aWins = isMax ? gt(a, b) : lt(a, b), bWins = isMax ? lt(a, b) : gt(a, b);
+    Tensor half = where(eq(a, b), g * 0.5, scalarLike(g, 0));
+    giveToOperand(n, 0, [&] { return where(aWins, g, half); });
+    giveToOperand(n, 1, [&] { return where(bWins, g, half); });
+  }
+
+  void meanRule(const Node &n, const Tensor &y, const Tensor &g) {
+    Tensor x = operand(n, 0);
+    double count = static_cast<double>(x.shape().numel()) / std::max<int64_t>(y.shape().numel(), 1);
+    giveToOperand(n, 0, [&] { return spread(n, g, x.shape()) * (1.0 / count); });
+  }
+
+  /// max, min: ties split the gradient evenly among the elements that equal
+  /// the extreme.
+  void reducedExtremeRule(const Node &n, const Tensor &y, const Tensor &g) {
+    Tensor x = operand(n, 0);
+    Shape in = x.shape(), kept = keptShape(n, in);
+    Tensor hit = eq(x, y.reshape(kept));
+    Tensor count = sum(hit.cast(y.dtype()), n.axes, /*keepdim=*/true);
+    giveToOperand(n, 0, [&] {
+      return where(hit, (g.reshape(kept) / count).broadcast(in), scalarLike(y, 0));
+    });
+  }
+
+  void permuteRule(const Node &n, const Tensor &g) {
+    DimVector inverse(n.perm.size());
+    for (size_t i = 0; i < n.perm.size(); ++i)
+      inverse[n.perm[i]] = static_cast<int64_t>(i);
+    giveToOperand(n, 0, [&] { return g.permute(inverse); });
+  }
+
+  /// The pad's border is a literal: the gradient is the slice that drops it.
+  void padRule(const Node &n, const Tensor &g) {
+    giveToOperand(n, 0, [&] {
+      Tensor r = g;
+      for (unsigned d = 0; d < n.before.size(); ++d)
+        if (n.before[d] != 0 || n.after[d] != 0)
+          r = slice(r, d, n.before[d], n.before[d] + operand(n, 0).shape()[d]);
+      return r;
+    });
+  }
+
+  /// Each operand's stretch of the axis.
+  void concatRule(const Node &n, const Tensor &g) {
+    int64_t at = 0;
+    for (unsigned i = 0; i < n.operands.size(); ++i) {
+      int64_t size = operand(n, i).shape()[n.axis];
+      giveToOperand(n, i, [&] { return slice(g, n.axis, at, at + size); });
+      at += size;
+    }
+  }
+
   /// Appends the gradient rule of node `v`, whose gradient is `g`.
   void backprop(ValueId v, Tensor g) {
     const Node n = G.node(v); // a copy: the rule appends to G
@@ -155,11 +219,7 @@ private:
     auto x = [&](unsigned i) { return Tensor(&G, n.operands[i]); };
     auto lit = [&](double c) { return scalarLike(y, c); };
     auto zero = [&]() { return lit(0); };
-    // Builds operand i's contribution only when the sweep needs it.
-    auto giveTo = [&](unsigned i, auto contribution) {
-      if (Active[n.operands[i]])
-        give(n.operands[i], contribution());
-    };
+    auto giveTo = [&](unsigned i, auto contribution) { giveToOperand(n, i, contribution); };
     switch (n.op) {
     // Leaves: the sweep ends here.
     case OpKind::Input:
@@ -203,6 +263,9 @@ private:
     // relu'(0) = 0.
     case OpKind::Relu: return giveTo(0, [&] { return where(gt(x(0), zero()), g, zero()); });
     case OpKind::Recip: return giveTo(0, [&] { return -(g * y * y); });
+#ifdef MINIJIT_TEST_FAKE_OP
+    case OpKind::FakeCbrt: return giveTo(0, [&] { return g / (y * y * 3.0); });
+#endif
     case OpKind::Add: giveTo(0, [&] { return g; }); return giveTo(1, [&] { return g; });
     case OpKind::Sub: giveTo(0, [&] { return g; }); return giveTo(1, [&] { return -g; });
     case OpKind::Mul:
@@ -212,64 +275,24 @@ private:
       giveTo(0, [&] { return g / x(1); });
       return giveTo(1, [&] { return -(g * y / x(1)); });
     case OpKind::Pow: return powRule(n, y, g);
-    // Ties split the gradient evenly, as PyTorch's maximum and minimum do.
     case OpKind::Maximum:
-    case OpKind::Minimum: {
-      Tensor a = x(0), b = x(1);
-      bool isMax = n.op == OpKind::Maximum;
-      Tensor aWins = isMax ? gt(a, b) : lt(a, b), bWins = isMax ? lt(a, b) : gt(a, b);
-      Tensor half = where(eq(a, b), g * 0.5, zero());
-      giveTo(0, [&] { return where(aWins, g, half); });
-      return giveTo(1, [&] { return where(bWins, g, half); });
-    }
+    case OpKind::Minimum: return extremeRule(n, g);
     case OpKind::Where:
       giveTo(1, [&] { return where(x(0), g, zero()); });
       return giveTo(2, [&] { return where(x(0), zero(), g); });
     case OpKind::Cast: return giveTo(0, [&] { return g.cast(x(0).dtype()); });
     case OpKind::Sum: return giveTo(0, [&] { return spread(n, g, x(0).shape()); });
-    case OpKind::Mean: {
-      double count =
-          static_cast<double>(x(0).shape().numel()) / std::max<int64_t>(y.shape().numel(), 1);
-      return giveTo(0, [&] { return spread(n, g, x(0).shape()) * (1.0 / count); });
-    }
-    // Ties split the gradient evenly among the elements that equal the extreme.
+    case OpKind::Mean: return meanRule(n, y, g);
     case OpKind::Max:
-    case OpKind::Min: {
-      Shape in = x(0).shape(), kept = keptShape(n, in);
-      Tensor hit = eq(x(0), y.reshape(kept));
-      Tensor count = sum(hit.cast(y.dtype()), n.axes, /*keepdim=*/true);
-      return giveTo(
-          0, [&] { return where(hit, (g.reshape(kept) / count).broadcast(in), zero()); });
-    }
+    case OpKind::Min: return reducedExtremeRule(n, y, g);
     case OpKind::Prod: return prodRule(n, y, g);
     case OpKind::Reshape: return giveTo(0, [&] { return g.reshape(x(0).shape()); });
-    case OpKind::Permute: {
-      DimVector inverse(n.perm.size());
-      for (size_t i = 0; i < n.perm.size(); ++i)
-        inverse[n.perm[i]] = static_cast<int64_t>(i);
-      return giveTo(0, [&] { return g.permute(inverse); });
-    }
+    case OpKind::Permute: return permuteRule(n, g);
     case OpKind::Broadcast:
       return giveTo(0, [&] { return g; }); // give() sums over the stretched axes
     case OpKind::Slice: return giveTo(0, [&] { return unslice(n, g, x(0).shape()); });
-    // The pad's border is a literal: the gradient is the slice that drops it.
-    case OpKind::Pad:
-      return giveTo(0, [&] {
-        Tensor r = g;
-        for (unsigned d = 0; d < n.before.size(); ++d)
-          if (n.before[d] != 0 || n.after[d] != 0)
-            r = slice(r, d, n.before[d], n.before[d] + x(0).shape()[d]);
-        return r;
-      });
-    case OpKind::Concat: {
-      int64_t at = 0;
-      for (unsigned i = 0; i < n.operands.size(); ++i) {
-        int64_t size = x(i).shape()[n.axis];
-        giveTo(i, [&] { return slice(g, n.axis, at, at + size); });
-        at += size;
-      }
-      return;
-    }
+    case OpKind::Pad: return padRule(n, g);
+    case OpKind::Concat: return concatRule(n, g);
     case OpKind::Iota:
     case OpKind::Full: return; // no operands
     // random numbers: their operands are the i32 seed and offset

@@ -2,10 +2,13 @@
 // Index loops the CPU reference (Evaluator.cpp) and its error bounds
 // (ErrorBound.cpp) share: strides that read an operand through a broadcast,
 // a walk over a range of elements with each operand's offset, and parallel
-// chunks. Used only inside ir/.
+// chunks; and the reference's accumulating ops (EvaluatorReductions.cpp).
+// Used only inside ir/.
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/Graph.h"
+#include "ir/HostTensor.h"
 #include "ir/Shape.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -75,5 +78,19 @@ template <typename Fn> inline void parallelChunks(int64_t n, Fn &&fn) {
     fn(b, std::min(n, b + kChunk));
   });
 }
+
+/// An integer held as a double, wrapped to i32 (mod 2^32).
+inline int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+
+/// Node `n`, a reduction (argmax and argmin too) of `in` (of shape `inShape`),
+/// as a tensor of dtype `held`; `magnitudes`: sums of |x| (EvalOptions).
+HostTensor reduceValues(const Node &n, const HostTensor &in, const Shape &inShape, DType held,
+                        bool magnitudes);
+/// Node `n`, a cumsum or cumprod of `in`, as a tensor of dtype `held`.
+HostTensor scanValues(const Node &n, const HostTensor &in, DType held);
+/// Node `n`, the matmul of `a` (node `an`) and `b` (node `bn`), as a tensor
+/// of dtype `held`; `magnitudes`: sums of |a b| (EvalOptions).
+HostTensor matmulValues(const Node &n, const Node &an, const Node &bn, const HostTensor &a,
+                        const HostTensor &b, DType held, bool magnitudes);
 
 } // namespace minijit::detail

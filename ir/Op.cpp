@@ -3,17 +3,31 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <limits>
+
 namespace minijit {
 
 namespace {
+// The words of Ops.def's columns.
+namespace columns {
+using enum OpProp;
+using enum OpKind; // a Combiner names an op
 constexpr bool BoolResult = true;
 constexpr bool Same = false;
+constexpr double Inf = std::numeric_limits<double>::infinity();
+constexpr double Special = std::numeric_limits<double>::quiet_NaN();
+constexpr std::optional<double> NoIdentity;
+constexpr std::optional<OpKind> NoCombiner;
 
-const OpInfo kOpInfos[] = {
-#define MJ_OP(Enum, Spelling, Class, Operands, Result, Gradient)                                 \
-  {Spelling, OpClass::Class, OperandTypes::Operands, Result, GradientKind::Gradient},
+constexpr OpInfo kOpInfos[] = {
+#define MJ_OP(Enum, Spelling, Class, Operands, Result, Gradient, Props, Weight, Identity, Combiner, \
+              Cuda, CudaFast, Ulps, UlpsFast)                                                   \
+  {Spelling, OpClass::Class, OperandTypes::Operands, Result, GradientKind::Gradient, Props, Weight, \
+   std::optional<double>(Identity), std::optional<OpKind>(Combiner), Cuda, CudaFast, Ulps, UlpsFast},
 #include "ir/Ops.def"
 };
+} // namespace columns
+using columns::kOpInfos;
 } // namespace
 
 const OpInfo &opInfo(OpKind op) { return kOpInfos[static_cast<unsigned>(op)]; }

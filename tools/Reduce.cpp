@@ -125,36 +125,13 @@ std::optional<Graph> resized(const Graph &g, int64_t from, int64_t to) {
   try { // Graph::add checks each node; a failed check only rules the candidate out
     for (size_t i = 0; i < g.size(); ++i) {
       NodeSpec s = specOf(g.node(static_cast<ValueId>(i)));
-      switch (s.op) {
-      case OpKind::Input:
-      case OpKind::Iota:
-      case OpKind::Full:
-      case OpKind::Rand:
-      case OpKind::Randn:
-      case OpKind::Broadcast: s.shape = substituted(s.shape, from, to); break;
-      case OpKind::Reshape: {
+      if (s.op == OpKind::Reshape) {
         std::optional<Shape> t = reshapedTo(s.shape, out.node(s.operands[0]).shape, from, to);
         if (!t)
           return std::nullopt;
         s.shape = *t;
-        break;
-      }
-      case OpKind::Constant: case OpKind::Neg: case OpKind::Abs: case OpKind::Exp:
-      case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-      case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
-      case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
-      case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
-      case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Maximum:
-      case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
-      case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where:
-      case OpKind::Cast: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
-      case OpKind::Prod: case OpKind::Permute: case OpKind::Matmul: case OpKind::Grad:
-      case OpKind::Vjp:
-      case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
-      case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Slice:
-      case OpKind::Pad: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
-      case OpKind::Dropout:
-        break;
+      } else if (opInfo(s.op).hasShapeAttr()) { // arguments, iota, full, rand, broadcast
+        s.shape = substituted(s.shape, from, to);
       }
       out.add(s);
     }

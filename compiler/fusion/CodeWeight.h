@@ -18,8 +18,8 @@ namespace minijit {
 constexpr int64_t kMaxKernelWeight = 4096;
 
 /// The weight of one op of kind `op` in a kernel body: about its NVRTC time
-/// in quarter milliseconds (an add or a view 1, exp 8, tanh 32, sin 256). Ops
-/// the table does not list weigh 1; a costly new op belongs in it.
+/// in quarter milliseconds (an add or a view 1, exp 8, tanh 32, sin 256), the
+/// Weight column of ir/Ops.def.
 int64_t codeWeight(OpKind op);
 
 } // namespace minijit

@@ -69,12 +69,16 @@ std::optional<Step> monotoneStep(const Graph &g, ValueId v, int64_t axis) {
   // The operand that varies must have the value's own shape.
   auto full = [&](ValueId o) { return g.node(o).shape == n.shape; };
   auto constant = [&](ValueId o) { return constantAlong(g, o, n.shape, axis); };
+  // A unary op strictly monotone over all of its operand's values (Ops.def's
+  // Rising and Falling; log, sqrt, recip are not: NaN or a jump outside their
+  // domain; relu, floor, abs: ties); a cast is not (its rounding makes ties).
+  if (n.cls() == OpClass::Unary) {
+    const OpInfo &info = opInfo(n.op);
+    if (info.isRising() || info.isFalling())
+      return Step{n.operands[0], info.isFalling()};
+    return std::nullopt;
+  }
   switch (n.op) {
-  case OpKind::Exp: case OpKind::Exp2: case OpKind::Tanh: case OpKind::Sigmoid:
-  case OpKind::Erf: case OpKind::Expm1:
-    return Step{n.operands[0], false};
-  case OpKind::Neg:
-    return Step{n.operands[0], true};
   case OpKind::Add:
   case OpKind::Sub: {
     ValueId a = n.operands[0], b = n.operands[1];
@@ -103,25 +107,8 @@ std::optional<Step> monotoneStep(const Graph &g, ValueId v, int64_t axis) {
       return Step{x, false};
     return std::nullopt;
   }
-  // Not strictly monotone over all of its operand's values (log, log1p, sqrt, rsqrt,
-  // recip: NaN or a jump outside their domain; relu, floor, ceil, abs: ties),
-  // a cast (its rounding makes ties), or not elementwise.
-  case OpKind::Input: case OpKind::Constant: case OpKind::Iota: case OpKind::Abs:
-  case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin:
-  case OpKind::Cos: case OpKind::Relu: case OpKind::Recip: case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32:
-  case OpKind::Not: case OpKind::Pow: case OpKind::Maximum: case OpKind::Minimum:
-  case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt:
-  case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Where: case OpKind::Cast:
-  case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min: case OpKind::Prod:
-  case OpKind::Argmax: case OpKind::Argmin: case OpKind::Concat: case OpKind::Take:
-  case OpKind::TakeAlongAxis: case OpKind::Cumsum: case OpKind::Cumprod: case OpKind::Reshape:
-  case OpKind::Permute: case OpKind::Broadcast: case OpKind::Slice: case OpKind::Pad:
-  case OpKind::Matmul: case OpKind::Grad: case OpKind::Vjp: case OpKind::Log1p:
-  case OpKind::Flip: case OpKind::Full: case OpKind::Rand: case OpKind::Randn:
-  case OpKind::Dropout:
-    return std::nullopt;
+  default: return std::nullopt; // another binary op, or not elementwise
   }
-  return std::nullopt;
 }
 
 /// Where the chain under an argmax or argmin ends, whether it decreases, and

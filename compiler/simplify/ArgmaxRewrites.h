@@ -15,7 +15,8 @@
 //   - div by an operand constant along A that is provably positive: a
 //     positive finite literal, or a sum of exp or exp2 (any axes; views of
 //     one taken through), which is > 0 in exact arithmetic;
-//   - exp, exp2, tanh, sigmoid, erf; neg, which is decreasing.
+//   - a unary op Ops.def calls Rising (exp, exp2, expm1, tanh, sigmoid, erf)
+//     or Falling (neg, which is decreasing).
 // A decreasing step swaps argmax and argmin. The chain is followed only
 // through floating-point values (i32 arithmetic wraps), never through a cast
 // (its rounding makes ties), log, sqrt or a division by anything else, and

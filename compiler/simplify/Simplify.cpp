@@ -293,52 +293,23 @@ private:
       if (n.dtype != DType::I64 || std::fabs(v) <= 9007199254740992.0)
         return Out.constant(roundToDType(v, isFloat(n.dtype) ? DType::F32 : n.dtype), n.dtype);
     }
-    // Identities that return an operand unchanged (same type and shape).
+    // Identities that return an operand unchanged (same type and shape): an
+    // arithmetic op's identity (Ops.def: add, sub, mul, div) on the right,
+    // or on either side of a commutative op; a cast to the operand's own
+    // dtype. The identities of maximum, minimum, and and or are not dropped:
+    // their literals stay as written.
     auto same = [&](ValueId v) { return out(v).shape == n.shape && out(v).dtype == n.dtype; };
     ValueId a = s.operands[0];
-    ValueId b = s.operands.size() > 1 ? s.operands[1] : -1;
-    switch (n.op) {
-    case OpKind::Mul:
-      if (isConst(b, 1) && same(a))
+    const OpInfo &info = opInfo(n.op);
+    if (n.cls() == OpClass::Binary && info.isLinear() && info.identity) {
+      ValueId b = s.operands[1];
+      if (isConst(b, *info.identity) && same(a))
         return a;
-      if (isConst(a, 1) && same(b))
+      if (info.isCommutative() && isConst(a, *info.identity) && same(b))
         return b;
-      break;
-    case OpKind::Add:
-      if (isConst(b, 0) && same(a))
-        return a;
-      if (isConst(a, 0) && same(b))
-        return b;
-      break;
-    case OpKind::Sub:
-      if (isConst(b, 0) && same(a))
-        return a;
-      break;
-    case OpKind::Div:
-      if (isConst(b, 1) && same(a))
-        return a;
-      break;
-    case OpKind::Cast:
-      if (out(a).dtype == n.dtype)
-        return a;
-      break;
-    // no identity applies
-    case OpKind::Input: case OpKind::Constant: case OpKind::Neg: case OpKind::Abs:
-    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
-    case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
-    case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Relu: case OpKind::Recip:
-    case OpKind::Floor: case OpKind::Ceil: case OpKind::RoundTf32: case OpKind::Not: case OpKind::Pow:
-    case OpKind::Maximum: case OpKind::Minimum: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt:
-    case OpKind::Le: case OpKind::Gt: case OpKind::Ge: case OpKind::And: case OpKind::Or:
-    case OpKind::Where: case OpKind::Sum: case OpKind::Mean: case OpKind::Max: case OpKind::Min:
-    case OpKind::Prod: case OpKind::Reshape: case OpKind::Permute: case OpKind::Broadcast:
-    case OpKind::Slice: case OpKind::Pad: case OpKind::Concat: case OpKind::Iota:
-    case OpKind::Take: case OpKind::TakeAlongAxis: case OpKind::Matmul:
-    case OpKind::Argmax: case OpKind::Argmin: case OpKind::Cumsum: case OpKind::Cumprod:
-    case OpKind::Grad:
-    case OpKind::Vjp: case OpKind::Expm1: case OpKind::Log1p: case OpKind::Flip:
-    case OpKind::Full: case OpKind::Rand: case OpKind::Randn: case OpKind::Dropout: break;
     }
+    if (n.op == OpKind::Cast && out(a).dtype == n.dtype)
+      return a;
     return emit(s);
   }
 

@@ -68,7 +68,7 @@ private:
     auto leadsOn = [&](ValueId o) {
       const Node &m = G.node(o);
       return Uses[o] == 1 && m.dtype == DType::F32 && m.shape == full &&
-             (m.op == OpKind::Matmul || isLinearStep(m.op));
+             (m.op == OpKind::Matmul || opInfo(m.op).isLinear());
     };
     while (true) {
       const Node &m = G.node(v);
@@ -76,17 +76,16 @@ private:
         return std::nullopt;
       if (m.op == OpKind::Matmul)
         return std::make_pair(std::move(steps), v);
+      const OpInfo &info = opInfo(m.op);
       int side = -1;
-      if (m.op == OpKind::Neg)
+      if (m.operands.size() == 1) // neg
         side = 0;
-      else if (m.op == OpKind::Add || m.op == OpKind::Sub)
+      else if (info.isAdditive()) // add, sub: either term
         side = leadsOn(m.operands[0]) ? 0 : leadsOn(m.operands[1]) ? 1 : -1;
-      else if (m.op == OpKind::Mul)
-        side = leadsOn(m.operands[0]) && constantAlong(m.operands[1], n) ? 0
-               : leadsOn(m.operands[1]) && constantAlong(m.operands[0], n) ? 1
-                                                                           : -1;
-      else if (m.op == OpKind::Div)
-        side = constantAlong(m.operands[1], n) ? 0 : -1;
+      else if (leadsOn(m.operands[0]) && constantAlong(m.operands[1], n)) // mul, div
+        side = 0;
+      else if (info.isCommutative() && leadsOn(m.operands[1]) && constantAlong(m.operands[0], n))
+        side = 1;
       if (side < 0)
         return std::nullopt;
       steps.push_back({v, side});
@@ -94,10 +93,6 @@ private:
     }
   }
 
-  static bool isLinearStep(OpKind op) {
-    return op == OpKind::Neg || op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul ||
-           op == OpKind::Div;
-  }
 
   /// Whether `v`, broadcast to the shape the sum `n` reads, has the same
   /// value all along the summed axes (size 1 there, or no such axis).
@@ -135,23 +130,15 @@ private:
       v = reduce(n.op, v, rest);
     for (auto it = path->first.rbegin(); it != path->first.rend(); ++it) {
       const Node &m = G.node(it->op);
-      ValueId other = m.op == OpKind::Neg ? -1 : m.operands[1 - it->side];
-      switch (m.op) {
-      case OpKind::Neg:
-        v = apply(OpKind::Neg, {v});
-        break;
-      case OpKind::Add:
-      case OpKind::Sub:
-        v = it->side == 0 ? apply(m.op, {v, reducedTerm(other, n)})
-                          : apply(m.op, {reducedTerm(other, n), v});
-        break;
-      case OpKind::Mul:
-      case OpKind::Div:
-        v = it->side == 0 ? apply(m.op, {v, Map[other]}) : apply(m.op, {Map[other], v});
-        break;
-      default:
-        return std::nullopt; // (pathToProduct takes no other op)
+      if (m.operands.size() == 1) { // neg
+        v = apply(m.op, {v});
+        continue;
       }
+      // An additive op's other term is summed as the sum sums it; a scaling
+      // op's factor is constant along the summed axes.
+      ValueId other = m.operands[1 - it->side];
+      ValueId term = opInfo(m.op).isAdditive() ? reducedTerm(other, n) : Map[other];
+      v = it->side == 0 ? apply(m.op, {v, term}) : apply(m.op, {term, v});
     }
     Moved.push_back(n.name);
     if (Out.node(v).shape == n.shape && !Out.lookup(n.name)) {

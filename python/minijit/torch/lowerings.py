@@ -10,8 +10,8 @@ Dtypes follow the node's `meta["val"]`: operands are cast to the dtype PyTorch
 computes in (type promotion is explicit in minijit); int64 is minijit's i64.
 
 This file holds the table, its helpers, the elementwise ops and the constants;
-lowerings_nn.py (reductions, normalizations) and lowerings_shape.py (products,
-views, gathers) add their entries to the same table.
+lowerings_nn.py (reductions, normalizations), lowerings_pool.py (pooling) and
+lowerings_shape.py (products, views, gathers) add their entries to the same table.
 """
 
 import math
@@ -158,7 +158,8 @@ for _op, _mj in [
     (aten.sqrt.default, "sqrt"), (aten.rsqrt.default, "rsqrt"), (aten.sin.default, "sin"),
     (aten.cos.default, "cos"), (aten.tanh.default, "tanh"), (aten.sigmoid.default, "sigmoid"),
     (aten.erf.default, "erf"), (aten.relu.default, "relu"), (aten.reciprocal.default, "recip"),
-    (aten.floor.default, "floor"), (aten.ceil.default, "ceil"),
+    (aten.floor.default, "floor"), (aten.ceil.default, "ceil"), (aten.log1p.default, "log1p"),
+    (aten.expm1.default, "expm1"),
 ]:
     LOWERINGS[_op] = unaryLowering(_mj)
 
@@ -329,6 +330,32 @@ def lowerSilu(ctx, node):
                       x.dtype)
 
 
+@lowers(aten.elu.default)
+def lowerElu(ctx, node):
+    """scale * x where x > 0, else alpha * scale * expm1(x * input_scale); selu is
+    elu with its two constants, celu reaches the table as expm1 and where."""
+    x = ctx.tensor(node.args[0])
+    alpha, scale, inputScale = kw(node, 1, "alpha", 1.0), kw(node, 2, "scale", 1.0), kw(node, 3, "input_scale", 1.0)
+    if any(isinstance(a, torch.fx.Node) for a in (alpha, scale, inputScale)):
+        raise Unsupported("elu with coefficients computed at run time")
+    e = ctx.e
+    out = outDtype(node)
+    xf = e.cast(x, "f32")
+    negative = e.unary("expm1", e.binary("mul", xf, float(inputScale)) if inputScale != 1 else xf)
+    negative = e.binary("mul", negative, float(alpha) * float(scale))
+    positive = e.binary("mul", xf, float(scale)) if scale != 1 else xf
+    return e.cast(e.where(e.binary("gt", xf, 0), positive, negative), out)
+
+
+@lowers(aten.isnan.default, aten.isinf.default)
+def lowerIsNanInf(ctx, node):
+    """isnan: x != x; isinf: |x| == inf; both false for integers and bools."""
+    x = ctx.tensor(node.args[0])
+    if x.dtype not in FLOATS or node.target is aten.isnan.default:
+        return ctx.e.binary("ne", x, x)
+    return ctx.e.binary("eq", ctx.e.unary("abs", x), math.inf)
+
+
 @lowers(aten._to_copy.default, aten.clone.default, aten.alias.default, aten.detach.default,
         aten.lift_fresh_copy.default)
 def lowerCopy(ctx, node):
@@ -345,24 +372,41 @@ if hasattr(torch.ops, "prims") and hasattr(torch.ops.prims, "convert_element_typ
         return ctx.e.cast(ctx.tensor(node.args[0]), outDtype(node))
 
 
+@lowers(aten.copy.default)
+def lowerCopyInto(ctx, node):
+    """The functional copy(self, src): src broadcast to self's shape in self's dtype
+    (what an in-place `copy_` of a buffer, a running statistic, becomes)."""
+    src = ctx.tensor(node.args[1])
+    return ctx.e.cast(ctx.e.broadcast(src, shapeOf(outVal(node))), outDtype(node))
+
+
 # Constants -----------------------------------------------------------------
 
-@lowers(aten.full.default, aten.scalar_tensor.default)
+FILL_VALUES = {aten.zeros_like.default: 0, aten.ones_like.default: 1, aten.new_zeros.default: 0,
+               aten.new_ones.default: 1}
+
+
+@lowers(aten.full.default, aten.scalar_tensor.default, aten.full_like.default, aten.zeros_like.default,
+        aten.ones_like.default, aten.new_full.default, aten.new_zeros.default, aten.new_ones.default)
 def lowerFull(ctx, node):
-    value = node.args[1] if node.target is aten.full.default else node.args[0]
+    """A tensor of one value, its shape and dtype as PyTorch traced them (the
+    *_like and new_* forms read no element of their tensor argument)."""
+    if node.target in FILL_VALUES:
+        value = FILL_VALUES[node.target]
+    elif node.target is aten.scalar_tensor.default:
+        value = node.args[0]
+    else:
+        value = node.args[2] if node.target is aten.new_full.default else node.args[1]
     if isinstance(value, torch.fx.Node):
         raise Unsupported("a fill value computed at run time")
     val = outVal(node)
     dtype = mjDtype(val.dtype)
     shape = shapeOf(val)
-    # A constant is iota * 0 + value: minijit's literals are operands only.
-    zero = ctx.e.iota(shape if shape else (1,), 0, "i32" if dtype in ("i32", "bool") else "f32")
-    zero = ctx.e.binary("mul", zero, 0)
-    if dtype == "bool":
-        c = ctx.e.binary("ne", zero, 1 if value else 0)
-    else:
-        c = ctx.e.binary("add", ctx.e.cast(zero, dtype), value)
-    return ctx.e.reshape(c, shape)
+    if dtype != "i64":
+        return ctx.e.reshape(ctx.e.full(shape if shape else (1,), value, dtype), shape)
+    # minijit's full has no i64: iota * 0 + value.
+    zero = ctx.e.binary("mul", ctx.e.iota(shape if shape else (1,), 0, "i32"), 0)
+    return ctx.e.reshape(ctx.e.binary("add", ctx.e.cast(zero, dtype), value), shape)
 
 
 @lowers(aten.arange.start_step, aten.arange.default, aten.arange.start)
@@ -399,6 +443,10 @@ LEFT_TO_PYTORCH = {
     "scatter": "a scatter (minijit has no scatter)",
     "scatter_add": "a scatter (minijit has no scatter)",
     "copy_": "an in-place update of a graph input",
+    "max_pool2d_with_indices_backward": "max pooling's gradient, a scatter to the indices (not translated yet)",
+    "max_pool3d_with_indices_backward": "max pooling's gradient, a scatter to the indices (not translated yet)",
+    "avg_pool2d_backward": "average pooling's gradient (not translated yet)",
+    "avg_pool3d_backward": "average pooling's gradient (not translated yet)",
     "_scaled_dot_product_flash_attention": "fused attention stays in PyTorch",
     "_scaled_dot_product_efficient_attention": "fused attention stays in PyTorch",
     "_scaled_dot_product_cudnn_attention": "fused attention stays in PyTorch",
@@ -406,4 +454,4 @@ LEFT_TO_PYTORCH = {
 
 
 # The table's other parts register their entries into LOWERINGS when imported.
-from . import lowerings_nn, lowerings_shape  # noqa: E402,F401
+from . import lowerings_nn, lowerings_pool, lowerings_shape  # noqa: E402,F401

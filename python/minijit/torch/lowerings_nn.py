@@ -1,5 +1,9 @@
 """The table's entries for reductions, scans and the normalizations (softmax,
-layer norm, batch norm)."""
+layer, batch, group and instance norm); pooling is in lowerings_pool.py."""
+
+import math
+
+import torch
 
 from .emitter import FLOATS, Unsupported, Value, dimProduct, normAxis
 from .lowerings import LOWERINGS, aten, kw, lowers, outDtype
@@ -116,6 +120,31 @@ def lowerScan(ctx, node):
     return ctx.e.scan("cumsum" if node.target is aten.cumsum.default else "cumprod", x, node.args[1])
 
 
+@lowers(aten.linalg_vector_norm.default)
+def lowerVectorNorm(ctx, node):
+    """The p-norm over `dim` (all axes when None), in f32: p = 2, 1, inf, -inf, 0
+    (the count of non-zeros) and any other p as (sum |x|^p)^(1/p)."""
+    x = ctx.tensor(node.args[0])
+    order = kw(node, 1, "ord", 2)
+    dims, keep = reduceDims(node, 2), bool(kw(node, 3, "keepdim", False))
+    if isinstance(order, torch.fx.Node):
+        raise Unsupported("a norm order computed at run time")
+    e = ctx.e
+    xf = e.cast(x, "f32")
+    if order == 2:
+        y = e.unary("sqrt", e.reduce("sum", e.binary("mul", xf, xf), dims, keep))
+    elif order == 0:
+        y = e.reduce("sum", e.cast(e.binary("ne", xf, 0), "f32"), dims, keep)
+    elif order in (math.inf, -math.inf):
+        y = e.reduce("max" if order > 0 else "min", e.unary("abs", xf), dims, keep)
+    elif order == 1:
+        y = e.reduce("sum", e.unary("abs", xf), dims, keep)
+    else:
+        y = e.binary("pow", e.reduce("sum", e.binary("pow", e.unary("abs", xf), float(order)), dims, keep),
+                     1.0 / float(order))
+    return e.cast(y, outDtype(node))
+
+
 @lowers(aten._softmax.default, aten._log_softmax.default)
 def lowerSoftmax(ctx, node):
     x = ctx.tensor(node.args[0])
@@ -134,6 +163,25 @@ def lowerSoftmax(ctx, node):
     return e.cast(y, out)
 
 
+def normalize(e, xf, axes, eps):
+    """(x - mean) * rsqrt(var + eps) over `axes` (the biased variance), and the mean,
+    variance and rstd kept as size-1 axes: what every norm below computes."""
+    mean = e.reduce("mean", xf, axes, True)
+    d = e.binary("sub", xf, mean)
+    var = e.reduce("mean", e.binary("mul", d, d), axes, True)
+    rstd = e.unary("rsqrt", e.binary("add", var, float(eps)))
+    return e.binary("mul", d, rstd), mean, var, rstd
+
+
+def affine(e, y, weight, bias):
+    """y * weight + bias, each where given (f32 Values shaped to broadcast over y)."""
+    if weight is not None:
+        y = e.binary("mul", y, weight)
+    if bias is not None:
+        y = e.binary("add", y, bias)
+    return y
+
+
 @lowers(aten.native_layer_norm.default)
 def lowerLayerNorm(ctx, node):
     x = ctx.tensor(node.args[0])
@@ -141,21 +189,16 @@ def lowerLayerNorm(ctx, node):
     weight, bias, eps = ctx.v(node.args[2]), ctx.v(node.args[3]), node.args[4]
     e = ctx.e
     axes = list(range(x.rank - len(normalized), x.rank))
-    xf = e.cast(x, "f32")
-    mu = e.reduce("mean", xf, axes, True)
-    d = e.binary("sub", xf, mu)
-    var = e.reduce("mean", e.binary("mul", d, d), axes, True)
-    rstd = e.unary("rsqrt", e.binary("add", var, float(eps)))
-    y = e.binary("mul", d, rstd)
-    if isinstance(weight, Value):
-        y = e.binary("mul", y, e.cast(weight, "f32"))
-    if isinstance(bias, Value):
-        y = e.binary("add", y, e.cast(bias, "f32"))
+    y, mu, _, rstd = normalize(e, e.cast(x, "f32"), axes, eps)
+    y = affine(e, y, e.cast(weight, "f32") if isinstance(weight, Value) else None,
+               e.cast(bias, "f32") if isinstance(bias, Value) else None)
     return (e.cast(y, outDtype(node, 0)), e.cast(mu, outDtype(node, 1)), e.cast(rstd, outDtype(node, 2)))
 
 
 def batchNormParts(ctx, x, weight, bias):
     """Channel axis 1: per-channel values broadcast as [C, 1, ...] over x."""
+    if x.rank < 2:
+        raise Unsupported("a norm over channels of a vector")
     e = ctx.e
     channels = x.shape[1]
     perChannel = (channels,) + (1,) * (x.rank - 2)
@@ -177,22 +220,12 @@ def lowerBatchNormTraining(ctx, node):
     training, momentum, eps = node.args[5], node.args[6], node.args[7]
     if not training:
         raise Unsupported("batch norm with training=False in its functional form")
-    if x.rank < 2:
-        raise Unsupported("batch norm of a vector")
     e, axes, spread, (w, b) = batchNormParts(ctx, x, weight, bias)
     count = dimProduct([x.shape[a] for a in axes])
     if not isinstance(count, int):
         raise Unsupported("batch norm over a named dimension (the running variance's n / (n - 1))")
-    xf = e.cast(x, "f32")
-    mean = e.reduce("mean", xf, axes, True)
-    d = e.binary("sub", xf, mean)
-    var = e.reduce("mean", e.binary("mul", d, d), axes, True)
-    rstd = e.unary("rsqrt", e.binary("add", var, float(eps)))
-    y = e.binary("mul", d, rstd)
-    if w is not None:
-        y = e.binary("mul", y, w)
-    if b is not None:
-        y = e.binary("add", y, b)
+    y, mean, var, rstd = normalize(e, e.cast(x, "f32"), axes, eps)
+    y = affine(e, y, w, b)
     channels = (x.shape[1],)
     meanC, varC, rstdC = (e.reshape(v, channels) for v in (mean, var, rstd))
     unbiased = e.binary("mul", varC, count / max(count - 1, 1))
@@ -204,6 +237,23 @@ def lowerBatchNormTraining(ctx, node):
             e.cast(newMean, outDtype(node, 3)), e.cast(newVar, outDtype(node, 4)))
 
 
+@lowers(aten._native_batch_norm_legit.no_stats)
+def lowerBatchNormNoStats(ctx, node):
+    """Batch statistics and no running ones: instance norm, which PyTorch writes as
+    a batch norm of x viewed [1, N*C, ...]; (out, save_mean, save_rstd)."""
+    x = ctx.tensor(node.args[0])
+    weight, bias = ctx.v(node.args[1]), ctx.v(node.args[2])
+    training, eps = node.args[3], node.args[5]
+    if not training:
+        raise Unsupported("batch norm with neither running statistics nor training")
+    e, axes, spread, (w, b) = batchNormParts(ctx, x, weight, bias)
+    y, mean, _, rstd = normalize(e, e.cast(x, "f32"), axes, eps)
+    y = affine(e, y, w, b)
+    channels = (x.shape[1],)
+    return (e.cast(y, outDtype(node, 0)), e.cast(e.reshape(mean, channels), outDtype(node, 1)),
+            e.cast(e.reshape(rstd, channels), outDtype(node, 2)))
+
+
 @lowers(aten._native_batch_norm_legit_no_training.default)
 def lowerBatchNormEval(ctx, node):
     """BatchNorm in eval mode: the running statistics; the two saved outputs are
@@ -212,14 +262,26 @@ def lowerBatchNormEval(ctx, node):
     x = ctx.tensor(node.args[0])
     weight, bias = ctx.v(node.args[1]), ctx.v(node.args[2])
     runMean, runVar, eps = ctx.tensor(node.args[3]), ctx.tensor(node.args[4]), node.args[6]
-    if x.rank < 2:
-        raise Unsupported("batch norm of a vector")
     e, axes, spread, (w, b) = batchNormParts(ctx, x, weight, bias)
     rstd = e.unary("rsqrt", e.binary("add", spread(runVar), float(eps)))
     y = e.binary("mul", e.binary("sub", e.cast(x, "f32"), spread(runMean)), rstd)
-    if w is not None:
-        y = e.binary("mul", y, w)
-    if b is not None:
-        y = e.binary("add", y, b)
-    return (e.cast(y, outDtype(node, 0)), None, None)
+    return (e.cast(affine(e, y, w, b), outDtype(node, 0)), None, None)
 
+
+@lowers(aten.native_group_norm.default)
+def lowerGroupNorm(ctx, node):
+    """Statistics per sample and group of C/G channels (all positions of them):
+    x viewed [N, G, C/G, positions]; (out, mean [N, G], rstd [N, G])."""
+    x = ctx.tensor(node.args[0])
+    weight, bias = ctx.v(node.args[1]), ctx.v(node.args[2])
+    groups, eps = node.args[6], node.args[7]
+    e, _, _, (w, b) = batchNormParts(ctx, x, weight, bias)
+    channels = x.shape[1]
+    if not isinstance(channels, int) or not isinstance(groups, int):
+        raise Unsupported("group norm over a named number of channels or groups")
+    grouped = (x.shape[0], groups, channels // groups, dimProduct(x.shape[2:]))
+    y, mean, _, rstd = normalize(e, e.reshape(e.cast(x, "f32"), grouped), [2, 3], eps)
+    y = affine(e, e.reshape(y, x.shape), w, b)
+    stats = (x.shape[0], groups)
+    return (e.cast(y, outDtype(node, 0)), e.cast(e.reshape(mean, stats), outDtype(node, 1)),
+            e.cast(e.reshape(rstd, stats), outDtype(node, 2)))

@@ -5,7 +5,7 @@ import operator
 
 import torch
 
-from .emitter import Unsupported, normAxis
+from .emitter import Unsupported, dimProduct, normAxis
 from .lowerings import aten, kw, lowers, outDtype, outVal, shapeOf
 
 # Matmuls -------------------------------------------------------------------
@@ -154,6 +154,25 @@ def lowerPad(ctx, node):
             x = ctx.e.slice(x, axis, lo, hi, 1)
             before[axis], after[axis] = max(0, before[axis]), max(0, after[axis])
     return ctx.e.pad(x, before, after, value)
+
+
+@lowers(aten.flip.default)
+def lowerFlip(ctx, node):
+    return ctx.e.flip(ctx.tensor(node.args[0]), list(node.args[1]))
+
+
+@lowers(aten.repeat.default)
+def lowerRepeat(ctx, node):
+    """x tiled: each repeated axis d as [1, d] broadcast to [r, d], then merged to r*d."""
+    x = ctx.tensor(node.args[0])
+    repeats = list(node.args[1])
+    if any(not isinstance(r, int) for r in repeats):
+        raise Unsupported("repeat counts computed at run time")
+    shape = (1,) * (len(repeats) - x.rank) + x.shape
+    split = [d for r, s in zip(repeats, shape) for d in ((1, s) if r != 1 else (s,))]
+    spread = [d for r, s in zip(repeats, shape) for d in ((r, s) if r != 1 else (s,))]
+    y = ctx.e.broadcast(ctx.e.reshape(x, split), spread)
+    return ctx.e.reshape(y, [dimProduct([r, s]) for r, s in zip(repeats, shape)])
 
 
 # Gathers -------------------------------------------------------------------

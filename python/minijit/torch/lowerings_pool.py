@@ -222,3 +222,136 @@ def lowerAdaptiveMaxPool(ctx, node):
     nd = 2 if node.target is aten.adaptive_max_pool2d.default else 3
     kernel = adaptiveKernel(ctx.tensor(node.args[0]), node.args[1], nd)
     return maxPool(ctx, node, nd, kernel, kernel, 0, 1, False)
+
+
+# Gradients ------------------------------------------------------------------
+# A window's gradient goes back to the elements it read. g is first spread by the
+# stride (output i at i * stride, zeros between: `dilate`); window offset j then
+# read input position q + j * dilation - pad for each spread position q, so its
+# share is the spread g shifted by that much (`shift`: a pad, and a slice where it
+# leaves the input). Few views in a row: minijit bounds a chain of them.
+
+def dilate(e, g, ws):
+    """g with stride - 1 zeros after each output along every spatial axis."""
+    lead = g.rank - len(ws)
+    if all(w.stride == 1 for w in ws):
+        return g
+    split = list(g.shape[:lead])
+    for w in ws:
+        split += [w.out, 1] if w.stride > 1 else [w.out]
+    g = e.reshape(g, split)
+    after = [0] * lead
+    for w in ws:
+        after += [0, w.stride - 1] if w.stride > 1 else [0]
+    g = e.pad(g, [0] * len(after), after, 0)
+    return e.reshape(g, g.shape[:lead] + tuple(w.out * w.stride for w in ws))
+
+
+def shift(e, g, ws, offsets):
+    """The dilated g moved to where window offsets `offsets` (None: axis untouched)
+    read the input, cut to the input's size; None when it reads only padding."""
+    lead = g.rank - len(ws)
+    before, after = [0] * g.rank, [0] * g.rank
+    for a, (w, j) in enumerate(zip(ws, offsets)):
+        if j is None:
+            continue
+        axis, length = lead + a, g.shape[lead + a]
+        start = j * w.dilation - w.pad
+        lo, hi = max(0, -start), min(length, w.size - start)
+        if hi <= lo:
+            return None
+        g = e.slice(g, axis, lo, hi, 1)
+        before[axis], after[axis] = max(0, start), w.size - max(0, start) - (hi - lo)
+    return e.pad(g, before, after, 0)
+
+
+def addAll(e, parts):
+    parts = [p for p in parts if p is not None]
+    total = parts[0]
+    for p in parts[1:]:
+        total = e.binary("add", total, p)
+    return total
+
+
+@lowers(aten.avg_pool2d_backward.default, aten.avg_pool3d_backward.default)
+def lowerAvgPoolBackward(ctx, node):
+    """(grad_output, self, kernel, stride, padding, ceil_mode, count_include_pad,
+    divisor_override): each window's g / divisor to every element it averaged,
+    one spatial axis at a time."""
+    nd = 2 if node.target is aten.avg_pool2d_backward.default else 3
+    override = node.args[7]
+    if isinstance(override, torch.fx.Node):
+        raise Unsupported("a pooling divisor computed at run time")
+    x = ctx.tensor(node.args[1])
+    ws = windows(x, nd, node.args[2], node.args[3], node.args[4], 1, node.args[5])
+    return avgGradient(ctx.e, ctx.tensor(node.args[0]), ws, override, bool(node.args[6]), outDtype(node))
+
+
+def avgGradient(e, g, ws, override, includePad, dtype):
+    g = e.binary("div", e.cast(g, "f32"), float(override) if override else divisor(e, ws, includePad))
+    g = dilate(e, g, ws)
+    for a, w in enumerate(ws):
+        offsets = [None] * len(ws)
+        g = addAll(e, [shift(e, g, ws, offsets[:a] + [j] + offsets[a + 1:]) for j in range(w.kernel)])
+    return e.cast(g, dtype)
+
+
+def offsetsOf(ws):
+    combos = [[]]
+    for w in ws:
+        combos = [c + [j] for c in combos for j in range(w.kernel)]
+    return combos
+
+
+def maxGradient(e, g, idx, ws, dtype):
+    """Each window's g to the element its max came from: per window offset, the
+    dilated g where the index equals the input position that offset read
+    (position q + j * dilation - pad along each axis), shifted there."""
+    plane = 1
+    for w in ws:
+        plane *= w.size
+    if plane >= 2**31:
+        raise Unsupported("max pooling indices past i32 in one plane")
+    g, idx = dilate(e, e.cast(g, "f32"), ws), dilate(e, e.cast(idx, "i32"), ws)
+    # idx minus the flat index of q itself, so that each offset compares with a number.
+    base, stride = None, plane
+    for a, w in enumerate(ws):
+        stride //= w.size
+        term = e.iota(g.shape[g.rank - len(ws):], a, "i32")
+        term = e.binary("mul", term, stride) if stride != 1 else term
+        base = term if base is None else e.binary("add", base, term)
+    relative = e.binary("sub", idx, base)
+    parts = []
+    for offsets in offsetsOf(ws):
+        step, place = plane, 0
+        for w, j in zip(ws, offsets):
+            step //= w.size
+            place += (j * w.dilation - w.pad) * step
+        parts.append(shift(e, e.where(e.binary("eq", relative, place), g, 0.0), ws, offsets))
+    return e.cast(addAll(e, parts), dtype)
+
+
+@lowers(aten.max_pool2d_with_indices_backward.default, aten.max_pool3d_with_indices_backward.default)
+def lowerMaxPoolBackward(ctx, node):
+    """(grad_output, self, kernel, stride, padding, dilation, ceil_mode, indices)."""
+    nd = 2 if node.target is aten.max_pool2d_with_indices_backward.default else 3
+    x = ctx.tensor(node.args[1])
+    ws = windows(x, nd, node.args[2], node.args[3], node.args[4], node.args[5], node.args[6])
+    return maxGradient(ctx.e, ctx.tensor(node.args[0]), ctx.tensor(node.args[7]), ws, outDtype(node))
+
+
+@lowers(aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default)
+def lowerAdaptiveAvgPoolBackward(ctx, node):
+    g, x = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    nd = 2 if node.target is aten._adaptive_avg_pool2d_backward.default else 3
+    kernel = adaptiveKernel(x, g.shape[g.rank - nd:], nd)
+    return avgGradient(ctx.e, g, windows(x, nd, kernel, kernel, 0, 1, False), None, True, outDtype(node))
+
+
+@lowers(aten.adaptive_max_pool2d_backward.default, aten.adaptive_max_pool3d_backward.default)
+def lowerAdaptiveMaxPoolBackward(ctx, node):
+    g, x = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    nd = 2 if node.target is aten.adaptive_max_pool2d_backward.default else 3
+    kernel = adaptiveKernel(x, g.shape[g.rank - nd:], nd)
+    ws = windows(x, nd, kernel, kernel, 0, 1, False)
+    return maxGradient(ctx.e, g, ctx.tensor(node.args[2]), ws, outDtype(node))

@@ -1,14 +1,17 @@
 """The norms, activations and pools the KernelBench trial left to PyTorch, beyond
 test_backend_ops.py's forward cases: training steps through their backward (group
 norm, ELU, instance norm with running statistics), max pooling's indices where
-windows hold NaN, -inf or padding only, and what still stays in PyTorch and why."""
+windows hold NaN, -inf or padding only, the pools' gradients, and what still
+stays in PyTorch and why."""
 
 import math
 
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import minijit
 from torch_helpers import compileCpu, islandOps, reportCount, reportsSince
 
 
@@ -141,8 +144,45 @@ def test_max_pool_values_propagate_nan():
     torch.testing.assert_close(compileCpu(fn)(x), fn(x), equal_nan=True)
 
 
+POOLS = [
+    ("max_2d", lambda a: F.max_pool2d(a, 3, 2, 1), (2, 3, 9, 11)),
+    ("max_2d_overlap_ceil", lambda a: F.max_pool2d(a, (4, 3), 1, (2, 1), dilation=(1, 2), ceil_mode=True),
+     (2, 3, 7, 9)),
+    ("max_1d", lambda a: F.max_pool1d(a, 5, 3, 2, ceil_mode=True), (3, 4, 17)),
+    ("max_3d", lambda a: F.max_pool3d(a, 3, 2, 1, dilation=2), (2, 3, 7, 5, 9)),
+    ("avg_2d", lambda a: F.avg_pool2d(a, 3, 2, 1), (2, 3, 9, 11)),
+    ("avg_2d_exclude_ceil", lambda a: F.avg_pool2d(a, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+     (2, 3, 8, 9)),
+    ("avg_2d_divisor", lambda a: F.avg_pool2d(a, (2, 3), (1, 2), divisor_override=5), (2, 3, 7, 9)),
+    ("avg_1d", lambda a: F.avg_pool1d(a, 4, 1, 2), (3, 4, 13)),
+    ("avg_3d", lambda a: F.avg_pool3d(a, 3, 2, 1), (2, 3, 7, 5, 9)),
+    ("adaptive", lambda a: F.adaptive_avg_pool2d(a, (3, 5)) + F.adaptive_max_pool2d(a, (3, 1)), (2, 3, 9, 10)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", POOLS, ids=[p[0] for p in POOLS])
+def test_pool_gradients_match_eager(name, fn, shape):
+    """The input's gradient through the pool, the backward op on minijit (and its
+    graph through minijit.compile down to PTX); the weights make every window's
+    gradient differ, ties send it where PyTorch does."""
+    x = torch.randn(*shape)
+    x[..., 1, :] = x[..., 2, :]  # equal maxima in some windows
+    weight = torch.randn_like(fn(x))
+    xe, xg = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (fn(xe) * weight).sum().backward()
+    start = reportCount()
+    (compileCpu(fn)(xg) * weight).sum().backward()
+    reports = reportsSince(start)
+    backward = [r for r in reports if r.kind == "backward"]
+    assert backward and all(r.islands and not r.leftOut for r in backward), [r.leftOut for r in backward]
+    assert any("pool" in str(op) and "backward" in str(op) for op in islandOps(backward)), islandOps(backward)
+    torch.testing.assert_close(xg.grad, xe.grad, rtol=1e-5, atol=1e-5)
+    for island in backward[0].islands:
+        assert ".entry" in minijit.compile(island.text, dims=island.translation.hintDims or None).emit("ptx")
+
+
 def test_what_still_stays_in_pytorch_says_why():
-    """Adaptive pools of unequal windows, the pools' gradients and rand_like."""
+    """Adaptive pools of unequal windows and rand_like."""
 
     def adaptive(a):
         return F.adaptive_avg_pool2d(a, (2, 4)) * 2
@@ -152,20 +192,6 @@ def test_what_still_stays_in_pytorch_says_why():
     torch.testing.assert_close(compileCpu(adaptive)(x), adaptive(x))
     reason = leftOut(reportsSince(start))["aten._adaptive_avg_pool2d"]
     assert "unequal sizes" in reason, reason
-
-    def pools(a):
-        return F.max_pool2d(a, 3, 2, 1) + F.avg_pool2d(a, 2)
-
-    xg = torch.randn(2, 3, 8, 8, requires_grad=True)
-    start = reportCount()
-    compileCpu(pools)(xg).sum().backward()
-    reports = reportsSince(start)
-    left = leftOut(reports)
-    assert "scatter" in left["aten.max_pool2d_with_indices_backward"]
-    assert "aten.avg_pool2d_backward" in left
-    assert {"aten.max_pool2d_with_indices.default", "aten.avg_pool2d.default"} <= islandOps(reports)
-    expected = torch.autograd.grad(pools(xg).sum(), xg)[0]
-    torch.testing.assert_close(xg.grad, expected)
 
     def noisy(a):
         return torch.rand_like(a) * 0 + a.exp()

@@ -7,7 +7,8 @@ no_grad, atol = rtol = 1e-4 in fp32), timed beside eager and Inductor.
         python3 samples/python/kernelbench_model.py [--problem KernelBench/level1/23_Softmax.py ...]
 
 Without --problem it runs the built-in problems below, written as KernelBench
-writes its reference files (class Model, get_inputs, get_init_inputs). With
+writes its reference files (class Model, get_inputs, get_init_inputs) after one
+shared PRELUDE (the imports, and get_init_inputs for a Model without arguments). With
 --problem, each file is loaded unchanged. Prints per problem what stayed in
 PyTorch (explain), the worst difference over the seeds, and on a GPU the time
 of a call for eager, minijit and Inductor, then the geometric mean of
@@ -31,16 +32,21 @@ import minijit.torch  # noqa: F401
 TOLERANCE = 1e-4
 SEEDS = 5
 
-BUILTIN = {
-    "level1_softmax": '''
+# What every built-in problem starts with; a problem whose Model takes arguments
+# defines its own get_init_inputs after it.
+PRELUDE = '''
 import torch
 import torch.nn as nn
 
+
+def get_init_inputs():
+    return []
+'''
+
+BUILTIN = {
+    "level1_softmax": '''
 class Model(nn.Module):
     """Simple model that performs a Softmax activation."""
-    def __init__(self):
-        super(Model, self).__init__()
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.softmax(x, dim=1)
 
@@ -50,18 +56,12 @@ dim = 16384
 def get_inputs():
     x = torch.randn(batch_size, dim)
     return [x]
-
-def get_init_inputs():
-    return []
 ''',
     "level1_layernorm": '''
-import torch
-import torch.nn as nn
-
 class Model(nn.Module):
     """Simple model that performs Layer Normalization."""
     def __init__(self, normalized_shape: tuple):
-        super(Model, self).__init__()
+        super().__init__()
         self.ln = nn.LayerNorm(normalized_shape=normalized_shape)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -80,14 +80,8 @@ def get_init_inputs():
     return [(features, dim1, dim2)]
 ''',
     "level1_matmul": '''
-import torch
-import torch.nn as nn
-
 class Model(nn.Module):
     """Simple model that performs a single square matrix multiplication (C = A * B)"""
-    def __init__(self):
-        super(Model, self).__init__()
-
     def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         return torch.matmul(A, B)
 
@@ -97,18 +91,12 @@ def get_inputs():
     A = torch.randn(N, N)
     B = torch.randn(N, N)
     return [A, B]
-
-def get_init_inputs():
-    return []
 ''',
     "level1_rmsnorm": '''
-import torch
-import torch.nn as nn
-
 class Model(nn.Module):
     """Simple model that performs RMS Normalization."""
     def __init__(self, num_features: int, eps: float = 1e-5):
-        super(Model, self).__init__()
+        super().__init__()
         self.num_features = num_features
         self.eps = eps
 
@@ -129,13 +117,10 @@ def get_init_inputs():
     return [features]
 ''',
     "level2_gemm_gelu_softmax": '''
-import torch
-import torch.nn as nn
-
 class Model(nn.Module):
     """Simple model that performs a matrix multiplication, applies GELU, and then applies Softmax."""
     def __init__(self, in_features, out_features):
-        super(Model, self).__init__()
+        super().__init__()
         self.linear = nn.Linear(in_features, out_features)
 
     def forward(self, x):
@@ -155,13 +140,10 @@ def get_init_inputs():
     return [in_features, out_features]
 ''',
     "level2_matmul_sum_max_logsumexp": '''
-import torch
-import torch.nn as nn
-
 class Model(nn.Module):
     """Model that performs a matrix multiplication, summation, max, average pooling-free reductions."""
     def __init__(self, in_features, out_features):
-        super(Model, self).__init__()
+        super().__init__()
         self.linear = nn.Linear(in_features, out_features)
 
     def forward(self, x):
@@ -230,7 +212,7 @@ def main():
     batch = "16" if dev == "cuda" else "2"
     problems = [(p, load(f"problem{i}", path=p)) for i, p in enumerate(a.problem)]
     if not problems:
-        problems = [(n, load(n, s.replace("BATCH", batch))) for n, s in BUILTIN.items()]
+        problems = [(n, load(n, PRELUDE + s.replace("BATCH", batch))) for n, s in BUILTIN.items()]
     failed, ratios = [], []
     for name, problem in problems:
         print(f"== {name}")

@@ -156,7 +156,7 @@ class Emitter:
 
     # Elementwise.
     def unary(self, op, x):
-        if op in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh",
+        if op in ("exp", "exp2", "expm1", "log", "log2", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh",
                   "sigmoid", "erf", "recip", "floor", "ceil") and x.dtype not in FLOATS:
             x = self.cast(x, "f32")
         if op in ("neg", "abs", "relu") and x.dtype not in NUMERIC:
@@ -202,6 +202,13 @@ class Emitter:
         return self._emit(dtype, shape, "iota", [],
                           f"shape=[{', '.join(str(d) for d in shape)}] axis={axis} dtype={dtype}")
 
+    def full(self, shape, value, dtype):
+        if dtype not in FLOATS + ("i32", "bool"):
+            raise Unsupported(f"a full of {dtype} (minijit's full takes floats, i32 and bool)")
+        return self._emit(dtype, shape, "full", [],
+                          f"shape=[{', '.join(str(d) for d in shape)}] value={literalText(value, dtype)} "
+                          f"dtype={dtype}")
+
     # Reductions and scans.
     def reduce(self, op, x, axes, keepdim):
         axes = sorted({normAxis(a, x.rank) for a in axes}) if axes is not None else list(range(x.rank))
@@ -246,6 +253,16 @@ class Emitter:
             return x
         return self._emit(x.dtype, [x.shape[p] for p in perm], "permute", [x.name],
                           f"perm=[{', '.join(str(p) for p in perm)}]")
+
+    def flip(self, x, axes):
+        axes = sorted({normAxis(a, x.rank) for a in axes})
+        for a in axes:
+            if not isinstance(x.shape[a], int):
+                raise Unsupported(f"a flip along the named dimension {x.shape[a]}")
+        axes = [a for a in axes if x.shape[a] != 1]
+        if not axes:
+            return x
+        return self._emit(x.dtype, x.shape, "flip", [x.name], f"axes=[{', '.join(map(str, axes))}]")
 
     def broadcast(self, x, shape):
         shape = tuple(shape)

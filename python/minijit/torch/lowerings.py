@@ -8,14 +8,17 @@ offered to minijit exactly when its lowering succeeds.
 
 Dtypes follow the node's `meta["val"]`: operands are cast to the dtype PyTorch
 computes in (type promotion is explicit in minijit); int64 is minijit's i64.
+
+This file holds the table, its helpers, the elementwise ops and the constants;
+lowerings_nn.py (reductions, normalizations), lowerings_pool.py (pooling) and
+lowerings_shape.py (products, views, gathers) add their entries to the same table.
 """
 
 import math
-import operator
 
 import torch
 
-from .emitter import FLOATS, Unsupported, Value, dimProduct, normAxis
+from .emitter import FLOATS, Unsupported, Value, dimProduct
 
 aten = torch.ops.aten
 
@@ -155,7 +158,8 @@ for _op, _mj in [
     (aten.sqrt.default, "sqrt"), (aten.rsqrt.default, "rsqrt"), (aten.sin.default, "sin"),
     (aten.cos.default, "cos"), (aten.tanh.default, "tanh"), (aten.sigmoid.default, "sigmoid"),
     (aten.erf.default, "erf"), (aten.relu.default, "relu"), (aten.reciprocal.default, "recip"),
-    (aten.floor.default, "floor"), (aten.ceil.default, "ceil"),
+    (aten.floor.default, "floor"), (aten.ceil.default, "ceil"), (aten.log1p.default, "log1p"),
+    (aten.expm1.default, "expm1"),
 ]:
     LOWERINGS[_op] = unaryLowering(_mj)
 
@@ -326,6 +330,32 @@ def lowerSilu(ctx, node):
                       x.dtype)
 
 
+@lowers(aten.elu.default)
+def lowerElu(ctx, node):
+    """scale * x where x > 0, else alpha * scale * expm1(x * input_scale); selu is
+    elu with its two constants, celu reaches the table as expm1 and where."""
+    x = ctx.tensor(node.args[0])
+    alpha, scale, inputScale = kw(node, 1, "alpha", 1.0), kw(node, 2, "scale", 1.0), kw(node, 3, "input_scale", 1.0)
+    if any(isinstance(a, torch.fx.Node) for a in (alpha, scale, inputScale)):
+        raise Unsupported("elu with coefficients computed at run time")
+    e = ctx.e
+    out = outDtype(node)
+    xf = e.cast(x, "f32")
+    negative = e.unary("expm1", e.binary("mul", xf, float(inputScale)) if inputScale != 1 else xf)
+    negative = e.binary("mul", negative, float(alpha) * float(scale))
+    positive = e.binary("mul", xf, float(scale)) if scale != 1 else xf
+    return e.cast(e.where(e.binary("gt", xf, 0), positive, negative), out)
+
+
+@lowers(aten.isnan.default, aten.isinf.default)
+def lowerIsNanInf(ctx, node):
+    """isnan: x != x; isinf: |x| == inf; both false for integers and bools."""
+    x = ctx.tensor(node.args[0])
+    if x.dtype not in FLOATS or node.target is aten.isnan.default:
+        return ctx.e.binary("ne", x, x)
+    return ctx.e.binary("eq", ctx.e.unary("abs", x), math.inf)
+
+
 @lowers(aten._to_copy.default, aten.clone.default, aten.alias.default, aten.detach.default,
         aten.lift_fresh_copy.default)
 def lowerCopy(ctx, node):
@@ -342,24 +372,41 @@ if hasattr(torch.ops, "prims") and hasattr(torch.ops.prims, "convert_element_typ
         return ctx.e.cast(ctx.tensor(node.args[0]), outDtype(node))
 
 
+@lowers(aten.copy.default)
+def lowerCopyInto(ctx, node):
+    """The functional copy(self, src): src broadcast to self's shape in self's dtype
+    (what an in-place `copy_` of a buffer, a running statistic, becomes)."""
+    src = ctx.tensor(node.args[1])
+    return ctx.e.cast(ctx.e.broadcast(src, shapeOf(outVal(node))), outDtype(node))
+
+
 # Constants -----------------------------------------------------------------
 
-@lowers(aten.full.default, aten.scalar_tensor.default)
+FILL_VALUES = {aten.zeros_like.default: 0, aten.ones_like.default: 1, aten.new_zeros.default: 0,
+               aten.new_ones.default: 1}
+
+
+@lowers(aten.full.default, aten.scalar_tensor.default, aten.full_like.default, aten.zeros_like.default,
+        aten.ones_like.default, aten.new_full.default, aten.new_zeros.default, aten.new_ones.default)
 def lowerFull(ctx, node):
-    value = node.args[1] if node.target is aten.full.default else node.args[0]
+    """A tensor of one value, its shape and dtype as PyTorch traced them (the
+    *_like and new_* forms read no element of their tensor argument)."""
+    if node.target in FILL_VALUES:
+        value = FILL_VALUES[node.target]
+    elif node.target is aten.scalar_tensor.default:
+        value = node.args[0]
+    else:
+        value = node.args[2] if node.target is aten.new_full.default else node.args[1]
     if isinstance(value, torch.fx.Node):
         raise Unsupported("a fill value computed at run time")
     val = outVal(node)
     dtype = mjDtype(val.dtype)
     shape = shapeOf(val)
-    # A constant is iota * 0 + value: minijit's literals are operands only.
-    zero = ctx.e.iota(shape if shape else (1,), 0, "i32" if dtype in ("i32", "bool") else "f32")
-    zero = ctx.e.binary("mul", zero, 0)
-    if dtype == "bool":
-        c = ctx.e.binary("ne", zero, 1 if value else 0)
-    else:
-        c = ctx.e.binary("add", ctx.e.cast(zero, dtype), value)
-    return ctx.e.reshape(c, shape)
+    if dtype != "i64":
+        return ctx.e.reshape(ctx.e.full(shape if shape else (1,), value, dtype), shape)
+    # minijit's full has no i64: iota * 0 + value.
+    zero = ctx.e.binary("mul", ctx.e.iota(shape if shape else (1,), 0, "i32"), 0)
+    return ctx.e.reshape(ctx.e.binary("add", ctx.e.cast(zero, dtype), value), shape)
 
 
 @lowers(aten.arange.start_step, aten.arange.default, aten.arange.start)
@@ -382,417 +429,6 @@ def lowerArange(ctx, node):
     return ctx.e.cast(base, dtype)
 
 
-# Reductions ----------------------------------------------------------------
-
-def reduceDims(node, index=1):
-    dims = kw(node, index, "dim")
-    if dims is None or dims == []:
-        return None
-    if isinstance(dims, int):
-        return [dims]
-    return list(dims)
-
-
-def reductionLowering(mjOp):
-    def lower(ctx, node):
-        x = ctx.tensor(node.args[0])
-        out = outDtype(node)
-        keep = bool(kw(node, 2, "keepdim", False))
-        if node.target in (aten.sum.default, aten.mean.default, aten.prod.default, aten.amax.default,
-                           aten.amin.default):
-            dims, keep = None, False
-            if node.target in (aten.amax.default, aten.amin.default):
-                dims = reduceDims(node)
-                keep = bool(kw(node, 2, "keepdim", False))
-        else:
-            dims = reduceDims(node)
-        if node.target is aten.prod.dim_int:
-            dims = [node.args[1]]
-        if mjOp == "mean" or out in FLOATS:
-            x = ctx.e.cast(x, out if out in FLOATS else "f32")
-        elif x.dtype == "bool":
-            x = ctx.e.cast(x, "i64" if out == "i64" else "i32")
-        y = ctx.e.reduce(mjOp, x, dims, keep)
-        return ctx.e.cast(y, out)
-    return lower
-
-
-for _ops, _mj in [
-    ((aten.sum.dim_IntList, aten.sum.default), "sum"),
-    ((aten.mean.dim, aten.mean.default), "mean"),
-    ((aten.amax.default,), "max"),
-    ((aten.amin.default,), "min"),
-    ((aten.prod.default, aten.prod.dim_int), "prod"),
-]:
-    for _op in _ops:
-        LOWERINGS[_op] = reductionLowering(_mj)
-
-
-@lowers(aten.any.dim, aten.any.dims, aten.any.default, aten.all.dim, aten.all.default)
-def lowerAnyAll(ctx, node):
-    x = ctx.tensor(node.args[0])
-    isAny = node.target.overloadpacket is aten.any
-    flags = ctx.e.cast(x if x.dtype == "bool" else ctx.e.binary("ne", x, 0), "i32")
-    dims = None if node.target in (aten.any.default, aten.all.default) else reduceDims(node)
-    keep = bool(kw(node, 2, "keepdim", False)) if dims is not None else False
-    y = ctx.e.reduce("max" if isAny else "min", flags, dims, keep)
-    return ctx.e.binary("ne", y, 0)
-
-
-@lowers(aten.var.correction, aten.var.dim)
-def lowerVar(ctx, node):
-    x = ctx.tensor(node.args[0])
-    out = outDtype(node)
-    dims = reduceDims(node)
-    if node.target is aten.var.dim:
-        correction = 1 if kw(node, 2, "unbiased", True) else 0
-        keep = bool(kw(node, 3, "keepdim", False))
-    else:
-        correction = node.kwargs.get("correction", 1)
-        correction = 1 if correction is None else correction
-        keep = bool(node.kwargs.get("keepdim", False))
-    e = ctx.e
-    xf = e.cast(x, "f32")
-    axes = [normAxis(d, x.rank) for d in dims] if dims is not None else list(range(x.rank))
-    count = dimProduct([x.shape[a] for a in axes])
-    if not isinstance(count, int):
-        raise Unsupported("a variance over a named dimension")
-    mu = e.reduce("mean", xf, axes, True)
-    d = e.binary("sub", xf, mu)
-    s = e.reduce("sum", e.binary("mul", d, d), axes, keep)
-    return e.cast(e.binary("div", s, max(count - correction, 0)), out)
-
-
-@lowers(aten.argmax.default, aten.argmin.default)
-def lowerArg(ctx, node):
-    x = ctx.tensor(node.args[0])
-    dim = kw(node, 1, "dim")
-    keep = bool(kw(node, 2, "keepdim", False))
-    if dim is None:
-        x = ctx.e.reshape(x, (dimProduct(x.shape),))
-        dim, keep = 0, False
-    if x.dtype == "bool":
-        x = ctx.e.cast(x, "i32")
-    return ctx.e.argReduce("argmax" if node.target is aten.argmax.default else "argmin", x, dim, keep)
-
-
-@lowers(aten.max.dim, aten.min.dim)
-def lowerMaxDim(ctx, node):
-    x = ctx.tensor(node.args[0])
-    dim, keep = node.args[1], bool(kw(node, 2, "keepdim", False))
-    isMax = node.target is aten.max.dim
-    values = ctx.e.reduce("max" if isMax else "min", x, [dim], keep)
-    return values, ctx.e.argReduce("argmax" if isMax else "argmin", x, dim, keep)
-
-
-@lowers(aten.cumsum.default, aten.cumprod.default)
-def lowerScan(ctx, node):
-    x = ctx.tensor(node.args[0])
-    out = outDtype(node)
-    if x.dtype == "bool" or out != x.dtype:
-        x = ctx.e.cast(x, out)
-    return ctx.e.scan("cumsum" if node.target is aten.cumsum.default else "cumprod", x, node.args[1])
-
-
-@lowers(aten._softmax.default, aten._log_softmax.default)
-def lowerSoftmax(ctx, node):
-    x = ctx.tensor(node.args[0])
-    dim = node.args[1]
-    out = outDtype(node)
-    e = ctx.e
-    xf = e.cast(x, "f32")
-    m = e.reduce("max", xf, [dim], True)
-    d = e.binary("sub", xf, m)
-    ex = e.unary("exp", d)
-    s = e.reduce("sum", ex, [dim], True)
-    if node.target is aten._softmax.default:
-        y = e.binary("div", ex, s)
-    else:
-        y = e.binary("sub", d, e.unary("log", s))
-    return e.cast(y, out)
-
-
-@lowers(aten.native_layer_norm.default)
-def lowerLayerNorm(ctx, node):
-    x = ctx.tensor(node.args[0])
-    normalized = list(node.args[1])
-    weight, bias, eps = ctx.v(node.args[2]), ctx.v(node.args[3]), node.args[4]
-    e = ctx.e
-    axes = list(range(x.rank - len(normalized), x.rank))
-    xf = e.cast(x, "f32")
-    mu = e.reduce("mean", xf, axes, True)
-    d = e.binary("sub", xf, mu)
-    var = e.reduce("mean", e.binary("mul", d, d), axes, True)
-    rstd = e.unary("rsqrt", e.binary("add", var, float(eps)))
-    y = e.binary("mul", d, rstd)
-    if isinstance(weight, Value):
-        y = e.binary("mul", y, e.cast(weight, "f32"))
-    if isinstance(bias, Value):
-        y = e.binary("add", y, e.cast(bias, "f32"))
-    return (e.cast(y, outDtype(node, 0)), e.cast(mu, outDtype(node, 1)), e.cast(rstd, outDtype(node, 2)))
-
-
-def batchNormParts(ctx, x, weight, bias):
-    """Channel axis 1: per-channel values broadcast as [C, 1, ...] over x."""
-    e = ctx.e
-    channels = x.shape[1]
-    perChannel = (channels,) + (1,) * (x.rank - 2)
-    axes = [a for a in range(x.rank) if a != 1]
-
-    def spread(v):
-        return e.reshape(e.cast(v, "f32"), perChannel)
-    return e, axes, spread, (spread(weight) if isinstance(weight, Value) else None,
-                             spread(bias) if isinstance(bias, Value) else None)
-
-
-@lowers(aten._native_batch_norm_legit_functional.default)
-def lowerBatchNormTraining(ctx, node):
-    """BatchNorm in training: batch statistics, and the running ones updated
-    (out, save_mean, save_rstd, new running_mean, new running_var)."""
-    x = ctx.tensor(node.args[0])
-    weight, bias = ctx.v(node.args[1]), ctx.v(node.args[2])
-    runMean, runVar = ctx.tensor(node.args[3]), ctx.tensor(node.args[4])
-    training, momentum, eps = node.args[5], node.args[6], node.args[7]
-    if not training:
-        raise Unsupported("batch norm with training=False in its functional form")
-    if x.rank < 2:
-        raise Unsupported("batch norm of a vector")
-    e, axes, spread, (w, b) = batchNormParts(ctx, x, weight, bias)
-    count = dimProduct([x.shape[a] for a in axes])
-    if not isinstance(count, int):
-        raise Unsupported("batch norm over a named dimension (the running variance's n / (n - 1))")
-    xf = e.cast(x, "f32")
-    mean = e.reduce("mean", xf, axes, True)
-    d = e.binary("sub", xf, mean)
-    var = e.reduce("mean", e.binary("mul", d, d), axes, True)
-    rstd = e.unary("rsqrt", e.binary("add", var, float(eps)))
-    y = e.binary("mul", d, rstd)
-    if w is not None:
-        y = e.binary("mul", y, w)
-    if b is not None:
-        y = e.binary("add", y, b)
-    channels = (x.shape[1],)
-    meanC, varC, rstdC = (e.reshape(v, channels) for v in (mean, var, rstd))
-    unbiased = e.binary("mul", varC, count / max(count - 1, 1))
-    newMean = e.binary("add", e.binary("mul", e.cast(runMean, "f32"), 1.0 - momentum),
-                       e.binary("mul", meanC, float(momentum)))
-    newVar = e.binary("add", e.binary("mul", e.cast(runVar, "f32"), 1.0 - momentum),
-                      e.binary("mul", unbiased, float(momentum)))
-    return (e.cast(y, outDtype(node, 0)), e.cast(meanC, outDtype(node, 1)), e.cast(rstdC, outDtype(node, 2)),
-            e.cast(newMean, outDtype(node, 3)), e.cast(newVar, outDtype(node, 4)))
-
-
-@lowers(aten._native_batch_norm_legit_no_training.default)
-def lowerBatchNormEval(ctx, node):
-    """BatchNorm in eval mode: the running statistics; the two saved outputs are
-    empty tensors, which only PyTorch can make (a graph that reads them keeps
-    the node in PyTorch)."""
-    x = ctx.tensor(node.args[0])
-    weight, bias = ctx.v(node.args[1]), ctx.v(node.args[2])
-    runMean, runVar, eps = ctx.tensor(node.args[3]), ctx.tensor(node.args[4]), node.args[6]
-    if x.rank < 2:
-        raise Unsupported("batch norm of a vector")
-    e, axes, spread, (w, b) = batchNormParts(ctx, x, weight, bias)
-    rstd = e.unary("rsqrt", e.binary("add", spread(runVar), float(eps)))
-    y = e.binary("mul", e.binary("sub", e.cast(x, "f32"), spread(runMean)), rstd)
-    if w is not None:
-        y = e.binary("mul", y, w)
-    if b is not None:
-        y = e.binary("add", y, b)
-    return (e.cast(y, outDtype(node, 0)), None, None)
-
-
-# Matmuls -------------------------------------------------------------------
-
-@lowers(aten.mm.default, aten.bmm.default)
-def lowerMatmul(ctx, node):
-    a, b = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
-    if a.dtype != b.dtype:
-        raise Unsupported(f"a matmul of {a.dtype} and {b.dtype}")
-    return ctx.e.matmul(a, b)
-
-
-@lowers(aten.addmm.default, aten.baddbmm.default)
-def lowerAddmm(ctx, node):
-    bias, a, b = ctx.tensor(node.args[0]), ctx.tensor(node.args[1]), ctx.tensor(node.args[2])
-    beta, alpha = node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1)
-    e = ctx.e
-    y = e.matmul(a, b)
-    if alpha != 1:
-        y = e.binary("mul", y, alpha)
-    if beta == 0:
-        return y
-    bias = e.cast(bias, y.dtype)
-    if beta != 1:
-        bias = e.binary("mul", bias, beta)
-    return e.binary("add", y, bias)
-
-
-# Views ---------------------------------------------------------------------
-
-@lowers(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
-def lowerView(ctx, node):
-    return ctx.e.reshape(ctx.tensor(node.args[0]), shapeOf(outVal(node)))
-
-
-@lowers(aten.expand.default)
-def lowerExpand(ctx, node):
-    return ctx.e.broadcast(ctx.tensor(node.args[0]), shapeOf(outVal(node)))
-
-
-@lowers(aten.permute.default)
-def lowerPermute(ctx, node):
-    return ctx.e.permute(ctx.tensor(node.args[0]), list(node.args[1]))
-
-
-@lowers(aten.t.default, aten.transpose.int, aten.numpy_T.default)
-def lowerTranspose(ctx, node):
-    x = ctx.tensor(node.args[0])
-    if x.rank < 2:
-        return x
-    perm = list(range(x.rank))
-    if node.target is aten.transpose.int:
-        i, j = normAxis(node.args[1], x.rank), normAxis(node.args[2], x.rank)
-    else:
-        i, j = x.rank - 2, x.rank - 1
-        if node.target is aten.numpy_T.default:
-            perm = perm[::-1]
-            return ctx.e.permute(x, perm)
-    perm[i], perm[j] = perm[j], perm[i]
-    return ctx.e.permute(x, perm)
-
-
-@lowers(aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default)
-def lowerSqueeze(ctx, node):
-    return ctx.e.reshape(ctx.tensor(node.args[0]), shapeOf(outVal(node)))
-
-
-@lowers(aten.slice.Tensor)
-def lowerSlice(ctx, node):
-    x = ctx.tensor(node.args[0])
-    dim = kw(node, 1, "dim", 0)
-    start, end, step = kw(node, 2, "start", None), kw(node, 3, "end", None), kw(node, 4, "step", 1)
-    if any(isinstance(a, torch.fx.Node) for a in (start, end, step)):
-        raise Unsupported("slice bounds computed at run time")
-    axis = normAxis(dim, x.rank)
-    size = x.shape[axis]
-    start = 0 if start is None else start
-    if end is None or (isinstance(size, int) and end >= size) or end >= 2**62:
-        if start == 0 and step == 1:
-            return x
-        if not isinstance(size, int):
-            raise Unsupported(f"a slice along the named dimension {size}")
-        end = size
-    return ctx.e.slice(x, axis, start, end, step)
-
-
-@lowers(aten.select.int)
-def lowerSelect(ctx, node):
-    x = ctx.tensor(node.args[0])
-    axis = normAxis(node.args[1], x.rank)
-    index = node.args[2]
-    if isinstance(index, torch.fx.Node):
-        raise Unsupported("a select at an index computed at run time")
-    size = x.shape[axis]
-    if not isinstance(size, int):
-        raise Unsupported(f"a select along the named dimension {size}")
-    index = index + size if index < 0 else index
-    y = ctx.e.slice(x, axis, index, index + 1, 1)
-    return ctx.e.reshape(y, x.shape[:axis] + x.shape[axis + 1:])
-
-
-@lowers(aten.split_with_sizes.default, aten.split.Tensor)
-def lowerSplit(ctx, node):
-    x = ctx.tensor(node.args[0])
-    dim = normAxis(kw(node, 2, "dim", 0), x.rank)
-    size = x.shape[dim]
-    if not isinstance(size, int):
-        raise Unsupported(f"a split along the named dimension {size}")
-    if node.target is aten.split.Tensor:
-        chunk = node.args[1]
-        sizes = [min(chunk, size - s) for s in range(0, size, chunk)]
-    else:
-        sizes = list(node.args[1])
-    outs, start = [], 0
-    for s in sizes:
-        outs.append(ctx.e.slice(x, dim, start, start + s, 1))
-        start += s
-    return tuple(outs)
-
-
-@lowers(aten.cat.default)
-def lowerCat(ctx, node):
-    values = [ctx.tensor(a) for a in node.args[0]]
-    dim = kw(node, 1, "dim", 0)
-    dtype = outDtype(node)
-    values = [ctx.e.cast(v, dtype) for v in values]
-    return ctx.e.concat(values, dim)
-
-
-@lowers(aten.constant_pad_nd.default)
-def lowerPad(ctx, node):
-    x = ctx.tensor(node.args[0])
-    pads = list(node.args[1])
-    value = kw(node, 2, "value", 0)
-    before, after = [0] * x.rank, [0] * x.rank
-    for i in range(len(pads) // 2):
-        axis = x.rank - 1 - i
-        before[axis], after[axis] = pads[2 * i], pads[2 * i + 1]
-    # Negative pads crop: slice first, then pad the rest.
-    for axis in range(x.rank):
-        if before[axis] < 0 or after[axis] < 0:
-            size = x.shape[axis]
-            if not isinstance(size, int):
-                raise Unsupported(f"a pad along the named dimension {size}")
-            lo, hi = max(0, -before[axis]), size - max(0, -after[axis])
-            x = ctx.e.slice(x, axis, lo, hi, 1)
-            before[axis], after[axis] = max(0, before[axis]), max(0, after[axis])
-    return ctx.e.pad(x, before, after, value)
-
-
-# Gathers -------------------------------------------------------------------
-
-def indexValue(ctx, arg):
-    idx = ctx.tensor(arg)
-    if idx.dtype not in ("i32", "i64"):
-        raise Unsupported(f"indices of dtype {idx.dtype}")
-    return idx
-
-
-@lowers(aten.embedding.default)
-def lowerEmbedding(ctx, node):
-    table, idx = ctx.tensor(node.args[0]), indexValue(ctx, node.args[1])
-    return ctx.e.take(table, idx, 0)
-
-
-@lowers(aten.index_select.default)
-def lowerIndexSelect(ctx, node):
-    x, idx = ctx.tensor(node.args[0]), indexValue(ctx, node.args[2])
-    return ctx.e.take(x, idx, node.args[1])
-
-
-@lowers(aten.gather.default)
-def lowerGather(ctx, node):
-    x, idx = ctx.tensor(node.args[0]), indexValue(ctx, node.args[2])
-    axis = normAxis(node.args[1], x.rank)
-    # torch.gather reads x only where idx has elements: crop x's other axes to idx's.
-    for a in range(x.rank):
-        if a != axis and idx.shape[a] != x.shape[a]:
-            if not isinstance(idx.shape[a], int) or not isinstance(x.shape[a], int):
-                raise Unsupported("a gather whose index is smaller along a named dimension")
-            x = ctx.e.slice(x, a, 0, idx.shape[a], 1)
-    return ctx.e.takeAlongAxis(x, idx, axis)
-
-
-# Tuples --------------------------------------------------------------------
-
-@lowers(operator.getitem)
-def lowerGetitem(ctx, node):
-    parts = ctx.v(node.args[0])
-    if not isinstance(parts, (list, tuple)):
-        raise Unsupported("getitem of a tensor")
-    return parts[node.args[1]]
-
 
 # Ops that never go to minijit, with the reason explain() prints.
 LEFT_TO_PYTORCH = {
@@ -812,3 +448,6 @@ LEFT_TO_PYTORCH = {
     "_scaled_dot_product_cudnn_attention": "fused attention stays in PyTorch",
 }
 
+
+# The table's other parts register their entries into LOWERINGS when imported.
+from . import lowerings_nn, lowerings_pool, lowerings_shape  # noqa: E402,F401

@@ -19,6 +19,9 @@
 namespace minijit {
 
 using detail::broadcastStrides;
+using detail::matmulLayout;
+using detail::MatmulLayout;
+using detail::viewReadStrides;
 using detail::forRange;
 using detail::kInf;
 using detail::kU32;
@@ -362,18 +365,7 @@ private:
       return uniform(id, maxOver({src}));
     const HostTensor &in = Bounds[src];
     const Shape &inShape = G.node(src).shape;
-    Strides s;
-    switch (n.op) {
-    case OpKind::Reshape: s = n.shape.strides(); break;
-    case OpKind::Permute: {
-      auto is = inShape.strides();
-      for (int64_t p : n.perm)
-        s.push_back(is[p]);
-      break;
-    }
-    case OpKind::Broadcast: s = broadcastStrides(inShape, n.shape); break;
-    default: llvm_unreachable("slice, pad and flip are bounded above; no other view");
-    }
+    Strides s = viewReadStrides(n, inShape); // slice, pad and flip are bounded above
     HostTensor out(DType::F32, n.shape);
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       forRange(n.shape, {s}, b, e,
@@ -444,16 +436,10 @@ private:
     ValueId ia = n.operands[0], ib = n.operands[1];
     const Node &an = G.node(ia), &bn = G.node(ib);
     const HostTensor &a = values[ia], &b = values[ib];
-    unsigned ra = an.shape.rank(), rb = bn.shape.rank();
-    int64_t m = an.shape[ra - 2], kk = an.shape[ra - 1], nn = bn.shape[rb - 1];
-    Shape batch(llvm::makeArrayRef(n.shape.dims()).drop_back(2));
-    Shape ab(llvm::makeArrayRef(an.shape.dims()).drop_back(2));
-    Shape bb(llvm::makeArrayRef(bn.shape.dims()).drop_back(2));
-    Strides sa = broadcastStrides(ab, batch), sb = broadcastStrides(bb, batch);
-    for (auto &s : sa)
-      s *= m * kk;
-    for (auto &s : sb)
-      s *= kk * nn;
+    MatmulLayout l = matmulLayout(n, an, bn);
+    const int64_t m = l.m, kk = l.kk, nn = l.nn;
+    const Shape &batch = l.batch;
+    const Strides &sa = l.sa, &sb = l.sb;
     bool exactA = exact(ia), exactB = exact(ib);
     HostTensor out(DType::F32, n.shape);
     Settle settle = settleFor(id, values[id]);

@@ -195,6 +195,7 @@ double applyElementwise(const Node &n, DType operandType, std::span<const double
 namespace {
 
 using detail::broadcastStrides;
+using detail::viewReadStrides;
 using detail::forRange;
 using detail::parallelChunks;
 using detail::Strides;
@@ -498,18 +499,7 @@ private:
     const HostTensor &in = Values[n.operands[0]];
     const Shape &inShape = G.node(n.operands[0]).shape;
     HostTensor out(in.dtype(), n.shape);
-    Strides s;
-    switch (n.op) {
-    case OpKind::Reshape: s = n.shape.strides(); break; // same order: read element i
-    case OpKind::Permute: {
-      auto is = inShape.strides();
-      for (int64_t p : n.perm)
-        s.push_back(is[p]);
-      break;
-    }
-    case OpKind::Broadcast: s = broadcastStrides(inShape, n.shape); break;
-    default: llvm_unreachable("not a view");
-    }
+    Strides s = viewReadStrides(n, inShape);
     parallelChunks(out.numel(), [&](int64_t b, int64_t e) {
       forRange(n.shape, {s}, b, e,
                [&](int64_t i, llvm::ArrayRef<int64_t> off) { out.copyElement(i, in, off[0]); });

@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Parallel.h"
 
 #include <algorithm>
@@ -31,6 +32,46 @@ inline Strides broadcastStrides(const Shape &from, const Shape &to) {
   for (unsigned i = 0; i < from.rank(); ++i)
     s[off + i] = from[i] == 1 ? 0 : fs[i];
   return s;
+}
+
+/// Element strides that read the operand (of shape `in`) of reshape, permute
+/// or broadcast `n` at the multi-index of an element of `n` (a reshape keeps
+/// the order: element i reads element i).
+inline Strides viewReadStrides(const Node &n, const Shape &in) {
+  switch (n.op) {
+  case OpKind::Reshape: return n.shape.strides();
+  case OpKind::Permute: {
+    Strides s;
+    auto is = in.strides();
+    for (int64_t p : n.perm)
+      s.push_back(is[p]);
+    return s;
+  }
+  case OpKind::Broadcast: return broadcastStrides(in, n.shape);
+  default: llvm_unreachable("slice, pad and flip read at an index of their own");
+  }
+}
+
+/// A batched product's sizes: `a` [..., m, kk] times `b` [..., kk, nn] over
+/// the batch of the result, with the element strides that read each
+/// operand's matrix of a batch index (0 where its batch broadcasts).
+struct MatmulLayout {
+  int64_t m, kk, nn;
+  Shape batch;
+  Strides sa, sb;
+};
+
+inline MatmulLayout matmulLayout(const Node &n, const Node &a, const Node &b) {
+  unsigned ra = a.shape.rank(), rb = b.shape.rank();
+  MatmulLayout l{a.shape[ra - 2], a.shape[ra - 1], b.shape[rb - 1],
+                 Shape(llvm::makeArrayRef(n.shape.dims()).drop_back(2)), {}, {}};
+  l.sa = broadcastStrides(Shape(llvm::makeArrayRef(a.shape.dims()).drop_back(2)), l.batch);
+  l.sb = broadcastStrides(Shape(llvm::makeArrayRef(b.shape.dims()).drop_back(2)), l.batch);
+  for (auto &s : l.sa)
+    s *= l.m * l.kk;
+  for (auto &s : l.sb)
+    s *= l.kk * l.nn;
+  return l;
 }
 
 /// Calls fn(i, offsets...) for output elements [begin, end) of `shape`, with

@@ -204,16 +204,10 @@ HostTensor scanValues(const Node &n, const HostTensor &in, DType held) {
 
 HostTensor matmulValues(const Node &n, const Node &an, const Node &bn, const HostTensor &a,
                         const HostTensor &b, DType held, bool magnitudes) {
-  unsigned ra = an.shape.rank(), rb = bn.shape.rank();
-  int64_t m = an.shape[ra - 2], kk = an.shape[ra - 1], nn = bn.shape[rb - 1];
-  Shape batch(llvm::makeArrayRef(n.shape.dims()).drop_back(2));
-  Shape ab(llvm::makeArrayRef(an.shape.dims()).drop_back(2));
-  Shape bb(llvm::makeArrayRef(bn.shape.dims()).drop_back(2));
-  Strides sa = broadcastStrides(ab, batch), sb = broadcastStrides(bb, batch);
-  for (auto &s : sa)
-    s *= m * kk;
-  for (auto &s : sb)
-    s *= kk * nn;
+  MatmulLayout l = matmulLayout(n, an, bn);
+  const int64_t m = l.m, kk = l.kk, nn = l.nn;
+  const Shape &batch = l.batch;
+  const Strides &sa = l.sa, &sb = l.sb;
   HostTensor out(held, n.shape);
   int64_t batches = batch.numel();
   llvm::parallelForEachN(0, static_cast<size_t>(batches * m), [&](size_t task) {

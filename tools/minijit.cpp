@@ -8,6 +8,7 @@
 #include "compiler/schedule/ScheduleOverrides.h"
 #include "ir/Bind.h"
 #include "tools/DeviceReport.h"
+#include "tools/FusionComparison.h"
 #include "tools/Harness.h"
 #include "tools/ProfileRecords.h"
 #include "tools/Reduce.h"
@@ -407,28 +408,25 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
     double times[2] = {0, 0};
     int64_t bytes[2] = {0, 0};
     std::vector<HostTensor> ins = inputsFor(g, seed, d);
-    for (int fused = 1; fused >= 0; --fused) {
-      CheckedRun r = runAndCheck(g, gpu, fused, seed, &ins);
+    for (ComparedRun &side : compareFusion(g, gpu, seed, ins, copy, !profileJson.empty())) {
+      const CheckedRun &r = side.run;
+      bool fused = side.fused;
       if (fused)
         saveOutputs(g, r.outputs, d, gs.size() > 1);
-      Executable &exe = *r.executable;
-      std::vector<DeviceTensor> din;
-      for (const HostTensor &h : ins)
-        din.push_back(DeviceTensor::fromHost(gpu, h));
-      std::vector<DeviceTensor> dout = exe.allocateOutputs();
-      RunTiming t = timeExecutable(exe, din, dout, 100, 10);
       const Program &p = r.compiled.program;
-      times[fused] = t.medianUs;
+      times[fused] = side.timing.medianUs;
       bytes[fused] = p.bytesMoved();
-      if (!profileJson.empty())
-        profiled.push_back(profiledRun(r.compiled, profileExecutable(exe, din, dout, 100, copy)));
+      if (side.profile)
+        profiled.push_back(std::move(*side.profile));
       std::string check = r.ok ? "ok" : "MISMATCH";
       if (!r.ok)
         status = kFailed;
       llvm::outs() << llvm::formatv("  {0,-8} {1,8} {2,14} {3,12:f2} {4,10:f0} {5,7:f1}%  {6}\n",
                                     fused ? "on" : "off", p.kernels.size(), p.bytesMoved(),
-                                    t.medianUs, p.bytesMoved() / (t.medianUs * 1e3),
-                                    100 * p.bytesMoved() / (t.medianUs * 1e3) / copy, check);
+                                    side.timing.medianUs,
+                                    p.bytesMoved() / (side.timing.medianUs * 1e3),
+                                    100 * p.bytesMoved() / (side.timing.medianUs * 1e3) / copy,
+                                    check);
       if (!r.ok)
         for (size_t i = 0; i < r.compare.size(); ++i)
           if (!r.compare[i].ok)

@@ -7,6 +7,7 @@
 #include "capi/lib/CApiInternal.h"
 
 #include "runtime/ProfileJsonValues.h"
+#include "tools/FusionComparison.h"
 #include "tools/Harness.h"
 #include "tools/ProfileRecords.h"
 
@@ -238,17 +239,10 @@ mjStatus mjCompare(mjDevice d, mjGraph g, uint64_t seed, const mjDimBindings *di
     llvm::json::Array runs;
     std::vector<ProfiledRun> profiled;
     double times[2] = {0, 0};
-    for (int fused = 1; fused >= 0; --fused) {
-      CheckedRun r = runAndCheck(graph, gpu, fused != 0, seed, &ins);
-      Executable &exe = *r.executable;
-      std::vector<DeviceTensor> din;
-      for (const HostTensor &h : ins)
-        din.push_back(DeviceTensor::fromHost(gpu, h));
-      std::vector<DeviceTensor> dout = exe.allocateOutputs();
-      RunTiming t = timeExecutable(exe, din, dout, 100, 10);
-      times[fused] = t.medianUs;
-      profiled.push_back(profiledRun(r.compiled, profileExecutable(exe, din, dout, 100, copy)));
-      runs.push_back(runJsonOf(r, t, fused != 0, graph));
+    for (ComparedRun &side : compareFusion(graph, gpu, seed, ins, copy, true)) {
+      times[side.fused] = side.timing.medianUs;
+      profiled.push_back(std::move(*side.profile));
+      runs.push_back(runJsonOf(side.run, side.timing, side.fused, graph));
     }
     std::string tool = std::string("minijit-c ") + minijitVersion();
     llvm::Expected<llvm::json::Value> profile =

@@ -126,7 +126,7 @@ IndexExpr KernelEmitter::offsetIn(const IndexExpr &offset, const LaneCtx &lc) {
 }
 
 void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &storeGuard) {
-  ElementWork w{pass, lc};
+  ElementWork w(pass, lc);
   for (size_t i = 0; i < K.values.size(); ++i)
     if (Need[i] && (Use[i] >> pass & 1u) && K.values[i].kind != KValue::Kind::Literal)
       w.values.push_back(static_cast<int>(i));

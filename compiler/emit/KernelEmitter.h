@@ -205,6 +205,7 @@ private:
   /// What the phases of one elementWork call share: the values and stores of
   /// the pass, and the per-lane names the loads and output vectors get.
   struct ElementWork {
+    ElementWork(int pass, const LaneCtx &lc) : pass(pass), lc(lc) {}
     int pass;
     const LaneCtx &lc;
     std::vector<int> values, stores;

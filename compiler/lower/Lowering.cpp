@@ -462,6 +462,23 @@ private:
     return value(n.operands[0], in);
   }
 
+  /// The position of reduction (or scan) `id` in L.reductions, or -1.
+  int reductionIndex(ValueId id) const {
+    for (size_t i = 0; i < L.reductions.size(); ++i)
+      if (L.reductions[i].node == id)
+        return static_cast<int>(i);
+    return -1;
+  }
+
+  /// The value of reduction `r` of the kernel, the result of node `id`.
+  int reductionValue(ValueId id, int r) {
+    KValue v;
+    v.kind = KValue::Kind::ReduceResult;
+    v.node = id;
+    v.reduction = r;
+    return addValue(v);
+  }
+
   /// A scan: its kernel's own (Scan kernels hold one scan domain), read at
   /// the element it computes.
   int scanResult(ValueId id, const Index &idx) {
@@ -470,10 +487,7 @@ private:
       return fail(id, FusionReasonKind::ScanOwnKernel, {id});
     if (indexKey(id, idx) != indexKey(id, DomainIdx))
       return fail(id, FusionReasonKind::ScanOwnKernel, {id});
-    int r = -1;
-    for (size_t i = 0; i < L.reductions.size(); ++i)
-      if (L.reductions[i].node == id)
-        r = static_cast<int>(i);
+    int r = reductionIndex(id);
     if (r < 0) {
       int input = value(n.operands[0], DomainIdx);
       if (input < 0)
@@ -485,11 +499,7 @@ private:
       L.reductions.push_back({id, n.name, n.dtype, n.op, input, 0});
       r = static_cast<int>(L.reductions.size() - 1);
     }
-    KValue v;
-    v.kind = KValue::Kind::ReduceResult;
-    v.node = id;
-    v.reduction = r;
-    return addValue(v);
+    return reductionValue(id, r);
   }
 
   int reduceResult(ValueId id, const Index &idx) {
@@ -510,10 +520,7 @@ private:
     }
     if (indexKey(id, expected) != indexKey(id, idx))
       return fail(id, FusionReasonKind::ReductionOtherRow, {id});
-    int r = -1;
-    for (size_t i = 0; i < L.reductions.size(); ++i)
-      if (L.reductions[i].node == id)
-        r = static_cast<int>(i);
+    int r = reductionIndex(id);
     if (r < 0) {
       int input = value(n.operands[0], DomainIdx);
       if (input < 0)
@@ -526,16 +533,9 @@ private:
       L.reductions.push_back(red);
       r = static_cast<int>(L.reductions.size() - 1);
     }
-    KValue v;
-    v.kind = KValue::Kind::ReduceResult;
-    v.node = id;
-    v.reduction = r;
-    return addValue(v);
+    return reductionValue(id, r);
   }
 
-  /// The coefficient of variable `v` in `e` when `v` appears only as a
-  /// plain term (not inside a division or remainder): e - e[v := 0] must be
-  /// exactly coef * v.
   /// Follows views held by the kernel down to a value read from memory; -1
   /// when the operand is computed here.
   std::pair<ValueId, Index> throughViews(ValueId id, Index idx, ValueId matmul) {

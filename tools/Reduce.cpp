@@ -2,14 +2,21 @@
 #include "tools/Reduce.h"
 
 #include "ir/Error.h"
+#include "ir/Printer.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <vector>
+
+#include <sys/wait.h>
 
 namespace minijit {
 
@@ -311,6 +318,44 @@ unsigned countOps(const Graph &g) {
 Graph reduceGraph(const Graph &g, const std::function<bool(const Graph &)> &interesting,
                   ReduceStats *stats) {
   return Reducer(interesting, stats).run(rebuild(g, unchanged(g)));
+}
+
+namespace {
+
+/// Runs `until` on `g` written to `path`: true when it exits 0.
+bool commandSucceeds(const Graph &g, const std::string &until, const std::string &path) {
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      throw GraphError("reduce: cannot write " + path + ": " + ec.message());
+    os << printGraph(g);
+  }
+  std::string cmd = until;
+  size_t at = cmd.find("{}");
+  if (at == std::string::npos)
+    cmd += " " + path;
+  for (; at != std::string::npos; at = cmd.find("{}", at + path.size()))
+    cmd.replace(at, 2, path);
+  llvm::outs().flush();
+  int rc = std::system(cmd.c_str());
+  return rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
+}
+
+} // namespace
+
+std::optional<Graph> reduceWithCommand(const Graph &g, const std::string &until,
+                                       ReduceStats *stats) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("minijit-reduce", dir))
+    throw GraphError("reduce: cannot make a scratch folder: " + ec.message());
+  std::string path = (dir + "/candidate.mj").str();
+  std::optional<Graph> small;
+  if (commandSucceeds(g, until, path))
+    small = reduceGraph(
+        g, [&](const Graph &c) { return commandSucceeds(c, until, path); }, stats);
+  llvm::sys::fs::remove_directories(dir);
+  return small;
 }
 
 } // namespace minijit

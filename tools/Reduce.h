@@ -13,6 +13,8 @@
 #include "ir/Graph.h"
 
 #include <functional>
+#include <optional>
+#include <string>
 
 namespace minijit {
 
@@ -28,6 +30,13 @@ struct ReduceStats {
 /// Names of the values that remain are kept.
 Graph reduceGraph(const Graph &g, const std::function<bool(const Graph &)> &interesting,
                   ReduceStats *stats = nullptr);
+
+/// reduceGraph with the test a shell command: `until`, with each `{}` replaced
+/// by the path of the candidate written as text (appended when there is no
+/// `{}`), keeps a candidate when it exits 0. nullopt when it does not exit 0
+/// on `g` itself. Throws GraphError when the scratch file cannot be written.
+std::optional<Graph> reduceWithCommand(const Graph &g, const std::string &until,
+                                       ReduceStats *stats = nullptr);
 
 /// The number of ops of `g` (values other than arguments and literals).
 unsigned countOps(const Graph &g);

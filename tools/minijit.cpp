@@ -7,6 +7,8 @@
 #include "compiler/nvrtc/Nvrtc.h"
 #include "compiler/schedule/ScheduleOverrides.h"
 #include "ir/Bind.h"
+#include "tools/CommandLine.h"
+#include "tools/DataFlags.h"
 #include "tools/DeviceReport.h"
 #include "tools/FusionComparison.h"
 #include "tools/Harness.h"
@@ -53,150 +55,6 @@ std::vector<Graph> loadGraphs(const std::string &file, const std::string &only,
   for (const Graph &g : gs)
     names += (names.empty() ? "" : ", ") + g.name();
   throw ParseError(file, 0, 0, "no graph named '" + only + "' in the file (it has: " + names + ")");
-}
-
-/// A flag whose value is wrong (a --input file that does not hold its
-/// input): exit status 2, like a file that does not parse.
-struct UsageError : GraphError {
-  using GraphError::GraphError;
-};
-
-/// What --input and --save ask for.
-struct DataFlags {
-  std::vector<std::string> inputs; ///< NAME=FILE.npy
-  std::string saveDir;
-};
-
-/// Seeded random inputs for `g`, with those that --input names read from
-/// their files. The files are read (and checked against the input's type)
-/// first, and random tensors made only for the inputs left, so a bad file is
-/// reported before anything large is allocated. Throws UsageError for a
-/// malformed flag, an unknown name, a name given twice or a file that does
-/// not hold the input's type.
-std::vector<HostTensor> inputsFor(const Graph &g, uint64_t seed, const DataFlags &d) try {
-  std::vector<HostTensor> fromFiles(g.inputs().size());
-  std::vector<bool> given(g.inputs().size(), false);
-  for (const std::string &spec : d.inputs) {
-    auto [name, path] = llvm::StringRef(spec).split('=');
-    name.consume_front("%");
-    if (name.empty() || path.empty())
-      throw GraphError("--input " + spec + ": expected NAME=FILE.npy");
-    std::optional<ValueId> id = g.lookup(name);
-    auto it = id ? llvm::find(g.inputs(), *id) : g.inputs().end();
-    if (it == g.inputs().end()) {
-      std::string names;
-      for (ValueId in : g.inputs())
-        names += (names.empty() ? "%" : ", %") + g.node(in).name;
-      throw GraphError(llvm::formatv("--input {0}: graph '{1}' has no input %{2} (its inputs: {3})",
-                                     spec, g.name(), name, names)
-                           .str());
-    }
-    const Node &n = g.node(*id);
-    size_t k = it - g.inputs().begin();
-    if (given[k])
-      throw GraphError("--input " + spec + ": input %" + n.name +
-                       " is given twice; give each input one file");
-    given[k] = true;
-    fromFiles[k] = readNpy(path, "input %" + n.name, std::pair(n.dtype, n.shape));
-  }
-  std::vector<HostTensor> ins = randomInputs(g, seed, &given);
-  for (size_t k = 0; k < ins.size(); ++k)
-    if (given[k])
-      ins[k] = std::move(fromFiles[k]);
-  return ins;
-} catch (const UsageError &) {
-  throw;
-} catch (const GraphError &e) {
-  throw UsageError(e.what());
-}
-
-/// `g` with its named dimensions bound: from --dim and, where `d` is given
-/// (the commands that take inputs), from the shapes of the --input files.
-/// A graph without names is returned as it is. Throws UsageError for a
-/// malformed --dim, a dimension nothing gives a size, or sizes that disagree.
-Graph bindForCommand(const Graph &g, const std::vector<std::string> &dimFlags,
-                     const DataFlags *d) try {
-  DimBindings sizes;
-  for (const std::string &flag : dimFlags)
-    if (std::string error = parseDimBinding(flag, sizes); !error.empty())
-      throw UsageError(error);
-  if (sizes.size() < dimFlags.size())
-    throw UsageError("--dim: a dimension is given a size twice (" +
-                     llvm::join(dimFlags, ", ") + "); give each name one --dim");
-  if (!hasUnboundDims(g))
-    return g;
-  std::map<std::string, std::string> from;
-  for (const auto &[name, size] : sizes)
-    from[name] = "--dim " + name + "=" + std::to_string(size);
-  for (const std::string &spec : d ? d->inputs : std::vector<std::string>{}) {
-    auto [name, path] = llvm::StringRef(spec).split('=');
-    name.consume_front("%");
-    std::optional<ValueId> id = g.lookup(name);
-    if (!id || g.node(*id).op != OpKind::Input || path.empty())
-      continue; // inputsFor reports it
-    const Node &n = g.node(*id);
-    HostTensor t = readNpy(path, "input %" + n.name);
-    matchShape(n.shape, t.shape(), "input %" + n.name + " (" + path.str() + ")", sizes, from);
-  }
-  return bindDims(g, sizes);
-} catch (const UsageError &) {
-  throw;
-} catch (const GraphError &e) {
-  throw UsageError(e.what());
-}
-
-/// Writes each output of `g` as DIR/NAME.npy (DIR/GRAPH/NAME.npy when the
-/// file holds several graphs) and says where.
-void saveOutputs(const Graph &g, llvm::ArrayRef<HostTensor> outs, const DataFlags &d,
-                 bool severalGraphs) {
-  if (d.saveDir.empty())
-    return;
-  std::string dir = severalGraphs ? d.saveDir + "/" + g.name() : d.saveDir;
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    throw GraphError(llvm::formatv("--save {0}: cannot create the folder: {1}", dir, ec.message())
-                         .str());
-  for (size_t i = 0; i < outs.size(); ++i)
-    writeNpy(dir + "/" + g.node(g.outputs()[i]).name + ".npy", outs[i]);
-  llvm::outs() << llvm::formatv("  saved {0} output{1} to {2}/\n", outs.size(),
-                                outs.size() == 1 ? "" : "s", dir);
-}
-
-/// Throws UsageError for a --dim NAME that no graph of the file has (`names`):
-/// a size that would silently go unused is more likely a typo. (A name of
-/// another graph than --graph picks is allowed: one command line may serve
-/// every graph of a file.)
-void checkDimFlagsUsed(const std::set<std::string> &names,
-                       const std::vector<std::string> &dimFlags) {
-  for (const std::string &flag : dimFlags) {
-    std::string name = llvm::StringRef(flag).split('=').first.str();
-    if (!names.count(name))
-      throw UsageError(llvm::formatv("--dim {0}: no graph has a dimension named {1} (named "
-                                     "dimensions: {2})",
-                                     flag, name,
-                                     names.empty() ? std::string("none")
-                                                   : llvm::join(names, ", "))
-                           .str());
-  }
-}
-
-/// Throws UsageError when --save would write two outputs of one graph to one
-/// file (a graph that returns a value twice, or two values of one name).
-void checkSaveNames(const std::vector<Graph> &gs, const DataFlags &d) {
-  if (d.saveDir.empty())
-    return;
-  for (const Graph &g : gs) {
-    std::map<std::string, size_t> first;
-    for (size_t i = 0; i < g.outputs().size(); ++i) {
-      const std::string &name = g.node(g.outputs()[i]).name;
-      auto [it, fresh] = first.try_emplace(name, i);
-      if (!fresh)
-        throw UsageError(llvm::formatv("--save {0}: graph '{1}' returns %{2} as output {3} and "
-                                       "output {4}; --save writes each output as NAME.npy, so "
-                                       "the names must differ",
-                                       d.saveDir, g.name(), name, it->second, i)
-                             .str());
-    }
-  }
 }
 
 int cmdCheck(const std::vector<Graph> &gs) {
@@ -557,26 +415,6 @@ int cmdDevices(bool bandwidth) {
   return kOk;
 }
 
-/// Runs `until` on `g` written to a scratch file: true when it exits 0.
-bool stillFails(const Graph &g, const std::string &until, const std::string &path) {
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      throw GraphError("reduce: cannot write " + path + ": " + ec.message());
-    os << printGraph(g);
-  }
-  std::string cmd = until;
-  size_t at = cmd.find("{}");
-  if (at == std::string::npos)
-    cmd += " " + path;
-  for (; at != std::string::npos; at = cmd.find("{}", at + path.size()))
-    cmd.replace(at, 2, path);
-  llvm::outs().flush();
-  int rc = std::system(cmd.c_str());
-  return rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
-}
-
 int cmdReduce(const std::vector<Graph> &gs, const std::string &file, const std::string &until,
               const std::string &outPath) {
   if (gs.size() != 1) {
@@ -584,22 +422,14 @@ int cmdReduce(const std::vector<Graph> &gs, const std::string &file, const std::
                  << ": pick one with --graph NAME\n";
     return kUsage;
   }
-  llvm::SmallString<128> dir;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("minijit-reduce", dir)) {
-    llvm::errs() << "minijit: reduce: cannot make a scratch folder: " << ec.message() << "\n";
-    return kFailed;
-  }
-  std::string path = (dir + "/candidate.mj").str();
-  if (!stillFails(gs[0], until, path)) {
+  ReduceStats stats;
+  std::optional<Graph> reduced = reduceWithCommand(gs[0], until, &stats);
+  if (!reduced) {
     llvm::errs() << "minijit: reduce: the command does not succeed on " << file
                  << " itself, so there is nothing to keep while reducing\n";
-    llvm::sys::fs::remove_directories(dir);
     return kFailed;
   }
-  ReduceStats stats;
-  Graph small = reduceGraph(
-      gs[0], [&](const Graph &c) { return stillFails(c, until, path); }, &stats);
-  llvm::sys::fs::remove_directories(dir);
+  const Graph &small = *reduced;
   std::string text = printGraph(small);
   if (outPath.empty()) {
     llvm::outs() << text;
@@ -617,111 +447,106 @@ int cmdReduce(const std::vector<Graph> &gs, const std::string &file, const std::
   return kOk;
 }
 
+/// Flags that parsed but do not go together, said on stderr; true when
+/// there are any (bad usage, exit status 2).
+bool badUsage(const CommandLine &flags) {
+  if (flags.device < 0) {
+    llvm::errs() << "minijit: --device " << flags.device
+                 << ": a device ordinal is 0 or more (minijit devices lists them)\n";
+    return true;
+  }
+  if (flags.tuneCmd && !(flags.budget > 0)) {
+    llvm::errs() << llvm::formatv("minijit: --budget-s {0}: the search needs some seconds (> 0)\n",
+                                  double(flags.budget));
+    return true;
+  }
+  if (flags.tuneCmd && flags.maxCandidates < 1) {
+    llvm::errs() << "minijit: --max-candidates 0: at least the default is a candidate\n";
+    return true;
+  }
+  if (flags.tuneCmd && flags.tuneRuns < 1) {
+    llvm::errs() << "minijit: --runs " << flags.tuneRuns << ": at least 1 timed run a candidate\n";
+    return true;
+  }
+  if (flags.reduceCmd && flags.until.empty()) {
+    llvm::errs()
+        << "minijit: reduce needs --until CMD: a command that exits 0 while a "
+           "candidate still shows the problem, e.g. --until \"! minijit run {} --check\"\n";
+    return true;
+  }
+  return false;
+}
+
+/// Runs the subcommand on the graphs of FILE (`fileDims`: their named sizes).
+int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
+               const std::set<std::string> &fileDims) {
+  try {
+    DataFlags data;
+    data.inputs.assign(flags.inputFiles.begin(), flags.inputFiles.end());
+    data.saveDir = flags.saveDir;
+    if (flags.checkCmd)
+      return cmdCheck(gs);
+    if (flags.evalCmd || flags.runCmd || flags.compareCmd)
+      checkSaveNames(gs, data);
+    if (!flags.reduceCmd) {
+      std::vector<std::string> dims(flags.dimFlags.begin(), flags.dimFlags.end());
+      checkDimFlagsUsed(fileDims, dims);
+      for (Graph &g : gs)
+        g = bindForCommand(g, dims, flags.compileCmd || flags.tuneCmd ? nullptr : &data);
+    }
+    if (flags.evalCmd)
+      return cmdEval(gs, flags.seed, data);
+    if (flags.compileCmd)
+      return cmdCompile(gs, !flags.noFusion, !flags.noReassociate, flags.allowTf32, flags.tf32x3,
+                        flags.emit, flags.arch, flags.timing, flags.schedule);
+    if (flags.reduceCmd)
+      return cmdReduce(gs, flags.file, flags.until, flags.reduceOut);
+    if (flags.tuneCmd) {
+      TuneFlags t;
+      t.fusion = !flags.noFusion;
+      t.allowTf32 = flags.allowTf32;
+      t.tf32x3 = flags.tf32x3;
+      t.dryRun = flags.dryRun;
+      t.budgetS = flags.budget;
+      t.runs = flags.tuneRuns;
+      t.maxCandidates = flags.maxCandidates;
+      t.seed = flags.seed;
+      t.device = flags.device;
+      return cmdTune(gs, t);
+    }
+    RunFlags f;
+    f.fusion = !flags.noFusion;
+    f.check = flags.check;
+    f.allowTf32 = flags.allowTf32;
+    f.tf32x3 = flags.tf32x3;
+    f.schedule = flags.schedule;
+    f.bench = flags.bench;
+    f.profile = flags.profile;
+    f.trace = flags.trace;
+    f.seed = flags.seed;
+    f.graphReplay = flags.graphReplay;
+    f.data = data;
+    f.profileJson = flags.profileJson;
+    f.device = flags.device;
+    if (flags.runCmd)
+      return cmdRun(gs, f);
+    return cmdCompare(gs, flags.seed, data, flags.profileJson, flags.device);
+  } catch (const UsageError &e) {
+    llvm::errs() << "minijit: " << e.what() << "\n";
+    return kUsage;
+  } catch (const Error &e) {
+    llvm::errs() << "minijit: " << e.what() << "\n";
+    return kFailed;
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   namespace cl = llvm::cl;
-  cl::SubCommand checkCmd("check", "parse and verify FILE, print the canonical text");
-  cl::SubCommand evalCmd("eval", "run the CPU reference on seeded random inputs");
-  cl::SubCommand compileCmd("compile", "compile FILE and print a stage");
-  cl::SubCommand runCmd("run", "run FILE on the GPU (seeded random inputs)");
-  cl::SubCommand compareCmd("compare", "fused vs unfused on the GPU, side by side");
-  cl::SubCommand tuneCmd("tune", "search each kernel's schedule on the GPU and keep the fastest "
-                                 "in the tuning database");
-  cl::SubCommand reduceCmd("reduce", "shrink FILE's graph while a command keeps succeeding on it");
-  cl::SubCommand devicesCmd("devices", "list the GPUs and the properties the schedules use");
-  cl::opt<std::string> file(cl::Positional, cl::desc("FILE.mj"), cl::Required, cl::sub(checkCmd),
-                            cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
-                            cl::sub(compareCmd), cl::sub(tuneCmd), cl::sub(reduceCmd));
-  cl::opt<std::string> graph("graph", cl::desc("only the graph with this name"), cl::sub(checkCmd),
-                             cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
-                             cl::sub(compareCmd), cl::sub(tuneCmd), cl::sub(reduceCmd));
-  cl::opt<std::string> until(
-      "until",
-      cl::desc("the shell command that says a candidate still shows the problem (exit status "
-               "0); {} stands for the candidate's .mj file, appended when absent"),
-      cl::value_desc("CMD"), cl::sub(reduceCmd));
-  cl::opt<std::string> reduceOut("o", cl::desc("write the reduced graph here (default: stdout)"),
-                                 cl::value_desc("FILE"), cl::sub(reduceCmd));
-  cl::opt<uint64_t> seed("seed", cl::desc("seed of the random inputs"), cl::init(0),
-                         cl::sub(evalCmd), cl::sub(runCmd), cl::sub(compareCmd), cl::sub(tuneCmd));
-  cl::list<std::string> inputFiles(
-      "input", cl::desc("NAME=FILE.npy: read input %NAME from a .npy file (repeatable; the others "
-                        "stay seeded random)"),
-      cl::sub(evalCmd), cl::sub(runCmd), cl::sub(compareCmd));
-  cl::opt<std::string> saveDir("save", cl::desc("write each output as DIR/NAME.npy"),
-                               cl::value_desc("DIR"), cl::sub(evalCmd), cl::sub(runCmd),
-                               cl::sub(compareCmd));
-  cl::list<std::string> dimFlags(
-      "dim", cl::desc("NAME=SIZE: the size of a named dimension, e.g. --dim B=4096 (once a "
-                      "name; eval, run and compare also take sizes from the shapes of --input "
-                      "files)"),
-      cl::value_desc("NAME=SIZE"), cl::sub(evalCmd), cl::sub(compileCmd), cl::sub(runCmd),
-      cl::sub(compareCmd), cl::sub(tuneCmd));
-  cl::opt<bool> noFusion("no-fusion", cl::desc("one kernel per op, as an eager framework runs"),
-                         cl::sub(compileCmd), cl::sub(runCmd), cl::sub(tuneCmd));
-  cl::opt<double> budget("budget-s",
-                         cl::desc("seconds for the whole search; once spent, the best so far is "
-                                  "kept (default 60)"),
-                         cl::value_desc("N"), cl::init(60), cl::sub(tuneCmd));
-  cl::opt<int> tuneRuns("runs", cl::desc("timed runs per candidate, their median (default 30)"),
-                        cl::value_desc("R"), cl::init(30), cl::sub(tuneCmd));
-  cl::opt<unsigned> maxCandidates(
-      "max-candidates", cl::desc("candidates per kernel, the default included (default 48)"),
-      cl::value_desc("N"), cl::init(48), cl::sub(tuneCmd));
-  cl::opt<bool> dryRun("dry-run",
-                       cl::desc("list each kernel's candidates, compiled through NVRTC (no GPU "
-                                "needed, nothing timed or stored)"),
-                       cl::sub(tuneCmd));
-  cl::opt<bool> noReassociate(
-      "no-reassociate",
-      cl::desc("keep the order of roundings: no sum of a product rewritten as a product with a "
-               "summed operand, no scalar factor moved after a product, no argmax of a softmax "
-               "(a strictly increasing map) taken of its logits"),
-      cl::sub(compileCmd));
-  cl::opt<bool> allowTf32(
-      "allow-tf32",
-      cl::desc("f32 matmuls may run on tensor cores in TF32 (10 bits of fraction per operand), as "
-               "torch.backends.cuda.matmul.allow_tf32; Hopper targets"),
-      cl::sub(compileCmd), cl::sub(runCmd), cl::sub(tuneCmd));
-  cl::opt<bool> tf32x3(
-      "tf32x3",
-      cl::desc("large f32 matmuls may run as three TF32 products on tensor cores (each operand "
-               "split into two TF32 parts; errors about ten times f32's and a tenth of TF32's, at "
-               "1.3-2.7 times the speed); Hopper targets"),
-      cl::sub(compileCmd), cl::sub(runCmd), cl::sub(tuneCmd));
-  cl::opt<std::string> schedule(
-      "schedule",
-      cl::desc("set schedule parameters by hand, KEY=V,... (the keys of MINIJIT_SCHEDULE, "
-               "docs/GUIDE.md), in place of the environment variable"),
-      cl::sub(compileCmd), cl::sub(runCmd));
-  cl::opt<std::string> emit("emit", cl::desc("graph|fused|lowered|cuda|ptx|resources|dot"),
-                            cl::init("fused"), cl::sub(compileCmd));
-  cl::opt<std::string> arch("arch", cl::desc("NVRTC target, e.g. sm_90"), cl::sub(compileCmd));
-  cl::opt<bool> timing("time", cl::desc("print each stage's compile time to stderr"),
-                       cl::sub(compileCmd));
-  cl::opt<bool> check("check", cl::desc("compare with the CPU reference (exit 1 on mismatch)"),
-                      cl::sub(runCmd));
-  cl::opt<bool> bench("bench", cl::desc("time the run (median of 200, after warm-up)"),
-                      cl::sub(runCmd));
-  cl::opt<bool> profile("profile", cl::desc("per-kernel table"), cl::sub(runCmd));
-  cl::opt<std::string> trace("trace", cl::desc("write a Chrome trace to this file"),
-                             cl::sub(runCmd));
-  cl::opt<bool> graphReplay("graph-replay", cl::desc("launch through a CUDA graph"),
-                            cl::sub(runCmd));
-  cl::opt<int> device("device",
-                      cl::desc("the GPU to run on, by its ordinal (minijit devices lists them)"),
-                      cl::value_desc("N"), cl::init(0), cl::sub(runCmd), cl::sub(compareCmd),
-                      cl::sub(tuneCmd));
-  cl::opt<bool> bandwidth("bandwidth",
-                          cl::desc("measure each GPU's device-to-device copy bandwidth (copies "
-                                   "1 GiB 23 times)"),
-                          cl::sub(devicesCmd));
-  cl::opt<std::string> profileJson("profile-json",
-                                   cl::desc("write the per-kernel profile as JSON to this file "
-                                            "(docs/PROFILE_JSON.md; scripts/plot.py draws it)"),
-                                   cl::sub(runCmd), cl::sub(compareCmd));
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "minijit " << minijitVersion() << "\n"; });
+  CommandLine flags;
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "minijit " << minijitVersion() << "\n"; });
 
   std::string errors;
   llvm::raw_string_ostream errStream(errors);
@@ -730,110 +555,33 @@ int main(int argc, char **argv) {
     llvm::errs() << errStream.str();
     return kUsage;
   }
-  if (!checkCmd && !evalCmd && !compileCmd && !runCmd && !compareCmd && !tuneCmd && !reduceCmd &&
-      !devicesCmd) {
-    llvm::errs() << "usage: minijit {check|eval|compile|run|compare|tune|reduce} FILE [options], or "
-                    "minijit devices; see minijit --help\n";
+  if (!flags.checkCmd && !flags.evalCmd && !flags.compileCmd && !flags.runCmd &&
+      !flags.compareCmd && !flags.tuneCmd && !flags.reduceCmd && !flags.devicesCmd) {
+    llvm::errs()
+        << "usage: minijit {check|eval|compile|run|compare|tune|reduce} FILE [options], or "
+           "minijit devices; see minijit --help\n";
     return kUsage;
   }
-  if (device < 0) {
-    llvm::errs() << "minijit: --device " << device
-                 << ": a device ordinal is 0 or more (minijit devices lists them)\n";
+  if (badUsage(flags))
     return kUsage;
-  }
-  if (devicesCmd) {
+  if (flags.devicesCmd) {
     try {
-      return cmdDevices(bandwidth);
+      return cmdDevices(flags.bandwidth);
     } catch (const Error &e) {
       llvm::errs() << "minijit: " << e.what() << "\n";
       return kFailed;
     }
   }
-  if (tuneCmd && !(budget > 0)) {
-    llvm::errs() << llvm::formatv("minijit: --budget-s {0}: the search needs some seconds (> 0)\n",
-                                  double(budget));
-    return kUsage;
-  }
-  if (tuneCmd && maxCandidates < 1) {
-    llvm::errs() << "minijit: --max-candidates 0: at least the default is a candidate\n";
-    return kUsage;
-  }
-  if (tuneCmd && tuneRuns < 1) {
-    llvm::errs() << "minijit: --runs " << tuneRuns << ": at least 1 timed run a candidate\n";
-    return kUsage;
-  }
-  if (reduceCmd && until.empty()) {
-    llvm::errs() << "minijit: reduce needs --until CMD: a command that exits 0 while a "
-                    "candidate still shows the problem, e.g. --until \"! minijit run {} --check\"\n";
-    return kUsage;
-  }
   std::vector<Graph> gs;
   std::set<std::string> fileDims;
   try {
-    gs = loadGraphs(file, graph, fileDims);
+    gs = loadGraphs(flags.file, flags.graph, fileDims);
   } catch (const ParseError &e) {
     llvm::errs() << e.what() << "\n";
     return kUsage;
   } catch (const GraphError &e) {
-    llvm::errs() << file << ": error: " << e.what() << "\n";
+    llvm::errs() << flags.file << ": error: " << e.what() << "\n";
     return kUsage;
   }
-  try {
-    DataFlags data;
-    data.inputs.assign(inputFiles.begin(), inputFiles.end());
-    data.saveDir = saveDir;
-    if (checkCmd)
-      return cmdCheck(gs);
-    if (evalCmd || runCmd || compareCmd)
-      checkSaveNames(gs, data);
-    if (!reduceCmd) {
-      std::vector<std::string> dims(dimFlags.begin(), dimFlags.end());
-      checkDimFlagsUsed(fileDims, dims);
-      for (Graph &g : gs)
-        g = bindForCommand(g, dims, compileCmd || tuneCmd ? nullptr : &data);
-    }
-    if (evalCmd)
-      return cmdEval(gs, seed, data);
-    if (compileCmd)
-      return cmdCompile(gs, !noFusion, !noReassociate, allowTf32, tf32x3, emit, arch, timing,
-                        schedule);
-    if (reduceCmd)
-      return cmdReduce(gs, file, until, reduceOut);
-    if (tuneCmd) {
-      TuneFlags t;
-      t.fusion = !noFusion;
-      t.allowTf32 = allowTf32;
-      t.tf32x3 = tf32x3;
-      t.dryRun = dryRun;
-      t.budgetS = budget;
-      t.runs = tuneRuns;
-      t.maxCandidates = maxCandidates;
-      t.seed = seed;
-      t.device = device;
-      return cmdTune(gs, t);
-    }
-    RunFlags f;
-    f.fusion = !noFusion;
-    f.check = check;
-    f.allowTf32 = allowTf32;
-    f.tf32x3 = tf32x3;
-    f.schedule = schedule;
-    f.bench = bench;
-    f.profile = profile;
-    f.trace = trace;
-    f.seed = seed;
-    f.graphReplay = graphReplay;
-    f.data = data;
-    f.profileJson = profileJson;
-    f.device = device;
-    if (runCmd)
-      return cmdRun(gs, f);
-    return cmdCompare(gs, seed, data, profileJson, device);
-  } catch (const UsageError &e) {
-    llvm::errs() << "minijit: " << e.what() << "\n";
-    return kUsage;
-  } catch (const Error &e) {
-    llvm::errs() << "minijit: " << e.what() << "\n";
-    return kFailed;
-  }
+  return runCommand(flags, gs, fileDims);
 }

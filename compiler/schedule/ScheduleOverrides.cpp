@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdlib>
 
@@ -65,8 +66,9 @@ bool ScheduleOverrides::operator==(const ScheduleOverrides &other) const {
   return llvm::all_of(kKeys, [&](const Key &k) { return valueOf(*this, k) == valueOf(other, k); });
 }
 
-Expected<ScheduleOverrides> parseScheduleOverrides(llvm::StringRef text) {
+Expected<ScheduleOverrides> parseScheduleOverrides(std::string_view textView) {
   ScheduleOverrides o;
+  llvm::StringRef text(textView.data(), textView.size());
   llvm::SmallVector<llvm::StringRef, 8> parts;
   text.split(parts, ',', -1, false);
   for (llvm::StringRef p : parts) {

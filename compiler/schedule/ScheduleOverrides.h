@@ -7,11 +7,10 @@
 
 #include "compiler/Expected.h"
 
-#include "llvm/ADT/StringRef.h"
-
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace minijit {
 
@@ -96,7 +95,7 @@ struct ScheduleOverrides {
 /// Parses "key=value,..." (empty text: no overrides). Refuses with
 /// "schedule override: ..." an unknown key or a value that is not a
 /// non-negative integer. A key given twice keeps its last value.
-Expected<ScheduleOverrides> parseScheduleOverrides(llvm::StringRef text);
+Expected<ScheduleOverrides> parseScheduleOverrides(std::string_view text);
 
 /// The text of $MINIJIT_SCHEDULE, empty when it is unset: the one place the
 /// variable is read.

@@ -95,7 +95,7 @@ std::string CompiledGraph::fusedText() const {
     if (k.tuned)
       line = llvm::formatv("tuned ({0:f2} us, default {1:f2} us{2}{3}): ", k.tuned->tunedUs,
                            k.tuned->defaultUs, k.tuned->overrides.empty() ? "" : "; ",
-                           k.tuned->overrides)
+                           k.tuned->overrides.str())
                  .str() +
              line;
     // A matmul's tiles come in waves: say how full the last one is.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "compiler/Stage.h"
+#include "compiler/schedule/ScheduleOverrides.h"
 #include "compiler/simplify/MatmulRewrites.h"
 #include "ir/Graph.h"
 #include "runtime/DeviceProperties.h"
@@ -46,14 +47,11 @@ struct CompileOptions {
   /// (CUTLASS's "3xTF32"; PyTorch's set_float32_matmul_precision("high")
   /// permits the like): each operand is split into two TF32 parts, hi and
   /// lo, and A @ B = Ahi@Bhi + Ahi@Blo + Alo@Bhi is summed in f32 by the
-  /// tensor cores. Each term is within 2^-20.4 of exact (an f32 multiply-add:
-  /// 2^-24); the tensor cores' sums round more coarsely than the CUDA cores'
-  /// multiply-adds. Measured on the H200 against f64 (docs/PERFORMANCE.md,
-  /// "f32 products as three TF32 products"): errors of 2-6e-6 of the terms'
-  /// size, about ten times f32's on the CUDA cores and a tenth of TF32's, at
-  /// 1.3-2.7 times the CUDA cores' speed where the operands' copies pay
-  /// (tf32x3Pays in compiler/simplify/MatmulRewrites.h: mn / (m + n) > 256,
-  /// a square product past 512); smaller products stay on the CUDA cores. Off by default
+  /// tensor cores. More accurate than TF32 and less than f32 on the CUDA
+  /// cores (the bound per term: rewriteMatmuls, compiler/simplify/
+  /// MatmulRewrites.h; errors and speed: docs/PERFORMANCE.md, "f32 products
+  /// as three TF32 products"). Only where the operands' copies pay
+  /// (tf32x3Pays); smaller products stay on the CUDA cores. Off by default
   /// (f32 exactly, PyTorch's default "highest"); allowTf32 takes precedence.
   bool tf32x3 = false;
   /// Schedules are sized for this device; without a GPU, an H200.
@@ -70,7 +68,7 @@ struct CompileOptions {
   KernelCache *cache = nullptr;
   /// Schedules a search found (compiler/tune/TuningDatabase.h). UseDatabase
   /// takes a kernel's tuned schedule where the database holds one, unless
-  /// scheduleOverrides or $MINIJIT_SCHEDULE set parameters by hand; Off
+  /// scheduleOverrides (or $MINIJIT_SCHEDULE) set parameters by hand; Off
   /// keeps the rules' schedules.
   enum class Tuning { Off, UseDatabase };
   Tuning tuning = Tuning::UseDatabase;
@@ -78,16 +76,18 @@ struct CompileOptions {
   TuningDatabase *tuningDatabase = nullptr;
   /// NVRTC compiles in parallel; 0: one thread per core.
   unsigned threads = 0;
-  /// Hand-set schedule parameters for experiments ("tpr=64,vec=4"; see
-  /// ScheduleOverrides). Empty: $MINIJIT_SCHEDULE, if set.
-  std::string scheduleOverrides;
+  /// Hand-set schedule parameters for experiments (from text:
+  /// parseScheduleOverrides). None set: those of $MINIJIT_SCHEDULE, parsed
+  /// when the compile starts (CompileError where the text does not parse).
+  /// A value a kernel cannot take is a CompileError of the compile.
+  ScheduleOverrides scheduleOverrides;
   /// Schedule parameters for single kernels, by launch index (the N of
-  /// `kernel kN` in --emit=fused): that kernel is scheduled with this text
+  /// `kernel kN` in --emit=fused): that kernel is scheduled with these
   /// alone, in place of scheduleOverrides, $MINIJIT_SCHEDULE and the tuning
-  /// database (an empty text: the rules' schedule). The search
-  /// (tools/Tuner.h) compiles each candidate this way. An index past the
-  /// last kernel is ignored.
-  std::map<int, std::string> kernelScheduleOverrides;
+  /// database (none set: the rules' schedule). The search (tools/Tuner.h)
+  /// compiles each candidate this way. An index past the last kernel is
+  /// ignored.
+  std::map<int, ScheduleOverrides> kernelScheduleOverrides;
   /// Extra NVRTC options (-lineinfo keeps source lines for Nsight Compute).
   std::vector<std::string> nvrtcOptions = {"-lineinfo"};
   /// programMaker: print why each new binding compiled what it compiled

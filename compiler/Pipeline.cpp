@@ -83,6 +83,45 @@ void dumpStages(const CompiledGraph &c, llvm::ArrayRef<Stage> stages) {
   }
 }
 
+/// The overrides a compile takes: CompileOptions::scheduleOverrides, or
+/// where none is set those of $MINIJIT_SCHEDULE (one more way in), parsed
+/// here once. Text that does not parse is the user's mistake: CompileError.
+ScheduleOverrides overridesOf(const CompileOptions &opt) {
+  if (!opt.scheduleOverrides.empty())
+    return opt.scheduleOverrides;
+  Expected<ScheduleOverrides> env = parseScheduleOverrides(scheduleEnvironmentText());
+  if (!env)
+    throw CompileError(env.error());
+  return *env;
+}
+
+/// The graph rewrites of a compile with fusion (`tf32`: its f32 products
+/// run in TF32, whose operands rewriteTf32Operands copies last).
+MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const ScheduleOverrides &o,
+                                          bool alignRows, bool tf32) {
+  MatmulRewriteOptions r;
+  r.reassociate = opt.reassociate;
+  r.alignRows = alignRows;
+  // The CUDA cores' f32 matmul reads tiles by float4s where rows are whole
+  // float4s (not when pad=0); TF32 products take the Hopper template, which
+  // reads both operands k-major (their copies come last, in place of the
+  // float4 rows and split-K).
+  r.float4Rows = !tf32 && o.pad.value_or(1) != 0;
+  // Three TF32 products in place of an f32 one where that pays
+  // (tf32x3Pays); the others stay on the CUDA cores.
+  r.tf32x3 = opt.tf32x3 && !tf32 && alignRows;
+  // Split-K where its rule says, counting the slots of the f32 template's
+  // 128x128 tile (two blocks per SM); splitk=N >= 2 forces N slices,
+  // splitk=0 none.
+  if (tf32)
+    return r;
+  if (o.splitk.value_or(1) == 1)
+    r.splitK.slots = 2 * opt.device.smCount;
+  else if (*o.splitk >= 2)
+    r.splitK.force = *o.splitk;
+  return r;
+}
+
 /// What ptxas must have done for a Hopper matmul, else the template is at
 /// fault: no wgmma serialized ("wgmma.mma_async instructions are serialized
 /// due to ...", 3-4x slower), and 168 registers a thread at launch, which
@@ -248,6 +287,7 @@ public:
                        llvm::join(dimNames(G), ", ") +
                        "): bind them (bindDims, --dim NAME=SIZE), or compile through "
                        "minijit::compile, which binds each run's sizes");
+    Overrides = overridesOf(Opt);
     const Graph *source = &G;
     std::optional<Graph> expanded; // the training graph, when G has grad or vjp nodes
     if (hasDerivatives(G)) {
@@ -261,29 +301,10 @@ public:
         return;
       // Hopper's matmul reads its tiles through TMA, which needs rows of
       // whole 16-byte units (not when wgmma=0 keeps mma.sync).
-      // The CUDA cores' f32 matmul reads tiles by float4s where rows are
-      // whole float4s (not when pad=0).
-      ScheduleOverrides o = parseScheduleOverrides(overrideText());
-      bool alignRows = hasWgmma(Arch) && o.wgmma.value_or(1) != 0;
-      // TF32 products take the Hopper template, which reads both operands
-      // k-major: their copies come last (rewriteTf32Operands), in place of
-      // the CUDA cores' float4 rows and split-K.
+      bool alignRows = hasWgmma(Arch) && Overrides.wgmma.value_or(1) != 0;
       bool tf32 = Opt.allowTf32 && alignRows;
-      // Three TF32 products in place of an f32 one where that pays
-      // (tf32x3Pays); the others stay on the CUDA cores.
-      bool tf32x3 = Opt.tf32x3 && !tf32 && alignRows;
-      // Split-K where its rule says, counting the slots of the f32
-      // template's 128x128 tile (two blocks per SM); splitk=N >= 2 forces N
-      // slices, splitk=0 none.
-      SplitKOptions split;
-      if (o.splitk.value_or(1) == 1)
-        split.slots = 2 * Opt.device.smCount;
-      else if (*o.splitk >= 2)
-        split.force = *o.splitk;
-      if (tf32)
-        split = {};
-      MatmulRewriteResult r = rewriteMatmuls(C.graph, Opt.reassociate, alignRows,
-                                             !tf32 && o.pad.value_or(1) != 0, split, tf32x3);
+      MatmulRewriteResult r =
+          rewriteMatmuls(C.graph, matmulRewriteOptions(Opt, Overrides, alignRows, tf32));
       if (Opt.reassociate) { // an argmax of softmax(x) as the argmax of x
         MatmulRewriteResult a = rewriteMonotoneArgs(r.graph);
         r.graph = std::move(a.graph);
@@ -382,28 +403,18 @@ private:
     });
   }
 
-  /// CompileOptions::scheduleOverrides, or $MINIJIT_SCHEDULE when empty.
-  std::string overrideText() const {
-    std::string text = Opt.scheduleOverrides;
-    if (const char *env = std::getenv("MINIJIT_SCHEDULE"); text.empty() && env)
-      text = env;
-    return text;
-  }
-
   void schedule() {
-    std::string text = overrideText();
-    ScheduleOverrides overrides = parseScheduleOverrides(text);
     // Hand-set parameters are an experiment: the database stays out of it.
     TuningDatabase &db = Opt.tuningDatabase ? *Opt.tuningDatabase : TuningDatabase::global();
-    bool tuned = Opt.tuning == CompileOptions::Tuning::UseDatabase && text.empty() &&
+    bool tuned = Opt.tuning == CompileOptions::Tuning::UseDatabase && Overrides.empty() &&
                  !db.directory().empty() && llvm::sys::fs::is_directory(db.directory());
     for (size_t k = 0; k < D->kernels.size(); ++k) {
       CompiledKernel &ck = D->kernels[k];
       if (auto own = Opt.kernelScheduleOverrides.find(static_cast<int>(k));
           own != Opt.kernelScheduleOverrides.end()) {
-        applySchedule(ck, parseScheduleOverrides(own->second));
+        applySchedule(ck, own->second);
       } else {
-        applySchedule(ck, overrides);
+        applySchedule(ck, Overrides);
         if (tuned)
           useTunedSchedule(ck, db);
       }
@@ -420,11 +431,14 @@ private:
   }
 
   /// Schedules `ck`'s body with `overrides` (scheduleKernel: the template's
-  /// parameters, and the online sum of inner rows).
+  /// parameters, and the online sum of inner rows). Overrides the kernel
+  /// cannot take were set by hand: the user's mistake, a CompileError.
   void applySchedule(CompiledKernel &ck, const ScheduleOverrides &overrides) {
-    ScheduledKernel s = scheduleKernel(ck.body, Opt.device, overrides, Arch);
-    ck.lowered = std::move(s.lowered);
-    ck.schedule = std::move(s.schedule);
+    Expected<ScheduledKernel> s = scheduleKernel(ck.body, Opt.device, overrides, Arch);
+    if (!s)
+      throw CompileError(s.error());
+    ck.lowered = std::move(s->lowered);
+    ck.schedule = std::move(s->schedule);
   }
 
   /// The schedule the database holds for `ck` (keyed by its default
@@ -437,14 +451,16 @@ private:
     std::optional<TuningEntry> e = db.lookup(key);
     if (!e)
       return;
-    try {
-      applySchedule(ck, parseScheduleOverrides(e->overrides));
-      ck.tuned = std::move(e);
-    } catch (const CompileError &err) {
+    Expected<ScheduledKernel> s = scheduleKernel(ck.body, Opt.device, e->overrides, Arch);
+    if (!s) {
       llvm::errs() << "minijit: warning: tuning database entry " << db.pathFor(key) << " ('"
-                   << e->overrides << "') does not fit its kernel (" << err.what()
+                   << e->overrides.str() << "') does not fit its kernel (" << s.error()
                    << "); the kernel keeps its default schedule\n";
+      return;
     }
+    ck.lowered = std::move(s->lowered);
+    ck.schedule = std::move(s->schedule);
+    ck.tuned = std::move(e);
   }
 
   void emit() {
@@ -525,6 +541,8 @@ private:
   const std::string Arch; ///< the NVRTC target: CompileOptions::arch, else the device's
   const int Debug;
   const std::vector<Stage> Dumps;
+  /// The hand-set schedule parameters (overridesOf), set when run() starts.
+  ScheduleOverrides Overrides;
   Stage Last;
   std::shared_ptr<CompileDetail> D; ///< C.detail, which the stages fill
   CompiledGraph C;

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <map>
 
 namespace minijit {
@@ -113,10 +112,15 @@ CompileOptions baseOptions(const TuneOptions &opt, const DeviceProperties &dev, 
 }
 
 void refuseHandSetSchedules() {
-  const char *env = std::getenv("MINIJIT_SCHEDULE");
-  if (env && *env)
-    throw GraphError(std::string("MINIJIT_SCHEDULE is set ('") + env +
+  std::string env = scheduleEnvironmentText();
+  if (!env.empty())
+    throw GraphError("MINIJIT_SCHEDULE is set ('" + env +
                      "'): the search sets each kernel's parameters itself; unset it");
+}
+
+/// A candidate's name in the report: its overrides, or "(default)".
+std::string candidateName(const ScheduleOverrides &o) {
+  return o.empty() ? "(default)" : o.str();
 }
 
 /// One kernel's record before its search: name, key, and whether an
@@ -365,7 +369,7 @@ TuneReport tuneGraph(const Graph &g, const Device &gpu, const TuneOptions &opt) 
         say(opt,
             llvm::formatv("{0}: {1}/{2} tried, best so far {3} {4:f2} us", progressPrefix(kt),
                           i + 1, space.candidates.size(),
-                          b.overrides.empty() ? "(default)" : b.overrides, b.us),
+                          candidateName(b.overrides), b.us),
             /*transient=*/true);
       }
     }
@@ -470,7 +474,7 @@ std::string formatTuneReport(const TuneReport &r) {
                         k.candidates.size(), timed, r.dryRun ? "compiled" : "timed",
                         k.dropped.size());
     for (const CandidateResult &c : k.candidates) {
-      std::string name = c.overrides.empty() ? "(default)" : c.overrides;
+      std::string name = candidateName(c.overrides);
       std::string what;
       switch (c.outcome) {
       case Outcome::Compiled:
@@ -493,7 +497,7 @@ std::string formatTuneReport(const TuneReport &r) {
     }
     if (r.dryRun) {
       for (const DroppedCandidate &d : k.dropped)
-        os << llvm::formatv("  dropped {0}: {1}\n", d.overrides, d.why);
+        os << llvm::formatv("  dropped {0}: {1}\n", d.overrides.str(), d.why);
       continue;
     }
     if (k.winner) {
@@ -503,7 +507,7 @@ std::string formatTuneReport(const TuneReport &r) {
                             w.defaultUs);
       else
         os << llvm::formatv("  best: {0}: {1:f2} us against the default's {2:f2} us, {3:f2}x\n",
-                            w.overrides, w.tunedUs, w.defaultUs,
+                            w.overrides.str(), w.tunedUs, w.defaultUs,
                             w.tunedUs > 0 ? w.defaultUs / w.tunedUs : 0.0);
     }
     if (!k.storedAt.empty())

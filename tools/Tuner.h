@@ -52,7 +52,7 @@ struct CandidateResult {
     Rejected, ///< did not compile, exceeds a limit ptxas reported, did not load or run, or mismatched
     NotTimed, ///< the budget was spent before its turn
   };
-  std::string overrides;  ///< empty: the default
+  ScheduleOverrides overrides; ///< none set: the default
   std::string schedule;   ///< Schedule::describe()
   Outcome outcome = Outcome::Compiled;
   double us = 0;          ///< Timed: the median

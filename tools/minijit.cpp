@@ -93,21 +93,21 @@ int cmdEval(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d) {
   return kOk;
 }
 
-/// --schedule KEY=V,...: parsed once here, so a bad key or value is bad usage.
-bool checkScheduleFlag(const std::string &schedule) {
-  try {
-    parseScheduleOverrides(schedule);
-    return true;
-  } catch (const CompileError &e) {
-    llvm::errs() << "minijit: --schedule: " << e.what() << "\n";
-    return false;
-  }
+/// --schedule KEY=V,...: parsed once here, so a bad key or value is bad
+/// usage (nullopt, after saying why).
+std::optional<ScheduleOverrides> parseScheduleFlag(const std::string &schedule) {
+  Expected<ScheduleOverrides> o = parseScheduleOverrides(schedule);
+  if (o)
+    return *o;
+  llvm::errs() << "minijit: --schedule: " << o.error() << "\n";
+  return std::nullopt;
 }
 
 int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool allowTf32,
                bool tf32x3, const std::string &emit, const std::string &arch, bool timing,
                const std::string &schedule) {
-  if (!checkScheduleFlag(schedule))
+  std::optional<ScheduleOverrides> overrides = parseScheduleFlag(schedule);
+  if (!overrides)
     return kUsage;
   std::optional<Stage> stage = parseStage(emit);
   if (!stage) {
@@ -128,7 +128,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool
     opt.reassociate = reassociate;
     opt.allowTf32 = allowTf32;
     opt.tf32x3 = tf32x3;
-    opt.scheduleOverrides = schedule;
+    opt.scheduleOverrides = *overrides;
     opt.arch = arch;
     opt.stopAfter = producingStage(*stage); // --emit=cuda does not run NVRTC
     CompiledGraph c = compileGraph(gs[i], opt);
@@ -168,7 +168,8 @@ bool writeProfileJson(const std::string &path, const Device &gpu, double copyGBp
 }
 
 int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
-  if (!checkScheduleFlag(f.schedule))
+  std::optional<ScheduleOverrides> overrides = parseScheduleFlag(f.schedule);
+  if (!overrides)
     return kUsage;
   Device gpu = Device::open(f.device);
   int status = kOk;
@@ -181,7 +182,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
     opt.fusion = f.fusion;
     opt.allowTf32 = f.allowTf32;
     opt.tf32x3 = f.tf32x3;
-    opt.scheduleOverrides = f.schedule;
+    opt.scheduleOverrides = *overrides;
     opt.device = gpu.properties();
     CompiledGraph compiled = compileGraph(g, opt);
     CheckedRun r = f.check ? checkCompiled(g, gpu, std::move(compiled), f.seed, &ins)
@@ -328,7 +329,7 @@ void printProgress(const std::string &line, bool transient) {
 /// Searches each kernel's schedule of every graph (one budget for them
 /// all), or with --dry-run lists the candidates compiled.
 int cmdTune(const std::vector<Graph> &gs, const TuneFlags &f) {
-  if (const char *env = std::getenv("MINIJIT_SCHEDULE"); env && *env) {
+  if (std::string env = scheduleEnvironmentText(); !env.empty()) {
     llvm::errs() << "minijit: MINIJIT_SCHEDULE is set ('" << env
                  << "'): tune sets each kernel's parameters itself; unset it\n";
     return kUsage;

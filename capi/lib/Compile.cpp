@@ -77,8 +77,12 @@ mjStatus mjCompileOptionsSetTuning(mjCompileOptions o, int on) {
   });
 }
 mjStatus mjCompileOptionsSetSchedule(mjCompileOptions o, const char *schedule) {
-  return setOption(o, "mjCompileOptionsSetSchedule",
-                   [&](CompileOptions &c) { c.scheduleOverrides = schedule ? schedule : ""; });
+  return setOption(o, "mjCompileOptionsSetSchedule", [&](CompileOptions &c) {
+    Expected<ScheduleOverrides> parsed = parseScheduleOverrides(schedule ? schedule : "");
+    if (!parsed)
+      throw CompileError(parsed.error());
+    c.scheduleOverrides = *parsed;
+  });
 }
 mjStatus mjCompileOptionsSetThreads(mjCompileOptions o, unsigned threads) {
   return setOption(o, "mjCompileOptionsSetThreads", [&](CompileOptions &c) { c.threads = threads; });

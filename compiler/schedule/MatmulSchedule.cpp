@@ -37,8 +37,8 @@ std::vector<Tile> candidateTiles(bool tensorCores) {
           {16, 16, 64, 1, 1, 0, 0, 2}};
 }
 
-Tile pickTile(const KMatmul &mm, const DeviceProperties &dev, const std::vector<Tile> &tiles,
-              const ScheduleOverrides &o) {
+Expected<Tile> pickTile(const KMatmul &mm, const DeviceProperties &dev,
+                        const std::vector<Tile> &tiles, const ScheduleOverrides &o) {
   if (o.tile) {
     auto it = llvm::find_if(tiles, [&](const Tile &t) { return t.bm == *o.tile; });
     if (it != tiles.end())
@@ -46,13 +46,12 @@ Tile pickTile(const KMatmul &mm, const DeviceProperties &dev, const std::vector<
     std::string known;
     for (const Tile &t : tiles)
       known += (known.empty() ? "" : ", ") + std::to_string(t.bm);
-    badOverride("tile must be one of " + known + " for this matmul");
+    return refuse("tile must be one of " + known + " for this matmul");
   }
   for (const Tile &t : tiles) {
     // 256x128 by hand or by the tuner only: one block an SM of 8x16
-    // outputs a thread took 1.22-1.38x the 128x128 tile's time on the
-    // H200's five large products through registers, 1.11-1.31x by cp.async
-    // with krows (docs/PERFORMANCE.md)
+    // outputs a thread was slower than the 128x128 tile on the large
+    // products measured (docs/PERFORMANCE.md)
     if (t.bm == 256)
       continue;
     int64_t count = ((mm.M + t.bm - 1) / t.bm) * ((mm.N + t.bn - 1) / t.bn) * mm.batch;
@@ -64,40 +63,42 @@ Tile pickTile(const KMatmul &mm, const DeviceProperties &dev, const std::vector<
 
 /// Both templates' key frag: 1 or 2 sets of fragments (2 reads the next
 /// step's during this one's multiplies).
-void applyFragOverride(Tile &pick, const ScheduleOverrides &o) {
+MaybeRefusal applyFragOverride(Tile &pick, const ScheduleOverrides &o) {
   if (o.frag) {
     if (*o.frag != 1 && *o.frag != 2)
-      badOverride("frag must be 1 or 2");
+      return refuse("frag must be 1 or 2");
     pick.frag = static_cast<unsigned>(*o.frag);
   }
+  return std::nullopt;
 }
 
 /// The tensor-core keys: tile sizes, pipeline depth, fragment buffers, warps.
-void applyMmaOverrides(Tile &pick, const ScheduleOverrides &o) {
+MaybeRefusal applyMmaOverrides(Tile &pick, const ScheduleOverrides &o) {
   auto oneOf = [](int64_t v, std::initializer_list<int64_t> allowed) {
     return llvm::is_contained(allowed, v);
   };
   if (o.bm) {
     if (!oneOf(*o.bm, {64, 128, 256}))
-      badOverride("bm must be 64, 128 or 256");
+      return refuse("bm must be 64, 128 or 256");
     pick.bm = static_cast<unsigned>(*o.bm);
   }
   if (o.bn) {
     if (!oneOf(*o.bn, {64, 128, 256}))
-      badOverride("bn must be 64, 128 or 256");
+      return refuse("bn must be 64, 128 or 256");
     pick.bn = static_cast<unsigned>(*o.bn);
   }
   if (o.bk) {
     if (!oneOf(*o.bk, {16, 32, 64}))
-      badOverride("bk must be 16, 32 or 64");
+      return refuse("bk must be 16, 32 or 64");
     pick.bk = static_cast<unsigned>(*o.bk);
   }
   if (o.stages) {
     if (*o.stages < 2 || *o.stages > 6)
-      badOverride("stages must be 2..6");
+      return refuse("stages must be 2..6");
     pick.stages = static_cast<unsigned>(*o.stages);
   }
-  applyFragOverride(pick, o);
+  if (MaybeRefusal no = applyFragOverride(pick, o))
+    return no;
   if (o.wm)
     pick.warpsM = static_cast<unsigned>(*o.wm);
   if (o.wn)
@@ -106,7 +107,8 @@ void applyMmaOverrides(Tile &pick, const ScheduleOverrides &o) {
   unsigned wtn = pick.warpsN ? pick.bn / pick.warpsN : 0;
   if (!pick.warpsM || !pick.warpsN || pick.bm % pick.warpsM || pick.bn % pick.warpsN ||
       wtm % 16 || wtn % 16 || pick.warpsM * pick.warpsN > 16)
-    badOverride("wm and wn must split the tile into at most 16 warps of a multiple of 16x16");
+    return refuse("wm and wn must split the tile into at most 16 warps of a multiple of 16x16");
+  return std::nullopt;
 }
 
 /// The grid and the load widths of a tile: 16-byte copies need rows of whole
@@ -148,61 +150,53 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
 /// float4s along k k-contiguous in shared memory, read four k-steps at a
 /// time: 4 (tm + tn) fragment registers, which threads of 8x16 outputs
 /// have room for (tile=256, or tn=16 on the 128x128 tile) and threads of
-/// 8x8 under two blocks an SM do not (x @ W.T spilled 172 bytes). Not a
-/// rule: on the H200 the 256x128 tile so ran x @ W.T at 4096^3 in 3399 us
-/// against the 128x128 default's 3063 (docs/PERFORMANCE.md). The keys
+/// 8x8 under two blocks an SM do not (they spill). Not a rule: it lost to
+/// the 128x128 default where measured (docs/PERFORMANCE.md). The keys
 /// apply to every kernel: one with no such operand, or whose tile the rule
 /// picked without threads of 8x16 (a graph's other products), is left as
-/// it is; a tile or frag=2 asked for by hand that cannot keep them is an
-/// error.
-void applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
+/// it is; a tile or frag=2 asked for by hand that cannot keep them is
+/// refused.
+MaybeRefusal applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
   if (!o.krows || *o.krows == 0)
-    return;
+    return std::nullopt;
   if (*o.krows != 1)
-    badOverride("krows must be 0 or 1");
+    return refuse("krows must be 0 or 1");
   if (s.tm != 8 || s.tn != 16 || s.fragBuffers != 1) {
     if (o.tile || o.frag.value_or(1) == 2)
-      badOverride(llvm::formatv("krows=1 needs threads of 8x16 outputs (tile=256, or tn=16 on the "
-                                "128x128 tile) and frag=1; this tile's threads have {0}x{1} and "
-                                "frag={2}",
-                                s.tm, s.tn, s.fragBuffers)
-                      .str());
-    return;
+      return refuse(llvm::formatv("krows=1 needs threads of 8x16 outputs (tile=256, or tn=16 on "
+                                  "the 128x128 tile) and frag=1; this tile's threads have {0}x{1} "
+                                  "and frag={2}",
+                                  s.tm, s.tn, s.fragBuffers)
+                        .str());
+    return std::nullopt;
   }
   s.kRowsA = s.vecA;
   s.kRowsB = s.vecBT;
+  return std::nullopt;
 }
 
 /// The rule's cp.async pipeline on the 128x128 tile (cpasync=4, frag=2:
 /// three k-slices in flight, the next step's fragments read during this
 /// one's multiply-adds) where one matrix's tiles fill a wave of two blocks
-/// an SM and
-/// either an operand read by float4s has rows that are not whole 128-byte
-/// lines, or both operands go into shared memory as they are stored (A
-/// stored [k, m] and B [k, n], the weight gradient's X^T @ dY: 16-byte
-/// copies, no transpose on the way). On the H200 (docs/PERFORMANCE.md,
-/// "The 256x128 tile, tiles kept along k, cp.async with pipelined
-/// fragments") six products of the first kind ran 4-12 % faster (8205 x
-/// 2949 x 5921: 7591 -> 7001 us; 4096 x 4096 x 4100: 3539 -> 3251) and one
-/// 7 % slower (2053 x 3067 x 1021, 1.55 waves); whole lines read along k
-/// and transposed into shared memory ran 1-35 % slower so (4096^3, x @ W.T
-/// at 4096^3: their A goes by 4-byte copies) and keep the loop through
-/// registers. Nine products of the second kind with whole lines ran 4-9.5 %
-/// faster ("The weight gradient's layout by cp.async": 4096^3 2958 -> 2834
-/// us, 5120 x 2048 x 8192 3927 -> 3555). The reading: the deeper pipeline
-/// hides the longer latency of loads whose rows start mid-line, and pays
-/// on this tile where both operands are copied by 16 bytes (not measured
-/// batched, nor at k under 256). Not where `cpasync` or `frag` is
-/// set by hand, nor tiles kept along k (krows), nor a kernel that serves
-/// every size of a named dimension (its tile count is not known when it is
+/// an SM and either an operand read by float4s has rows that are not whole
+/// 128-byte lines, or both operands go into shared memory as they are
+/// stored (A stored [k, m] and B [k, n], the weight gradient's X^T @ dY:
+/// 16-byte copies, no transpose on the way). Why: the deeper pipeline hides
+/// the longer latency of loads whose rows start mid-line, and pays on this
+/// tile where both operands are copied by 16 bytes; whole lines read along
+/// k and transposed into shared memory keep the loop through registers,
+/// which was faster for them (docs/PERFORMANCE.md, "The 256x128 tile, tiles
+/// kept along k, cp.async with pipelined fragments" and "The weight
+/// gradient's layout by cp.async"). Not where `cpasync` or `frag` is set by
+/// hand, nor tiles kept along k (krows), nor a kernel that serves every
+/// size of a named dimension (its tile count is not known when it is
 /// compiled).
 bool deeperPipelinePays(const LoweredKernel &k, const DeviceProperties &dev,
                         const MatmulSimtSchedule &s, const ScheduleOverrides &o) {
   if (o.cpasync || o.frag || s.kRowsA || s.kRowsB || k.symbolic)
     return false;
   // (one matrix's tiles: a product split along k, MatmulRewrites' split-K,
-  // runs as a batch of slices, and lost 3.5 % so: x [2048, 3001] @ W.T
-  // [1027, 3001])
+  // runs as a batch of slices, and was slower so, docs/PERFORMANCE.md)
   if (s.bm != 128 || s.tn != 8 || s.tilesM * s.tilesN < 2 * int64_t(dev.smCount))
     return false;
   const KMatmul &mm = *k.matmul;
@@ -274,10 +268,9 @@ int64_t wgmmaRoundsCost(int64_t tiles, unsigned bn, int smCount) {
 /// Whether the Hopper matmul's epilogue goes through shared memory
 /// (MatmulWgmmaSchedule::stagedEpilogue): for every f16 and bf16 product,
 /// and for TF32 ones of a k of at most 128 (512 bytes a row), whose stores
-/// are most of their work. Measured on the H200 (docs/PERFORMANCE.md,
-/// "The Hopper epilogue through shared memory"): attention scores of k = 64
-/// 2.5x faster, 4096^3 f16 6 % and 8192^3 1-2 %; TF32 at 4096^3, whose k
-/// steps are half as deep, lost 5 % to the stage the buffers take.
+/// are most of their work; TF32's deeper products lose more to the stage
+/// the buffers take than the stores gain (docs/PERFORMANCE.md, "The Hopper
+/// epilogue through shared memory").
 /// Only where every store runs along a row (matmulStoreRun): where n is not
 /// a multiple of 4 the buffer is read back in pairs (n even) or single
 /// columns (n odd), a warp's threads on consecutive ones of one row, in
@@ -285,12 +278,8 @@ int64_t wgmmaRoundsCost(int64_t tiles, unsigned bn, int smCount) {
 /// is two or four times the vector one's work, and the buffers take a
 /// stage, so past a k of 2 KiB a row (where the stores are a small part of
 /// the work) it is taken only where the buffers leave the pipeline four
-/// stages or more (a tile 128 wide). Measured on the H200
-/// (docs/PERFORMANCE.md): the 4097 x 4095 x 4093 f16 product in 128x256
-/// tiles ran 306.53 us staged (3 stages) against 286.38 (4); staged gained
-/// 23 % on [8192, 1024] @ [1024, 4094] bf16 in 128x256 tiles (3 stages),
-/// and 15-16 % in 128-wide tiles (5 stages) at n = 4097, k = 1023 and
-/// n = 4099, k = 4096.
+/// stages or more (a tile 128 wide); docs/PERFORMANCE.md has the products
+/// that drew the line.
 bool stagesEpilogue(const LoweredKernel &k, const MatmulWgmmaSchedule &s, unsigned stagesLeft) {
   unsigned run = matmulStoreRun(k);
   int64_t rowBytes = k.matmul->K * s.elementBytes;
@@ -309,10 +298,13 @@ unsigned stagesThatFit(MatmulWgmmaSchedule s, const DeviceProperties &dev, bool 
                   6u);
 }
 
-/// The Hopper template where it applies, else why not.
-std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel &k,
-                                                            const DeviceProperties &dev,
-                                                            const ScheduleOverrides &o) {
+/// The Hopper template, or why it does not apply to the kernel.
+using WgmmaFit = std::variant<MatmulWgmmaSchedule, std::string>;
+
+/// The Hopper template where it applies, else why not; refused where an
+/// override does not fit it.
+Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                 const ScheduleOverrides &o) {
   const KMatmul &mm = *k.matmul;
   MatmulWgmmaSchedule s;
   for (bool isA : {true, false}) {
@@ -327,9 +319,9 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   s.pingpong = o.pingpong.value_or(0) != 0;
   if (o.cluster) {
     if (*o.cluster != 1 && *o.cluster != 2)
-      badOverride("cluster must be 1 or 2");
+      return refuse("cluster must be 1 or 2");
     if (*o.cluster == 2 && s.pingpong)
-      badOverride("cluster=2 needs the cooperative form (pingpong=0)");
+      return refuse("cluster=2 needs the cooperative form (pingpong=0)");
     s.cluster = static_cast<unsigned>(*o.cluster);
   }
   // The widest tile whose count still fills the SMs (ping-pong: whose
@@ -350,19 +342,19 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
     s.bn = 128;
   if (o.bn) {
     if (*o.bn != 64 && *o.bn != 128 && (*o.bn != 256 || s.pingpong))
-      badOverride(s.pingpong ? "bn must be 64 or 128 with pingpong=1"
-                             : "bn must be 64, 128 or 256");
+      return refuse(s.pingpong ? "bn must be 64 or 128 with pingpong=1"
+                               : "bn must be 64, 128 or 256");
     s.bn = static_cast<unsigned>(*o.bn);
   }
   if (halfBoxes && s.bn < 128)
-    badOverride("cluster=2 with an n-major B needs bn of 128 or 256");
+    return refuse("cluster=2 with an n-major B needs bn of 128 or 256");
   s.stagedEpilogue = stagesEpilogue(k, s, stagesThatFit(s, dev, true));
   if (o.staged) {
     if (*o.staged > 1)
-      badOverride("staged must be 0 or 1");
+      return refuse("staged must be 0 or 1");
     if (*o.staged == 1 && matmulStoreRun(k) == 0)
-      badOverride("staged=1 needs stores that run along the output's rows (consecutive columns "
-                  "at consecutive addresses)");
+      return refuse("staged=1 needs stores that run along the output's rows (consecutive "
+                    "columns at consecutive addresses)");
     s.stagedEpilogue = *o.staged == 1;
   }
   s.stages = stagesThatFit(s, dev, s.stagedEpilogue);
@@ -373,7 +365,7 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
         .str();
   if (o.stages) {
     if (*o.stages < 2 || *o.stages > 8)
-      badOverride("stages must be 2..8");
+      return refuse("stages must be 2..8");
     s.stages = static_cast<unsigned>(*o.stages);
     // stages asked for that leave no room for the rule's staged epilogue:
     // the stores go from the accumulators
@@ -383,10 +375,10 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   }
   s.sharedBytes = s.stages * s.stageBytes() + s.epilogueBytes() + 1024;
   if (s.sharedBytes + 1024 > dev.sharedPerBlockOptin)
-    badOverride(llvm::formatv("a 128x{0}x{4} wgmma tile in {1} stages needs {2} bytes of shared "
-                              "memory; the device allows {3}",
-                              s.bn, s.stages, s.sharedBytes, dev.sharedPerBlockOptin, s.bk)
-                    .str());
+    return refuse(llvm::formatv("a 128x{0}x{4} wgmma tile in {1} stages needs {2} bytes of "
+                                "shared memory; the device allows {3}",
+                                s.bn, s.stages, s.sharedBytes, dev.sharedPerBlockOptin, s.bk)
+                      .str());
   s.block = 384;
   s.minBlocksPerSM = 1;
   s.tilesM = (mm.M + s.bm - 1) / s.bm;
@@ -394,10 +386,9 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   s.tiles = s.tilesM * s.tilesN * mm.batch;
   // Clusters of two where the product is large (two waves of tiles or more)
   // and its tile rows pair up: the shared B tile halves the bytes of B each
-  // block reads from the L2. Measured on the H200 with f16 and bf16
-  // (docs/PERFORMANCE.md, "Hopper matmul: the epilogue in pairs, clusters of
-  // two"): 8192^3 3-4 % faster, 4096^3 bf16 3 %, the f16 MLP 7 %; TF32 is not
-  // measured so, and keeps single blocks unless asked.
+  // block reads from the L2 (docs/PERFORMANCE.md, "Hopper matmul: the
+  // epilogue in pairs, clusters of two", measured with f16 and bf16). TF32
+  // was not measured so, and keeps single blocks unless asked.
   if (!o.cluster && !s.pingpong && s.elementBytes == 2 && s.tilesM % 2 == 0 &&
       s.tiles >= 2 * int64_t(dev.smCount) && (s.b.kMajor || s.bn >= 128))
     s.cluster = 2;
@@ -405,71 +396,61 @@ std::variant<MatmulWgmmaSchedule, std::string> wgmmaSchedule(const LoweredKernel
   return s;
 }
 
-} // namespace
-
-Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                        const ScheduleOverrides &o, bool wgmma) {
-  const KMatmul &mm = *k.matmul;
-  bool tensorCores = mm.dtype != DType::F32;
-  // f32 on tensor cores as TF32 where allowed: the Hopper template only
-  // (both operands k-major), else the CUDA cores.
-  bool tf32 = mm.dtype == DType::F32 && mm.tf32;
-  if ((tensorCores || tf32) && wgmma && o.wgmma.value_or(1) != 0) {
-    std::variant<MatmulWgmmaSchedule, std::string> w = wgmmaSchedule(k, dev, o);
-    // (mma.sync's keys, tile, bm, bk, frag, wm and wn, are ignored here, as
-    // every template ignores the keys of others; wgmma=0 makes them apply)
-    if (MatmulWgmmaSchedule *s = std::get_if<MatmulWgmmaSchedule>(&w))
-      return Schedule{*s};
-    if (o.wgmma)
-      badOverride("wgmma=1: " + std::get<std::string>(w));
-  } else if (tensorCores && o.wgmma.value_or(0) != 0) {
-    badOverride("wgmma=1 needs a Hopper target (sm_90 or sm_90a)");
+/// f32 on the CUDA cores: the tile `pick`, and the keys frag, tn,
+/// cpasync and krows.
+Expected<Schedule> simtSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                const ScheduleOverrides &o, Tile pick) {
+  if (MaybeRefusal no = applyFragOverride(pick, o))
+    return *no;
+  // tn is the 128x128 tile's: a tile asked for by hand must be that one;
+  // a narrower tile the rule picks (a graph's small product) keeps its own
+  if (o.tn) {
+    if (*o.tn != 8 && *o.tn != 16)
+      return refuse("tn must be 8 or 16");
+    if (o.tile && *o.tile != 128)
+      return refuse("tn applies to the 128x128 tile only (tile=128)");
+    if (pick.bm == 128)
+      pick.tn = static_cast<unsigned>(*o.tn);
   }
-  Tile pick = pickTile(mm, dev, candidateTiles(tensorCores), o);
-  if (!tensorCores) {
-    applyFragOverride(pick, o);
-    // tn is the 128x128 tile's: a tile asked for by hand must be that one;
-    // a narrower tile the rule picks (a graph's small product) keeps its own
-    if (o.tn) {
-      if (*o.tn != 8 && *o.tn != 16)
-        badOverride("tn must be 8 or 16");
-      if (o.tile && *o.tile != 128)
-        badOverride("tn applies to the 128x128 tile only (tile=128)");
-      if (pick.bm == 128)
-        pick.tn = static_cast<unsigned>(*o.tn);
-    }
-    MatmulSimtSchedule s;
-    s.bm = pick.bm;
-    s.bn = pick.bn;
-    s.bk = pick.bk;
-    s.tm = pick.tm;
-    s.tn = pick.tn;
-    s.fragBuffers = pick.frag;
-    if (o.cpasync && *o.cpasync != 0) {
-      if (*o.cpasync != 3 && *o.cpasync != 4)
-        badOverride("cpasync must be 0, 3 or 4");
-      s.stages = static_cast<unsigned>(*o.cpasync);
-    }
-    s.block = (s.bm / s.tm) * (s.bn / s.tn);
-    // Two blocks an SM where a block holds at most 16384 accumulators: 256
-    // threads of up to 8x8 outputs get 128 registers a thread (the
-    // fragments and the vector epilogue fit), 128 threads of 8x16 get 255;
-    // the 256x128 tile's 256 threads of 8x16, one block (255 registers).
-    s.minBlocksPerSM = s.block * s.tm * s.tn <= 16384 ? 2 : 1;
-    tileGeometry(k, false, s);
-    applyKRows(s, o);
-    if (deeperPipelinePays(k, dev, s, o)) {
-      s.stages = 4;
-      s.fragBuffers = 2;
-    }
-    if (s.staticSharedBytes() > 48 * 1024)
-      badOverride(llvm::formatv("cpasync={0}: {0} stages of a {1}x{2}x{3} tile need {4} bytes of "
-                                "static shared memory, more than 48 KiB",
+  MatmulSimtSchedule s;
+  s.bm = pick.bm;
+  s.bn = pick.bn;
+  s.bk = pick.bk;
+  s.tm = pick.tm;
+  s.tn = pick.tn;
+  s.fragBuffers = pick.frag;
+  if (o.cpasync && *o.cpasync != 0) {
+    if (*o.cpasync != 3 && *o.cpasync != 4)
+      return refuse("cpasync must be 0, 3 or 4");
+    s.stages = static_cast<unsigned>(*o.cpasync);
+  }
+  s.block = (s.bm / s.tm) * (s.bn / s.tn);
+  // Two blocks an SM where a block holds at most 16384 accumulators: 256
+  // threads of up to 8x8 outputs get 128 registers a thread (the
+  // fragments and the vector epilogue fit), 128 threads of 8x16 get 255;
+  // the 256x128 tile's 256 threads of 8x16, one block (255 registers).
+  s.minBlocksPerSM = s.block * s.tm * s.tn <= 16384 ? 2 : 1;
+  tileGeometry(k, false, s);
+  if (MaybeRefusal no = applyKRows(s, o))
+    return *no;
+  if (deeperPipelinePays(k, dev, s, o)) {
+    s.stages = 4;
+    s.fragBuffers = 2;
+  }
+  if (s.staticSharedBytes() > 48 * 1024)
+    return refuse(llvm::formatv("cpasync={0}: {0} stages of a {1}x{2}x{3} tile need {4} bytes "
+                                "of static shared memory, more than 48 KiB",
                                 s.stages, s.bm, s.bn, s.bk, s.staticSharedBytes())
                       .str());
-    return Schedule{s};
-  }
-  applyMmaOverrides(pick, o);
+  return Schedule{s};
+}
+
+/// f16/bf16 on the tensor cores by mma.sync: the tile `pick`, and the keys
+/// bm, bn, bk, stages, frag, wm and wn.
+Expected<Schedule> mmaSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                               const ScheduleOverrides &o, Tile pick) {
+  if (MaybeRefusal no = applyMmaOverrides(pick, o))
+    return *no;
   MatmulMmaSchedule s;
   s.bm = pick.bm;
   s.bn = pick.bn;
@@ -482,13 +463,41 @@ Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   tileGeometry(k, true, s);
   s.sharedBytes = s.stages * (mmaTileHalves(s, true) + mmaTileHalves(s, false)) * 2;
   if (s.sharedBytes > dev.sharedPerBlockOptin)
-    badOverride(llvm::formatv("a {0}x{1}x{2} tile in {3} stages needs {4} bytes of shared memory; "
-                              "the device allows {5}",
-                              s.bm, s.bn, s.bk, s.stages, s.sharedBytes, dev.sharedPerBlockOptin)
-                    .str());
+    return refuse(llvm::formatv("a {0}x{1}x{2} tile in {3} stages needs {4} bytes of shared "
+                                "memory; the device allows {5}",
+                                s.bm, s.bn, s.bk, s.stages, s.sharedBytes,
+                                dev.sharedPerBlockOptin)
+                      .str());
   return Schedule{s};
 }
 
+} // namespace
+
+Expected<Schedule> matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &o, bool wgmma) {
+  const KMatmul &mm = *k.matmul;
+  bool tensorCores = mm.dtype != DType::F32;
+  // f32 on tensor cores as TF32 where allowed: the Hopper template only
+  // (both operands k-major), else the CUDA cores.
+  bool tf32 = mm.dtype == DType::F32 && mm.tf32;
+  if ((tensorCores || tf32) && wgmma && o.wgmma.value_or(1) != 0) {
+    Expected<WgmmaFit> w = wgmmaSchedule(k, dev, o);
+    if (!w)
+      return w.refusal();
+    // (mma.sync's keys, tile, bm, bk, frag, wm and wn, are ignored here, as
+    // every template ignores the keys of others; wgmma=0 makes them apply)
+    if (MatmulWgmmaSchedule *s = std::get_if<MatmulWgmmaSchedule>(&*w))
+      return Schedule{*s};
+    if (o.wgmma)
+      return refuse("wgmma=1: " + std::get<std::string>(*w));
+  } else if (tensorCores && o.wgmma.value_or(0) != 0) {
+    return refuse("wgmma=1 needs a Hopper target (sm_90 or sm_90a)");
+  }
+  Expected<Tile> pick = pickTile(mm, dev, candidateTiles(tensorCores), o);
+  if (!pick)
+    return pick.refusal();
+  return tensorCores ? mmaSchedule(k, dev, o, *pick) : simtSchedule(k, dev, o, *pick);
+}
 } // namespace minijit::detail
 
 namespace minijit {

@@ -8,13 +8,17 @@
 
 namespace minijit::detail {
 
-Schedule pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                           const ScheduleOverrides &o) {
+Expected<Schedule> pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                     const ScheduleOverrides &o) {
   // Operands read across the innermost axis go through shared-memory tiles,
   // unless the vector width or items are set by hand (or transpose=0).
-  if (!o.vec && !o.items && o.transpose.value_or(1) != 0)
-    if (std::optional<Schedule> t = transposeSchedule(k, dev, o))
-      return *t;
+  if (!o.vec && !o.items && o.transpose.value_or(1) != 0) {
+    Expected<std::optional<Schedule>> t = transposeSchedule(k, dev, o);
+    if (!t)
+      return t.refusal();
+    if (*t)
+      return **t;
+  }
   PointwiseSchedule s;
   IndexContext ctx = k.ctx;
   for (unsigned vec = maxVecFor(k); vec >= 2; vec /= 2) {
@@ -32,21 +36,23 @@ Schedule pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       break;
     }
   }
-  if (std::optional<unsigned> vec = vecOverride(k, o))
-    s.vec = *vec;
+  Expected<std::optional<unsigned>> vec = vecOverride(k, o);
+  if (!vec)
+    return vec.refusal();
+  if (*vec)
+    s.vec = **vec;
   s.block = 256;
   if (o.block) {
     if (*o.block < 32 || *o.block > 1024 || *o.block % 32)
-      badOverride("block must be a multiple of 32 up to 1024");
+      return refuse("block must be a multiple of 32 up to 1024");
     s.block = static_cast<unsigned>(*o.block);
   }
-  // One vector per thread and a grid as large as the data: measured on the
-  // H200 (2026-11-29, GeLU over 2^26 f32), 256 threads x 1 vector reached 97%
-  // of the copy bandwidth, against 93% with 4 vectors per thread.
+  // One vector per thread and a grid as large as the data: closer to the
+  // copy bandwidth than several vectors a thread (docs/PERFORMANCE.md).
   s.items = 1;
   if (o.items) {
     if (*o.items < 1 || *o.items > 16)
-      badOverride("items must be 1..16");
+      return refuse("items must be 1..16");
     s.items = static_cast<unsigned>(*o.items);
   }
   s.numVec = k.numel / s.vec;

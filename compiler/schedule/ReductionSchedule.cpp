@@ -106,17 +106,17 @@ bool holdsLongReduction(const LoweredKernel &k) {
 /// rows of 128256: 576 blocks of 512 threads where 528 are resident), which
 /// read their chunks after it with the SMs nearly idle. `splits` sets the
 /// number of blocks a row by hand (where a block holds one row).
-void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
-                   const ScheduleOverrides &o, RowSchedule &s) {
+MaybeRefusal splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
+                           const ScheduleOverrides &o, RowSchedule &s) {
   if (holdsLongReduction(k)) {
     if (o.splits && *o.splits > 1)
-      badOverride("splits=" + std::to_string(*o.splits) + ": a reduction of i64 values is not "
-                  "split over blocks (its partials are 32-bit words)");
-    return;
+      return refuse("splits=" + std::to_string(*o.splits) + ": a reduction of i64 values is not "
+                    "split over blocks (its partials are 32-bit words)");
+    return std::nullopt;
   }
   int64_t kv = s.vectorsPerRow(k.K);
   if (s.threadsPerRow <= 32 || (k.rows >= dev.smCount && !o.splits))
-    return;
+    return std::nullopt;
   bool waits = k.passes > 1;
   bool oneWave = !waits && argRowsOfOneLoad(k);
   unsigned resident = std::max(1u, static_cast<unsigned>(dev.maxThreadsPerSM) / s.threadsPerRow);
@@ -130,18 +130,18 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
     // thread each; waiting blocks must all be resident.
     int64_t limit = std::min<int64_t>(s.threadsPerRow, kv);
     if (*o.splits < 1 || *o.splits > limit)
-      badOverride("splits must be 1.." + std::to_string(limit) + " for rows of " +
-                  std::to_string(kv) + " vectors on " + std::to_string(s.threadsPerRow) +
-                  " threads");
+      return refuse("splits must be 1.." + std::to_string(limit) + " for rows of " +
+                    std::to_string(kv) + " vectors on " + std::to_string(s.threadsPerRow) +
+                    " threads");
     if (waits && *o.splits > 1 && k.rows * *o.splits > int64_t(kWaitingBlocksPerSM) * dev.smCount)
-      badOverride("splits=" + std::to_string(*o.splits) + ": " + std::to_string(k.rows) +
-                  " rows read in several passes fit at most " +
-                  std::to_string(int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows) +
-                  " blocks a row, all resident");
+      return refuse("splits=" + std::to_string(*o.splits) + ": " + std::to_string(k.rows) +
+                    " rows read in several passes fit at most " +
+                    std::to_string(int64_t(kWaitingBlocksPerSM) * dev.smCount / k.rows) +
+                    " blocks a row, all resident");
     splits = *o.splits;
   }
   if (splits < 2)
-    return;
+    return std::nullopt;
   s.chunk = (kv + splits - 1) / splits;
   s.splits = static_cast<unsigned>((kv + s.chunk - 1) / s.chunk);
   s.itemsPerThread = static_cast<unsigned>((s.chunk + s.threadsPerRow - 1) / s.threadsPerRow);
@@ -151,6 +151,7 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
   // (each vector's address takes registers of its own; 32 scalars spill).
   s.cached = waits && s.itemsPerThread <= 8 && fitsInRegisters(k, s, kCacheBudget / 2);
   s.grid = k.rows * s.splits;
+  return std::nullopt;
 }
 
 /// `rowcluster` (sm_90, a block per row): each row split over a cluster of 2,
@@ -164,30 +165,30 @@ void splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
 /// "Rows over clusters of blocks, measured and left to the tuner"): a block
 /// of 512 already has a row per SM in flight, and a row it reads again in a
 /// later pass comes from the L2.
-void clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
-                     const ScheduleOverrides &o, bool clusters, RowSchedule &s) {
+MaybeRefusal clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
+                             const ScheduleOverrides &o, bool clusters, RowSchedule &s) {
   if (!o.rowcluster)
-    return;
+    return std::nullopt;
   if (*o.rowcluster != 1 && *o.rowcluster != 2 && *o.rowcluster != 4 && *o.rowcluster != 8)
-    badOverride("rowcluster must be 1, 2, 4 or 8");
+    return refuse("rowcluster must be 1, 2, 4 or 8");
   unsigned c = static_cast<unsigned>(*o.rowcluster);
   if (c == 1)
-    return;
+    return std::nullopt;
   if (!clusters)
-    badOverride("rowcluster=" + std::to_string(c) + " needs an sm_90 target");
+    return refuse("rowcluster=" + std::to_string(c) + " needs an sm_90 target");
   if (holdsLongReduction(k))
-    badOverride("rowcluster=" + std::to_string(c) + ": a reduction of i64 values is not split "
-                "over blocks (its partials are 32-bit words)");
+    return refuse("rowcluster=" + std::to_string(c) + ": a reduction of i64 values is not split "
+                  "over blocks (its partials are 32-bit words)");
   if (s.splits > 1)
-    badOverride("rowcluster=" + std::to_string(c) + ": these few rows are split over the grid "
-                "(splits=1 to take a block a row first)");
+    return refuse("rowcluster=" + std::to_string(c) + ": these few rows are split over the grid "
+                  "(splits=1 to take a block a row first)");
   if (s.rowsPerBlock != 1 || k.symbolic)
-    badOverride("rowcluster=" + std::to_string(c) + " needs a block per row (tpr of 64 or more) "
-                "and rows of a fixed count");
+    return refuse("rowcluster=" + std::to_string(c) + " needs a block per row (tpr of 64 or more) "
+                  "and rows of a fixed count");
   int64_t kv = s.vectorsPerRow(k.K), chunk = (kv + c - 1) / c;
   if ((kv + chunk - 1) / chunk != c)
-    badOverride("rowcluster=" + std::to_string(c) + ": rows of " + std::to_string(kv) +
-                " vectors do not make " + std::to_string(c) + " chunks");
+    return refuse("rowcluster=" + std::to_string(c) + ": rows of " + std::to_string(kv) +
+                  " vectors do not make " + std::to_string(c) + " chunks");
   unsigned t = s.threadsPerRow;
   s.chunk = chunk;
   s.splits = c;
@@ -198,6 +199,7 @@ void clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
   if (t <= 512 && 2 * int64_t(t) <= dev.maxThreadsPerSM)
     s.minBlocksPerSM = 2; // 64 registers a thread: the cached chunk's budget
   s.grid = k.rows * s.splits;
+  return std::nullopt;
 }
 
 /// The widest vector along the row for which the primary load and every
@@ -293,19 +295,20 @@ unsigned rowThreads(int64_t kv, const DeviceProperties &dev) {
 /// at a time unless `ahead` is set: the unrolled loop of a split row, and
 /// the many warps of an SM, keep enough in flight there. Loads at indices
 /// read per element stay in value order.
-void chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule &s) {
+MaybeRefusal chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule &s) {
   s.ahead = 1;
   if (s.cached || k.elementIndexed)
-    return;
+    return std::nullopt;
   bool splitArgs = s.splits > 1 && argRowsOfOneLoad(k);
   if (k.passes > 1 || splitArgs ||
       llvm::any_of(k.reductions, [](const KReduction &r) { return r.onlineMax >= 0; }))
     s.ahead = std::clamp(s.itemsPerThread, 1u, 4u);
   if (!o.ahead)
-    return;
+    return std::nullopt;
   if (*o.ahead < 1 || *o.ahead > 16)
-    badOverride("ahead must be 1..16");
+    return refuse("ahead must be 1..16");
   s.ahead = static_cast<unsigned>(*o.ahead);
+  return std::nullopt;
 }
 
 /// Rows of a warp each (33 to 512 vectors) that are long for a warp, or
@@ -314,13 +317,10 @@ void chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, RowSchedule
 /// least two vectors. Long: 256 vectors or more, eight or more a lane, whose
 /// loads and shuffles make a long chain for one warp. Too few: under a
 /// quarter of a wave a warp a row. Other warp rows stay a warp each: a block
-/// pays its barriers. Measured on the H200 over a spread of 30 graphs
+/// pays its barriers (the rows of 640 and 768 floats measured ran slower on
+/// 64 threads than on a warp). Chosen over a spread of 30 graphs
 /// (bench/row_spread.py; docs/PERFORMANCE.md, "Row and column schedules over
-/// a spread of shapes"): 128 threads a row took softmax 8191x1023 from 32.8
-/// to 27.3 us and 509x1536 from 7.7 to 6.1 us, a bf16 layer norm over
-/// 4097x3001 from 29.6 (64 threads) to 26.3 us; 64 threads were slower than
-/// a warp on rows of 640 and 768 floats (4096 of them: 10.7 and 12.1 us
-/// against 10.0 and 10.9).
+/// a spread of shapes").
 unsigned fillingRowThreads(int64_t rows, int64_t kv, unsigned t, const DeviceProperties &dev) {
   if (t != 32)
     return t;
@@ -344,21 +344,24 @@ unsigned smallRowsBlock(int64_t rows, unsigned t, const DeviceProperties &dev) {
   return block;
 }
 
-Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                     const ScheduleOverrides &o, int primary, bool clusters) {
+Expected<Schedule> rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                               const ScheduleOverrides &o, int primary, bool clusters) {
   RowSchedule s;
   s.vec = rowVector(k, primary);
   if (unsigned mid = s.vec == 1 ? midVectorWidth(k, primary) : 1; mid > 1) {
     s.vec = mid;
     s.alignedTo = primary;
   }
-  if (std::optional<unsigned> vec = vecOverride(k, o)) {
+  Expected<std::optional<unsigned>> vecSet = vecOverride(k, o);
+  if (!vecSet)
+    return vecSet.refusal();
+  if (std::optional<unsigned> vec = *vecSet) {
     s.alignedTo.reset();
     if (k.K % *vec != 0) {
       if (primary < 0 || !unitStrideAlongRow(k, k.values[primary].offset) ||
           !midVectorIndexFits(k, static_cast<unsigned>(*vec)))
-        badOverride("vec=" + std::to_string(*vec) + " does not divide the row length " +
-                    std::to_string(k.K) + ", and the rows are not contiguous");
+        return refuse("vec=" + std::to_string(*vec) + " does not divide the row length " +
+                      std::to_string(k.K) + ", and the rows are not contiguous");
       s.alignedTo = primary;
     }
     s.vec = *vec;
@@ -367,7 +370,7 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   s.threadsPerRow = fillingRowThreads(k.rows, kv, rowThreads(kv, dev), dev);
   if (o.tpr) {
     if (!isPow2(*o.tpr) || *o.tpr > 1024)
-      badOverride("tpr must be a power of two up to 1024");
+      return refuse("tpr must be a power of two up to 1024");
     s.threadsPerRow = static_cast<unsigned>(*o.tpr);
   } else if (k.passes > 1) {
     // A row that does not fit its threads' registers is read again in each
@@ -396,7 +399,7 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
     s.block = smallRowsBlock(k.rows, t, dev);
     if (o.block) {
       if (*o.block < 32 || *o.block > 1024 || *o.block % t)
-        badOverride("block must be a multiple of tpr up to 1024");
+        return refuse("block must be a multiple of tpr up to 1024");
       s.block = static_cast<unsigned>(*o.block);
     }
     s.rowsPerBlock = s.block / t;
@@ -412,11 +415,14 @@ Schedule rowSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   if (k.passes == 1 && s.itemsPerThread > 8)
     s.cached = false;
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
-  splitLongRows(k, dev, o, s);
-  clusterLongRows(k, dev, o, clusters, s);
+  if (MaybeRefusal no = splitLongRows(k, dev, o, s))
+    return *no;
+  if (MaybeRefusal no = clusterLongRows(k, dev, o, clusters, s))
+    return *no;
   if (o.cached)
     s.cached = *o.cached && (s.splits == 1 || s.waits);
-  chooseAhead(k, o, s);
+  if (MaybeRefusal no = chooseAhead(k, o, s))
+    return *no;
   return Schedule{s};
 }
 
@@ -456,13 +462,15 @@ bool readsColumns(const LoweredKernel &k, const IndexExpr &off) {
   return columnLike >= kSamples * 3 / 4;
 }
 
-Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                           const ScheduleOverrides &o, bool clusters) {
+Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                     const ScheduleOverrides &o, bool clusters) {
   int primary = primaryLoad(k);
   bool columns = primary >= 0 && readsColumns(k, k.values[primary].offset);
   if (!columns)
     return rowSchedule(k, dev, o, primary, clusters);
-  vecOverride(k, o); // checked, though columns are read one element at a time
+  // checked, though columns are read one element at a time
+  if (Expected<std::optional<unsigned>> vec = vecOverride(k, o); !vec)
+    return vec.refusal();
   ColumnSchedule s;
   int64_t groups = (k.rows + 31) / 32;
   // A reduction of several passes is not split over blocks: when its groups
@@ -475,7 +483,7 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       s.parts *= 2;
   if (o.parts) {
     if (*o.parts < 1 || *o.parts > 32)
-      badOverride("parts must be 1..32");
+      return refuse("parts must be 1..32");
     s.parts = static_cast<unsigned>(*o.parts);
   }
   s.block = 32 * s.parts;
@@ -484,22 +492,20 @@ Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
   // positions over blocks, as many as one wave holds (eight blocks of 256
   // per SM), each thread with at least 32 positions. Rounded down: a grid
   // just past a wave leaves a last wave of few blocks that takes as long as
-  // a full one (on the H200, sums over the leading axis of 32768x4096 and
-  // 20000x6000: 97 % and 89 % of copy at one wave, 73 % and 68 % at 1.09
-  // and 1.07 waves; 4096x19200 runs its 600 blocks unsplit at 90 %, 73 %
-  // at 1.14 waves).
+  // a full one (docs/PERFORMANCE.md, "Row and column schedules over a
+  // spread of shapes").
   int64_t wave = waveThreads(dev) / s.block;
   int64_t wanted = std::max<int64_t>(1, wave / groups);
   int64_t most = k.K / (32 * int64_t(s.parts));
   int64_t splits = std::min<int64_t>({wanted, most, 1024});
   if (o.splits) {
     if (*o.splits < 1 || *o.splits > k.K)
-      badOverride("splits must be 1.." + std::to_string(k.K));
+      return refuse("splits must be 1.." + std::to_string(k.K));
     splits = *o.splits;
   }
   if (holdsLongReduction(k) && o.splits && *o.splits > 1)
-    badOverride("splits=" + std::to_string(*o.splits) + ": a reduction of i64 values is not "
-                "split over blocks (its partials are 32-bit words)");
+    return refuse("splits=" + std::to_string(*o.splits) + ": a reduction of i64 values is not "
+                  "split over blocks (its partials are 32-bit words)");
   if (k.passes == 1 && splits >= 2 && !holdsLongReduction(k)) {
     s.chunk = (k.K + splits - 1) / splits;
     s.splits = static_cast<unsigned>((k.K + s.chunk - 1) / s.chunk);

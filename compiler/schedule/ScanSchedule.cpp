@@ -11,13 +11,13 @@
 
 namespace minijit::detail {
 
-Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                      const ScheduleOverrides &o) {
+Expected<Schedule> scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                const ScheduleOverrides &o) {
   ScanSchedule s;
   s.items = k.K >= 2048 ? 4 : 1;
   if (o.items) {
     if (*o.items < 1 || *o.items > 16)
-      badOverride("items must be 1..16");
+      return refuse("items must be 1..16");
     s.items = static_cast<unsigned>(*o.items);
   }
   int64_t threads = (k.K + s.items - 1) / s.items;
@@ -25,7 +25,7 @@ Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
       std::clamp<uint64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(threads)), 32, 512));
   if (o.block) {
     if (*o.block < 32 || *o.block > 1024 || *o.block % 32)
-      badOverride("block must be a multiple of 32 up to 1024");
+      return refuse("block must be a multiple of 32 up to 1024");
     s.block = static_cast<unsigned>(*o.block);
   }
   s.grid = k.rows;

@@ -7,7 +7,6 @@
 #include "compiler/schedule/Schedule.h"
 
 #include "compiler/schedule/ScheduleInternal.h"
-#include "ir/Error.h"
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -18,7 +17,7 @@ namespace minijit {
 
 namespace detail {
 
-void badOverride(const std::string &why) { throw CompileError("schedule override: " + why); }
+Refusal refuse(const std::string &why) { return Refusal{"schedule override: " + why}; }
 
 unsigned maxVecFor(const LoweredKernel &k) {
   if (k.elementIndexed)
@@ -44,23 +43,23 @@ std::optional<int64_t> valueAt(IndexContext &ctx, const IndexExpr &e,
   return v.constantTerm();
 }
 
-std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverrides &o) {
+Expected<std::optional<unsigned>> vecOverride(const LoweredKernel &k, const ScheduleOverrides &o) {
   if (!o.vec)
-    return std::nullopt;
+    return std::optional<unsigned>();
   int64_t v = *o.vec;
   if (!isPow2(v) || v > 16)
-    badOverride("vec must be a power of two up to 16");
+    return refuse("vec must be a power of two up to 16");
   if (k.elementIndexed && v > 1)
-    badOverride("vec=" + std::to_string(v) + ": this kernel loads at indices it reads per element "
-                "(a gather), one element per thread; only vec=1");
+    return refuse("vec=" + std::to_string(v) + ": this kernel loads at indices it reads per "
+                  "element (a gather), one element per thread; only vec=1");
   unsigned widest = 1;
   for (const KParam &p : k.params)
     widest = std::max(widest, dtypeSize(p.dtype));
   if (v * widest > 16)
-    badOverride("vec=" + std::to_string(v) + " makes " + std::to_string(v * widest) +
-                "-byte accesses of this kernel's " + std::to_string(widest) +
-                "-byte elements; at most 16 bytes");
-  return static_cast<unsigned>(v);
+    return refuse("vec=" + std::to_string(v) + " makes " + std::to_string(v * widest) +
+                  "-byte accesses of this kernel's " + std::to_string(widest) +
+                  "-byte elements; at most 16 bytes");
+  return std::optional<unsigned>(static_cast<unsigned>(v));
 }
 
 } // namespace detail
@@ -162,8 +161,8 @@ LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexE
   return a;
 }
 
-Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                        const ScheduleOverrides &overrides, const std::string &arch) {
+Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &overrides, const std::string &arch) {
   // Hopper: wgmma and TMA for matmuls, clusters of blocks for rows
   bool hopper = hasWgmma(arch.empty() ? dev.arch() : arch);
   switch (k.kind) {

@@ -304,23 +304,26 @@ struct Schedule {
   std::string describe(GridText grid = GridText::Number) const;
 };
 
-/// Chooses the template and its parameters. `overrides` (parsed from
-/// CompileOptions or $MINIJIT_SCHEDULE) set parameters by hand for
+/// Chooses the template and its parameters. `overrides` (CompileOptions::
+/// scheduleOverrides, or $MINIJIT_SCHEDULE's) set parameters by hand for
 /// experiments; each template applies the keys that concern it where it
-/// computes its geometry and ignores the others. Throws CompileError for an
-/// override value the kernel cannot take. `arch` is the NVRTC target (empty:
-/// the device's); it decides the tensor-core template (hasWgmma).
-Schedule chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                        const ScheduleOverrides &overrides = {}, const std::string &arch = "");
+/// computes its geometry and ignores the others. Refuses ("schedule
+/// override: ...") an override value the kernel cannot take. `arch` is the
+/// NVRTC target (empty: the device's); it decides the tensor-core template
+/// (hasWgmma).
+Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &overrides = {},
+                                  const std::string &arch = "");
 
 /// chooseSchedule for a kernel that may serve many sizes
 /// (LoweredKernel::symbolic): the rules see the extent of its bucket, and
 /// the grid (and tile counts) are sized for the kernel's own extent. A
 /// template that cannot take its extent at launch (a transpose, a column
 /// reduction, a scan) is chosen for the sizes bound, and `k.symbolic` is
-/// cleared. Kernels without names: chooseSchedule.
-Schedule chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
-                                const ScheduleOverrides &overrides, const std::string &arch);
+/// cleared. Kernels without names: chooseSchedule. Refuses as it does.
+Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
+                                          const ScheduleOverrides &overrides,
+                                          const std::string &arch);
 
 /// A lowered kernel as the scheduling stage leaves it: its body (rewritten
 /// or not) and its schedule.
@@ -333,10 +336,11 @@ struct ScheduledKernel {
 /// inner row kernel whose sum of exp(x - max) can run in its max's pass
 /// (sumExpsOnline), that rewrite where the kernel then reads its rows once
 /// in all, or always with `online=1` (never with `online=0`), scheduled
-/// anew. `body` is the kernel as lowering made it. Throws CompileError for
-/// an override the kernel cannot take.
-ScheduledKernel scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
-                               const ScheduleOverrides &overrides, const std::string &arch);
+/// anew. `body` is the kernel as lowering made it. Refuses an override the
+/// kernel cannot take: the pipeline reports it, the search drops it.
+Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
+                                         const ScheduleOverrides &overrides,
+                                         const std::string &arch);
 
 /// Resident blocks per SM of a launch of `s` whose threads use `registers`
 /// each (0: unknown, estimated from the template: a matmul's accumulators

@@ -13,30 +13,36 @@
 
 namespace minijit::detail {
 
-Schedule pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                           const ScheduleOverrides &o);
+// Each template's rules refuse (a returned Refusal) an override value the
+// kernel cannot take.
+Expected<Schedule> pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                     const ScheduleOverrides &o);
 /// Inner rows or outer columns, whichever the layout of the largest load asks
 /// for; `clusters`: the target has clusters of blocks (sm_90), over which
 /// long rows may be split.
-Schedule reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                           const ScheduleOverrides &o, bool clusters);
+Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                     const ScheduleOverrides &o, bool clusters);
 /// `wgmma`: the target has it (hasWgmma), so f16/bf16 take the Hopper
 /// template where TMA can read both operands.
-Schedule matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                        const ScheduleOverrides &o, bool wgmma);
+Expected<Schedule> matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &o, bool wgmma);
 /// cumsum/cumprod: a block per row (schedule/ScanSchedule.cpp).
-Schedule scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                      const ScheduleOverrides &o);
+Expected<Schedule> scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                const ScheduleOverrides &o);
 
-/// Throws CompileError "schedule override: WHY".
-[[noreturn]] void badOverride(const std::string &why);
+/// The refusal "schedule override: WHY".
+Refusal refuse(const std::string &why);
+
+/// What a step that adjusts a schedule in place returns: nothing, or why
+/// the override it applies does not fit.
+using MaybeRefusal = std::optional<Refusal>;
 
 /// The widest vector whose accesses of the kernel's widest type are 16 bytes.
 unsigned maxVecFor(const LoweredKernel &k);
 
 /// The `vec` override checked against the kernel (a power of two, at most 16
 /// bytes of its widest element); nullopt when not set.
-std::optional<unsigned> vecOverride(const LoweredKernel &k, const ScheduleOverrides &o);
+Expected<std::optional<unsigned>> vecOverride(const LoweredKernel &k, const ScheduleOverrides &o);
 
 bool isPow2(int64_t v);
 
@@ -47,7 +53,8 @@ std::optional<int64_t> valueAt(IndexContext &ctx, const IndexExpr &e,
 
 /// Pointwise kernels whose loads cross the innermost axis: the tiled
 /// template, or nullopt when no load does (or the tiles would be mostly empty).
-std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                         const ScheduleOverrides &o);
+Expected<std::optional<Schedule>> transposeSchedule(const LoweredKernel &k,
+                                                    const DeviceProperties &dev,
+                                                    const ScheduleOverrides &o);
 
 } // namespace minijit::detail

@@ -9,15 +9,19 @@
 
 namespace minijit {
 
-ScheduledKernel scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
-                               const ScheduleOverrides &overrides, const std::string &arch) {
+Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
+                                         const ScheduleOverrides &overrides,
+                                         const std::string &arch) {
   ScheduledKernel r{body, Schedule{}};
-  r.schedule = chooseScheduleForSizes(r.lowered, dev, overrides, arch);
+  Expected<Schedule> first = chooseScheduleForSizes(r.lowered, dev, overrides, arch);
+  if (!first)
+    return first.refusal();
+  r.schedule = std::move(*first);
   // Rows sum exp(x - max) in the pass of their max (online softmax) where
   // the kernel then reads its rows once in all (a logsumexp, a
   // cross-entropy). Where a pass still follows (a softmax's stores), the
   // update's extra exps cost about what the saved read does, or more
-  // (measured on the H200, docs/PERFORMANCE.md); online=1 asks for it anyway.
+  // (docs/PERFORMANCE.md); online=1 asks for it anyway.
   bool never = overrides.online == 0, always = overrides.online.value_or(0) != 0;
   if (r.schedule.kind() != ScheduleKind::InnerRow || never)
     return r;
@@ -25,7 +29,10 @@ ScheduledKernel scheduleKernel(const LoweredKernel &body, const DeviceProperties
   if (!online || (online->passes != 1 && !always))
     return r;
   r.lowered = std::move(*online);
-  r.schedule = chooseScheduleForSizes(r.lowered, dev, overrides, arch);
+  Expected<Schedule> again = chooseScheduleForSizes(r.lowered, dev, overrides, arch);
+  if (!again)
+    return again.refusal();
+  r.schedule = std::move(*again);
   return r;
 }
 

@@ -1,86 +1,104 @@
 //===- compiler/schedule/ScheduleOverrides.h - hand-set schedule parameters -*- C++ -*-===//
-// MINIJIT_SCHEDULE / CompileOptions::scheduleOverrides ("tpr=64,vec=4") parsed
-// once into typed fields; each schedule template reads the ones it has.
+// Schedule parameters set by hand, as typed fields: parsed once where text
+// comes in (the CLI's --schedule, $MINIJIT_SCHEDULE, a tuning database
+// entry), then passed inward as they are; each template reads the ones it has.
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "llvm/ADT/StringRef.h"
+#include "compiler/Expected.h"
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
 namespace minijit {
 
 /// A field is set when the text names its key. Ranges are checked by the
 /// template that applies it (what fits depends on the kernel).
+/// Built in code by naming the fields set: {.tpr = 64, ...} (each field
+/// starts unset, `= {}`, so a designated initializer may leave it out).
 struct ScheduleOverrides {
-  std::optional<int64_t> block; ///< pointwise; inner rows of up to a warp
-  std::optional<int64_t> vec;   ///< pointwise, inner rows
-  std::optional<int64_t> items; ///< pointwise: vectors per thread
-  std::optional<int64_t> tpr;   ///< inner rows: threads per row
-  std::optional<bool> cached;   ///< inner rows: keep the row in registers
-  std::optional<int64_t> parts; ///< outer columns: threads per column
+  std::optional<int64_t> block = {}; ///< pointwise; inner rows of up to a warp
+  std::optional<int64_t> vec = {};   ///< pointwise, inner rows
+  std::optional<int64_t> items = {}; ///< pointwise: vectors per thread
+  std::optional<int64_t> tpr = {};   ///< inner rows: threads per row
+  std::optional<bool> cached = {};   ///< inner rows: keep the row in registers
+  std::optional<int64_t> parts = {}; ///< outer columns: threads per column
   /// outer columns: blocks sharing a group of columns; inner rows of a
   /// block each: blocks sharing a row
-  std::optional<int64_t> splits;
-  std::optional<int64_t> transpose; ///< pointwise: 0 keeps permuted operands out of tiles
+  std::optional<int64_t> splits = {};
+  std::optional<int64_t> transpose = {}; ///< pointwise: 0 keeps permuted operands out of tiles
   /// inner rows: a sum of exp(x - max) in its max's pass (online softmax):
   /// 0 never, 1 always; unset where the kernel then reads its rows once
-  std::optional<int64_t> online;
+  std::optional<int64_t> online = {};
   /// inner rows read in a loop: vectors a thread loads before it works on
   /// them (1: one at a time)
-  std::optional<int64_t> ahead;
-  std::optional<int64_t> tile;  ///< matmul: the block tile's height, one of the template's
+  std::optional<int64_t> ahead = {};
+  std::optional<int64_t> tile = {};  ///< matmul: the block tile's height, one of the template's
   /// tensor-core matmul; frag also f32 on the CUDA cores (2: the pipelined
   /// loop, next fragments read during the multiply-adds)
-  std::optional<int64_t> bm, bn, bk, stages, frag, wm, wn;
+  std::optional<int64_t> bm = {}, bn = {}, bk = {}, stages = {}, frag = {}, wm = {}, wn = {};
   /// f16/bf16 matmul on Hopper: 0 keeps the mma.sync template (where the
   /// wgmma one would apply, it takes bn and stages; tile, bm, bk, frag, wm
   /// and wn are mma.sync's)
-  std::optional<int64_t> wgmma;
+  std::optional<int64_t> wgmma = {};
   /// the Hopper matmul: 1 gives each consumer warpgroup every other tile
   /// (ping-pong), 0 both every tile (cooperative)
-  std::optional<int64_t> pingpong;
+  std::optional<int64_t> pingpong = {};
   /// the Hopper matmul, cooperative: 2 pairs the blocks in clusters of two
   /// that take neighbouring tiles along m and share B's tile, each loading
   /// half of it for both (TMA multicast); 1 (the default) no clusters
-  std::optional<int64_t> cluster;
+  std::optional<int64_t> cluster = {};
   /// the Hopper matmul: 1 stages the epilogue through shared memory (whole
   /// lines of a row per warp store), 0 stores from the accumulators' layout
-  std::optional<int64_t> staged;
+  std::optional<int64_t> staged = {};
   /// f32 matmul on the CUDA cores, the 128x128 tile: columns a thread
   /// computes, 8 (256 threads, the default) or 16 (128 threads of 8x16)
-  std::optional<int64_t> tn;
+  std::optional<int64_t> tn = {};
   /// f32 matmul on the CUDA cores: 3 or 4 copies the tiles into that many
   /// stages of shared memory by cp.async; 0 fetches the next k-slice into
   /// registers and stores it after this one (two stages). Unset: the rule
   /// (4 with frag=2 where rows are not whole lines or both operands are
   /// copied as stored, deeperPipelinePays)
-  std::optional<int64_t> cpasync;
+  std::optional<int64_t> cpasync = {};
   /// f32 matmul on the CUDA cores, threads of 8x16 outputs (tile=256 or
   /// tn=16): 1 keeps the tiles of an operand whose k is contiguous in
   /// memory so in shared memory (float4 copies and reads along k), 0
   /// transposes them on the way (MatmulSimtSchedule::kRowsA, kRowsB)
-  std::optional<int64_t> krows;
+  std::optional<int64_t> krows = {};
   /// an inner-row reduction with a block per row (sm_90): 2, 4 or 8 splits
   /// each row over a cluster of that many blocks, which meet at its
   /// barrier; 1 (the default) a block a row
-  std::optional<int64_t> rowcluster;
+  std::optional<int64_t> rowcluster = {};
   /// f32 matmul on the CUDA cores: 0 reads operands whose rows are not whole
   /// float4s element by element (no padded copies, MatmulRewrites.h)
-  std::optional<int64_t> pad;
+  std::optional<int64_t> pad = {};
   /// f32 matmul on the CUDA cores, split-K (MatmulRewrites.h): unset or 1
   /// splits k where too few tiles would leave block slots idle (the rule),
   /// N >= 2 splits every product whose layout allows it into N slices, 0
   /// never
-  std::optional<int64_t> splitk;
+  std::optional<int64_t> splitk = {};
 
+  /// No field set.
   bool empty() const;
+  /// "key=value,..." of the fields set, in one fixed order (tile, bm, bn,
+  /// bk, tpr, block, transpose, vec, items, parts, splits, online, cached,
+  /// ahead, tn, cpasync, krows, stages, staged, frag, wm, wn, wgmma,
+  /// pingpong, cluster, rowcluster, pad, splitk); empty when none is.
+  /// parseScheduleOverrides(o.str()) gives `o` back.
+  std::string str() const;
+  bool operator==(const ScheduleOverrides &other) const;
+  bool operator!=(const ScheduleOverrides &other) const { return !(*this == other); }
 };
 
-/// Parses "key=value,..." (empty text: no overrides). Throws CompileError
-/// "schedule override: ..." for an unknown key or a value that is not a
+/// Parses "key=value,..." (empty text: no overrides). Refuses with
+/// "schedule override: ..." an unknown key or a value that is not a
 /// non-negative integer. A key given twice keeps its last value.
-ScheduleOverrides parseScheduleOverrides(llvm::StringRef text);
+Expected<ScheduleOverrides> parseScheduleOverrides(std::string_view text);
+
+/// The text of $MINIJIT_SCHEDULE, empty when it is unset: the one place the
+/// variable is read.
+std::string scheduleEnvironmentText();
 
 } // namespace minijit

@@ -78,13 +78,14 @@ bool sizeGrid(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) 
 
 } // namespace
 
-Schedule chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
-                                const ScheduleOverrides &overrides, const std::string &arch) {
+Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
+                                          const ScheduleOverrides &overrides,
+                                          const std::string &arch) {
   if (!k.symbolic)
     return chooseSchedule(k, dev, overrides, arch);
-  Schedule s = chooseSchedule(withExtent(k, bucketExtent(k.symbolic->extent, outerExtent(k))), dev,
-                              overrides, arch);
-  if (sizeGrid(s, k, dev))
+  Expected<Schedule> s = chooseSchedule(
+      withExtent(k, bucketExtent(k.symbolic->extent, outerExtent(k))), dev, overrides, arch);
+  if (!s || sizeGrid(*s, k, dev))
     return s;
   k.symbolic.reset();
   return chooseSchedule(k, dev, overrides, arch);

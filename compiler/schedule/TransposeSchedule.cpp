@@ -76,8 +76,9 @@ bool vectorsFit(const LoweredKernel &k, const TransposeSchedule &s, unsigned vec
 
 } // namespace
 
-std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                         const ScheduleOverrides &o) {
+Expected<std::optional<Schedule>> transposeSchedule(const LoweredKernel &k,
+                                                    const DeviceProperties &dev,
+                                                    const ScheduleOverrides &o) {
   const Shape &d = k.domain;
   int rank = static_cast<int>(d.rank());
   if (rank < 2 || d[rank - 1] < kTile / 2 || k.numel != d.numel())
@@ -124,7 +125,7 @@ std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DevicePr
   s.block = 256;
   if (o.tile) {
     if (*o.tile != 16 && *o.tile != 32 && *o.tile != 64)
-      badOverride("tile must be 16, 32 or 64 for a transpose");
+      return refuse("tile must be 16, 32 or 64 for a transpose");
     s.tile = static_cast<unsigned>(*o.tile);
   }
   // 16-byte vectors where the layouts allow, in tiles of 64 unless set (a
@@ -138,8 +139,8 @@ std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DevicePr
   if (o.block) {
     if (*o.block < int64_t(s.tile) / s.vec || *o.block > 1024 ||
         (int64_t(s.tile) * s.tile / s.vec) % *o.block)
-      badOverride("block must divide the tile's " + std::to_string(s.tile * s.tile / s.vec) +
-                  " vectors, up to 1024");
+      return refuse("block must divide the tile's " + std::to_string(s.tile * s.tile / s.vec) +
+                    " vectors, up to 1024");
     s.block = static_cast<unsigned>(*o.block);
   }
   s.block = std::min<unsigned>(s.block, s.tile * s.tile / s.vec);
@@ -150,7 +151,7 @@ std::optional<Schedule> transposeSchedule(const LoweredKernel &k, const DevicePr
   s.tilesA = (s.a + s.tile - 1) / s.tile;
   s.tilesC = (s.c + s.tile - 1) / s.tile;
   s.grid = s.tilesA * s.tilesC * s.outer;
-  return Schedule{s};
+  return std::optional<Schedule>(Schedule{s});
 }
 
 } // namespace minijit::detail

@@ -18,8 +18,8 @@
 //     * an f32 product of too few 128x128 tiles to fill the SMs' block
 //       slots is split along k (split-K): a batch of S products of k-slices
 //       ([S, M, K/S] @ [S, K/S, N], k padded with zeros to whole slices) and
-//       a sum over the batch, which takes the product's epilogue (only
-//       where asked for, MINIJIT_SCHEDULE=splitk, until it is measured);
+//       a sum over the batch, which takes the product's epilogue (where
+//       splitSlices says, or as SplitKOptions force);
 //     * a sum (or mean) of a product over its output columns is the product
 //       with the summed right operand: sum(A @ B, -1) = A @ sum(B, -1), a
 //       matrix-vector product; over its rows, sum(A @ B, -2) = sum(A, -2) @ B;
@@ -105,9 +105,25 @@ int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots,
 /// 2^24 multiply-adds or more.
 bool tf32x3Pays(int64_t m, int64_t n, int64_t k);
 
-/// Applies the rewrites to `g` (the reassociating ones only with
-/// `reassociate`, the padding of 16-bit rows only with `alignRows`, of f32
-/// rows to whole float4s only with `float4Rows`); the values keep their
+/// Which of the rewrites rewriteMatmuls applies beyond the first ones (a
+/// narrow product, an outer product), which always apply. The pipeline
+/// fills it from CompileOptions, the target and the schedule overrides
+/// `pad`, `splitk` and `wgmma` (matmulRewriteOptions in
+/// compiler/Pipeline.cpp).
+struct MatmulRewriteOptions {
+  /// The reassociating rewrites (CompileOptions::reassociate); split-K only
+  /// with them.
+  bool reassociate = true;
+  /// 16-bit operands padded to rows of whole 16-byte units (TMA's reads).
+  bool alignRows = false;
+  /// f32 operands padded to rows of whole float4s (the CUDA cores' tiles).
+  bool float4Rows = false;
+  SplitKOptions splitK = {};
+  /// f32 products as three TF32 products, where tf32x3Pays.
+  bool tf32x3 = false;
+};
+
+/// Applies the rewrites `options` enable to `g`; the values keep their
 /// names. With `tf32x3` (CompileOptions::tf32x3, Hopper), an f32 product
 /// where tf32x3Pays is split into TF32 parts first: each operand x is hi +
 /// lo + r, hi = round_tf32(x), lo = round_tf32(x - hi), |r| <= 2^-22 |x|,
@@ -118,9 +134,7 @@ bool tf32x3Pays(int64_t m, int64_t n, int64_t k);
 /// f32 multiply-add (the tensor cores' sums round more coarsely than the CUDA
 /// cores'). The caller runs those products as TF32, finding each by its
 /// operands' names (tf32x3PartsNames).
-MatmulRewriteResult rewriteMatmuls(const Graph &g, bool reassociate, bool alignRows = false,
-                                   bool float4Rows = false, SplitKOptions splitK = {},
-                                   bool tf32x3 = false);
+MatmulRewriteResult rewriteMatmuls(const Graph &g, const MatmulRewriteOptions &options);
 
 /// For f32 products in TF32 (CompileOptions::allowTf32) on Hopper, whose
 /// wgmma reads both operands k-major ([.., M, K] and [.., N, K] in memory)

@@ -1,6 +1,6 @@
 //===- compiler/tune/CandidateSpace.h - the schedules a search tries -*- C++ -*-===//
 // For one lowered kernel, the schedules `minijit tune` times: its template's
-// parameters (MINIJIT_SCHEDULE's keys) around the rules' choice, each
+// parameters (typed ScheduleOverrides) around the rules' choice, each
 // scheduled as a compile would schedule it (scheduleKernel), those the
 // schedule code refuses or a device limit excludes dropped before any
 // compile, and those that give the same kernel (source and launch) as an
@@ -17,7 +17,7 @@ namespace minijit {
 
 /// One schedule to try.
 struct Candidate {
-  std::string overrides;  ///< MINIJIT_SCHEDULE's text for this kernel; empty: the default
+  ScheduleOverrides overrides; ///< for this kernel alone; none set: the default
   ScheduledKernel kernel; ///< the body as scheduled, and its schedule
   /// The kernel's text under the schedule (tuningSource) and its launch
   /// (block, grid, dynamic shared memory): equal texts are one candidate.
@@ -28,7 +28,7 @@ struct Candidate {
 /// "1536 threads a block; the device allows 1024", the schedule code's
 /// refusal).
 struct DroppedCandidate {
-  std::string overrides;
+  ScheduleOverrides overrides;
   std::string why;
 };
 
@@ -37,15 +37,16 @@ struct CandidateSpace {
   std::vector<DroppedCandidate> dropped; ///< in the order they were tried
 };
 
-/// The override texts a search tries for a kernel whose default schedule is
+/// The overrides a search tries for a kernel whose default schedule is
 /// `def` (the default itself not among them), most promising first: the
 /// template's geometry (threads per row and block, vector width, values per
 /// thread, tiles, parts and splits, stages), then the variants of each
 /// (loads ahead, registers or a loop, the online sum). Only the keys of
 /// `def`'s template, with values that template accepts in principle; the
 /// kernel may still refuse some (candidateSpace drops them).
-std::vector<std::string> candidateOverrides(const LoweredKernel &body, const ScheduledKernel &def,
-                                            const DeviceProperties &dev);
+std::vector<ScheduleOverrides> candidateOverrides(const LoweredKernel &body,
+                                                  const ScheduledKernel &def,
+                                                  const DeviceProperties &dev);
 
 /// Why a kernel scheduled `s` cannot launch on `dev` (threads a block,
 /// shared memory a block, no block resident on an SM with the registers
@@ -54,9 +55,10 @@ std::string exceedsLimits(const Schedule &s, const DeviceProperties &dev);
 
 /// The candidates for `body` (a kernel as lowering made it: CompiledKernel::
 /// body): the default, then each of candidateOverrides scheduled, dropped
-/// where the schedule code refuses it, exceedsLimits, or it is the same
-/// kernel as an earlier one; at most `limit` candidates (the rest dropped as
-/// over the limit). Throws CompileError only when the default itself fails.
+/// where the schedule code refuses it (a returned refusal, its message the
+/// reason), exceedsLimits, or it is the same kernel as an earlier one; at
+/// most `limit` candidates (the rest dropped as over the limit). Throws
+/// CompileError only when the default itself fails.
 CandidateSpace candidateSpace(const LoweredKernel &body, const DeviceProperties &dev,
                               const std::string &arch, size_t limit = 48);
 

@@ -90,8 +90,11 @@ std::optional<TuningEntry> TuningDatabase::lookup(const std::string &key) {
     return corrupt(why);
   if (f[0] != key)
     return corrupt("for another key");
+  Expected<ScheduleOverrides> overrides = parseScheduleOverrides(f[1]);
+  if (!overrides)
+    return corrupt("malformed (" + overrides.error() + ")");
   TuningEntry e;
-  e.overrides = f[1];
+  e.overrides = std::move(*overrides);
   e.driver = f[5];
   if (!llvm::to_float(f[2], e.tunedUs) || !llvm::to_float(f[3], e.defaultUs) ||
       !llvm::to_integer(f[4], e.candidates, 10))
@@ -114,7 +117,8 @@ bool TuningDatabase::store(const std::string &key, const TuningEntry &e, std::st
   std::string def = llvm::formatv("{0:f3}", e.defaultUs).str();
   std::string count = std::to_string(e.candidates);
   std::string buf =
-      entry::encode(llvm::StringRef(kMagic, 8), {key, e.overrides, tuned, def, count, e.driver});
+      entry::encode(llvm::StringRef(kMagic, 8),
+                    {key, e.overrides.str(), tuned, def, count, e.driver});
   std::string path = pathFor(key);
   std::string dir = llvm::sys::path::parent_path(path).str();
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))

@@ -1,6 +1,6 @@
 //===- compiler/tune/TuningDatabase.h - tuned schedules, kept -*- C++ -*-===//
 // What a search found for one kernel: the schedule overrides that ran
-// fastest (MINIJIT_SCHEDULE's keys, for that kernel alone), the times of the
+// fastest (for that kernel alone; text only in the files), the times of the
 // tuned and the default schedule, and how many candidates were tried. Kept
 // beside the kernel cache (DIR/tuning/), one checksummed file per kernel
 // (cache/EntryFile.h): written atomically, safe with several processes and
@@ -32,7 +32,7 @@ namespace minijit {
 class KernelCache;
 
 struct TuningEntry {
-  std::string overrides;  ///< e.g. "tpr=128,vec=4"; empty: the default won
+  ScheduleOverrides overrides; ///< e.g. tpr=128,vec=4; none set: the default won
   double tunedUs = 0;     ///< the winner's median time
   double defaultUs = 0;   ///< the default schedule's, measured in the same search
   int64_t candidates = 0; ///< schedules timed
@@ -67,7 +67,8 @@ public:
                             const std::string &arch, const DeviceProperties &dev);
 
   /// The entry for `key`, or nullopt (absent, or corrupt: reported on
-  /// stderr once per entry and counted).
+  /// stderr once per entry and counted). Its overrides are parsed here;
+  /// text that does not parse makes the entry corrupt.
   std::optional<TuningEntry> lookup(const std::string &key);
   /// Keeps `e` for `key`, replacing what was there. Returns false with the
   /// reason in `error` when it cannot be written.

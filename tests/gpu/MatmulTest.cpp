@@ -413,7 +413,7 @@ TEST_F(Matmul, SplitKOnFewTiles) {
   auto splits = [](const Graph &g, const char *overrides) {
     CompileOptions opt;
     opt.compileKernels = false;
-    opt.scheduleOverrides = overrides;
+    opt.scheduleOverrides = *parseScheduleOverrides(overrides);
     return compileGraph(g, opt).fusedText().find("split along k") != std::string::npos;
   };
   {
@@ -477,7 +477,8 @@ TEST_F(Matmul, TransposedOperandsReadAsVectors) {
       g.output(matmul(at.permute({1, 0}), bt.permute({1, 0})), "c");
       CompileOptions opt;
       opt.compileKernels = false;
-      opt.scheduleOverrides = f32 ? "" : "wgmma=0"; // mma.sync's loads (the run takes wgmma)
+      if (!f32)
+        opt.scheduleOverrides.wgmma = 0; // mma.sync's loads (the run takes wgmma)
       std::string fused = compileGraph(g, opt).fusedText();
       std::string how = f32 ? "by float4" : "by 16-byte cp.async";
       EXPECT_NE(fused.find("A " + how + " along m (stored transposed)"), std::string::npos) << fused;

@@ -15,7 +15,7 @@ protected:
       return;
     CompileOptions opt;
     opt.device = gpu().properties();
-    opt.scheduleOverrides = overrides;
+    opt.scheduleOverrides = *parseScheduleOverrides(overrides);
     CompiledGraph cg = compileGraph(g, opt);
     ASSERT_EQ(cg.program.kernels.size(), 1u) << cg.fusedText();
     EXPECT_GT(cg.program.kernels[0].workspaceBytes, 0) << cg.fusedText();
@@ -47,7 +47,7 @@ void expectMatchesUnder(const Graph &g, const std::string &overrides, uint64_t s
   for (int fused = 1; fused >= 0; --fused) {
     CompileOptions opt;
     opt.fusion = fused;
-    opt.scheduleOverrides = overrides;
+    opt.scheduleOverrides = *parseScheduleOverrides(overrides);
     if (!gpu) {
       EXPECT_NO_THROW(compileGraph(g, opt)) << overrides << "\n" << printGraph(g);
       continue;
@@ -307,7 +307,7 @@ TEST_F(Reductions, ManyLongRowsOverClusters) {
     SCOPED_TRACE(std::string(dtypeName(c.t)) + c.s.str() + " " + c.overrides);
     CompileOptions look;
     look.compileKernels = false;
-    look.scheduleOverrides = c.overrides;
+    look.scheduleOverrides = *parseScheduleOverrides(c.overrides);
     CompiledGraph cg = compileGraph(g, look);
     unsigned most = 1;
     for (const ProgramKernel &k : cg.program.kernels)

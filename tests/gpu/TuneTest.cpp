@@ -49,7 +49,7 @@ protected:
         ASSERT_FALSE(k.candidates.empty());
         for (const CandidateResult &c : k.candidates)
           EXPECT_EQ(c.outcome, CandidateResult::Outcome::Compiled)
-              << "k" << k.index << " " << c.overrides << ": " << c.why;
+              << "k" << k.index << " " << c.overrides.str() << ": " << c.why;
       }
       GTEST_SKIP() << "no GPU (" << WhyNot << "): candidates compiled through NVRTC, not run";
     }
@@ -61,7 +61,7 @@ protected:
       EXPECT_EQ(k.candidates[0].outcome, CandidateResult::Outcome::Timed) << text;
       for (const CandidateResult &c : k.candidates)
         EXPECT_EQ(c.why.find("differs from the CPU reference"), std::string::npos)
-            << "k" << k.index << " " << c.overrides << " mismatched\n" << text;
+            << "k" << k.index << " " << c.overrides.str() << " mismatched\n" << text;
       ASSERT_TRUE(k.winner) << text;
       EXPECT_GT(k.winner->tunedUs, 0) << text;
       EXPECT_LE(k.winner->tunedUs, k.winner->defaultUs) << text;

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,26 +20,91 @@ using namespace minijit;
 
 namespace {
 
+/// The refusal of `text`, or "" where it parses.
 std::string overrideError(const std::string &text) {
-  try {
-    parseScheduleOverrides(text);
-  } catch (const CompileError &e) {
-    return e.what();
-  }
-  return "";
+  Expected<ScheduleOverrides> o = parseScheduleOverrides(text);
+  return o ? "" : o.error();
 }
 
 } // namespace
 
 TEST(ScheduleOverrides, ParsesEveryKeyOnce) {
-  ScheduleOverrides o = parseScheduleOverrides("tpr=64, vec=4,cached=0,bm=128,tpr=32");
+  Expected<ScheduleOverrides> parsed =
+      parseScheduleOverrides("tpr=64, vec=4,cached=0,bm=128,tpr=32");
+  ASSERT_TRUE(parsed) << parsed.error();
+  const ScheduleOverrides &o = *parsed;
   EXPECT_EQ(o.tpr, 32); // the last value of a key given twice
   EXPECT_EQ(o.vec, 4);
   EXPECT_EQ(o.cached, false);
   EXPECT_EQ(o.bm, 128);
   EXPECT_FALSE(o.block);
   EXPECT_FALSE(o.empty());
-  EXPECT_TRUE(parseScheduleOverrides("").empty());
+  Expected<ScheduleOverrides> none = parseScheduleOverrides("");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(ScheduleOverrides, TextRoundTripsInOneOrder) {
+  ScheduleOverrides o;
+  o.items = 4;
+  o.block = 128;
+  o.cached = false;
+  o.tpr = 8;
+  o.cluster = 2;
+  o.bn = 256;
+  EXPECT_EQ(o.str(), "bn=256,tpr=8,block=128,items=4,cached=0,cluster=2");
+  Expected<ScheduleOverrides> back = parseScheduleOverrides(o.str());
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(*back, o);
+  back->cached = true;
+  EXPECT_NE(*back, o);
+  EXPECT_EQ(ScheduleOverrides().str(), "");
+  // the order a search's texts always had: geometry first, then variants
+  EXPECT_EQ(parseScheduleOverrides("cluster=1,pingpong=0,stages=4,bn=128")->str(),
+            "bn=128,stages=4,pingpong=0,cluster=1");
+  EXPECT_EQ(parseScheduleOverrides("frag=2,cpasync=3,tile=128")->str(), "tile=128,cpasync=3,frag=2");
+}
+
+TEST(ScheduleOverrides, TheEnvironmentIsReadInOnePlace) {
+  ::setenv("MINIJIT_SCHEDULE", "tpr=64", 1);
+  EXPECT_EQ(scheduleEnvironmentText(), "tpr=64");
+  ::unsetenv("MINIJIT_SCHEDULE");
+  EXPECT_EQ(scheduleEnvironmentText(), "");
+}
+
+TEST(ScheduleOverrides, TheEnvironmentsBadTextIsACompileError) {
+  Graph g("cols");
+  Tensor x = g.input("x", DType::F32, {1024, 64});
+  g.output(sum(x, {0}), "s");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  ::setenv("MINIJIT_SCHEDULE", "bogus=1", 1);
+  EXPECT_THROW(compileGraph(g, opt), CompileError);
+  opt.scheduleOverrides.parts = 4; // set in the options: the variable is not read
+  EXPECT_EQ(compileGraph(g, opt).detail->kernels[0].schedule.as<ColumnSchedule>().parts, 4u);
+  ::unsetenv("MINIJIT_SCHEDULE");
+}
+
+TEST(ScheduleOverrides, AKernelRefusesAsAValue) {
+  Graph g("rows");
+  Tensor x = g.input("x", DType::F32, {1024, 4096});
+  g.output(sum(x, {1}), "s");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  CompiledGraph c = compileGraph(g, opt);
+  const LoweredKernel &body = c.detail->kernels[0].body;
+  ScheduleOverrides o;
+  o.tpr = 3;
+  Expected<ScheduledKernel> s = scheduleKernel(body, opt.device, o, "");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error(), "schedule override: tpr must be a power of two up to 1024");
+  o.tpr = 64;
+  Expected<ScheduledKernel> fits = scheduleKernel(body, opt.device, o, "");
+  ASSERT_TRUE(fits) << fits.error();
+  EXPECT_EQ(fits->schedule.as<RowSchedule>().threadsPerRow, 64u);
+  // the pipeline reports the refusal of an override set by hand
+  opt.scheduleOverrides.tpr = 3;
+  EXPECT_THROW(compileGraph(g, opt), CompileError);
 }
 
 TEST(ScheduleOverrides, BadKeysAndValuesAreErrors) {
@@ -57,7 +123,7 @@ TEST(ScheduleOverrides, RangesAreCheckedByTheTemplateThatUsesThem) {
   g.output(sum(x, {0}), "s");
   CompileOptions opt;
   opt.compileKernels = false;
-  opt.scheduleOverrides = "tpr=3";
+  opt.scheduleOverrides.tpr = 3;
   CompiledGraph c = compileGraph(g, opt);
   EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::OuterCol);
 }

@@ -96,30 +96,33 @@ TEST(CandidateSpace, EveryTemplateStartsWithTheDefaultAndHoldsNoDuplicates) {
     EXPECT_LE(space.candidates.size(), 48u);
     // the default first, the very schedule (and body) a compile makes
     const Candidate &def = space.candidates[0];
-    EXPECT_EQ(def.overrides, "");
+    EXPECT_TRUE(def.overrides.empty()) << def.overrides.str();
     EXPECT_EQ(def.kernel.schedule.describe(), k.schedule.describe());
     EXPECT_EQ(tuningSource(def.kernel.lowered, def.kernel.schedule),
               tuningSource(k.lowered, k.schedule));
     std::set<std::string> identities, texts, kernels;
     for (const Candidate &cand : space.candidates) {
-      SCOPED_TRACE(cand.overrides);
+      SCOPED_TRACE(cand.overrides.str());
       EXPECT_TRUE(identities.insert(cand.identity).second) << "a duplicate";
-      EXPECT_TRUE(texts.insert(cand.overrides).second) << "an override text twice";
+      EXPECT_TRUE(texts.insert(cand.overrides.str()).second) << "an override text twice";
       kernels.insert(tuningSource(cand.kernel.lowered, cand.kernel.schedule) + "@" +
                      launchOf(cand.kernel.schedule));
       EXPECT_EQ(exceedsLimits(cand.kernel.schedule, dev), "");
       EXPECT_LE(cand.kernel.schedule.geometry().block, unsigned(dev.maxThreadsPerBlock));
       EXPECT_LE(int64_t(cand.kernel.schedule.dynamicSharedBytes()), dev.sharedPerBlockOptin);
       // A compile rebuilds it from its text alone (a stored winner).
-      ScheduledKernel again =
-          scheduleKernel(k.body, dev, parseScheduleOverrides(cand.overrides), arch);
-      EXPECT_EQ(again.schedule.describe(), cand.kernel.schedule.describe());
-      EXPECT_EQ(tuningSource(again.lowered, again.schedule),
+      Expected<ScheduleOverrides> text = parseScheduleOverrides(cand.overrides.str());
+      ASSERT_TRUE(text) << text.error();
+      EXPECT_EQ(*text, cand.overrides);
+      Expected<ScheduledKernel> again = scheduleKernel(k.body, dev, *text, arch);
+      ASSERT_TRUE(again) << again.error();
+      EXPECT_EQ(again->schedule.describe(), cand.kernel.schedule.describe());
+      EXPECT_EQ(tuningSource(again->lowered, again->schedule),
                 tuningSource(cand.kernel.lowered, cand.kernel.schedule));
     }
     EXPECT_EQ(kernels.size(), space.candidates.size()) << "two candidates give one kernel";
     for (const DroppedCandidate &d : space.dropped)
-      EXPECT_FALSE(d.why.empty()) << d.overrides;
+      EXPECT_FALSE(d.why.empty()) << d.overrides.str();
   }
 }
 
@@ -136,7 +139,7 @@ TEST(CandidateSpace, TheOnlineSumIsTriedTheOtherWay) {
     CandidateSpace space = candidateSpace(k.body, dev, dev.arch());
     std::string flip = defaultOnline ? "online=0" : "online=1";
     auto it = llvm::find_if(space.candidates, [&](const Candidate &cand) {
-      return cand.overrides == flip;
+      return cand.overrides.str() == flip;
     });
     ASSERT_NE(it, space.candidates.end()) << flip << " missing";
     bool online = llvm::any_of(it->kernel.lowered.reductions,
@@ -160,23 +163,23 @@ TEST(CandidateSpace, ASmallerDeviceBoundsThreadsAndSharedMemory) {
     // block of 512 and Hopper's 384 threads are fixed by their templates);
     // every other candidate keeps within the device's limits.
     for (const Candidate &cand : llvm::drop_begin(space.candidates)) {
-      EXPECT_LE(cand.kernel.schedule.geometry().block, 256u) << cand.overrides;
+      EXPECT_LE(cand.kernel.schedule.geometry().block, 256u) << cand.overrides.str();
       EXPECT_LE(int64_t(cand.kernel.schedule.dynamicSharedBytes()), small.sharedPerBlockOptin)
-          << cand.overrides;
+          << cand.overrides.str();
     }
   }
   // The pointwise space asks for blocks of up to 1024 threads: dropped, with the reason.
   CompiledGraph pw = lowered(parse(cases()[0].text), small);
   CandidateSpace space = candidateSpace(pw.detail->kernels[0].body, small, small.arch());
   EXPECT_TRUE(llvm::any_of(space.dropped, [](const DroppedCandidate &d) {
-    return d.overrides.find("block=1024") != std::string::npos &&
+    return d.overrides.block == 1024 &&
            d.why == "1024 threads a block; the device allows 256";
   }));
   // Hopper tiles of 4 or more stages need more than 100 KB: dropped.
   CompiledGraph mm = lowered(parse(cases().back().text), small, "sm_90");
   CandidateSpace tiles = candidateSpace(mm.detail->kernels[0].body, small, "sm_90");
   EXPECT_TRUE(llvm::any_of(tiles.dropped, [](const DroppedCandidate &d) {
-    return d.overrides.find("stages=6") != std::string::npos &&
+    return d.overrides.stages == 6 &&
            d.why.find("shared memory") != std::string::npos;
   }));
 }

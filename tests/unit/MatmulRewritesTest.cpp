@@ -30,7 +30,7 @@ std::string body(const Graph &g) {
 /// The rewritten graph verifies and computes what the original does.
 /// (f16 results round the product once less than the graph as written.)
 MatmulRewriteResult rewriteChecked(const Graph &g, bool reassociate = true, double tol = 1e-5) {
-  MatmulRewriteResult r = rewriteMatmuls(g, reassociate);
+  MatmulRewriteResult r = rewriteMatmuls(g, {.reassociate = reassociate});
   Graph clean = simplifyGraph(r.graph);
   EXPECT_NO_THROW(verifyGraph(clean));
   std::vector<HostTensor> in = randomInputs(g, 3);
@@ -81,12 +81,12 @@ TEST(MatmulRewrites, AHalfProductReadByAnEpilogueStaysAMatmul) {
   Tensor a = g.input("a", DType::F16, {64, 300});
   Tensor x = g.input("x", DType::F16, {300, 1});
   g.output(relu(matmul(a, x) * 0.5), "y");
-  EXPECT_TRUE(rewriteMatmuls(g, true).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(g, {}).applied.empty());
   Graph out("gemv_half_out");
   Tensor a2 = out.input("a", DType::F16, {64, 300});
   Tensor x2 = out.input("x", DType::F16, {300, 1});
   out.output(matmul(a2, x2), "y");
-  EXPECT_EQ(rewriteMatmuls(out, true).applied.size(), 1u);
+  EXPECT_EQ(rewriteMatmuls(out, {}).applied.size(), 1u);
 }
 
 TEST(MatmulRewrites, AProductOverOneKIsAColumnTimesARow) {
@@ -113,14 +113,14 @@ TEST(MatmulRewrites, AProductOverOneKIsAColumnTimesARow) {
   Tensor ae = e.input("a", DType::BF16, {64, 1});
   Tensor be = e.input("b", DType::BF16, {1, 40});
   e.output(relu(matmul(ae, be) * 0.5), "y");
-  EXPECT_TRUE(rewriteMatmuls(e, true).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(e, {}).applied.empty());
   // k a named size (bound to 1 or not) stays a product: a name does not
   // broadcast against m's or n's as a 1 does
   Graph named("outer_named");
   Tensor an = named.input("a", DType::F32, {Dim("M"), Dim("K")});
   Tensor bn = named.input("b", DType::F32, {Dim("K"), Dim("N")});
   named.output(matmul(an, bn), "y");
-  EXPECT_TRUE(rewriteMatmuls(bindDims(named, {{"M", 64}, {"K", 1}, {"N", 32}}), true).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(bindDims(named, {{"M", 64}, {"K", 1}, {"N", 32}}), {}).applied.empty());
 }
 
 TEST(MatmulRewrites, WideProductsStay) {
@@ -291,7 +291,7 @@ TEST(MatmulRewrites, MisalignedHalfOperandsArePaddedForTma) {
   Tensor x = g.input("x", DType::F16, {300, 1001});
   Tensor w = g.input("w", DType::F16, {997, 1001}); // [out, in]
   g.output(matmul(x, transpose(w)), "y");
-  MatmulRewriteResult r = rewriteMatmuls(g, true, /*alignRows=*/true);
+  MatmulRewriteResult r = rewriteMatmuls(g, {.alignRows = true});
   ASSERT_EQ(r.applied.size(), 1u);
   EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::AlignedRows);
   Graph clean = simplifyGraph(r.graph);
@@ -309,7 +309,7 @@ TEST(MatmulRewrites, MisalignedHalfOperandsArePaddedForTma) {
   CompareResult c = compareTensors(evaluate(clean, in)[0], evaluate(g, in)[0], Tolerance{0});
   EXPECT_TRUE(c.ok) << c.summary; // padding with zeros changes no sum
 
-  EXPECT_TRUE(rewriteMatmuls(g, true, /*alignRows=*/false).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(g, {.alignRows = false}).applied.empty());
   Graph aligned("aligned"), f32("f32"), small("small");
   for (Graph *h : {&aligned, &f32, &small}) {
     DType t = h == &f32 ? DType::F32 : DType::F16;
@@ -317,7 +317,7 @@ TEST(MatmulRewrites, MisalignedHalfOperandsArePaddedForTma) {
     Tensor a = h->input("a", t, {m, k});
     Tensor b = h->input("b", t, {k, 1000});
     h->output(matmul(a, b), "y");
-    EXPECT_TRUE(rewriteMatmuls(*h, true, true).applied.empty()) << printGraph(*h);
+    EXPECT_TRUE(rewriteMatmuls(*h, {.alignRows = true}).applied.empty()) << printGraph(*h);
   }
 }
 
@@ -350,7 +350,7 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
     Tensor b = c.transB ? transpose(g.input("b", DType::F32, {1001, 1001}))
                         : g.input("b", DType::F32, {1001, 1001});
     g.output(matmul(a, b) * 2.0, "y");
-    MatmulRewriteResult r = rewriteMatmuls(g, true, false, /*float4Rows=*/true);
+    MatmulRewriteResult r = rewriteMatmuls(g, {.float4Rows = true});
     ASSERT_EQ(r.applied.size(), 1u);
     EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::Float4Rows);
     EXPECT_NE(r.applied[0].text().find("whole float4s"), std::string::npos);
@@ -366,7 +366,7 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
     CompileOptions opt;
     opt.arch = "sm_90";
     opt.stopAfter = Stage::Fused;
-    opt.scheduleOverrides = "splitk=0"; // 88 tiles would be split along k
+    opt.scheduleOverrides.splitk = 0; // 88 tiles would be split along k
     std::string fused = compileGraph(g, opt).fusedText();
     EXPECT_NE(fused.find("A by float4"), std::string::npos) << fused;
     EXPECT_NE(fused.find("B by float4"), std::string::npos) << fused;
@@ -379,7 +379,7 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
     Graph g("batched");
     g.output(matmul(g.input("a", DType::F32, {3, 1400, 1001}), g.input("b", DType::F32, {1001, 1001})),
              "y");
-    MatmulRewriteResult r = rewriteMatmuls(g, true, false, true);
+    MatmulRewriteResult r = rewriteMatmuls(g, {.float4Rows = true});
     ASSERT_EQ(r.applied.size(), 1u);
     std::string text = body(simplifyGraph(r.graph));
     EXPECT_NE(text.find("pad %a before=[0, 0, 0] after=[0, 0, 3] value=0 : f32[3, 1400, 1004]"),
@@ -396,12 +396,12 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
     DType t = h == &half ? DType::F16 : DType::F32;
     int64_t k = h == &whole ? 1004 : 1001, m = h == &small ? 64 : 1400;
     h->output(matmul(h->input("a", t, {m, k}), h->input("b", t, {k, 1000})), "y");
-    EXPECT_TRUE(rewriteMatmuls(*h, true, false, true).applied.empty()) << printGraph(*h);
+    EXPECT_TRUE(rewriteMatmuls(*h, {.float4Rows = true}).applied.empty()) << printGraph(*h);
   }
   Graph g("odd");
   g.output(matmul(g.input("a", DType::F32, {1400, 1001}), g.input("b", DType::F32, {1001, 1000})),
            "y");
-  EXPECT_TRUE(rewriteMatmuls(g, true, false, /*float4Rows=*/false).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(g, {.float4Rows = false}).applied.empty());
 }
 
 /// TF32's operands k-major (rewriteTf32Operands): a row-major B is
@@ -477,8 +477,8 @@ TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
     Tensor a = c.aT ? swap(input("a", c.k, c.m)) : input("a", c.m, c.k);
     Tensor b = c.bT ? swap(input("b", c.n, c.k)) : input("b", c.k, c.n);
     g.output(matmul(a, b), "c");
-    EXPECT_TRUE(rewriteMatmuls(g, true).applied.empty()); // not asked for
-    MatmulRewriteResult r = rewriteMatmuls(g, true, true, false, {}, /*tf32x3=*/true);
+    EXPECT_TRUE(rewriteMatmuls(g, {}).applied.empty()); // not asked for
+    MatmulRewriteResult r = rewriteMatmuls(g, {.alignRows = true, .tf32x3 = true});
     ASSERT_EQ(r.applied.size(), 1u);
     EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::Tf32x3);
     EXPECT_EQ(r.applied[0].value, "c");
@@ -510,7 +510,7 @@ TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
   Tensor a = g.input("a", DType::F32, {600, 77});
   Tensor b = g.input("b", DType::F32, {700, 77});
   g.output(matmul(a, transpose(b)), "c");
-  MatmulRewriteResult r = rewriteMatmuls(g, true, true, false, {}, /*tf32x3=*/true);
+  MatmulRewriteResult r = rewriteMatmuls(g, {.alignRows = true, .tf32x3 = true});
   ASSERT_EQ(r.applied.size(), 1u);
   std::vector<HostTensor> in = randomInputs(g, 7);
   const double inf = std::numeric_limits<double>::infinity();
@@ -655,7 +655,7 @@ TEST(MatmulRewrites, SplitKSlicesKIntoABatchAndSumsIt) {
   g.output(matmul(x, w.permute({1, 0})) + b, "y");
   SplitKOptions forced;
   forced.force = 3;
-  MatmulRewriteResult r = rewriteMatmuls(g, true, false, false, forced);
+  MatmulRewriteResult r = rewriteMatmuls(g, {.splitK = forced});
   ASSERT_EQ(r.applied.size(), 1u);
   EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::SplitK);
   EXPECT_EQ(r.applied[0].detail, "3 slices of 1008");
@@ -677,11 +677,11 @@ TEST(MatmulRewrites, SplitKSlicesKIntoABatchAndSumsIt) {
   CompareResult c = compareTensors(evaluate(clean, in)[0], evaluate(g, in)[0], Tolerance{1e-4});
   EXPECT_TRUE(c.ok) << c.summary;
   // switched off: the graph as it was
-  EXPECT_TRUE(rewriteMatmuls(g, false, false, false, forced).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(g, {.reassociate = false, .splitK = forced}).applied.empty());
   SplitKOptions never;
   never.slots = 264;
   never.force = 1;
-  EXPECT_TRUE(rewriteMatmuls(g, true, false, false, never).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(g, {.splitK = never}).applied.empty());
 }
 
 /// Every layout the split takes (A and B each stored either way), k a
@@ -703,7 +703,7 @@ TEST(MatmulRewrites, SplitKOnEveryLayoutComputesTheProduct) {
         Tensor b = bT ? g.input("b", DType::F32, {n, k}).permute({1, 0})
                       : g.input("b", DType::F32, {k, n});
         g.output(matmul(a, b), "c");
-        MatmulRewriteResult r = rewriteMatmuls(g, true, false, false, forced);
+        MatmulRewriteResult r = rewriteMatmuls(g, {.splitK = forced});
         ASSERT_EQ(r.applied.size(), 1u);
         Graph clean = simplifyGraph(r.graph);
         EXPECT_NO_THROW(verifyGraph(clean));
@@ -715,7 +715,7 @@ TEST(MatmulRewrites, SplitKOnEveryLayoutComputesTheProduct) {
   Graph odd("oddn"); // a row-major B whose n is not whole float4s: padded, sliced back
   Tensor a = odd.input("a", DType::F32, {12, 64}), b = odd.input("b", DType::F32, {64, 21});
   odd.output(matmul(a, b), "c");
-  Graph split = simplifyGraph(rewriteMatmuls(odd, true, false, false, forced).graph);
+  Graph split = simplifyGraph(rewriteMatmuls(odd, {.splitK = forced}).graph);
   EXPECT_NE(body(split).find("pad %b before=[0, 0] after=[0, 3] value=0 : f32[64, 24]"),
             std::string::npos)
       << body(split);
@@ -724,5 +724,5 @@ TEST(MatmulRewrites, SplitKOnEveryLayoutComputesTheProduct) {
   Graph bc("broadcast"); // an operand that is a view (a broadcast) is not copied
   Tensor x = bc.input("x", DType::F32, {1, 64}), y = bc.input("y", DType::F32, {64, 20});
   bc.output(matmul(broadcast(x, Shape({12, 64})), y), "c");
-  EXPECT_TRUE(rewriteMatmuls(bc, true, false, false, forced).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(bc, {.splitK = forced}).applied.empty());
 }

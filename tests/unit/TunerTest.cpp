@@ -37,9 +37,16 @@ Graph twoKernels(bool logsumexp = false) {
   return parseGraphs(text)[0];
 }
 
+/// `text` parsed (the tests' candidates are written as text).
+ScheduleOverrides overridesOf(const std::string &text) {
+  Expected<ScheduleOverrides> o = parseScheduleOverrides(text);
+  EXPECT_TRUE(o) << o.error();
+  return o ? *o : ScheduleOverrides();
+}
+
 CandidateResult timed(const std::string &overrides, double us) {
   CandidateResult c;
-  c.overrides = overrides;
+  c.overrides = overridesOf(overrides);
   c.outcome = CandidateResult::Outcome::Timed;
   c.us = us;
   return c;
@@ -47,7 +54,7 @@ CandidateResult timed(const std::string &overrides, double us) {
 
 CandidateResult rejected(const std::string &overrides) {
   CandidateResult c;
-  c.overrides = overrides;
+  c.overrides = overridesOf(overrides);
   c.outcome = CandidateResult::Outcome::Rejected;
   c.why = "output %y differs from the CPU reference";
   return c;
@@ -96,7 +103,7 @@ TEST_F(TunerTest, TheFastestCorrectCandidateWins) {
   kt.candidates = {timed("", 12), timed("tpr=64", 10), rejected("tpr=256"), timed("tpr=128", 9)};
   std::optional<TuningEntry> w = chooseWinner(kt, "13000");
   ASSERT_TRUE(w);
-  EXPECT_EQ(w->overrides, "tpr=128");
+  EXPECT_EQ(w->overrides.str(), "tpr=128");
   EXPECT_EQ(w->tunedUs, 9);
   EXPECT_EQ(w->defaultUs, 12);
   EXPECT_EQ(w->candidates, 3); // the rejected one was not timed
@@ -108,7 +115,7 @@ TEST_F(TunerTest, WithinOnePercentTheDefaultStays) {
   kt.candidates = {timed("", 10), timed("tpr=64", 9.95)};
   std::optional<TuningEntry> w = chooseWinner(kt, "");
   ASSERT_TRUE(w);
-  EXPECT_EQ(w->overrides, "");
+  EXPECT_TRUE(w->overrides.empty());
   EXPECT_EQ(w->tunedUs, 10);
 }
 
@@ -135,7 +142,7 @@ TEST_F(TunerTest, AStoredWinnerIsTakenByALaterCompile) {
   EXPECT_FALSE(after.detail->kernels[0].tuned) << "only the searched kernel is tuned";
   const CompiledKernel &k = after.detail->kernels[1];
   ASSERT_TRUE(k.tuned) << after.fusedText();
-  EXPECT_EQ(k.tuned->overrides, "tpr=128");
+  EXPECT_EQ(k.tuned->overrides.str(), "tpr=128");
   EXPECT_EQ(k.schedule.as<RowSchedule>().threadsPerRow, 128u);
   EXPECT_NE(after.fusedText().find("schedule: tuned (9.00 us, default 12.00 us; tpr=128): inner "
                                    "row: a block of 128 per row"),
@@ -167,16 +174,16 @@ TEST_F(TunerTest, KernelScheduleOverridesReachTheirKernelAlone) {
   Graph g = twoKernels();
   record(g, 1, {timed("", 12), timed("tpr=256", 9)});
   CompileOptions own = Opt;
-  own.kernelScheduleOverrides[1] = "tpr=64";
-  own.kernelScheduleOverrides[0] = "block=128";
-  own.kernelScheduleOverrides[7] = "tpr=8"; // no such kernel: ignored
+  own.kernelScheduleOverrides[1].tpr = 64;
+  own.kernelScheduleOverrides[0].block = 128;
+  own.kernelScheduleOverrides[7].tpr = 8; // no such kernel: ignored
   CompiledGraph c = compileGraph(g, own);
   EXPECT_EQ(c.detail->kernels[0].schedule.geometry().block, 128u);
   const CompiledKernel &k = c.detail->kernels[1];
   EXPECT_FALSE(k.tuned) << "the kernel's own parameters come before the database";
   EXPECT_EQ(k.schedule.as<RowSchedule>().threadsPerRow, 64u);
-  // an empty text is the rules' schedule, not the database's
-  own.kernelScheduleOverrides = {{1, ""}};
+  // none set is the rules' schedule, not the database's
+  own.kernelScheduleOverrides = {{1, ScheduleOverrides()}};
   CompiledGraph rules = compileGraph(g, own);
   EXPECT_FALSE(rules.detail->kernels[1].tuned);
   CompileOptions off = Opt;
@@ -212,10 +219,10 @@ TEST_F(TunerTest, TheDryRunCompilesEachKernelsCandidates) {
   ASSERT_EQ(r.kernels.size(), 1u);
   const KernelTune &k = r.kernels[0];
   ASSERT_EQ(k.candidates.size(), 6u);
-  EXPECT_EQ(k.candidates[0].overrides, "");
+  EXPECT_TRUE(k.candidates[0].overrides.empty());
   for (const CandidateResult &c : k.candidates) {
-    EXPECT_EQ(c.outcome, CandidateResult::Outcome::Compiled) << c.overrides << ": " << c.why;
-    EXPECT_TRUE(c.resources.known) << c.overrides;
+    EXPECT_EQ(c.outcome, CandidateResult::Outcome::Compiled) << c.overrides.str() << ": " << c.why;
+    EXPECT_TRUE(c.resources.known) << c.overrides.str();
   }
   std::string text = formatTuneReport(r);
   EXPECT_NE(text.find("kernel k0 "), std::string::npos) << text;

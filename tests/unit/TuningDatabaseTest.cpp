@@ -4,6 +4,7 @@
 // unless tuning is off or parameters are set by hand.
 #include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
+#include "compiler/cache/EntryFile.h"
 #include "compiler/cache/KernelCache.h"
 #include "compiler/tune/TuningDatabase.h"
 #include "ir/Builder.h"
@@ -44,7 +45,10 @@ protected:
 
 TuningEntry entry(const std::string &overrides, double tuned, double def) {
   TuningEntry e;
-  e.overrides = overrides;
+  Expected<ScheduleOverrides> parsed = parseScheduleOverrides(overrides);
+  EXPECT_TRUE(parsed) << parsed.error();
+  if (parsed)
+    e.overrides = *parsed;
   e.tunedUs = tuned;
   e.defaultUs = def;
   e.candidates = 17;
@@ -61,14 +65,14 @@ TEST_F(TuningDatabaseTest, EntriesRoundTrip) {
   ASSERT_TRUE(db.store(kKeyA, entry("tpr=128,vec=4", 10.5, 12.25), error)) << error;
   std::optional<TuningEntry> e = TuningDatabase(Dir).lookup(kKeyA); // another instance: from disk
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->overrides, "tpr=128,vec=4");
+  EXPECT_EQ(e->overrides.str(), "tpr=128,vec=4");
   EXPECT_DOUBLE_EQ(e->tunedUs, 10.5);
   EXPECT_DOUBLE_EQ(e->defaultUs, 12.25);
   EXPECT_EQ(e->candidates, 17);
   EXPECT_EQ(e->driver, "13000");
   EXPECT_FALSE(db.lookup(kKeyB));
   ASSERT_TRUE(db.store(kKeyA, entry("", 9, 9), error)) << error; // the default won: replaced
-  EXPECT_EQ(db.lookup(kKeyA)->overrides, "");
+  EXPECT_TRUE(db.lookup(kKeyA)->overrides.empty());
   EXPECT_EQ(db.stats().corruptEntries, 0u);
 }
 
@@ -90,7 +94,11 @@ TEST_F(TuningDatabaseTest, CorruptEntriesAreReportedAndIgnored) {
   }
   writeBytes(db.pathFor(kKeyB), good); // a whole entry, for another key
   EXPECT_FALSE(db.lookup(kKeyB));
-  EXPECT_EQ(db.stats().corruptEntries, 4u);
+  // a whole entry whose overrides do not parse: its text is read only here
+  writeBytes(db.pathFor(kKeyA), entry::encode("MJTD0001", {kKeyA, "tpr=64,bogus=1", "1.000",
+                                                           "2.000", "17", "13000"}));
+  EXPECT_FALSE(db.lookup(kKeyA));
+  EXPECT_EQ(db.stats().corruptEntries, 5u);
   ASSERT_TRUE(db.store(kKeyA, entry("tpr=64", 1, 2), error)) << error; // replaced whole
   EXPECT_TRUE(db.lookup(kKeyA));
 }
@@ -172,7 +180,7 @@ TEST_F(TuningDatabaseTest, ACompileTakesTheTunedSchedule) {
   off.tuning = CompileOptions::Tuning::Off;
   EXPECT_FALSE(compileGraph(softmaxGraph(false), off).detail->kernels[0].tuned);
   CompileOptions byHand = opt;
-  byHand.scheduleOverrides = "tpr=64";
+  byHand.scheduleOverrides.tpr = 64;
   CompiledGraph hand = compileGraph(softmaxGraph(false), byHand);
   EXPECT_FALSE(hand.detail->kernels[0].tuned);
   EXPECT_EQ(hand.detail->kernels[0].schedule.as<RowSchedule>().threadsPerRow, 64u);

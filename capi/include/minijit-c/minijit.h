@@ -235,7 +235,8 @@ MJ_API mjStatus mjCompileOptionsSetTf32x3(mjCompileOptions o, int on);
 MJ_API mjStatus mjCompileOptionsSetArch(mjCompileOptions o, const char *arch);
 /** Use the tuning database's schedules (on by default). */
 MJ_API mjStatus mjCompileOptionsSetTuning(mjCompileOptions o, int on);
-/** Hand-set schedule parameters ("tpr=64,vec=4"); NULL or "": none. */
+/** Hand-set schedule parameters ("tpr=64,vec=4"); NULL or "": none. Text
+ * that does not parse (an unknown key, a value not an integer) is an error. */
 MJ_API mjStatus mjCompileOptionsSetSchedule(mjCompileOptions o, const char *schedule);
 /** NVRTC threads (0: one per core). */
 MJ_API mjStatus mjCompileOptionsSetThreads(mjCompileOptions o, unsigned threads);

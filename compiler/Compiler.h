@@ -49,7 +49,7 @@ struct CompileOptions {
   /// lo, and A @ B = Ahi@Bhi + Ahi@Blo + Alo@Bhi is summed in f32 by the
   /// tensor cores. More accurate than TF32 and less than f32 on the CUDA
   /// cores (the bound per term: rewriteMatmuls, compiler/simplify/
-  /// MatmulRewrites.h; errors and speed: docs/PERFORMANCE.md, "f32 products
+  /// MatmulRewrites.h; errors and speed: docs/PERFORMANCE_LOG.md, "f32 products
   /// as three TF32 products"). Only where the operands' copies pay
   /// (tf32x3Pays); smaller products stay on the CUDA cores. Off by default
   /// (f32 exactly, PyTorch's default "highest"); allowTf32 takes precedence.

@@ -185,7 +185,7 @@ MaybeRefusal applyKRows(MatmulSimtSchedule &s, const ScheduleOverrides &o) {
 /// the longer latency of loads whose rows start mid-line, and pays on this
 /// tile where both operands are copied by 16 bytes; whole lines read along
 /// k and transposed into shared memory keep the loop through registers,
-/// which was faster for them (docs/PERFORMANCE.md, "The 256x128 tile, tiles
+/// which was faster for them (docs/PERFORMANCE_LOG.md, "The 256x128 tile, tiles
 /// kept along k, cp.async with pipelined fragments" and "The weight
 /// gradient's layout by cp.async"). Not where `cpasync` or `frag` is set by
 /// hand, nor tiles kept along k (krows), nor a kernel that serves every
@@ -269,7 +269,7 @@ int64_t wgmmaRoundsCost(int64_t tiles, unsigned bn, int smCount) {
 /// (MatmulWgmmaSchedule::stagedEpilogue): for every f16 and bf16 product,
 /// and for TF32 ones of a k of at most 128 (512 bytes a row), whose stores
 /// are most of their work; TF32's deeper products lose more to the stage
-/// the buffers take than the stores gain (docs/PERFORMANCE.md, "The Hopper
+/// the buffers take than the stores gain (docs/PERFORMANCE_LOG.md, "The Hopper
 /// epilogue through shared memory").
 /// Only where every store runs along a row (matmulStoreRun): where n is not
 /// a multiple of 4 the buffer is read back in pairs (n even) or single
@@ -386,7 +386,7 @@ Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
   s.tiles = s.tilesM * s.tilesN * mm.batch;
   // Clusters of two where the product is large (two waves of tiles or more)
   // and its tile rows pair up: the shared B tile halves the bytes of B each
-  // block reads from the L2 (docs/PERFORMANCE.md, "Hopper matmul: the
+  // block reads from the L2 (docs/PERFORMANCE_LOG.md, "Hopper matmul: the
   // epilogue in pairs, clusters of two", measured with f16 and bf16). TF32
   // was not measured so, and keeps single blocks unless asked.
   if (!o.cluster && !s.pingpong && s.elementBytes == 2 && s.tilesM % 2 == 0 &&

@@ -319,7 +319,7 @@ MaybeRefusal chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, Row
 /// quarter of a wave a warp a row. Other warp rows stay a warp each: a block
 /// pays its barriers (the rows of 640 and 768 floats measured ran slower on
 /// 64 threads than on a warp). Chosen over a spread of 30 graphs
-/// (bench/row_spread.py; docs/PERFORMANCE.md, "Row and column schedules over
+/// (bench/row_spread.py; docs/PERFORMANCE_LOG.md, "Row and column schedules over
 /// a spread of shapes").
 unsigned fillingRowThreads(int64_t rows, int64_t kv, unsigned t, const DeviceProperties &dev) {
   if (t != 32)
@@ -492,7 +492,7 @@ Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DevicePropert
   // positions over blocks, as many as one wave holds (eight blocks of 256
   // per SM), each thread with at least 32 positions. Rounded down: a grid
   // just past a wave leaves a last wave of few blocks that takes as long as
-  // a full one (docs/PERFORMANCE.md, "Row and column schedules over a
+  // a full one (docs/PERFORMANCE_LOG.md, "Row and column schedules over a
   // spread of shapes").
   int64_t wave = waveThreads(dev) / s.block;
   int64_t wanted = std::max<int64_t>(1, wave / groups);

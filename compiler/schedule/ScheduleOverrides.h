@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/Expected.h"
+#include "ir/Expected.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-//===- compiler/Expected.h - a value, or why there is none -----*- C++ -*-===//
+//===- ir/Expected.h - a value, or why there is none -----*- C++ -*-===//
 // What a function that may refuse returns: its value, or a Refusal carrying
 // the message a user would see. For refusals the caller acts on (a schedule
 // parameter a kernel cannot take, override text that does not parse: the

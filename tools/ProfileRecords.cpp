@@ -40,7 +40,7 @@ std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
     if (k < c.detail->kernels.size()) {
       const CompiledKernel &ck = c.detail->kernels[k];
       d.kind = templateName(ck.schedule.kind());
-      d.schedule = ck.schedule.describe();
+      d.schedule = describeSchedule(ck.schedule);
     }
     int64_t onTensorCores = 0;
     if (k < c.detail->kernels.size() && c.detail->kernels[k].lowered.matmul &&

@@ -99,9 +99,7 @@ std::string CompiledGraph::fusedText() const {
                  .str() +
              line;
     // A matmul's tiles come in waves: say how full the last one is.
-    if (k.schedule.kind() == ScheduleKind::MatmulSimt ||
-        k.schedule.kind() == ScheduleKind::MatmulMma ||
-        k.schedule.kind() == ScheduleKind::MatmulWgmma)
+    if (kernelTemplate(k.schedule.kind()).tilesComeInWaves())
       line += "; " + wavesText(k.schedule, device,
                                k.image.resources.known ? k.image.resources.registers : 0);
     if (k.lowered.symbolic)

@@ -28,8 +28,15 @@ public:
 
   /// The schedule kind it emits (Schedule::kind()).
   virtual ScheduleKind kind() const = 0;
-  /// A short name, e.g. "inner row", "matmul wgmma".
+  /// A short name, as `minijit profile` records spell it: "inner_row",
+  /// "matmul_wgmma".
   virtual llvm::StringRef name() const = 0;
+  /// Whether its multiply-adds run on the tensor cores (the profile counts
+  /// their FLOPs apart).
+  virtual bool usesTensorCores() const { return false; }
+  /// Whether its grid is tiles whose waves over the SMs --emit=fused
+  /// reports (the matmuls).
+  virtual bool tilesComeInWaves() const { return false; }
 
   /// One line for --emit=fused and the kernel's header comment, e.g.
   /// "inner row: 32 threads per row, ...". GridText::AtLaunch leaves out

@@ -18,7 +18,8 @@ using Overrides = ScheduleOverrides;
 class MatmulSimtTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulSimt; }
-  llvm::StringRef name() const override { return "matmul simt"; }
+  llvm::StringRef name() const override { return "matmul_simt"; }
+  bool tilesComeInWaves() const override { return true; }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<MatmulSimtSchedule>();
@@ -79,7 +80,9 @@ public:
 class MatmulMmaTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulMma; }
-  llvm::StringRef name() const override { return "matmul mma"; }
+  llvm::StringRef name() const override { return "matmul_mma"; }
+  bool tilesComeInWaves() const override { return true; }
+  bool usesTensorCores() const override { return true; }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<MatmulMmaSchedule>();
@@ -145,7 +148,9 @@ std::string describeWgmma(const MatmulWgmmaSchedule &s, GridText grid) {
 class MatmulWgmmaTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulWgmma; }
-  llvm::StringRef name() const override { return "matmul wgmma"; }
+  llvm::StringRef name() const override { return "matmul_wgmma"; }
+  bool tilesComeInWaves() const override { return true; }
+  bool usesTensorCores() const override { return true; }
 
   std::string describe(const Schedule &s, GridText grid) const override {
     return describeWgmma(s.as<MatmulWgmmaSchedule>(), grid);

@@ -115,7 +115,7 @@ std::vector<Overrides> rowCandidates(const LoweredKernel &body, const ScheduledK
 class InnerRowTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::InnerRow; }
-  llvm::StringRef name() const override { return "inner row"; }
+  llvm::StringRef name() const override { return "inner_row"; }
 
   std::string describe(const Schedule &s, GridText grid) const override {
     return describeRow(s.as<RowSchedule>(), grid);
@@ -141,7 +141,7 @@ public:
 class OuterColumnTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::OuterCol; }
-  llvm::StringRef name() const override { return "outer column"; }
+  llvm::StringRef name() const override { return "outer_col"; }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<ColumnSchedule>();

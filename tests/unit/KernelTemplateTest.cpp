@@ -43,6 +43,27 @@ TEST(KernelTemplate, EveryScheduleKindHasItsOwnTemplate) {
   }
 }
 
+TEST(KernelTemplate, NamesAreTheProfileRecordsSpellings) {
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Pointwise).name(), "pointwise");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::InnerRow).name(), "inner_row");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::OuterCol).name(), "outer_col");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulSimt).name(), "matmul_simt");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulMma).name(), "matmul_mma");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulWgmma).name(), "matmul_wgmma");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Transpose).name(), "transpose");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Scan).name(), "scan");
+}
+
+TEST(KernelTemplate, OnlyTheTensorCoreMatmulsCountTensorCoreFlops) {
+  constexpr size_t kinds = std::variant_size_v<decltype(Schedule::params)>;
+  for (size_t i = 0; i < kinds; ++i) {
+    ScheduleKind kind = static_cast<ScheduleKind>(i);
+    EXPECT_EQ(kernelTemplate(kind).usesTensorCores(),
+              kind == ScheduleKind::MatmulMma || kind == ScheduleKind::MatmulWgmma)
+        << i;
+  }
+}
+
 TEST(KernelTemplate, KernelHeaderCarriesTheTemplatesDescription) {
   CompiledGraph g = lowered(kSigmoid, "");
   const CompiledKernel &k = g.detail->kernels[0];

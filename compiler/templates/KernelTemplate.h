@@ -11,6 +11,7 @@
 #include "compiler/schedule/Schedule.h"
 #include "runtime/Program.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -31,6 +32,10 @@ public:
   /// A short name, as `minijit profile` records spell it: "inner_row",
   /// "matmul_wgmma".
   virtual llvm::StringRef name() const = 0;
+  /// The ScheduleOverrides keys (as the text spells them) that concern it:
+  /// those its rules read, and those that steer a kernel away from it
+  /// (transpose=0, wgmma=0). Its candidates set no others.
+  virtual llvm::ArrayRef<llvm::StringRef> overrideKeys() const = 0;
   /// Whether its multiply-adds run on the tensor cores (the profile counts
   /// their FLOPs apart).
   virtual bool usesTensorCores() const { return false; }

@@ -19,6 +19,10 @@ class MatmulSimtTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulSimt; }
   llvm::StringRef name() const override { return "matmul_simt"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"tile", "frag", "tn", "cpasync", "krows"};
+    return keys;
+  }
   bool tilesComeInWaves() const override { return true; }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
@@ -81,6 +85,10 @@ class MatmulMmaTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulMma; }
   llvm::StringRef name() const override { return "matmul_mma"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"tile", "bm", "bn", "bk", "stages", "frag", "wm", "wn", "wgmma"};
+    return keys;
+  }
   bool tilesComeInWaves() const override { return true; }
   bool usesTensorCores() const override { return true; }
 
@@ -149,6 +157,10 @@ class MatmulWgmmaTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulWgmma; }
   llvm::StringRef name() const override { return "matmul_wgmma"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"bn", "stages", "pingpong", "cluster", "staged", "wgmma"};
+    return keys;
+  }
   bool tilesComeInWaves() const override { return true; }
   bool usesTensorCores() const override { return true; }
 

@@ -19,6 +19,10 @@ class PointwiseTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::Pointwise; }
   llvm::StringRef name() const override { return "pointwise"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"block", "vec", "items", "transpose"};
+    return keys;
+  }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<PointwiseSchedule>();
@@ -55,6 +59,10 @@ class TransposeTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::Transpose; }
   llvm::StringRef name() const override { return "transpose"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"block", "tile", "transpose", "items"};
+    return keys;
+  }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<TransposeSchedule>();

@@ -116,6 +116,10 @@ class InnerRowTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::InnerRow; }
   llvm::StringRef name() const override { return "inner_row"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"block", "vec", "tpr", "cached", "splits", "online", "ahead", "rowcluster"};
+    return keys;
+  }
 
   std::string describe(const Schedule &s, GridText grid) const override {
     return describeRow(s.as<RowSchedule>(), grid);
@@ -142,6 +146,10 @@ class OuterColumnTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::OuterCol; }
   llvm::StringRef name() const override { return "outer_col"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"parts", "splits"};
+    return keys;
+  }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<ColumnSchedule>();

@@ -15,6 +15,10 @@ class ScanTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::Scan; }
   llvm::StringRef name() const override { return "scan"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"block", "items"};
+    return keys;
+  }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<ScanSchedule>();

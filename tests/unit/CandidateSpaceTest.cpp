@@ -10,6 +10,8 @@
 #include "ir/Parser.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <gtest/gtest.h>
 
@@ -123,6 +125,27 @@ TEST(CandidateSpace, EveryTemplateStartsWithTheDefaultAndHoldsNoDuplicates) {
     EXPECT_EQ(kernels.size(), space.candidates.size()) << "two candidates give one kernel";
     for (const DroppedCandidate &d : space.dropped)
       EXPECT_FALSE(d.why.empty()) << d.overrides.str();
+  }
+}
+
+TEST(CandidateSpace, CandidatesSetOnlyTheirTemplatesKeys) {
+  DeviceProperties dev = DeviceProperties::assumedH200();
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    CompiledGraph g = lowered(parse(c.text), dev, c.arch);
+    const CompiledKernel &k = g.detail->kernels.back();
+    ScheduledKernel def{k.lowered, k.schedule};
+    const KernelTemplate &t = kernelTemplate(k.schedule.kind());
+    for (const ScheduleOverrides &o : candidateOverrides(k.body, def, dev)) {
+      std::string text = o.str();
+      llvm::SmallVector<llvm::StringRef, 4> fields;
+      llvm::StringRef(text).split(fields, ',');
+      for (llvm::StringRef kv : fields) {
+        llvm::StringRef key = kv.split('=').first;
+        EXPECT_TRUE(llvm::is_contained(t.overrideKeys(), key))
+            << text << ": " << key.str() << " is not a key of " << t.name().str();
+      }
+    }
   }
 }
 

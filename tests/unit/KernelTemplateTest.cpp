@@ -43,6 +43,19 @@ TEST(KernelTemplate, EveryScheduleKindHasItsOwnTemplate) {
   }
 }
 
+TEST(KernelTemplate, OverrideKeysAreScheduleOverridesKeys) {
+  constexpr size_t kinds = std::variant_size_v<decltype(Schedule::params)>;
+  for (size_t i = 0; i < kinds; ++i) {
+    const KernelTemplate &t = kernelTemplate(static_cast<ScheduleKind>(i));
+    EXPECT_FALSE(t.overrideKeys().empty()) << t.name().str();
+    for (llvm::StringRef key : t.overrideKeys()) {
+      Expected<ScheduleOverrides> o = parseScheduleOverrides(key.str() + "=1");
+      ASSERT_TRUE(o) << t.name().str() << ": " << o.error();
+      EXPECT_EQ(o->str(), key.str() + "=1");
+    }
+  }
+}
+
 TEST(KernelTemplate, NamesAreTheProfileRecordsSpellings) {
   EXPECT_EQ(kernelTemplate(ScheduleKind::Pointwise).name(), "pointwise");
   EXPECT_EQ(kernelTemplate(ScheduleKind::InnerRow).name(), "inner_row");

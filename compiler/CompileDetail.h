@@ -12,6 +12,7 @@
 #include "compiler/lower/FuseAndLower.h"
 #include "compiler/lower/Lowering.h"
 #include "compiler/schedule/Schedule.h"
+#include "compiler/templates/KernelTemplate.h"
 #include "compiler/tune/TuningDatabase.h"
 
 #include <optional>

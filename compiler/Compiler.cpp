@@ -49,7 +49,7 @@ std::vector<KernelSummary> CompiledGraph::kernelSummaries() const {
     KernelSummary s;
     if (k < d.kernels.size()) {
       s.name = d.kernels[k].name;
-      s.schedule = d.kernels[k].schedule.describe();
+      s.schedule = describeSchedule(d.kernels[k].schedule);
     }
     if (k < program.kernels.size()) {
       s.bytesRead = program.kernels[k].bytesRead;
@@ -91,7 +91,7 @@ std::string CompiledGraph::fusedText() const {
   const CompileDetail &d = detailOf(*this);
   std::vector<KernelNotes> notes;
   for (const CompiledKernel &k : d.kernels) {
-    std::string line = k.schedule.describe();
+    std::string line = describeSchedule(k.schedule);
     if (k.tuned)
       line = llvm::formatv("tuned ({0:f2} us, default {1:f2} us{2}{3}): ", k.tuned->tunedUs,
                            k.tuned->defaultUs, k.tuned->overrides.empty() ? "" : "; ",
@@ -99,9 +99,7 @@ std::string CompiledGraph::fusedText() const {
                  .str() +
              line;
     // A matmul's tiles come in waves: say how full the last one is.
-    if (k.schedule.kind() == ScheduleKind::MatmulSimt ||
-        k.schedule.kind() == ScheduleKind::MatmulMma ||
-        k.schedule.kind() == ScheduleKind::MatmulWgmma)
+    if (kernelTemplate(k.schedule.kind()).tilesComeInWaves())
       line += "; " + wavesText(k.schedule, device,
                                k.image.resources.known ? k.image.resources.registers : 0);
     if (k.lowered.symbolic)

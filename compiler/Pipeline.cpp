@@ -12,6 +12,7 @@
 #include "compiler/simplify/ArgmaxRewrites.h"
 #include "compiler/simplify/MatmulRewrites.h"
 #include "compiler/simplify/Simplify.h"
+#include "compiler/templates/KernelTemplate.h"
 #include "ir/Autodiff.h"
 #include "ir/Bind.h"
 #include "ir/Error.h"
@@ -122,19 +123,18 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   return r;
 }
 
-/// What ptxas must have done for a Hopper matmul, else the template is at
-/// fault: no wgmma serialized ("wgmma.mma_async instructions are serialized
-/// due to ...", 3-4x slower), and 168 registers a thread at launch, which
-/// setmaxnreg splits as 40 for the producer's 128 threads and 232 for the
-/// consumers' 256 (with fewer, the consumers' setmaxnreg.inc would wait for
-/// registers the block does not have).
-void checkWgmmaImage(const std::string &kernel, const NvrtcOutput &image) {
+/// What ptxas must have done for a template that splits its registers by
+/// setmaxnreg (KernelTemplate::requiredRegisters, the Hopper matmul), else
+/// the template is at fault: no wgmma serialized ("wgmma.mma_async
+/// instructions are serialized due to ...", 3-4x slower), and `registers` a
+/// thread at launch.
+void checkRegisterSplit(const std::string &kernel, const NvrtcOutput &image, unsigned registers) {
   if (image.log.find("wgmma.mma_async instructions are serialized") != std::string::npos)
     throw CompileError("kernel " + kernel + ": ptxas serialized its wgmma:\n" + image.log);
-  if (image.resources.known && image.resources.registers != 168)
+  if (image.resources.known && image.resources.registers != registers)
     throw CompileError("kernel " + kernel + ": ptxas gave it " +
-                       std::to_string(image.resources.registers) +
-                       " registers a thread, not the 168 its setmaxnreg split needs");
+                       std::to_string(image.resources.registers) + " registers a thread, not the " +
+                       std::to_string(registers) + " its setmaxnreg split needs");
 }
 
 /// Elements of parameter `param` that kernel `k` can read, when that is
@@ -171,10 +171,9 @@ void addLaunches(CompiledGraph &c, const CompileDetail &d) {
     pk.dynamicShared = ck.schedule.dynamicSharedBytes();
     pk.workspaceBytes = workspaceBytes(ck.lowered, ck.schedule);
     pk.cluster = ck.schedule.geometry().cluster;
-    // (a row's blocks in a cluster wait for each other only)
-    if (const RowSchedule *row = ck.schedule.getIf<RowSchedule>())
-      pk.coResident = row->splits > 1 && row->waits && row->cluster == 1;
-    pk.persistent = ck.schedule.getIf<MatmulWgmmaSchedule>() != nullptr;
+    const KernelTemplate &t = kernelTemplate(ck.schedule.kind());
+    pk.coResident = t.coResident(ck.schedule);
+    pk.persistent = t.persistent();
     if (ck.lowered.symbolic)
       pk.sizeArgs = ck.lowered.symbolic->values;
     c.program.kernels.push_back(std::move(pk));
@@ -234,15 +233,14 @@ void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string
     }
     int64_t elements = isRowKernel(lk.kind) ? lk.rows * lk.K : lk.numel;
     pk.flops = lk.flopsPerElement * elements;
-    // A Hopper matmul reads its operands through TMA descriptors, and its
-    // wgmma needs the architecture-specific target.
-    pk.arch = arch;
-    if (const MatmulWgmmaSchedule *w = d.kernels[k].schedule.getIf<MatmulWgmmaSchedule>()) {
-      pk.arch = "sm_90a";
-      pk.tensorMaps = wgmmaTensorMaps(lk, *w);
-      for (TensorMapSpec &t : pk.tensorMaps)
-        t.buffer = pk.args[t.buffer];
-    }
+    // The template's target (the Hopper matmul's wgmma needs the
+    // architecture-specific one) and TMA descriptors, whose buffers are the
+    // kernel's parameters until here.
+    const KernelTemplate &t = kernelTemplate(d.kernels[k].schedule.kind());
+    pk.arch = t.compileArch(arch);
+    pk.tensorMaps = t.tensorMaps(lk, d.kernels[k].schedule);
+    for (TensorMapSpec &map : pk.tensorMaps)
+      map.buffer = pk.args[map.buffer];
   }
   // Temporaries share slots when their lifetimes (first write .. last read)
   // do not overlap, so a long unfused chain holds two or three at once.
@@ -419,7 +417,7 @@ private:
           useTunedSchedule(ck, db);
       }
       ck.name = kernelName(ck.lowered, ck.schedule);
-      if (ck.schedule.kind() == ScheduleKind::MatmulWgmma && ck.lowered.matmul->dtype == DType::F32) {
+      if (kernelTemplate(ck.schedule.kind()).readsF32AsTf32(ck.lowered)) {
         if (splitIntoTf32x3(ck.lowered.matmul->node))
           C.tf32x3Matmuls = true;
         else
@@ -497,8 +495,8 @@ private:
         CompiledKernel &ck = D->kernels[k];
         // ptxas serializes a wgmma whose accumulators it cannot keep in
         // place (3-4x slower): a defect of the template, not a slow kernel.
-        if (ck.schedule.kind() == ScheduleKind::MatmulWgmma)
-          checkWgmmaImage(p.kernels[k].name, got.kernel.out);
+        if (unsigned r = kernelTemplate(ck.schedule.kind()).requiredRegisters())
+          checkRegisterSplit(p.kernels[k].name, got.kernel.out, r);
         ck.image = std::move(got.kernel.out);
         ck.origin = got.kernel.from;
         p.kernels[k].entry = got.entry;

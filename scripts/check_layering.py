@@ -6,7 +6,7 @@ change that breaks it fails the build (a target of the default build runs it):
 
 and inside compiler/ the stages in pipeline order:
 
-  simplify < fusion < lower < schedule < emit < nvrtc < cache < tune < compiler/ itself
+  simplify < fusion < lower < schedule < emit < templates < nvrtc < cache < tune < compiler/ itself
 
 A file may include headers of its own folder and of earlier folders only:
 never a later stage's header, so no two folders include each other. Prints
@@ -19,7 +19,7 @@ import re
 import sys
 
 LAYERS = ["ir", "runtime", "compiler/simplify", "compiler/fusion", "compiler/lower",
-          "compiler/schedule", "compiler/emit", "compiler/nvrtc", "compiler/cache",
+          "compiler/schedule", "compiler/emit", "compiler/templates", "compiler/nvrtc", "compiler/cache",
           "compiler/tune", "compiler"]
 # Folders above the library: they may include any layer.
 TOP = ["tools", "capi"]

@@ -5,32 +5,6 @@
 
 namespace minijit {
 
-namespace {
-
-const char *templateName(ScheduleKind k) {
-  switch (k) {
-  case ScheduleKind::Pointwise:
-    return "pointwise";
-  case ScheduleKind::InnerRow:
-    return "inner_row";
-  case ScheduleKind::OuterCol:
-    return "outer_col";
-  case ScheduleKind::MatmulSimt:
-    return "matmul_simt";
-  case ScheduleKind::MatmulMma:
-    return "matmul_mma";
-  case ScheduleKind::MatmulWgmma:
-    return "matmul_wgmma";
-  case ScheduleKind::Transpose:
-    return "transpose";
-  case ScheduleKind::Scan:
-    return "scan";
-  }
-  return "";
-}
-
-} // namespace
-
 std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
   std::vector<KernelDescription> ds;
   std::vector<KernelSummary> summaries = c.kernelSummaries();
@@ -39,13 +13,12 @@ std::vector<KernelDescription> describeKernels(const CompiledGraph &c) {
     int64_t total = c.program.kernels[k].flops;
     if (k < c.detail->kernels.size()) {
       const CompiledKernel &ck = c.detail->kernels[k];
-      d.kind = templateName(ck.schedule.kind());
-      d.schedule = ck.schedule.describe();
+      d.kind = kernelTemplate(ck.schedule.kind()).name().str();
+      d.schedule = describeSchedule(ck.schedule);
     }
     int64_t onTensorCores = 0;
     if (k < c.detail->kernels.size() && c.detail->kernels[k].lowered.matmul &&
-        (c.detail->kernels[k].schedule.kind() == ScheduleKind::MatmulMma ||
-         c.detail->kernels[k].schedule.kind() == ScheduleKind::MatmulWgmma)) {
+        kernelTemplate(c.detail->kernels[k].schedule.kind()).usesTensorCores()) {
       const KMatmul &mm = *c.detail->kernels[k].lowered.matmul;
       onTensorCores = std::min(total, 2 * mm.M * mm.N * mm.K * mm.batch);
       d.flops.push_back({"tensor_cores", std::string(dtypeName(mm.dtype)), onTensorCores});

@@ -71,8 +71,8 @@ std::vector<CompiledCandidate> compileCandidates(const Graph &g, const CompileOp
     try {
       CompiledGraph c = compileGraph(g, o);
       const CompiledKernel &ck = c.detail->kernels.at(k);
-      if (ck.schedule.describe() != cands[i].kernel.schedule.describe()) {
-        out[i].error = "the compile scheduled it as " + ck.schedule.describe();
+      if (describeSchedule(ck.schedule) != describeSchedule(cands[i].kernel.schedule)) {
+        out[i].error = "the compile scheduled it as " + describeSchedule(ck.schedule);
         return;
       }
       if (std::string why = exceedsCompiledLimits(c, k, o.device); !why.empty()) {
@@ -341,7 +341,7 @@ TuneReport tuneGraph(const Graph &g, const Device &gpu, const TuneOptions &opt) 
     for (size_t i = 0; i < space.candidates.size(); ++i) {
       CandidateResult r;
       r.overrides = space.candidates[i].overrides;
-      r.schedule = space.candidates[i].kernel.schedule.describe();
+      r.schedule = describeSchedule(space.candidates[i].kernel.schedule);
       if (!compiled[i].graph) {
         r.outcome = CandidateResult::Outcome::Rejected;
         r.why = compiled[i].error;
@@ -432,7 +432,7 @@ TuneReport listCandidates(const Graph &g, const TuneOptions &opt, const DevicePr
     for (size_t i = 0; i < space.candidates.size(); ++i) {
       CandidateResult r;
       r.overrides = space.candidates[i].overrides;
-      r.schedule = space.candidates[i].kernel.schedule.describe();
+      r.schedule = describeSchedule(space.candidates[i].kernel.schedule);
       if (compiled[i].graph) {
         r.outcome = CandidateResult::Outcome::Compiled;
         r.resources = compiled[i].graph->program.kernels[k].resources;

@@ -53,7 +53,7 @@ struct CandidateResult {
     NotTimed, ///< the budget was spent before its turn
   };
   ScheduleOverrides overrides; ///< none set: the default
-  std::string schedule;   ///< Schedule::describe()
+  std::string schedule;   ///< describeSchedule()
   Outcome outcome = Outcome::Compiled;
   double us = 0;          ///< Timed: the median
   std::string why;        ///< Rejected, NotTimed: why

@@ -1,7 +1,8 @@
 //===- compiler/emit/CudaEmitter.cpp - readable CUDA C++ from a kernel ----===//
-// Names the kernel and hands it to its template: emit/Pointwise.cpp,
-// RowReduction.cpp, ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, MatmulWgmma.cpp, all
-// built from the shared pieces of emit/KernelEmitter.cpp.
+// Names the kernel. The templates' bodies (emit/Pointwise.cpp,
+// RowReduction.cpp, ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, MatmulWgmma.cpp, ...)
+// are built from the shared pieces of emit/KernelEmitter.cpp and reached
+// through compiler/templates/ (emitKernel).
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"
 
@@ -81,38 +82,6 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
         what += "_" + std::string(opName(h.op));
   }
   return what + (s.kind() == ScheduleKind::OuterCol ? "_col" : "_row") + suffix;
-}
-
-std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::string &name) {
-  KernelEmitter e(k, s, name);
-  e.header();
-  switch (s.kind()) {
-  case ScheduleKind::Pointwise: emitPointwise(e, s.as<PointwiseSchedule>()); break;
-  case ScheduleKind::InnerRow: emitRowReduction(e, s.as<RowSchedule>()); break;
-  case ScheduleKind::OuterCol: emitColumnReduction(e, s.as<ColumnSchedule>()); break;
-  case ScheduleKind::MatmulSimt: emitMatmulSimt(e, s.as<MatmulSimtSchedule>()); break;
-  case ScheduleKind::MatmulMma: emitMatmulMma(e, s.as<MatmulMmaSchedule>()); break;
-  case ScheduleKind::MatmulWgmma: emitMatmulWgmma(e, s.as<MatmulWgmmaSchedule>()); break;
-  case ScheduleKind::Transpose: emitTranspose(e, s.as<TransposeSchedule>()); break;
-  case ScheduleKind::Scan: emitScan(e, s.as<ScanSchedule>()); break;
-  }
-  return e.W.text();
-}
-
-std::string structuralSource(const LoweredKernel &k, const Schedule &s) {
-  LoweredKernel a = k;
-  a.index = 0;
-  for (size_t i = 0; i < a.values.size(); ++i) {
-    a.values[i].name = "v" + std::to_string(i);
-    a.values[i].text.clear();
-  }
-  for (size_t i = 0; i < a.params.size(); ++i)
-    a.params[i].name = a.params[i].irName = "p" + std::to_string(i);
-  for (size_t i = 0; i < a.reductions.size(); ++i)
-    a.reductions[i].name = "r" + std::to_string(i);
-  for (KHeld &h : a.held)
-    h.text.clear();
-  return kernelPreamble(a, s) + "\n" + emitKernel(a, s, "k");
 }
 
 } // namespace minijit

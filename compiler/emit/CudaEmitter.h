@@ -62,15 +62,4 @@ std::string kernelPreamble(const LoweredKernel &k, const Schedule &s);
 /// softmax_row_k0, red_sum_col_k2.
 std::string kernelName(const LoweredKernel &k, const Schedule &s);
 
-/// The kernel's source, the extern "C" entry point `name`; compile it after
-/// cudaPreamble().
-std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::string &name);
-
-/// The kernel's preamble and source with its place in the graph and the
-/// IR's names taken out (index 0, entry point `k`, values and buffers
-/// numbered, no comments): equal for two kernels exactly when their sources
-/// differ only in names and comments, so one compiled image serves both
-/// (the 16 layers of an MLP compile once).
-std::string structuralSource(const LoweredKernel &k, const Schedule &s);
-
 } // namespace minijit

@@ -96,9 +96,9 @@ std::string KernelEmitter::extentMinus1() const {
   return std::to_string(std::stoll(extent()) - 1);
 }
 
-void KernelEmitter::header() {
+void KernelEmitter::header(const std::string &schedule) {
   W.line("// kernel k" + std::to_string(K.index) + " " + Name + ": " + kernelSummary(K));
-  W.line("// schedule: " + S.describe(symbolic() ? GridText::AtLaunch : GridText::Number));
+  W.line("// schedule: " + schedule);
   for (const KHeld &h : K.held)
     W.line("//   " + h.text);
   std::string reads, writes;

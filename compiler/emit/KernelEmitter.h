@@ -1,5 +1,6 @@
 //===- compiler/emit/KernelEmitter.h - what every template shares -*- C++ -*-===//
-// Used only inside compiler/emit/. One KernelEmitter writes one kernel: the
+// Used inside compiler/emit/ and by the templates (compiler/templates/),
+// which call its template bodies. One KernelEmitter writes one kernel: the
 // header comment and signature, then the template's body, built from the
 // pieces here: element work (loads as 16-byte vectors, gathers or one value
 // for all lanes; the arithmetic of one element per lane; accumulation; stores),
@@ -60,8 +61,9 @@ class KernelEmitter {
 public:
   KernelEmitter(const LoweredKernel &k, const Schedule &s, const std::string &name);
 
-  /// The header comment and the signature; the body follows at indent 1.
-  void header();
+  /// The header comment (`schedule`: the schedule's description) and the
+  /// signature; the body follows at indent 1.
+  void header(const std::string &schedule);
 
   /// The work of pass `pass` for the vector (or element) at lc.var, with
   /// `storeGuard` predicating element stores.

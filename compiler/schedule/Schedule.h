@@ -32,7 +32,8 @@ enum class ScheduleKind {
   MatmulWgmma,
 };
 
-/// How Schedule::describe prints the grid: its size, or "sized at launch".
+/// How a schedule's description (describeSchedule, in compiler/templates/)
+/// prints the grid: its size, or "sized at launch".
 enum class GridText { Number, AtLaunch };
 
 /// Every template launches `grid` blocks of `block` threads.
@@ -298,10 +299,6 @@ struct Schedule {
   const LaunchGeometry &geometry() const;
   /// Dynamic shared memory the launch asks for (the multi-stage matmul tiles).
   unsigned dynamicSharedBytes() const;
-  /// One line for --emit=fused, e.g. "inner row: 32 threads per row, ...".
-  /// GridText::AtLaunch leaves out the grid and tile counts, which a kernel
-  /// serving many sizes (LoweredKernel::symbolic) gets at each launch.
-  std::string describe(GridText grid = GridText::Number) const;
 };
 
 /// Chooses the template and its parameters. `overrides` (CompileOptions::

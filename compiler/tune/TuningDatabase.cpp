@@ -9,6 +9,7 @@
 #include "compiler/cache/EntryFile.h"
 #include "compiler/cache/KernelCache.h"
 #include "compiler/emit/CudaEmitter.h"
+#include "compiler/templates/KernelTemplate.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"

@@ -10,6 +10,8 @@
 #include "ir/Parser.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <gtest/gtest.h>
 
@@ -89,7 +91,7 @@ TEST(CandidateSpace, EveryTemplateStartsWithTheDefaultAndHoldsNoDuplicates) {
     SCOPED_TRACE(c.name);
     CompiledGraph g = lowered(parse(c.text), dev, c.arch);
     const CompiledKernel &k = g.detail->kernels.back();
-    ASSERT_EQ(k.schedule.kind(), c.kind) << k.schedule.describe();
+    ASSERT_EQ(k.schedule.kind(), c.kind) << describeSchedule(k.schedule);
     std::string arch = c.arch.empty() ? dev.arch() : c.arch;
     CandidateSpace space = candidateSpace(k.body, dev, arch);
     ASSERT_GE(space.candidates.size(), 2u) << "no alternative to the default";
@@ -97,7 +99,7 @@ TEST(CandidateSpace, EveryTemplateStartsWithTheDefaultAndHoldsNoDuplicates) {
     // the default first, the very schedule (and body) a compile makes
     const Candidate &def = space.candidates[0];
     EXPECT_TRUE(def.overrides.empty()) << def.overrides.str();
-    EXPECT_EQ(def.kernel.schedule.describe(), k.schedule.describe());
+    EXPECT_EQ(describeSchedule(def.kernel.schedule), describeSchedule(k.schedule));
     EXPECT_EQ(tuningSource(def.kernel.lowered, def.kernel.schedule),
               tuningSource(k.lowered, k.schedule));
     std::set<std::string> identities, texts, kernels;
@@ -116,13 +118,34 @@ TEST(CandidateSpace, EveryTemplateStartsWithTheDefaultAndHoldsNoDuplicates) {
       EXPECT_EQ(*text, cand.overrides);
       Expected<ScheduledKernel> again = scheduleKernel(k.body, dev, *text, arch);
       ASSERT_TRUE(again) << again.error();
-      EXPECT_EQ(again->schedule.describe(), cand.kernel.schedule.describe());
+      EXPECT_EQ(describeSchedule(again->schedule), describeSchedule(cand.kernel.schedule));
       EXPECT_EQ(tuningSource(again->lowered, again->schedule),
                 tuningSource(cand.kernel.lowered, cand.kernel.schedule));
     }
     EXPECT_EQ(kernels.size(), space.candidates.size()) << "two candidates give one kernel";
     for (const DroppedCandidate &d : space.dropped)
       EXPECT_FALSE(d.why.empty()) << d.overrides.str();
+  }
+}
+
+TEST(CandidateSpace, CandidatesSetOnlyTheirTemplatesKeys) {
+  DeviceProperties dev = DeviceProperties::assumedH200();
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    CompiledGraph g = lowered(parse(c.text), dev, c.arch);
+    const CompiledKernel &k = g.detail->kernels.back();
+    ScheduledKernel def{k.lowered, k.schedule};
+    const KernelTemplate &t = kernelTemplate(k.schedule.kind());
+    for (const ScheduleOverrides &o : candidateOverrides(k.body, def, dev)) {
+      std::string text = o.str();
+      llvm::SmallVector<llvm::StringRef, 4> fields;
+      llvm::StringRef(text).split(fields, ',');
+      for (llvm::StringRef kv : fields) {
+        llvm::StringRef key = kv.split('=').first;
+        EXPECT_TRUE(llvm::is_contained(t.overrideKeys(), key))
+            << text << ": " << key.str() << " is not a key of " << t.name().str();
+      }
+    }
   }
 }
 

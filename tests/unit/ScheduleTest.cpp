@@ -1067,14 +1067,14 @@ TEST(Schedule, OutputIsDeterministic) {
 }
 
 TEST(Schedule, DescribeNamesTheTemplate) {
-  EXPECT_EQ(lower(unaryGraph(DType::F32, {1027})).detail->kernels[0].schedule.describe(),
+  EXPECT_EQ(describeSchedule(lower(unaryGraph(DType::F32, {1027})).detail->kernels[0].schedule),
             "pointwise: 256 threads per block, 4-wide vectors, 1 per thread, grid 1, scalar tail");
-  EXPECT_EQ(lower(rowSum(4096, 1024, 0)).detail->kernels[0].schedule.describe(),
+  EXPECT_EQ(describeSchedule(lower(rowSum(4096, 1024, 0)).detail->kernels[0].schedule),
             "outer column: 32 columns x 8 parts per block (256 threads), split over 16 blocks per "
             "32 columns (256 positions each), the last to finish combines them, grid 512");
-  EXPECT_EQ(
-      lower(softmax(32768, 512)).detail->kernels[0].schedule.describe().rfind("inner row: a warp per row, ", 0),
-      0u);
+  EXPECT_EQ(describeSchedule(lower(softmax(32768, 512)).detail->kernels[0].schedule)
+                .rfind("inner row: a warp per row, ", 0),
+            0u);
 }
 
 TEST(Schedule, AssumedDeviceIsAnH200) {

@@ -1,0 +1,102 @@
+//===- compiler/templates/KernelTemplate.h - one object per kernel template -*- C++ -*-===//
+// A kernel template (pointwise, transpose, inner row, outer column, scan,
+// the three matmuls) as one interface: how its schedule reads, the
+// overrides the tuner tries, its CUDA body, and what its launch needs. The
+// registry is one table (Templates.cpp); the emitter, the tuner and the
+// pipeline ask kernelTemplate(s.kind()) instead of switching on the kind.
+// The rules that choose a template stay in compiler/schedule/.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/schedule/Schedule.h"
+#include "runtime/Program.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace minijit {
+
+class KernelEmitter;
+
+/// One kernel template. Stateless: every method reads the schedule (of this
+/// template's kind) it is given.
+class KernelTemplate {
+public:
+  virtual ~KernelTemplate() = default;
+
+  /// The schedule kind it emits (Schedule::kind()).
+  virtual ScheduleKind kind() const = 0;
+  /// A short name, as `minijit profile` records spell it: "inner_row",
+  /// "matmul_wgmma".
+  virtual llvm::StringRef name() const = 0;
+  /// The ScheduleOverrides keys (as the text spells them) that concern it:
+  /// those its rules read, and those that steer a kernel away from it
+  /// (transpose=0, wgmma=0). Its candidates set no others.
+  virtual llvm::ArrayRef<llvm::StringRef> overrideKeys() const = 0;
+  /// Whether its multiply-adds run on the tensor cores (the profile counts
+  /// their FLOPs apart).
+  virtual bool usesTensorCores() const { return false; }
+  /// Whether its grid is tiles whose waves over the SMs --emit=fused
+  /// reports (the matmuls).
+  virtual bool tilesComeInWaves() const { return false; }
+
+  /// One line for --emit=fused and the kernel's header comment, e.g.
+  /// "inner row: 32 threads per row, ...". GridText::AtLaunch leaves out
+  /// the grid and tile counts a kernel serving many sizes gets at launch.
+  virtual std::string describe(const Schedule &s, GridText grid) const = 0;
+
+  /// The overrides a search tries around the rules' choice `def` (the
+  /// default itself not among them), most promising first; only this
+  /// template's keys (candidateOverrides in compiler/tune/CandidateSpace.h).
+  virtual std::vector<ScheduleOverrides> candidates(const LoweredKernel &body,
+                                                    const ScheduledKernel &def,
+                                                    const DeviceProperties &dev) const = 0;
+
+  /// The kernel's body after KernelEmitter::header, at indent 1.
+  virtual void emit(KernelEmitter &e, const Schedule &s) const = 0;
+
+  // Launch traits: what the pipeline asks of a scheduled kernel.
+
+  /// The NVRTC target its kernels compile for, given the graph's `arch`:
+  /// the same, or an architecture-specific one (wgmma and TMA: "sm_90a").
+  virtual std::string compileArch(const std::string &arch) const { return arch; }
+  /// Whether the grid walks the work (a block per SM), not a block per tile.
+  virtual bool persistent() const { return false; }
+  /// Whether every block of the grid must be resident at once (blocks that
+  /// wait for each other at a barrier in global memory).
+  virtual bool coResident(const Schedule &) const { return false; }
+  /// The TMA descriptors its launch passes, each naming in `buffer` the
+  /// kernel parameter (LoweredKernel::params) it describes; none by default.
+  virtual std::vector<TensorMapSpec> tensorMaps(const LoweredKernel &, const Schedule &) const {
+    return {};
+  }
+  /// Whether kernel `k` multiplies f32 operands as TF32 (the pipeline
+  /// reports that the graph ran with TF32, or its tf32x3 split).
+  virtual bool readsF32AsTf32(const LoweredKernel &) const { return false; }
+  /// Registers a thread that ptxas must give the kernel, else the template
+  /// is at fault (a register split by setmaxnreg); 0: any.
+  virtual unsigned requiredRegisters() const { return 0; }
+};
+
+/// The template of schedules of kind `kind`: one entry of one table, built
+/// on first use (no static constructors).
+const KernelTemplate &kernelTemplate(ScheduleKind kind);
+
+/// kernelTemplate(s.kind()).describe(s, grid).
+std::string describeSchedule(const Schedule &s, GridText grid = GridText::Number);
+
+/// The kernel's source, the extern "C" entry point `name`: the emitter's
+/// header, then the template's body; compile it after kernelPreamble().
+std::string emitKernel(const LoweredKernel &k, const Schedule &s, const std::string &name);
+
+/// The kernel's preamble and source with its place in the graph and the
+/// IR's names taken out (index 0, entry point `k`, values and buffers
+/// numbered, no comments): equal for two kernels exactly when their sources
+/// differ only in names and comments, so one compiled image serves both
+/// (the 16 layers of an MLP compile once).
+std::string structuralSource(const LoweredKernel &k, const Schedule &s);
+
+} // namespace minijit

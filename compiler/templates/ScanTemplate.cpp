@@ -1,0 +1,54 @@
+//===- compiler/templates/ScanTemplate.cpp - cumulative sums and products --===//
+// The scan template: a block per row, warp then block scans of tiles
+// (emit/Scan.cpp; its rules in schedule/ScanSchedule.cpp).
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/TemplatesInternal.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace minijit::detail {
+
+namespace {
+
+class ScanTemplate final : public KernelTemplate {
+public:
+  ScheduleKind kind() const override { return ScheduleKind::Scan; }
+  llvm::StringRef name() const override { return "scan"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"block", "items"};
+    return keys;
+  }
+
+  std::string describe(const Schedule &sched, GridText grid) const override {
+    const auto &s = sched.as<ScanSchedule>();
+    return llvm::formatv("scan: a block of {0} threads per row, {1} consecutive elements per "
+                         "thread per tile, warp then block scan, {2}",
+                         s.block, s.items, gridWords(s.grid, grid))
+        .str();
+  }
+
+  /// Elements a thread and threads per block around the rules' choice.
+  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &def,
+                                            const DeviceProperties &) const override {
+    const ScanSchedule &s = def.schedule.as<ScanSchedule>();
+    std::vector<ScheduleOverrides> out;
+    for (int64_t items : pow2Around(s.items, 1, 16))
+      for (int64_t b : pow2Around(s.block, 64, 1024))
+        out.push_back({.block = b, .items = items});
+    return out;
+  }
+
+  void emit(KernelEmitter &e, const Schedule &s) const override {
+    emitScan(e, s.as<ScanSchedule>());
+  }
+};
+
+} // namespace
+
+const KernelTemplate &scanTemplate() {
+  static const ScanTemplate t;
+  return t;
+}
+
+} // namespace minijit::detail

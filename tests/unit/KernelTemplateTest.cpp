@@ -1,0 +1,109 @@
+// compiler/templates: one template per schedule kind in the registry, and
+// what the pipeline takes from the interface (descriptions in the kernel's
+// header, the Hopper matmul's target, persistent grid and TMA descriptors).
+#include "compiler/CompileDetail.h"
+#include "compiler/Compiler.h"
+#include "compiler/templates/KernelTemplate.h"
+#include "ir/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <variant>
+
+using namespace minijit;
+
+namespace {
+
+CompiledGraph lowered(const std::string &text, const std::string &arch) {
+  ::unsetenv("MINIJIT_SCHEDULE");
+  CompileOptions opt;
+  opt.device = DeviceProperties::assumedH200();
+  opt.arch = arch;
+  opt.compileKernels = false;
+  opt.tuning = CompileOptions::Tuning::Off;
+  return compileGraph(parseGraphs(text)[0], opt);
+}
+
+const char *kF16Matmul = "graph g(%a: f16[1024, 512], %b: f16[512, 1024]) {\n"
+                         "  %c = matmul %a, %b\n  return %c\n}\n";
+const char *kSigmoid = "graph g(%x: f32[1048577]) {\n  %y = sigmoid %x\n  return %y\n}\n";
+
+TEST(KernelTemplate, EveryScheduleKindHasItsOwnTemplate) {
+  constexpr size_t kinds = std::variant_size_v<decltype(Schedule::params)>;
+  std::set<std::string> names;
+  for (size_t i = 0; i < kinds; ++i) {
+    ScheduleKind kind = static_cast<ScheduleKind>(i);
+    const KernelTemplate &t = kernelTemplate(kind);
+    EXPECT_EQ(t.kind(), kind) << i;
+    EXPECT_FALSE(t.name().empty()) << i;
+    EXPECT_TRUE(names.insert(t.name().str()).second) << "two templates named " << t.name().str();
+  }
+}
+
+TEST(KernelTemplate, OverrideKeysAreScheduleOverridesKeys) {
+  constexpr size_t kinds = std::variant_size_v<decltype(Schedule::params)>;
+  for (size_t i = 0; i < kinds; ++i) {
+    const KernelTemplate &t = kernelTemplate(static_cast<ScheduleKind>(i));
+    EXPECT_FALSE(t.overrideKeys().empty()) << t.name().str();
+    for (llvm::StringRef key : t.overrideKeys()) {
+      Expected<ScheduleOverrides> o = parseScheduleOverrides(key.str() + "=1");
+      ASSERT_TRUE(o) << t.name().str() << ": " << o.error();
+      EXPECT_EQ(o->str(), key.str() + "=1");
+    }
+  }
+}
+
+TEST(KernelTemplate, NamesAreTheProfileRecordsSpellings) {
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Pointwise).name(), "pointwise");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::InnerRow).name(), "inner_row");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::OuterCol).name(), "outer_col");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulSimt).name(), "matmul_simt");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulMma).name(), "matmul_mma");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulWgmma).name(), "matmul_wgmma");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Transpose).name(), "transpose");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Scan).name(), "scan");
+}
+
+TEST(KernelTemplate, OnlyTheTensorCoreMatmulsCountTensorCoreFlops) {
+  constexpr size_t kinds = std::variant_size_v<decltype(Schedule::params)>;
+  for (size_t i = 0; i < kinds; ++i) {
+    ScheduleKind kind = static_cast<ScheduleKind>(i);
+    EXPECT_EQ(kernelTemplate(kind).usesTensorCores(),
+              kind == ScheduleKind::MatmulMma || kind == ScheduleKind::MatmulWgmma)
+        << i;
+  }
+}
+
+TEST(KernelTemplate, KernelHeaderCarriesTheTemplatesDescription) {
+  CompiledGraph g = lowered(kSigmoid, "");
+  const CompiledKernel &k = g.detail->kernels[0];
+  const KernelTemplate &t = kernelTemplate(k.schedule.kind());
+  std::string line = "// schedule: " + t.describe(k.schedule, GridText::Number);
+  EXPECT_NE(emitKernel(k.lowered, k.schedule, "k").find(line), std::string::npos) << line;
+}
+
+TEST(KernelTemplate, HopperMatmulLaunchesPersistentForSm90aWithTensorMaps) {
+  CompiledGraph g = lowered(kF16Matmul, "sm_90");
+  ASSERT_EQ(g.detail->kernels[0].schedule.kind(), ScheduleKind::MatmulWgmma);
+  const ProgramKernel &pk = g.program.kernels[0];
+  EXPECT_EQ(pk.arch, "sm_90a");
+  EXPECT_TRUE(pk.persistent);
+  EXPECT_EQ(pk.tensorMaps.size(), 2u);
+  EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulWgmma).requiredRegisters(), 168u);
+}
+
+TEST(KernelTemplate, PointwiseLaunchKeepsTheGraphsTarget) {
+  CompiledGraph g = lowered(kSigmoid, "sm_90");
+  ASSERT_EQ(g.detail->kernels[0].schedule.kind(), ScheduleKind::Pointwise);
+  const ProgramKernel &pk = g.program.kernels[0];
+  EXPECT_EQ(pk.arch, "sm_90");
+  EXPECT_FALSE(pk.persistent);
+  EXPECT_FALSE(pk.coResident);
+  EXPECT_TRUE(pk.tensorMaps.empty());
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Pointwise).requiredRegisters(), 0u);
+}
+
+} // namespace

@@ -15,6 +15,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "runtime/DLPack.h"
+#include "tools/Harness.h"
 
 #include "tests/support/Expect.h"
 
@@ -188,6 +189,46 @@ TEST(EmptyValues, TrainingOnAnEmptyBatchCompilesToKernelsOfZerosOnly) {
   expectNoKernelTouchesAnEmptyValue(c);
   for (const KernelGroup &k : c.detail->plan.kernels)
     EXPECT_TRUE(k.reads.empty()) << "zeros need no input\n" << c.fusedText();
+}
+
+// What the GPU tests (tests/gpu/EmptyTest.cpp) check, with the compiled
+// graph's CPU reference standing in for the device: the graph as simplified
+// (the fulls in place of values of empty operands) gives the original's
+// outputs, judged as a GPU run is (tolerances, error bounds, NaN where NaN).
+TEST(EmptyValues, TheSimplifiedGraphComputesWhatTheGraphDoes) {
+  Graph g = parse("graph mm(%a: f32[13, 0], %b: f32[0, 17], %c: f32[13, 17], %e: f32[0, 5],\n"
+                  "         %x: f32[5, 5], %w: f16[3, 0, 8], %v: f16[3, 8, 0],\n"
+                  "         %h: f16[0, 1025]) {\n"
+                  "  %k = matmul %a, %b\n"
+                  "  %y = add %k, %c\n"
+                  "  %m = matmul %e, %x\n"
+                  "  %bk = matmul %v, %w\n"
+                  "  %p = pad %e before=[1, 0] after=[2, 3] value=1.5\n"
+                  "  %j = concat %e, %x, %e axis=0\n"
+                  "  %n = relu %j\n"
+                  "  %mh = mean %h axes=[0]\n"
+                  "  %ph = prod %h axes=[0] keepdim=true\n"
+                  "  %s = sum %e\n"
+                  "  return %y, %m, %bk, %p, %n, %mh, %ph, %s\n"
+                  "}\n");
+  Graph train("train");
+  Tensor x = train.input("x", DType::F32, {0, 17});
+  Tensor w = train.input("w", DType::F32, {17, 5});
+  Tensor loss = mean(tanh(matmul(x, w)));
+  train.output(loss, "loss");
+  train.output(grad(loss, w), "dw");
+  for (const Graph *graph : {&g, &train})
+    for (bool fusion : {true, false}) {
+      CompiledGraph c = lower(*graph, fusion);
+      std::vector<HostTensor> ins = randomInputs(*graph, 5);
+      ReferenceOutputs ref = referenceOutputs(*graph, c, ins);
+      CheckedRun r;
+      r.outputs = evaluate(c.graph, ins);
+      compareWithReference(ref, r);
+      for (size_t i = 0; i < r.compare.size(); ++i)
+        EXPECT_TRUE(r.compare[i].ok) << graph->name() << " output " << i << ": "
+                                     << r.compare[i].summary << "\n" << printGraph(c.graph);
+    }
 }
 
 TEST(EmptyValues, DLPackTakesAZeroElementTensorWithANullPointer) {

@@ -74,7 +74,8 @@ TEST(EmptyTensor, ArgumentsLiteralsIotaAndRandomTakeAZero) {
                   "  return %x, %f, %i, %r\n"
                   "}\n");
   EXPECT_EQ(g.node(g.outputs()[1]).shape, (Shape{13, 0}));
-  std::vector<HostTensor> outs = evaluate(g, {HostTensor(DType::F32, {0, 17}), HostTensor(DType::I32, {})});
+  std::vector<HostTensor> outs =
+      evaluate(g, {HostTensor(DType::F32, {0, 17}), HostTensor(DType::I32, {})});
   ASSERT_EQ(outs.size(), 4u);
   for (const HostTensor &o : outs) {
     EXPECT_EQ(o.numel(), 0);

@@ -226,6 +226,12 @@ std::string CompiledGraph::dotText() const {
     os << "  n" << in << " [label=\"%" << graph.node(in).name << "\\n"
        << typeText(graph.node(in).dtype, graph.node(in).shape)
        << "\", shape=ellipse, fillcolor=white];\n";
+  // An empty output has no kernel: drawn alone, dashed.
+  for (ValueId o : graph.outputs())
+    if (graph.node(o).shape.isEmpty() && graph.node(o).op != OpKind::Input && kernelOf[o] < 0)
+      os << "  n" << o << " [label=\"%" << graph.node(o).name << "\\n"
+         << typeText(graph.node(o).dtype, graph.node(o).shape)
+         << "\\nempty: no kernel\", style=dashed];\n";
   std::set<std::pair<ValueId, size_t>> drawn;
   for (size_t i = 0; i < graph.size(); ++i) {
     const Node &n = graph.nodes()[i];

@@ -207,8 +207,14 @@ void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string
                            isOutput[r] ? ProgramBuffer::Role::Output : ProgramBuffer::Role::Temp,
                            -1});
     }
-  for (ValueId o : g.outputs())
+  for (ValueId o : g.outputs()) {
+    const Node &n = g.node(o);
+    if (storedBuffer[o] < 0 && n.shape.isEmpty()) { // no kernel writes it: 0 bytes
+      storedBuffer[o] = static_cast<int>(p.buffers.size());
+      p.buffers.push_back({n.name, n.dtype, n.shape, ProgramBuffer::Role::Output, -1});
+    }
     p.outputs.push_back(storedBuffer[o]);
+  }
   for (size_t o = 0; o < g.outputs().size(); ++o)
     p.updates.push_back(g.updatedInput(o));
 

@@ -165,10 +165,15 @@ private:
     giveToOperand(n, 1, [&] { return where(bWins, g, half); });
   }
 
-  void meanRule(const Node &n, const Tensor &y, const Tensor &g) {
+  void meanRule(const Node &n, const Tensor &g) {
     Tensor x = operand(n, 0);
-    double count = static_cast<double>(x.shape().numel()) / std::max<int64_t>(y.shape().numel(), 1);
-    giveToOperand(n, 0, [&] { return spread(n, g, x.shape()) * (1.0 / count); });
+    // The elements each mean averages (over an empty axis x has none to
+    // give a gradient to, and any factor will do).
+    int64_t count = 1;
+    for (int64_t a : n.axes)
+      count *= x.shape()[a];
+    double scale = 1.0 / static_cast<double>(std::max<int64_t>(count, 1));
+    giveToOperand(n, 0, [&] { return spread(n, g, x.shape()) * scale; });
   }
 
   /// max, min: ties split the gradient evenly among the elements that equal
@@ -282,7 +287,7 @@ private:
       return giveTo(2, [&] { return where(x(0), zero(), g); });
     case OpKind::Cast: return giveTo(0, [&] { return g.cast(x(0).dtype()); });
     case OpKind::Sum: return giveTo(0, [&] { return spread(n, g, x(0).shape()); });
-    case OpKind::Mean: return meanRule(n, y, g);
+    case OpKind::Mean: return meanRule(n, g);
     case OpKind::Max:
     case OpKind::Min: return reducedExtremeRule(n, y, g);
     case OpKind::Prod: return prodRule(n, y, g);

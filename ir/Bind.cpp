@@ -39,9 +39,9 @@ bool hasUnboundDims(const Graph &g) {
 
 Graph bindDims(const Graph &g, const DimBindings &sizes) {
   for (const auto &[name, size] : sizes)
-    if (size < 1)
+    if (size < 0)
       throw GraphError(llvm::formatv("the named dimension {0} is given the size {1}; sizes are "
-                                     "at least 1",
+                                     "at least 0",
                                      name, size)
                            .str());
   Graph out(g.name());
@@ -49,7 +49,14 @@ Graph bindDims(const Graph &g, const DimBindings &sizes) {
     NodeSpec s = specOf(n);
     if (hasShapeAttribute(n))
       s.shape = bindShape(n.shape, sizes, n.name.empty() ? opName(n.op) : "%" + n.name);
-    out.add(s);
+    // A node valid for every size may not be for these (a max over a
+    // dimension bound to 0): the message says which node and which sizes.
+    try {
+      out.add(s);
+    } catch (const GraphError &e) {
+      throw GraphError(llvm::formatv("%{0} with {1}: {2}", n.name, bindingsText(sizes), e.what())
+                           .str());
+    }
   }
   out.copyResults(g);
   return out;
@@ -77,8 +84,8 @@ std::string parseDimBinding(std::string_view text, DimBindings &sizes) {
   if (!t.contains('=') || !isDimName(std::string_view(name.data(), name.size())) ||
       value.getAsInteger(10, v))
     return llvm::formatv("--dim {0}: expected NAME=SIZE, e.g. B=4096", t).str();
-  if (v < 1)
-    return llvm::formatv("--dim {0}: the size must be at least 1", t).str();
+  if (v < 0)
+    return llvm::formatv("--dim {0}: the size must be at least 0 (0: an empty dimension)", t).str();
   sizes[name.str()] = v;
   return "";
 }

@@ -128,7 +128,8 @@ Tensor matmul(const Tensor &a, const Tensor &b);
 /// Data movement (docs/FORMAT.md has each op's rules).
 /// Elements start, start+step, ... below end along `axis` (numpy's
 /// x[start:end:step]), a view; negative axis, start and end count from the
-/// end. Throws GraphError for an empty or out-of-range slice or step < 1.
+/// end; start == end is an empty slice (size 0 along the axis). Throws
+/// GraphError for an out-of-range slice, an end before the start, or step < 1.
 Tensor slice(const Tensor &x, int64_t axis, int64_t start, int64_t end, int64_t step = 1);
 /// `before[d]` and `after[d]` elements of `value` around each axis d (one
 /// entry per axis, each >= 0), a view: numpy's pad(x, ..., constant_values=v).
@@ -142,7 +143,8 @@ Tensor concat(std::span<const Tensor> xs, int64_t axis);
 Tensor concat(std::initializer_list<Tensor> xs, int64_t axis);
 /// numpy's take: `table` read at `indices` (i32) along `axis`; the result
 /// has table's dims before the axis, the indices' dims, then table's dims
-/// after it. An index out of range is clamped into it (see Ops.def).
+/// after it. An index out of range is clamped into it (see Ops.def); into
+/// an axis of size 0 none is valid, and a non-empty result is a GraphError.
 Tensor take(const Tensor &table, const Tensor &indices, int64_t axis = 0);
 /// numpy's take_along_axis (torch.gather): indices of x's rank pick along
 /// `axis`; the other dims broadcast. Out-of-range indices are clamped.

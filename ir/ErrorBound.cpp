@@ -15,9 +15,11 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace minijit {
 
+using detail::aroundAxis;
 using detail::broadcastStrides;
 using detail::matmulLayout;
 using detail::MatmulLayout;
@@ -297,8 +299,9 @@ private:
     if (isInt && exactIn)
       return HostTensor();
     const HostTensor &in = values[src];
-    int64_t size = n.shape[n.axis], inner = n.shape.strides()[n.axis];
-    int64_t outer = n.shape.numel() / (size * inner);
+    int64_t size = n.shape[n.axis];
+    int64_t outer, inner;
+    std::tie(outer, inner) = aroundAxis(n.shape, n.axis);
     HostTensor out(DType::F32, n.shape);
     Settle settle = settleFor(id, values[id]);
     parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
@@ -333,7 +336,8 @@ private:
     const HostTensor &in = values[src];
     const Shape &xs = G.node(src).shape;
     int64_t a = n.axes[0], size = xs[a], stride = xs.strides()[a];
-    int64_t inner = stride, outer = xs.numel() / (size * inner);
+    int64_t outer, inner;
+    std::tie(outer, inner) = aroundAxis(xs, a);
     bool isMax = n.op == OpKind::Argmax;
     HostTensor out(DType::F32, n.shape);
     parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
@@ -400,6 +404,8 @@ private:
     const HostTensor &result = values[id];
     Settle settle = settleFor(id, result);
     auto rowBound = [&](int64_t r, int64_t base) {
+      if (k == 0) // the identity, or a mean's NaN: exact
+        return 0.0;
       double sumAbs = 0, sumErr = 0, maxErr = 0, prodAbs = 1, prodWide = 1;
       forRange(red, {redStr}, 0, k, [&](int64_t, llvm::ArrayRef<int64_t> off) {
         double x = std::fabs(in.get(base + off[0]));

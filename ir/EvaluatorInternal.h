@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace minijit::detail {
 
@@ -79,6 +80,8 @@ inline MatmulLayout matmulLayout(const Node &n, const Node &a, const Node &b) {
 template <typename Fn>
 inline void forRange(const Shape &shape, llvm::ArrayRef<Strides> strides, int64_t begin, int64_t end,
               Fn &&fn) {
+  if (begin >= end) // nothing to walk (an empty shape has no index to start from)
+    return;
   unsigned rank = shape.rank();
   llvm::SmallVector<int64_t, kMaxRank> idx(rank, 0);
   int64_t rem = begin;
@@ -103,6 +106,21 @@ inline void forRange(const Shape &shape, llvm::ArrayRef<Strides> strides, int64_
       idx[d] = 0;
     }
   }
+}
+
+/// The elements of `s` before axis `a` (outer) and after it (inner): a scan
+/// or an arg-reduction along `a` walks outer * inner rows of s[a] elements,
+/// element k of row r at (r / inner) * s[a] * inner + r % inner + k * inner.
+/// Products of the dimensions, so an empty shape gives no row to divide by.
+inline std::pair<int64_t, int64_t> aroundAxis(const Shape &s, int64_t a) {
+  int64_t outer = 1, inner = 1;
+  for (unsigned d = 0; d < s.rank(); ++d) {
+    if (static_cast<int64_t>(d) < a)
+      outer *= s[d];
+    else if (static_cast<int64_t>(d) > a)
+      inner *= s[d];
+  }
+  return {outer, inner};
 }
 
 constexpr int64_t kChunk = 1 << 15;

@@ -8,8 +8,10 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <cassert>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace minijit::detail {
 
@@ -19,7 +21,9 @@ namespace {
 /// NaN is the extreme (the first NaN).
 HostTensor argReduce(const Node &n, const HostTensor &in, const Shape &xs, DType held) {
   int64_t a = n.axes[0], size = xs[a], stride = xs.strides()[a];
-  int64_t inner = stride, outer = xs.numel() / (size * inner);
+  int64_t outer, inner;
+  std::tie(outer, inner) = aroundAxis(xs, a);
+  assert(size > 0 && "an arg-reduction over an empty axis is a graph error");
   bool isMax = n.op == OpKind::Argmax;
   HostTensor out(held, n.shape);
   parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
@@ -130,7 +134,13 @@ HostTensor reduceValues(const Node &n, const HostTensor &in, const Shape &xs, DT
     default: llvm_unreachable("a reduction combines by add, mul, maximum or minimum");
     }
   };
-  auto finish = [&](double acc) { return n.op == OpKind::Mean ? acc / static_cast<double>(k) : acc; };
+  // A mean over an empty axis is 0/0: NaN, as PyTorch's (the quiet NaN a
+  // literal `nan` is, which the compiler puts in its place).
+  auto finish = [&](double acc) {
+    if (n.op != OpKind::Mean)
+      return acc;
+    return k == 0 ? std::numeric_limits<double>::quiet_NaN() : acc / static_cast<double>(k);
+  };
   // Reduces elements [kb, ke) of the reduced index space of row base `base`.
   auto partial = [&](int64_t base, int64_t kb, int64_t ke) {
     double acc = identity();
@@ -140,7 +150,7 @@ HostTensor reduceValues(const Node &n, const HostTensor &in, const Shape &xs, DT
     return acc;
   };
   if (rows >= 64 || k < 4 * kChunk) {
-    int64_t rowsPerTask = std::max<int64_t>(1, kChunk / k);
+    int64_t rowsPerTask = std::max<int64_t>(1, kChunk / std::max<int64_t>(k, 1));
     int64_t tasks = (rows + rowsPerTask - 1) / rowsPerTask;
     llvm::parallelForEachN(0, static_cast<size_t>(tasks), [&](size_t t) {
       int64_t r0 = static_cast<int64_t>(t) * rowsPerTask;
@@ -171,8 +181,9 @@ HostTensor reduceValues(const Node &n, const HostTensor &in, const Shape &xs, DT
 
 /// Running sums or products along the axis, in order; i32 wraps.
 HostTensor scanValues(const Node &n, const HostTensor &in, DType held) {
-  int64_t size = n.shape[n.axis], inner = n.shape.strides()[n.axis];
-  int64_t outer = n.shape.numel() / (size * inner);
+  int64_t size = n.shape[n.axis];
+  int64_t outer, inner;
+  std::tie(outer, inner) = aroundAxis(n.shape, n.axis);
   bool isInt = n.dtype == DType::I32, isSum = *opInfo(n.op).combiner == OpKind::Add;
   HostTensor out(held, n.shape);
   parallelChunks(outer * inner, [&](int64_t b, int64_t e) {

@@ -42,7 +42,7 @@ struct Node {
   DimVector perm;    ///< Permute: output dim i is input dim perm[i]
   double value = 0;  ///< Constant: the value, already rounded to dtype; Pad: the pad value
   int64_t axis = 0;  ///< Slice, Concat, Iota: the axis (0..rank-1)
-  /// Slice: the first element, the bound (both 0..size, start < end) and the
+  /// Slice: the first element, the bound (both 0..size, start <= end) and the
   /// step (>= 1), as given with negative bounds resolved.
   int64_t start = 0, end = 0, step = 1;
   DimVector before, after; ///< Pad: elements added ahead of and behind each axis

@@ -389,6 +389,10 @@ CompareResult compareTensors(const HostTensor &got, const HostTensor &ref, Toler
     }
   }
   r.ok = r.mismatches == 0;
+  if (r.ok && n == 0) {
+    r.summary = "ok (empty: no elements)";
+    return r;
+  }
   if (r.ok) {
     r.summary = llvm::formatv("ok (max rel error {0:e2})", r.maxRelError).str();
     if (r.savedByBound)

@@ -305,6 +305,17 @@ void TypeRules::inferReduce(Node &n) {
     fail(llvm::formatv("{0}: takes one axis, got {1}", op,
                        spec.axes ? "axes=" + dimsStr(*spec.axes) : std::string("none"))
              .str());
+  // max, min, argmax and argmin (those combining by an extreme) have no
+  // value over an empty axis, and PyTorch refuses them there too; sum, prod
+  // and mean give 0, 1 and NaN (0/0).
+  OpKind combiner = *opInfo(spec.op).combiner;
+  if (combiner == OpKind::Maximum || combiner == OpKind::Minimum)
+    for (int64_t a : axes)
+      if (x.shape.dim(static_cast<unsigned>(a)).isBound() && x.shape[a] == 0)
+        fail(llvm::formatv("{0}: axis {1} of {2} ({3}{4}) has size 0: the {0} of no elements has "
+                           "no value (sum, prod and mean of none are 0, 1 and NaN)",
+                           op, a, refOf(x), dtypeName(x.dtype), x.shape.boundStr())
+                 .str());
   n.axes = axes;
   n.keepdim = spec.keepdim;
   n.dtype = isArgReduction(spec.op) ? DType::I32 : x.dtype;

@@ -19,7 +19,8 @@ namespace {
 /// keeps `from`'s element count (numpy's and PyTorch's meaning). A symbolic
 /// count divides when its number and names hold the others' (`B*S*64` by
 /// `[B, -1]` gives `64*S`). Throws GraphError for two -1s, another negative
-/// or zero beside a -1, and a count the others do not divide.
+/// or a zero beside a -1 (any size would do), and a count the others do not
+/// divide.
 Shape inferReshapeTarget(const Shape &target, const Shape &from) {
   std::vector<Dim> dims = target.allDims();
   int inferred = -1;
@@ -48,7 +49,13 @@ Shape inferReshapeTarget(const Shape &target, const Shape &from) {
     if (static_cast<int>(d) == inferred)
       continue;
     const DimExpr &e = dims[d].expr();
-    if (e.coef <= 0)
+    if (e.coef == 0 || (dims[d].isBound() && dims[d].size() == 0))
+      throw GraphError(llvm::formatv("reshape: cannot infer the -1 of shape={0}: dim {1} is 0, so "
+                                     "every size would do (PyTorch refuses it too); give that "
+                                     "dimension instead of -1",
+                                     target.str(), d)
+                           .str());
+    if (e.coef < 0)
       throw GraphError(llvm::formatv("reshape: shape={0} has {1} at dim {2} beside the -1 at dim "
                                      "{3}; the other dimensions must be at least 1 to infer it",
                                      target.str(), e.coef, d, inferred)
@@ -77,7 +84,7 @@ Shape inferReshapeTarget(const Shape &target, const Shape &from) {
   rest.coef /= known.coef;
   int64_t size = rest.isNumber() ? rest.coef
                  : count.isBound() && bound && knownSize > 0 ? count.size() / knownSize
-                                                            : 0;
+                                                            : kUnboundSize;
   dims[inferred] = Dim(rest, size);
   return Shape(std::span<const Dim>(dims));
 }
@@ -130,19 +137,22 @@ void TypeRules::inferSlice(Node &n, const Node &x) {
   int64_t end = spec.end < 0 ? spec.end + size : spec.end;
   if (spec.step < 1)
     fail(llvm::formatv("slice: step={0} must be at least 1", spec.step).str());
-  if (start < 0 || start >= size)
+  if (start < 0 || start > size)
     fail(llvm::formatv("slice: start={0} is out of range for axis {1} of size {2} (valid: "
-                       "{3}..{4})",
-                       spec.start, n.axis, size, -size, size - 1)
+                       "{3}..{2})",
+                       spec.start, n.axis, size, -size)
              .str());
   if (end < 0 || end > size)
     fail(llvm::formatv("slice: end={0} is out of range for axis {1} of size {2} (valid: "
                        "{3}..{2})",
                        spec.end, n.axis, size, -size)
              .str());
-  if (end <= start)
-    fail(llvm::formatv("slice: start={0} end={1} selects no element of axis {2} (size {3}); "
-                       "end must be past start",
+  // start == end is an empty slice, as x[3:3] is in numpy and PyTorch; an
+  // end before the start (which they also take as empty) is refused, as
+  // out-of-range bounds are, for it is most often a mistake.
+  if (end < start)
+    fail(llvm::formatv("slice: start={0} end={1} has its end before its start on axis {2} (size "
+                       "{3}); end == start selects no element (an empty slice)",
                        spec.start, spec.end, n.axis, size)
              .str());
   n.start = start;
@@ -319,6 +329,17 @@ void TypeRules::inferGather(Node &n) {
   }
   n.dtype = x.dtype;
   n.shape = Shape(std::span<const Dim>(out));
+  // An index into an empty axis has no element to read, not even one to
+  // clamp to: refused as PyTorch refuses it ("index out of range"). An
+  // empty result reads nothing and is fine.
+  Dim along = x.shape.dim(static_cast<unsigned>(n.axis));
+  if (along.isBound() && along.size() == 0 && n.shape.isBound() && n.shape.numel() > 0)
+    fail(llvm::formatv("{0}: axis {1} of {2} ({3}{4}) has size 0, so no index into it is valid, "
+                       "but the result {5} has {6} elements to read; indices into an empty axis "
+                       "must be empty too",
+                       op, n.axis, refOf(x), dtypeName(x.dtype), x.shape.boundStr(),
+                       n.shape.boundStr(), n.shape.numel())
+             .str());
 }
 
 } // namespace minijit::detail

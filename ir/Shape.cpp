@@ -36,8 +36,8 @@ int64_t DimExpr::evaluate(const std::map<std::string, int64_t> &sizes) const {
   int64_t v = coef;
   for (const std::string &n : names) {
     auto it = sizes.find(n);
-    if (it == sizes.end() || it->second < 1)
-      return 0;
+    if (it == sizes.end() || it->second < 0)
+      return kUnboundSize;
     v = mulSaturated(v, it->second);
   }
   return v;
@@ -60,7 +60,7 @@ bool isDimName(std::string_view name) {
   });
 }
 
-Dim::Dim(std::string_view name) : Size(0), Expr{1, {std::string(name)}} {
+Dim::Dim(std::string_view name) : Size(kUnboundSize), Expr{1, {std::string(name)}} {
   if (!isDimName(name))
     throw GraphError(llvm::formatv("'{0}' is not a valid dimension name (a letter or '_', then "
                                    "letters, digits and '_')",
@@ -71,7 +71,7 @@ Dim::Dim(std::string_view name) : Size(0), Expr{1, {std::string(name)}} {
 std::string Dim::str() const { return isNamed() ? Expr.str() : std::to_string(Size); }
 
 Dim operator*(const Dim &a, const Dim &b) {
-  int64_t size = a.isBound() && b.isBound() ? mulSaturated(a.size(), b.size()) : 0;
+  int64_t size = a.isBound() && b.isBound() ? mulSaturated(a.size(), b.size()) : kUnboundSize;
   return Dim(a.Expr * b.Expr, size);
 }
 
@@ -137,8 +137,11 @@ Dim Shape::numelDim() const {
 
 int64_t Shape::numel() const {
   int64_t n = 1;
-  for (int64_t d : Dims)
+  for (int64_t d : Dims) {
+    if (d < 0)
+      return 0;
     n *= d;
+  }
   return n;
 }
 
@@ -173,7 +176,7 @@ bool Shape::operator==(const Shape &o) const {
   for (unsigned i = 0; i < rank(); ++i) {
     if (Dims[i] != o.Dims[i])
       return false;
-    if (Dims[i] == 0 && dim(i).expr() != o.dim(i).expr())
+    if (Dims[i] == kUnboundSize && dim(i).expr() != o.dim(i).expr())
       return false;
   }
   return true;
@@ -189,12 +192,12 @@ void checkShape(const Shape &s, std::string_view what) {
     Dim d = s.dim(i);
     if (d.isNamed() && !d.isBound())
       continue;
-    if (d.size() < 1)
+    if (d.size() < 0)
       throw GraphError(llvm::formatv("{0}: dimension {1} of {2} is {3}; dimensions must be at "
-                                     "least 1",
+                                     "least 0",
                                      what, i, s.str(), d.size())
                            .str());
-    if (d.size() > kMaxElements || n > kMaxElements / d.size())
+    if (d.size() > kMaxElements || (d.size() > 0 && n > kMaxElements / d.size()))
       throw GraphError(llvm::formatv("{0}: shape {1} has more than 2^40 elements, the largest "
                                      "tensor minijit accepts",
                                      what, s.boundStr())
@@ -268,7 +271,7 @@ Shape bindShape(const Shape &s, const DimBindings &sizes, std::string_view what)
       continue;
     }
     int64_t v = d.expr().evaluate(sizes);
-    if (v == 0) {
+    if (v == kUnboundSize) {
       std::string missing;
       for (const std::string &n : d.expr().names)
         if (!sizes.count(n))
@@ -306,9 +309,9 @@ void matchShape(const Shape &declared, const Shape &actual, std::string_view wha
     const std::string &name = d.expr().names[0];
     auto it = sizes.find(name);
     if (it == sizes.end()) {
-      if (got < 1)
+      if (got < 0)
         throw GraphError(llvm::formatv("{0}: dimension {1} ({2}) is {3}; dimensions must be at "
-                                       "least 1",
+                                       "least 0",
                                        what, i, name, got)
                              .str());
       sizes[name] = got;

@@ -1,10 +1,11 @@
 //===- ir/Shape.h - tensor shapes, named dimensions, broadcasting -*- C++ -*-===//
-// A shape is rank 0 (a scalar) to kMaxRank dimensions, each a number (at
-// least 1) or a named size (`B`, or a product such as `B*S`) whose value is
-// bound when the graph runs: one graph, and one compile per bucket of sizes,
-// serves every batch size. At most kMaxElements elements once bound
-// (ir/Limits.h). Broadcasting follows numpy: align on the right, a 1
-// stretches; a name matches only itself.
+// A shape is rank 0 (a scalar) to kMaxRank dimensions, each a number (0 or
+// more: a dimension of 0 makes an empty tensor, as in numpy and PyTorch) or a
+// named size (`B`, or a product such as `B*S`) whose value is bound when the
+// graph runs: one graph, and one compile per bucket of sizes, serves every
+// batch size. At most kMaxElements elements once bound (ir/Limits.h).
+// Broadcasting follows numpy: align on the right, a 1 stretches (to 0 too);
+// a name matches only itself.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -20,6 +21,10 @@
 
 namespace minijit {
 
+/// The size of a named dimension that has no value yet (0 is a size: an
+/// empty dimension).
+constexpr int64_t kUnboundSize = -1;
+
 /// The symbolic form of a dimension: a product of named sizes times a
 /// number (`B`, `B*S`, `4*B`), or a number alone (no names). Names are
 /// sorted and may repeat (`B*B`).
@@ -30,7 +35,8 @@ struct DimExpr {
   bool isNumber() const { return names.empty(); }
   /// "4*B*S"; "1024" for a number.
   std::string str() const;
-  /// The value once each name has a size in `sizes`; 0 when one has none.
+  /// The value once each name has a size in `sizes`; kUnboundSize when one
+  /// has none.
   int64_t evaluate(const std::map<std::string, int64_t> &sizes) const;
   bool operator==(const DimExpr &o) const = default;
 };
@@ -47,13 +53,14 @@ public:
   /// A named size. Throws GraphError for a name that is not an identifier
   /// (a letter or '_', then letters, digits and '_').
   explicit Dim(std::string_view name);
-  /// `expr` with the value `size` (0: not bound).
+  /// `expr` with the value `size` (kUnboundSize: not bound).
   Dim(DimExpr expr, int64_t size) : Size(size), Expr(std::move(expr)) {}
 
-  /// The number, or a named size's bound value; 0 while it is not bound.
+  /// The number, or a named size's bound value; kUnboundSize while it is not
+  /// bound.
   int64_t size() const { return Size; }
   bool isNamed() const { return !Expr.isNumber(); }
-  bool isBound() const { return Size > 0 || !isNamed(); }
+  bool isBound() const { return Size >= 0 || !isNamed(); }
   const DimExpr &expr() const { return Expr; }
   /// "B*S" for a named size (bound or not), "1024" for a number.
   std::string str() const;
@@ -61,7 +68,7 @@ public:
   friend Dim operator*(const Dim &a, const Dim &b);
 
 private:
-  int64_t Size = 0;
+  int64_t Size = kUnboundSize;
   DimExpr Expr;
 };
 
@@ -77,14 +84,14 @@ public:
   explicit Shape(std::span<const Dim> dims);
 
   unsigned rank() const { return Dims.size(); }
-  /// The size of dimension i: a number, or a named size's bound value (0
-  /// while it is not bound).
+  /// The size of dimension i: a number, or a named size's bound value
+  /// (kUnboundSize while it is not bound).
   int64_t operator[](unsigned i) const { return Dims[i]; }
   /// Dimension i with its name, if it has one.
   Dim dim(unsigned i) const;
   /// Replaces dimension i.
   void setDim(unsigned i, const Dim &d);
-  /// The sizes (0 for a named dimension not bound yet).
+  /// The sizes (kUnboundSize for a named dimension not bound yet).
   const std::vector<int64_t> &dims() const { return Dims; }
   /// Every dimension, named ones with their names.
   std::vector<Dim> allDims() const;
@@ -98,8 +105,12 @@ public:
   /// The product of the dimensions as a DimExpr (`1024*B`), and its value.
   Dim numelDim() const;
 
-  /// Product of the sizes (1 for a scalar; 0 while a named one is not bound).
+  /// Product of the sizes (1 for a scalar; 0 for an empty shape, and 0 while
+  /// a named one is not bound: ask isBound() first).
   int64_t numel() const;
+  /// No element: the sizes are bound and one of them is 0 (a tensor of
+  /// such a shape has nothing to compute or store; a scalar is not empty).
+  bool isEmpty() const { return isBound() && numel() == 0; }
   /// Row-major element strides: the last dimension has stride 1.
   std::vector<int64_t> strides() const;
   /// "[4096, 1024]", "[B, 1024]" (names even when bound), "[]" for a scalar.
@@ -119,9 +130,9 @@ private:
   std::vector<DimExpr> Exprs;
 };
 
-/// Checks rank, positive dimensions and the element limit (of the bound
-/// sizes); throws GraphError naming `what` otherwise. Named dimensions need
-/// not be bound.
+/// Checks rank, dimensions of at least 0 and the element limit (of the
+/// bound sizes); throws GraphError naming `what` otherwise. Named dimensions
+/// need not be bound.
 void checkShape(const Shape &s, std::string_view what);
 
 /// Whether two dimensions are the same size: equal values where both are

@@ -135,6 +135,12 @@ DLTensorInfo checkDLTensor(const DLTensor &t, int deviceOrdinal) {
   llvm::ArrayRef<int64_t> dims(t.shape, t.ndim);
   info.shape = Shape(dims);
   checkShape(info.shape, "dlpack");
+  // A tensor of no elements is never read or written: its strides, data
+  // pointer (null for a zero-element torch tensor) and alignment do not matter.
+  if (info.shape.isEmpty()) {
+    info.data = t.data ? reinterpret_cast<CUdeviceptr>(t.data) + t.byte_offset : 0;
+    return info;
+  }
   if (t.strides) {
     llvm::ArrayRef<int64_t> strides(t.strides, t.ndim);
     std::vector<int64_t> rowMajor = info.shape.strides();

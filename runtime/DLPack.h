@@ -33,12 +33,14 @@ struct DLTensorInfo {
 /// - the dtype is not one of minijit's: float32, float16, bfloat16, int32,
 ///   int64 and bool map to F32, F16, BF16, I32, I64 and Bool; vector types (lanes != 1) and
 ///   uint8 (whose bytes need not be 0 or 1) are refused;
-/// - the rank is above kMaxRank, a dimension is below 1, or there are more
+/// - the rank is above kMaxRank, a dimension is below 0, or there are more
 ///   than kMaxElements elements;
 /// - the strides are not row-major (null strides mean row-major; a dimension
 ///   of size 1 may have any stride);
 /// - the address (`data` + `byte_offset`) is null or not 16-byte aligned, as
 ///   the kernels' vector loads need (a slice that starts inside a tensor).
+/// A tensor of no elements (a dimension of 0) is taken with any strides and
+/// any address, null too: nothing reads or writes it.
 DLTensorInfo checkDLTensor(const DLTensor &t, int deviceOrdinal);
 
 /// DLPack's description of a minijit dtype, with one lane; bool has the code

@@ -7,6 +7,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 
 namespace minijit {
@@ -386,6 +387,8 @@ void Executable::launchKernel(size_t k) {
 void Executable::launch(Instance &in, size_t k, CUstream stream) {
   const Driver &d = Driver::get();
   const ProgramKernel &pk = in.Prog.kernels[k];
+  // Fusion gives a value of no elements no kernel (compiler/simplify/EmptyValues.h).
+  assert(pk.grid > 0 && "no kernel runs over an empty domain");
   CUresult r = d.cuLaunchKernel(in.Functions[k], static_cast<unsigned>(pk.grid), 1, 1, pk.block, 1,
                                 1, pk.dynamicShared, stream, in.Params[k].data(), nullptr);
   if (r != CUDA_SUCCESS)
@@ -402,6 +405,8 @@ void Executable::copyUpdates(Instance &in, CUstream stream) {
     if (i < 0)
       continue;
     const ProgramBuffer &b = prog.buffers[prog.outputs[o]];
+    if (b.bytes() == 0) // an empty tensor: nothing to copy, and maybe no address
+      continue;
     d.check(d.cuMemcpyDtoDAsync(in.Address[prog.inputs[i]], in.Address[prog.outputs[o]],
                                 static_cast<size_t>(b.bytes()), stream),
             "cuMemcpyDtoDAsync (an update in place)");
@@ -409,7 +414,8 @@ void Executable::copyUpdates(Instance &in, CUstream stream) {
 }
 
 void Executable::launchAll(Instance &in, CUstream stream) {
-  if (!UseGraph) {
+  // No kernel (every output is empty): nothing to capture in a CUDA graph.
+  if (!UseGraph || in.Functions.empty()) {
     for (size_t k = 0; k < in.Functions.size(); ++k)
       launch(in, k, stream);
     copyUpdates(in, stream);

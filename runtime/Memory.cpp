@@ -103,6 +103,12 @@ AllocatorStats Allocator::stats() const {
 
 DeviceTensor::DeviceTensor(const Device &dev, DType dtype, const Shape &shape)
     : Dev(dev), Type(dtype), Dims(shape) {
+  // A tensor of no elements takes no memory (cuMemAlloc refuses 0 bytes):
+  // its address is 0 and nothing reads or writes it.
+  if (bytes() == 0) {
+    Buf = std::make_shared<DeviceBuffer>(nullptr, CUdeviceptr(0), 0);
+    return;
+  }
   dev.makeCurrent();
   Buf = dev.allocator().allocate(bytes());
 }

@@ -84,7 +84,8 @@ private:
 class DeviceTensor {
 public:
   DeviceTensor() = default;
-  /// Allocates an uninitialised tensor.
+  /// Allocates an uninitialised tensor. One of no elements (a dimension of
+  /// 0) allocates nothing: it is valid, and its data() is 0.
   DeviceTensor(const Device &dev, DType dtype, const Shape &shape);
   /// Wraps memory the caller owns and keeps alive (no copy, never freed).
   /// `ptr` must be 16-byte aligned: kernels use 16-byte vector accesses.
@@ -103,7 +104,8 @@ public:
   int64_t numel() const { return Dims.numel(); } ///< the number of elements
   /// The bytes of the elements (the buffer may be larger).
   size_t bytes() const { return static_cast<size_t>(numel()) * dtypeSize(Type); }
-  /// The device address of element 0; 0 for an invalid tensor.
+  /// The device address of element 0; 0 for an invalid tensor, and may be
+  /// 0 for one of no elements.
   CUdeviceptr data() const { return Buf ? Buf->ptr() : 0; }
   /// The device the memory is on.
   const Device &device() const { return Dev; }

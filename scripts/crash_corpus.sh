@@ -15,7 +15,7 @@ data=$(mktemp -d "${TMPDIR:-/tmp}/minijit-crash-XXXXXX")
 trap 'rm -rf "$data"' EXIT
 
 # Generated inputs: long chains, a .npy whose header claims [2^20, 2^20] in
-# 128 bytes, a small .npy, a FIFO.
+# 128 bytes, a small .npy, an empty one, a FIFO.
 {
   echo "graph tanh600(%x0: f32[16]) {"
   for i in $(seq 1 600); do echo "  %x$i = tanh %x$((i - 1))"; done
@@ -47,6 +47,7 @@ npy() { # SHAPE-TEXT DATA-BYTES-PRINTF: a version 1.0 .npy of <f4 with a 118-byt
 }
 npy "(1048576, 1048576)" "" > "$data/square.npy"
 npy "(4,)" '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40' > "$data/x4.npy"
+npy "(0,)" "" > "$data/x0.npy"
 mkfifo "$data/fifo"
 
 export MINIJIT_DISABLE_CACHE=1

@@ -213,6 +213,8 @@ std::vector<bool> registerReadValues(const Graph &g, const CompiledGraph &c) {
 
 std::string summarizeTensor(const HostTensor &t) {
   int64_t n = t.numel();
+  if (n == 0)
+    return std::string(dtypeName(t.dtype())) + t.shape().str() + "  (empty: no elements)";
   double sum = 0, sumSq = 0, lo = INFINITY, hi = -INFINITY;
   int64_t nans = 0;
   for (int64_t i = 0; i < n; ++i) {

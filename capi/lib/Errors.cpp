@@ -130,9 +130,9 @@ DimBindings toBindings(const mjDimBindings *dims, const char *call) {
     throw InvalidArgument{std::string(call) + ": dims has null names or sizes"};
   for (size_t i = 0; i < dims->count; ++i) {
     require(dims->names[i], call, "a dimension's name");
-    if (dims->sizes[i] < 1)
+    if (dims->sizes[i] < 0)
       throw InvalidArgument{std::string(call) + ": dimension " + dims->names[i] + " has size " +
-                            std::to_string(dims->sizes[i]) + "; sizes are at least 1"};
+                            std::to_string(dims->sizes[i]) + "; sizes are at least 0"};
     b[dims->names[i]] = dims->sizes[i];
   }
   return b;

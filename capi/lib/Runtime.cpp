@@ -31,7 +31,9 @@ void wrapTensors(const Device &dev, size_t n, const mjTensorRef *refs, const cha
     const mjTensorRef &r = refs[i];
     Shape s = toShape(r.rank, r.dims, "mjExecutableEnqueue");
     auto ptr = reinterpret_cast<CUdeviceptr>(r.data);
-    if (ptr == 0 || ptr % 16 != 0)
+    // A tensor of no elements is never read or written: any address will
+    // do, null among them (a zero-element torch tensor's data_ptr is 0).
+    if (!s.isEmpty() && (ptr == 0 || ptr % 16 != 0))
       throw GraphError(std::string("mjExecutableEnqueue: ") + what + " " + std::to_string(i) +
                        (ptr == 0 ? " has a null address"
                                  : " is not 16-byte aligned, as the kernels' vector accesses need"));
@@ -133,11 +135,13 @@ void *mjBufferPointer(mjBuffer b) {
 mjStatus mjBufferWrite(mjBuffer b, const void *host, size_t bytes) {
   return guarded([&] {
     require(b, "mjBufferWrite", "the buffer");
-    require(host, "mjBufferWrite", "host");
     const DeviceTensor &t = b->tensor;
     if (bytes != t.bytes())
       throw InvalidArgument{"mjBufferWrite: " + std::to_string(bytes) +
                             " bytes given for a tensor of " + std::to_string(t.bytes())};
+    if (bytes == 0) // an empty tensor: nothing to copy, `host` may be null
+      return;
+    require(host, "mjBufferWrite", "host");
     HostTensor h(t.dtype(), t.shape());
     std::memcpy(h.data(), host, bytes);
     b->tensor.upload(h);
@@ -147,11 +151,13 @@ mjStatus mjBufferWrite(mjBuffer b, const void *host, size_t bytes) {
 mjStatus mjBufferRead(mjBuffer b, void *host, size_t bytes) {
   return guarded([&] {
     require(b, "mjBufferRead", "the buffer");
-    require(host, "mjBufferRead", "host");
     const DeviceTensor &t = b->tensor;
     if (bytes != t.bytes())
       throw InvalidArgument{"mjBufferRead: room for " + std::to_string(bytes) +
                             " bytes given for a tensor of " + std::to_string(t.bytes())};
+    if (bytes == 0) // an empty tensor: nothing to copy, `host` may be null
+      return;
+    require(host, "mjBufferRead", "host");
     HostTensor h = t.download();
     std::memcpy(host, h.data(), bytes);
   });

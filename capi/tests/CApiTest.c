@@ -262,6 +262,55 @@ static void testNamedDims(void) {
   mjGraphDestroy(g);
 }
 
+/* An empty batch (B = 0): a null data pointer is taken for no element, the
+ * outputs are empty or zeros, and the compile of the bound graph launches
+ * only the kernel that writes the zeros. An unbound name reads -1. */
+static void testEmptyBatch(void) {
+  const char *text = "graph rows(%x: f32[B, 3]) {\n"
+                     "  %e = exp %x\n"
+                     "  %s = sum %x axes=[0]\n"
+                     "  return %e, %s\n"
+                     "}\n";
+  mjGraph g = NULL;
+  int64_t dims[2] = {0, 3}, info[MJ_MAX_RANK];
+  int32_t rank = 0;
+  mjTensorRef in, out;
+  mjHostTensors outs = NULL;
+  const char *names[1] = {"B"};
+  int64_t sizes[1] = {0};
+  mjDimBindings zero;
+  int i;
+  CHECK_OK(mjGraphParse(text, NULL, NULL, &g));
+  CHECK_OK(mjGraphValueInfo(g, mjGraphInput(g, 0), NULL, NULL, &rank, info));
+  CHECK(rank == 2 && info[0] == -1 && info[1] == 3);
+  in.data = NULL;
+  in.dtype = MJ_F32;
+  in.rank = 2;
+  in.dims = dims;
+  CHECK_OK(mjEvaluate(g, 1, &in, NULL, &outs));
+  CHECK_OK(mjHostTensorsGet(outs, 0, &out));
+  CHECK(out.rank == 2 && out.dims[0] == 0 && out.dims[1] == 3);
+  CHECK_OK(mjHostTensorsGet(outs, 1, &out));
+  CHECK(out.rank == 1 && out.dims[0] == 3);
+  for (i = 0; i < 3; ++i)
+    CHECK(((const float *)out.data)[i] == 0.0f);
+  mjHostTensorsDestroy(outs);
+  zero.count = 1;
+  zero.names = names;
+  zero.sizes = sizes;
+  {
+    mjCompiled c = NULL;
+    mjCompileOptions o = NULL;
+    CHECK_OK(mjCompileOptionsCreate(&o));
+    CHECK_OK(mjCompileOptionsSetStopAfter(o, MJ_STAGE_FUSED));
+    CHECK_OK(mjCompile(g, o, &zero, &c));
+    CHECK(mjCompiledNumKernels(c) == 1);
+    mjCompiledDestroy(c);
+    mjCompileOptionsDestroy(o);
+  }
+  mjGraphDestroy(g);
+}
+
 /* Errors come back as a status and a message; nothing crashes. */
 static void testErrors(void) {
   mjGraph g = NULL;
@@ -375,6 +424,7 @@ int main(void) {
   testStages();
   testBuilder();
   testNamedDims();
+  testEmptyBatch();
   testErrors();
   testDevice();
   if (Failures) {

@@ -101,9 +101,12 @@ private:
     Reason[v] = why;
   }
 
+  /// A stored value a kernel writes. A value of no elements has none to
+  /// write: simplify made it a `full` no kernel reads (EmptyValues.h), and
+  /// an empty output is a buffer of 0 bytes that no kernel touches.
   bool isRoot(ValueId v) const {
     const Node &n = G.node(v);
-    if (!Stored[v] || n.op == OpKind::Constant)
+    if (!Stored[v] || n.op == OpKind::Constant || n.shape.isEmpty())
       return false;
     return n.op != OpKind::Input || IsOutput[v];
   }
@@ -119,6 +122,7 @@ private:
       const Node &n = G.node(v);
       if (n.op == OpKind::Constant)
         continue;
+      assert(!n.shape.isEmpty() && "simplify leaves no kernel an empty value to read");
       bool loaded = n.op == OpKind::Input || (Stored[v] && v != root);
       if (loaded) {
         reads.push_back(v);
@@ -528,6 +532,19 @@ void printRecomputed(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
      << bytes << " more bytes\n";
 }
 
+/// The graph outputs of no elements, which no kernel writes.
+void printEmptyOutputs(llvm::raw_ostream &os, const Graph &g) {
+  std::set<ValueId> seen;
+  for (ValueId o : g.outputs()) {
+    const Node &n = g.node(o);
+    if (!n.shape.isEmpty() || !seen.insert(o).second)
+      continue;
+    os << "\nno kernel: %" << n.name << " " << typeText(n.dtype, n.shape) << " (graph output"
+       << (n.op == OpKind::Input ? ", an argument" : "") << ")\n  empty: " << n.shape.boundStr()
+       << " has no elements; its buffer has 0 bytes\n";
+  }
+}
+
 void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &plan,
                      llvm::ArrayRef<KernelNotes> notes) {
   size_t n = plan.kernels.size();
@@ -597,6 +614,7 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
            << " has a kernel of its own: " << describeReason(g, plan.apartReason[r]) << "\n";
     }
   }
+  printEmptyOutputs(os, g);
 }
 
 } // namespace minijit

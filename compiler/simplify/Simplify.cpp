@@ -4,6 +4,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/Simplify.h"
 
+#include "compiler/simplify/EmptyValues.h"
 #include "ir/Evaluator.h"
 #include "ir/Printer.h"
 
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace minijit {
 
@@ -356,7 +358,8 @@ Graph withoutDeadValues(const Graph &g) {
 }
 
 Graph simplifyGraph(const Graph &g, bool *changed) {
-  Simplifier s(g);
+  std::optional<Graph> emptied = replaceEmptyValues(g);
+  Simplifier s(emptied ? *emptied : g);
   Graph out = withoutDeadValues(s.run());
   if (changed)
     *changed = printGraph(out) != printGraph(g);

@@ -1,5 +1,6 @@
 //===- compiler/simplify/Simplify.h - graph clean-up before fusion ------*- C++ -*-===//
-// Constant folding, common subexpressions, dead values, algebraic identities
+// Values of no elements first (compiler/simplify/EmptyValues.h), then
+// constant folding, common subexpressions, dead values, algebraic identities
 // (x*1, x+0, x/1, casts and views that change nothing, reductions over size-1
 // axes). `mean` stays one reduction: kernels compute it as the sum times 1/n
 // when they finish it, so an f16 mean never stores an f16 sum (which would

@@ -107,7 +107,7 @@ class Graph:
         lib.mjGraphValueInfo(self._h, v, byref(name), byref(dtype), byref(rank), dims)
         shape = []
         for d in range(rank.value):
-            if dims[d]:
+            if dims[d] >= 0:  # a number (0: an empty dimension); -1: a name not bound
                 shape.append(dims[d])
                 continue
             dn = c_char_p()

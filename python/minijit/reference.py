@@ -29,6 +29,8 @@ def to_numpy(ref):
     count = 1
     for d in shape:
         count *= d
+    if count == 0:  # an empty tensor: no bytes to copy (its data pointer may be null)
+        return np.zeros(shape, dtype=np.float32 if ref.dtype == _lib.BF16 else _NUMPY[ref.dtype])
     if ref.dtype == _lib.BF16:
         raw = np.ctypeslib.as_array((ctypes.c_uint16 * max(count, 1)).from_address(ref.data))
         bits = raw[:count].astype(np.uint32) << 16

@@ -157,9 +157,11 @@ TEST(DLPack, RankAboveTheMaximumIsRefused) {
   EXPECT_EQ(refusal(f.t), "dlpack: rank -1 exceeds minijit's maximum of 8");
 }
 
-TEST(DLPack, EmptyDimensionsAreRefused) {
+TEST(DLPack, EmptyDimensionsAreTakenAndNegativeOnesRefused) {
   FakeTensor f({4, 0});
-  EXPECT_EQ(refusal(f.t), "dlpack: dimension 1 of [4, 0] is 0; dimensions must be at least 1");
+  EXPECT_EQ(checkDLTensor(f.t, 0).shape, (Shape{4, 0}));
+  FakeTensor n({4, -1});
+  EXPECT_EQ(refusal(n.t), "dlpack: dimension 1 of [4, -1] is -1; dimensions must be at least 0");
 }
 
 TEST(DLPack, TooManyElementsAreRefused) {

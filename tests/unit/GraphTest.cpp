@@ -265,9 +265,12 @@ TEST(GraphErrors, ReshapeToABadShape) {
   Graph g;
   Tensor x = g.input("x", DType::F32, {2, 3});
   EXPECT_EQ(graphErrorOf([&] {
-              x.reshape({6, 0});
+              x.reshape({6, -2});
             }),
-            "reshape: dimension 1 of [6, 0] is 0; dimensions must be at least 1");
+            "reshape: shape=[6, -2] has -2 at dim 1; a dimension is at least 1, or -1 for the one "
+            "inferred from the element count");
+  EXPECT_EQ(graphErrorOf([&] { x.reshape({6, 0}); }),
+            "reshape: cannot reshape [2, 3] (6 elements) to [6, 0] (0 elements)");
 }
 
 TEST(GraphErrors, BadPermutation) {
@@ -397,9 +400,9 @@ TEST(GraphErrors, InputNeedsANameAndAValidShape) {
   s.shape = Shape({2});
   EXPECT_EQ(graphErrorOf([&] { g.add(s); }), "input: a graph argument needs a name");
   EXPECT_EQ(graphErrorOf([&] {
-              g.input("x", DType::F32, {2, 0});
+              g.input("x", DType::F32, {2, -1});
             }),
-            "input %x: dimension 1 of [2, 0] is 0; dimensions must be at least 1");
+            "input %x: dimension 1 of [2, -1] is -1; dimensions must be at least 0");
 }
 
 TEST(GraphErrors, OperandThatIsNotAValue) {

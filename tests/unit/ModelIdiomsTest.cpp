@@ -73,13 +73,13 @@ TEST(ReshapeInferred, ErrorsSayWhy) {
             "reshape: cannot infer the -1 of shape=[4, -1]: [2, 3] has 6 elements, which the "
             "other dimensions (4 elements) do not divide");
   EXPECT_EQ(graphErrorOf([&] { x.reshape({0, -1}); }),
-            "reshape: shape=[0, -1] has 0 at dim 0 beside the -1 at dim 1; the other dimensions "
-            "must be at least 1 to infer it");
+            "reshape: cannot infer the -1 of shape=[0, -1]: dim 0 is 0, so every size would do "
+            "(PyTorch refuses it too); give that dimension instead of -1");
   EXPECT_EQ(graphErrorOf([&] { x.reshape({-2, 3}); }),
             "reshape: shape=[-2, 3] has -2 at dim 0; a dimension is at least 1, or -1 for the one "
             "inferred from the element count");
   EXPECT_EQ(graphErrorOf([&] { x.broadcast({-1, 3}); }),
-            "broadcast: dimension 0 of [-1, 3] is -1; dimensions must be at least 1");
+            "broadcast: dimension 0 of [-1, 3] is -1; dimensions must be at least 0");
 }
 
 TEST(ReshapeInferred, TextPrintsTheInferredDimension) {
@@ -201,8 +201,9 @@ TEST(Full, ErrorsSayWhy) {
             "full: value=1.5 is not an i32 value");
   EXPECT_EQ(graphErrorOf([&] { full(g, {2}, 2, DType::Bool); }),
             "full: value=2 is not a bool value (use 0 or 1)");
-  EXPECT_EQ(graphErrorOf([&] { full(g, {0, 2}, 1); }),
-            "full: dimension 0 of [0, 2] is 0; dimensions must be at least 1");
+  EXPECT_EQ(graphErrorOf([&] { full(g, {-1, 2}, 1); }),
+            "full: dimension 0 of [-1, 2] is -1; dimensions must be at least 0");
+  EXPECT_EQ(full(g, {0, 2}, 1).shape(), (Shape{0, 2})) << "an empty full (issue 42)";
   EXPECT_NE(parseErrorOf("graph g() {\n  %y = full shape=[2]\n  return %y\n}\n")
                 .find("full needs the attribute value=..."),
             std::string::npos);

@@ -172,13 +172,16 @@ TEST(NamedDims, BindingGivesEverySizeAndRefusesWhatIsMissing) {
   EXPECT_EQ(b.node(b.outputs()[0]).shape.boundStr(), "[B=3, 1000]");
   EXPECT_EQ(graphErrorOf([&] { bindDims(g, {{"S", 3}}); }),
             "%x: the named dimension B has no size (give it, e.g. --dim B=N)");
-  EXPECT_EQ(graphErrorOf([&] { bindDims(g, {{"B", 0}}); }),
-            "the named dimension B is given the size 0; sizes are at least 1");
+  EXPECT_EQ(graphErrorOf([&] { bindDims(g, {{"B", -1}}); }),
+            "the named dimension B is given the size -1; sizes are at least 0");
+  EXPECT_EQ(bindDims(g, {{"B", 0}}).node(b.outputs()[0]).shape.boundStr(), "[B=0, 1000]")
+      << "an empty batch (issue 42)";
   DimBindings sizes;
   EXPECT_EQ(parseDimBinding("B=4096", sizes), "");
   EXPECT_EQ(sizes.at("B"), 4096);
   EXPECT_EQ(parseDimBinding("B4096", sizes), "--dim B4096: expected NAME=SIZE, e.g. B=4096");
-  EXPECT_EQ(parseDimBinding("B=-1", sizes), "--dim B=-1: the size must be at least 1");
+  EXPECT_EQ(parseDimBinding("B=-1", sizes),
+            "--dim B=-1: the size must be at least 0 (0: an empty dimension)");
 }
 
 TEST(NamedDims, InputsThatDisagreeOnANameAreRefused) {

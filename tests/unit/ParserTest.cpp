@@ -324,10 +324,10 @@ TEST(ParseErrors, RedefinedGraph) {
 }
 
 TEST(ParseErrors, BadDims) {
-  EXPECT_EQ(parseErrorOf("graph g(%x: f32[4, 0]) {\n  return %x\n}\n"),
-            "t.mj:1:16: error: type: dimension 1 of [4, 0] is 0; dimensions must be at least 1");
+  EXPECT_NO_THROW(parseGraphs("graph g(%x: f32[4, 0]) {\n  return %x\n}\n", "t.mj"))
+      << "an empty tensor (issue 42)";
   EXPECT_EQ(parseErrorOf("graph g(%x: f32[-4]) {\n  return %x\n}\n"),
-            "t.mj:1:16: error: type: dimension 0 of [-4] is -4; dimensions must be at least 1");
+            "t.mj:1:16: error: type: dimension 0 of [-4] is -4; dimensions must be at least 0");
   EXPECT_EQ(parseErrorOf("graph g(%x: f32[2.5]) {\n  return %x\n}\n"),
             "t.mj:1:17: error: expected an integer dimension, got '2.5'");
   EXPECT_EQ(parseErrorOf("graph g(%x: f32[1,1,1,1,1,1,1,1,1]) {\n  return %x\n}\n"),
@@ -387,7 +387,10 @@ TEST(ParseErrors, AttributeErrors) {
   EXPECT_EQ(parseErrorOf(h + "  %y = sum %x axes=[2]\n  return %y\n}\n"),
             "t.mj:2:8: error: sum: axis 2 is out of range for rank 1 (valid: -1..0)");
   EXPECT_EQ(parseErrorOf(h + "  %y = reshape %x shape=[4, 0]\n  return %y\n}\n"),
-            "t.mj:2:25: error: reshape: dimension 1 of [4, 0] is 0; dimensions must be at least 1");
+            "t.mj:2:8: error: reshape: cannot reshape [4] (4 elements) to [4, 0] (0 elements)");
+  EXPECT_EQ(parseErrorOf(h + "  %y = reshape %x shape=[4, -3]\n  return %y\n}\n"),
+            "t.mj:2:25: error: reshape: dimension 1 of [4, -3] is -3; dimensions must be at least "
+            "0");
 }
 
 TEST(ParseErrors, DeclaredTypeMismatch) {

@@ -82,16 +82,18 @@ TEST(CheckShape, RejectsRankNine) {
             "input %x: rank 9 exceeds the maximum of 8");
 }
 
-TEST(CheckShape, RejectsZeroDims) {
-  EXPECT_EQ(graphErrorOf([] {
-              checkShape(Shape({4, 0}), "input %x");
-            }),
-            "input %x: dimension 1 of [4, 0] is 0; dimensions must be at least 1");
+TEST(CheckShape, AcceptsZeroDims) { // an empty tensor (issue 42)
+  EXPECT_NO_THROW(checkShape(Shape({4, 0}), "input %x"));
+  EXPECT_NO_THROW(checkShape(Shape({0, int64_t(1) << 40}), "input %x")) << "0 elements";
+  EXPECT_EQ(graphErrorOf([] { checkShape(Shape({0, (int64_t(1) << 40) + 1}), "input %x"); }),
+            "input %x: shape [0, 1099511627777] has more than 2^40 elements, the largest "
+            "tensor minijit accepts")
+      << "each dimension stays within the limit";
 }
 
 TEST(CheckShape, RejectsNegativeDims) {
   EXPECT_EQ(graphErrorOf([] { checkShape(Shape({-3}), "reshape"); }),
-            "reshape: dimension 0 of [-3] is -3; dimensions must be at least 1");
+            "reshape: dimension 0 of [-3] is -3; dimensions must be at least 0");
 }
 
 TEST(CheckShape, AcceptsExactlyTwoToTheForty) {

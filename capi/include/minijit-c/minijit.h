@@ -140,9 +140,9 @@ MJ_API mjValue mjGraphInput(mjGraph g, size_t i);
 MJ_API mjValue mjGraphOutput(mjGraph g, size_t i);
 
 /** What a value is: its name (valid while the graph lives; "" for a
- *  literal), dtype and shape. A named dimension not bound yet has size 0 in
- *  `dims` and its name in mjGraphValueDimName. `dims` has room for
- *  MJ_MAX_RANK entries. */
+ *  literal), dtype and shape. A named dimension not bound yet has size -1 in
+ *  `dims` and its name in mjGraphValueDimName (0 is a size: an empty
+ *  dimension). `dims` has room for MJ_MAX_RANK entries. */
 MJ_API mjStatus mjGraphValueInfo(mjGraph g, mjValue v, const char **name, mjDType *dtype,
                                  int32_t *rank, int64_t *dims);
 /** The name of dimension `d` of value `v` ("B", "B*S"), or "" for a number;

@@ -103,8 +103,9 @@ TEST_F(Empty, ANamedBatchBoundToZeroBetweenOtherSizes) {
     poisonTensors(dout);
     exe.enqueue(din, dout);
     exe.synchronize();
-    if (b == 0)
+    if (b == 0) {
       EXPECT_EQ(exe.program().kernels.size(), 1u) << "only the zeros of %col have elements";
+    }
     std::vector<HostTensor> ref = evaluate(bound, ins);
     for (size_t i = 0; i < ref.size(); ++i) {
       CompareResult c = compareTensors(dout[i].download(), ref[i],

@@ -219,8 +219,6 @@ def checkNode(node):
         if not isinstance(val, torch.Tensor):
             raise Unsupported("a result that is not a tensor")
         mjDtype(val.dtype)
-        if any(hintInt(s) == 0 for s in val.shape):
-            raise Unsupported("an empty tensor")
         shapeOf(val)
     result = fn(Context(e, env), node)
     results = result if isinstance(result, tuple) else (result,)

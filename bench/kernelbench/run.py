@@ -20,10 +20,18 @@ stderr. A failing problem (exception or --timeout) is reported with its error
 and the run goes on; --isolate runs each problem in a child process, for a run
 that must survive a CUDA fault. Exit status 0 when the run completed, 2 on bad
 arguments.
+
+A long run can go in shards side by side on one GPU: `--shard K/N` picks every
+N-th problem, `--gpu-lock FILE` (the same file for all shards) makes them take
+turns on the GPU for the checks and the timings while the others compile (the
+first, compiling call of each model runs outside the turn), and
+`--from-json LOG...` prints the table of the shards' saved JSON lines.
 """
 
 import argparse
 import collections
+import contextlib
+import fcntl
 import json
 import math
 import os
@@ -135,8 +143,26 @@ def minijitOptions(dev):
     return {"device": "cpu"} if dev == "cpu" else {}
 
 
-def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=True, seeds=sample.SEEDS):
-    """Runs one problem file; returns its record (never raises for the problem's own failures)."""
+@contextlib.contextmanager
+def gpuTurn(lockPath):
+    """Holds an exclusive lock on lockPath (none: no lock), so that shards of one
+    run started side by side (--shard, --gpu-lock) take turns on the GPU: each
+    shard compiles while another runs, and no timing shares the GPU."""
+    if not lockPath:
+        yield
+        return
+    with open(lockPath, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=True, seeds=sample.SEEDS,
+               gpuLock=None):
+    """Runs one problem file; returns its record (never raises for the problem's own failures).
+    The first call of each compiled model (which compiles) runs outside the GPU turn."""
     record = {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
               "minijit_us": None, "correct": None, "max_abs_err": None, "islands": None, "kernels": None,
               "fallbacks": [], "error": None}
@@ -154,7 +180,15 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
         compiled = torch.compile(model, backend="minijit", options=minijitOptions(dev))
         start = backendModule.reportCount()
         correct, worst = True, 0.0
-        with torch.no_grad():
+        with torch.no_grad():  # one call of each outside the GPU turn: the compiled one compiles
+            torch.manual_seed(seeds)
+            first = makeInputs(module, dev, sliceFirst, batchCut)
+            phase = "eager"
+            model(*first)
+            phase = "minijit"
+            compiled(*first)
+            del first
+        with torch.no_grad(), gpuTurn(gpuLock):
             for seed in range(seeds):
                 phase = "eager"
                 torch.manual_seed(seed)
@@ -170,15 +204,19 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
         summary = summarize(backendModule.reportsSince(start))
         record.update(correct=correct, max_abs_err=worst, islands=summary["islands"],
                       kernels=summary["kernels"], fallbacks=summary["left"] + summary["failed"])
-        phase = "eager timing"
-        record["eager_us"] = common.timeEvents(lambda: model(*inputs), cuda, warmup, runs)
-        phase = "minijit timing"
-        record["minijit_us"] = common.timeEvents(lambda: compiled(*inputs), cuda, warmup, runs)
+        with gpuTurn(gpuLock):
+            phase = "eager timing"
+            record["eager_us"] = common.timeEvents(lambda: model(*inputs), cuda, warmup, runs)
+            phase = "minijit timing"
+            record["minijit_us"] = common.timeEvents(lambda: compiled(*inputs), cuda, warmup, runs)
         if inductor:
             phase = "inductor"
             torch._dynamo.reset()
             viaInductor = torch.compile(model)
-            record["inductor_us"] = common.timeEvents(lambda: viaInductor(*inputs), cuda, warmup, runs)
+            with torch.no_grad():
+                viaInductor(*inputs)
+            with gpuTurn(gpuLock):
+                record["inductor_us"] = common.timeEvents(lambda: viaInductor(*inputs), cuda, warmup, runs)
     except Exception as e:  # a failing problem is reported; the run goes on
         text = f"{type(e).__name__}: {e}".strip()
         record["error"] = f"{phase}: {text[:600]}"
@@ -216,6 +254,8 @@ def runIsolated(path, level, a):
             "--warmup", str(a.warmup), "--timeout", str(a.timeout)]
     if a.no_inductor:
         argv.append("--no-inductor")
+    if a.gpu_lock:
+        argv += ["--gpu-lock", a.gpu_lock]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout + 120 if a.timeout else None)
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -277,6 +317,25 @@ def markdown(records):
     return "\n".join(lines)
 
 
+def printSaved(logs, markdownPath):
+    """The table of the records saved as JSON lines in logs (one per shard),
+    in level and KernelBench order; a problem saved twice keeps its last record."""
+    byName = {}
+    for log in logs:
+        with open(log, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    byName[(r["level"], r["name"])] = r
+    order = lambda key: (key[0], int(key[1].split("_")[0]) if key[1].split("_")[0].isdigit() else 1 << 30, key[1])
+    table = markdown([byName[k] for k in sorted(byName, key=order)])
+    print(table)
+    if markdownPath:
+        with open(markdownPath, "w", encoding="utf-8") as f:
+            f.write(table + "\n")
+    return 0
+
+
 def parseArgs(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", help="a KernelBench checkout (holding KernelBench/level1 ...)")
@@ -294,6 +353,9 @@ def parseArgs(argv):
     ap.add_argument("--isolate", action="store_true", help="each problem in a child process")
     ap.add_argument("--markdown", help="also write the markdown table to this file")
     ap.add_argument("--list", action="store_true", help="print the problems chosen and stop")
+    ap.add_argument("--gpu-lock", help="a lock file shared by shards run side by side: they take turns on the GPU")
+    ap.add_argument("--from-json", nargs="+", metavar="LOG",
+                    help="print the table of the JSON lines saved in these logs (a sharded run) and stop")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--one-level", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -308,6 +370,8 @@ def parseArgs(argv):
         if not m or int(m.group(1)) >= int(m.group(2)):
             ap.error(f"--shard: expected K/N with K < N, not {a.shard!r}")
         a.shard = (int(m.group(1)), int(m.group(2)))
+    if a.from_json:
+        return a
     if a.one is None and not a.root:
         ap.error("--root is required")
     if a.device == "cuda" and not torch.cuda.is_available():
@@ -317,10 +381,13 @@ def parseArgs(argv):
 
 def main(argv=None):
     a = parseArgs(sys.argv[1:] if argv is None else argv)
+    if a.from_json:
+        return printSaved(a.from_json, a.markdown)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
-    options = dict(dev=a.device, batchCut=a.batch_cut, runs=a.runs, warmup=a.warmup, inductor=not a.no_inductor)
+    options = dict(dev=a.device, batchCut=a.batch_cut, runs=a.runs, warmup=a.warmup, inductor=not a.no_inductor,
+                   gpuLock=a.gpu_lock)
     if a.one is not None:  # the child of --isolate
         print(json.dumps(withTimeout(a.timeout, runProblem, a.one, a.one_level, **options)), flush=True)
         return 0

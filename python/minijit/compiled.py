@@ -27,11 +27,12 @@ def _current_stream(torch, ordinal):
 
 
 def _torch_dtypes(torch):
+    """torch's dtypes to minijit's, for this torch module (the tests pass a stand-in of their own)."""
     global _TORCH_DTYPES
-    if _TORCH_DTYPES is None:
-        _TORCH_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
-                         torch.int32: "i32", torch.int64: "i64", torch.bool: "bool"}
-    return _TORCH_DTYPES
+    if _TORCH_DTYPES is None or _TORCH_DTYPES[0] is not torch:
+        _TORCH_DTYPES = (torch, {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
+                                 torch.int32: "i32", torch.int64: "i64", torch.bool: "bool"})
+    return _TORCH_DTYPES[1]
 
 
 def _options(fusion, reassociate, allow_tf32, tf32x3, arch, tuning, schedule, threads):

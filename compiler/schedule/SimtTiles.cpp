@@ -4,8 +4,6 @@
 #include "compiler/schedule/Schedule.h"
 #include "compiler/simplify/MatmulRewrites.h"
 
-#include "llvm/ADT/STLExtras.h"
-
 #include <algorithm>
 
 namespace minijit {
@@ -40,8 +38,9 @@ const std::vector<SimtTileShape> &simtNamedTiles() {
 }
 
 const std::vector<SimtTileShape> &simtWaveTiles() {
-  static const std::vector<SimtTileShape> tiles = {
-      {128, 128, 8, 8, 8}, {128, 64, 8, 8, 8}, {64, 128, 8, 8, 8}, {64, 64, 8, 8, 8}};
+  static const std::vector<SimtTileShape> tiles = {{128, 128, 8, 8, 8}, {128, 64, 8, 8, 8},
+                                                   {64, 128, 8, 8, 8},  {64, 64, 8, 8, 8},
+                                                   {32, 32, 32, 2, 2},  {16, 16, 64, 1, 1}};
   return tiles;
 }
 
@@ -58,32 +57,45 @@ int simtBlocksPerSM(const SimtTileShape &t, const DeviceProperties &dev) {
 }
 
 double simtPaddedWork(const SimtTileShape &t, int64_t m, int64_t n) {
-  return double(tileCount(t, m, n)) * (double(t.bm) * t.bn + kCopyWeight * (t.bm + t.bn));
+  double reads = 1.0 + double(t.tm + t.tn) / double(t.tm * t.tn);
+  return double(tileCount(t, m, n)) *
+         (double(t.bm) * t.bn * reads + kCopyWeight * (t.bm + t.bn));
 }
 
 double simtProductCost(const SimtTileShape &t, int64_t m, int64_t n, int64_t batch, int64_t k,
                        const DeviceProperties &dev) {
   int64_t slots = int64_t(simtBlocksPerSM(t, dev)) * dev.smCount;
   int64_t waves = ceilDiv(tileCount(t, m, n) * batch, slots);
-  return double(waves) * double(slots) * simtPaddedWork(t, 1, 1) * double(k);
+  // in multiply-adds at the 128x128 tile's rate (the unit the partial
+  // sums' traffic of splitSlices is weighed in)
+  const SimtTileShape &t128 = simtWaveTiles().front();
+  double rate = double(t128.bm) * t128.bn / simtPaddedWork(t128, t128.bm, t128.bn);
+  return double(waves) * double(slots) * simtPaddedWork(t, 1, 1) * rate * double(k);
+}
+
+std::optional<SimtTileShape> simtWaveTile(int64_t m, int64_t n, int64_t batch,
+                                          const DeviceProperties &dev) {
+  const SimtTileShape &t128 = simtWaveTiles().front();
+  int64_t tiles = tileCount(t128, m, n);
+  if (tiles * batch < dev.smCount || tiles >= 2 * int64_t(dev.smCount))
+    return std::nullopt;
+  const SimtTileShape *best = &t128;
+  for (const SimtTileShape &w : simtWaveTiles())
+    if (simtPaddedWork(w, m, n) < simtPaddedWork(*best, m, n))
+      best = &w;
+  return *best;
 }
 
 SimtTileShape pickSimtTile(int64_t m, int64_t n, int64_t batch, const DeviceProperties &dev) {
+  if (std::optional<SimtTileShape> w = simtWaveTile(m, n, batch, dev))
+    return *w;
   const std::vector<SimtTileShape> &named = simtNamedTiles();
   for (const SimtTileShape &t : named) {
     // 256x128 by hand or by the tuner only: one block an SM of 8x16
     // outputs a thread was slower than the 128x128 tile on the large
     // products measured (docs/PERFORMANCE.md)
-    if (t.bm == 256 || tileCount(t, m, n) * batch < dev.smCount)
-      continue;
-    if (t.bm != 128 || tileCount(t, m, n) >= 2 * int64_t(dev.smCount))
+    if (t.bm != 256 && tileCount(t, m, n) * batch >= dev.smCount)
       return t;
-    // a product of few tiles: the wave tile of least padded work
-    const SimtTileShape *best = &t;
-    for (const SimtTileShape &w : simtWaveTiles())
-      if (simtPaddedWork(w, m, n) < simtPaddedWork(*best, m, n))
-        best = &w;
-    return *best;
   }
   return named.back();
 }
@@ -101,11 +113,9 @@ int64_t splitSlices(int64_t m, int64_t n, int64_t k, const DeviceProperties &dev
   const SimtTileShape &t128 = simtWaveTiles().front();
   auto cost = [&](int64_t s) {
     int64_t depth = s == 1 ? k : sliceDepth(k, s);
-    // a tile other than the wave tiles (too few blocks for the 128x128
-    // one) is counted as that one, as a batch too small for it
-    SimtTileShape t = pickSimtTile(m, n, s, dev);
-    if (!llvm::is_contained(simtWaveTiles(), t))
-      t = t128;
+    // a batch too small for the 128x128 tile to fill the SMs (the named
+    // tiles' rule then) is counted on that tile
+    SimtTileShape t = simtWaveTile(m, n, s, dev).value_or(t128);
     double time = simtProductCost(t, m, n, s, depth, dev);
     if (s == 1)
       return time;

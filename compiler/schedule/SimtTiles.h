@@ -14,6 +14,7 @@
 #include "runtime/DeviceProperties.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace minijit {
@@ -38,8 +39,10 @@ struct SimtTileShape {
 /// (1x1, k steps of 64).
 const std::vector<SimtTileShape> &simtNamedTiles();
 
-/// The tiles the waves rule chooses from, all of threads of 8x8 outputs and
-/// k steps of 8: 128x128 first, then 128x64, 64x128 and 64x64.
+/// The tiles the waves rule chooses from: those of threads of 8x8 outputs
+/// and k steps of 8, 128x128 first, then 128x64, 64x128 and 64x64; then the
+/// named 32x32 and 16x16 tiles (2x2 and 1x1 a thread), for an m and n of a
+/// few dozen.
 const std::vector<SimtTileShape> &simtWaveTiles();
 
 /// Resident blocks of tile `t` an SM, registers estimated (blocksPerSM of
@@ -48,29 +51,36 @@ int simtBlocksPerSM(const SimtTileShape &t, const DeviceProperties &dev);
 
 /// The work per k of an m x n product on tile `t`, in multiply-adds: its
 /// tiles' (the padding of the last row and column of tiles included), each
-/// tile's multiply-adds plus 4 for each float of the operands' tiles a
-/// k-step copies into shared memory (a load, a store, their addresses,
-/// against a thread's 64 multiply-adds a step: the narrower tiles' lesser
-/// reuse, 3 % more a useful multiply-add for 128x64, 6 % for 64x64, than
-/// for 128x128).
+/// tile's multiply-adds plus one for each float a thread reads from shared
+/// memory for them (tm + tn for tm x tn: a quarter more for 8x8, twice as
+/// much for 1x1) and 4 for each float of the operands' tiles a k-step
+/// copies into shared memory (a load, a store, their addresses: the
+/// narrower tiles' lesser reuse, 2 % more a useful multiply-add for 128x64,
+/// 5 % for 64x64, than for 128x128).
 double simtPaddedWork(const SimtTileShape &t, int64_t m, int64_t n);
 
 /// The time of [batch, m, k] @ [batch, k, n] on tile `t`, in multiply-adds
-/// of the whole machine: whole waves (a last wave partly full takes as long
-/// as a full one) of the blocks an SM holds of `t` on every SM, each block
-/// k times the work simtPaddedWork gives one tile.
+/// of the whole machine at the 128x128 tile's rate: whole waves (a last
+/// wave partly full takes as long as a full one) of the blocks an SM holds
+/// of `t` on every SM, each block k times the work simtPaddedWork gives one
+/// tile.
 double simtProductCost(const SimtTileShape &t, int64_t m, int64_t n, int64_t batch, int64_t k,
                        const DeviceProperties &dev);
 
-/// The tile the rule gives [batch, m, k] @ [batch, k, n] (m x n a batch):
-/// the largest of simtNamedTiles but 256x128 whose tile count, batches
-/// counted, fills the SMs (the smallest if none). Where that is the 128x128
-/// tile and a matrix has fewer of them than two an SM (a product of few
-/// tiles, split-K's slices among them; larger ones keep the measured
-/// 128x128 rules), the one of simtWaveTiles of least simtPaddedWork (the
-/// first of those of equal work): it wastes least on padding, and its
-/// blocks, of threads of the same work, fill the last wave more finely.
-/// Split-K then fills whole waves of that tile (splitSlices).
+/// For [batch, m, k] @ [batch, k, n] (m x n a batch) whose matrices have
+/// fewer 128x128 tiles than two an SM, all of them, batches counted, at
+/// least one an SM (a product of few tiles, split-K's slices among them;
+/// larger ones keep the measured 128x128 rules, smaller ones the named
+/// tiles' rule): the one of simtWaveTiles of least simtPaddedWork (the
+/// first of those of equal work). It wastes least on padding, and the
+/// blocks of the smaller tiles fill the last wave more finely. Split-K
+/// then fills whole waves of that tile (splitSlices). Else none.
+std::optional<SimtTileShape> simtWaveTile(int64_t m, int64_t n, int64_t batch,
+                                          const DeviceProperties &dev);
+
+/// The tile the rule gives [batch, m, k] @ [batch, k, n]: simtWaveTile's
+/// where it gives one, else the largest of simtNamedTiles but 256x128
+/// whose tile count, batches counted, fills the SMs (the smallest if none).
 SimtTileShape pickSimtTile(int64_t m, int64_t n, int64_t batch, const DeviceProperties &dev);
 
 /// The shallowest slice split-K cuts: 16 k-steps of 8. Once a slice, a

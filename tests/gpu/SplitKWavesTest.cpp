@@ -91,21 +91,27 @@ TEST_F(SplitKWaves, SplitKFillsAWaveOnFewTiles) {
 }
 
 /// Each tile of the waves rule (SimtTiles.h) at m and n that are not
-/// multiples of it, over k = 5003 cut into 40 slices of 128 (k padded to
-/// 5120, so the last slice ends in zeros), on both layouts of each operand
-/// (all four pairs on the first shape), with an epilogue after the sum.
+/// multiples of it, over k = 5003 cut into 40 slices of 128 (200 of 32 for
+/// the tiles of an m and n of a few dozen; k padded, so the last slice ends
+/// in zeros), on both layouts of each operand (all four pairs on the first
+/// shape), with an epilogue after the sum.
 TEST_F(SplitKWaves, WaveTilesAtOddShapes) {
   struct Case {
     int64_t m, n;
-    const char *tile;
+    const char *tile, *slices, *split;
   };
-  for (const Case &c : {Case{130, 250, "64x128 tile"}, Case{250, 130, "128x64 tile"},
-                        Case{257, 257, "64x64 tile"}, Case{250, 250, "128x128 tile"}})
+  for (const Case &c :
+       {Case{130, 250, "64x128 tile", "splitk=40", "40 slices of 128"},
+        Case{250, 130, "128x64 tile", "splitk=40", "40 slices of 128"},
+        Case{257, 257, "64x64 tile, k step 8", "splitk=40", "40 slices of 128"},
+        Case{250, 250, "128x128 tile", "splitk=40", "40 slices of 128"},
+        Case{24, 40, "32x32 tile", "splitk=200", "200 slices of 32"},
+        Case{7, 9, "16x16 tile", "splitk=200", "200 slices of 32"}})
     for (int layout = 0; layout < 4; ++layout) {
       bool aT = layout & 1, bT = layout & 2;
       if (c.m != 130 && aT != bT)
         continue;
-      ScheduleEnv env("splitk=40");
+      ScheduleEnv env(c.slices);
       SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + (aT ? " A^T" : " A") +
                    (bT ? " B^T" : " B"));
       Graph g("mm_wave_tile");
@@ -115,7 +121,8 @@ TEST_F(SplitKWaves, WaveTilesAtOddShapes) {
       CompileOptions opt;
       opt.compileKernels = false;
       std::string fused = compileGraph(g, opt).fusedText();
-      EXPECT_NE(fused.find("split along k (40 slices of 128)"), std::string::npos) << fused;
+      EXPECT_NE(fused.find(std::string("split along k (") + c.split + ")"), std::string::npos)
+          << fused;
       EXPECT_NE(fused.find(c.tile), std::string::npos) << fused;
       expectMatches(g, static_cast<uint64_t>(c.m + c.n + layout));
     }

@@ -74,7 +74,15 @@ TEST(SplitKWaves, SplitKTileWastesLeastPadding) {
   EXPECT_TRUE(is(pickSimtTile(4096, 4096, 1, dev), 128, 128, 8)); // many tiles
   EXPECT_TRUE(is(pickSimtTile(130, 100000, 1, dev), 128, 128, 8));
   EXPECT_TRUE(is(pickSimtTile(512, 512, 1, dev), 32, 32, 2)); // too few for 128x128
-  // the wave tiles' blocks hold 512 threads an SM, as two of 128x128 do
-  for (const SimtTileShape &t : simtWaveTiles())
-    EXPECT_EQ(simtBlocksPerSM(t, dev) * t.threads(), 512u) << t.bm << "x" << t.bn;
+  // 16 x 16 outputs: the 16x16 tile, 1x1 a thread (a 64x64 one would be
+  // 15/16 padding); 7 x 7 too
+  EXPECT_TRUE(is(pickSimtTile(16, 16, 1000, dev), 16, 16, 1));
+  EXPECT_TRUE(is(pickSimtTile(7, 7, 1000, dev), 16, 16, 1));
+  EXPECT_TRUE(is(pickSimtTile(33, 129, 300, dev), 64, 64, 8));
+  // the wave tiles of 8x8 threads hold 512 threads an SM, as two of 128x128 do
+  for (const SimtTileShape &t : simtWaveTiles()) {
+    if (t.tm == 8 && t.tn == 8) {
+      EXPECT_EQ(simtBlocksPerSM(t, dev) * t.threads(), 512u) << t.bm << "x" << t.bn;
+    }
+  }
 }

@@ -6,8 +6,9 @@
 // allow) times the work of a wave, the padding of the last row and column
 // of tiles included. A product of few tiles whose m or n is far from a
 // multiple of 128 (130 rows: two 128-row tiles, half of the second empty)
-// takes a narrower tile of the same threads of 8x8 outputs where that wastes
-// less; split-K's slices then fill whole waves of that tile.
+// takes a narrower tile where that wastes less (of the same threads of 8x8
+// outputs; for an m and n of a few dozen, the 32x32 and 16x16 tiles);
+// split-K's slices then fill whole waves of that tile.
 //===----------------------------------------------------------------------===//
 #pragma once
 

@@ -17,11 +17,11 @@
 //     switched off (CompileOptions::reassociate, --no-reassociate):
 //     * an f32 product of too few 128x128 tiles to fill the SMs' block
 //       slots is split along k (split-K): a batch of S products of k-slices
-//       (S by the waves of the tile the schedule gives the batch, the
-//       rule the pipeline passes: compiler/schedule/SimtTiles.h)
 //       ([S, M, K/S] @ [S, K/S, N], k padded with zeros to whole slices) and
 //       a sum over the batch, which takes the product's epilogue (where
-//       SplitKOptions' rule says, or as it forces);
+//       SplitKOptions' rule says, or as it forces; the pipeline's rule
+//       fills whole waves of the tile the schedule gives the batch,
+//       compiler/schedule/SimtTiles.h);
 //     * a sum (or mean) of a product over its output columns is the product
 //       with the summed right operand: sum(A @ B, -1) = A @ sum(B, -1), a
 //       matrix-vector product; over its rows, sum(A @ B, -2) = sum(A, -2) @ B;

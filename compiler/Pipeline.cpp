@@ -8,6 +8,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/CompileDetail.h"
 #include "compiler/Mutation.h"
+#include "compiler/schedule/SimtTiles.h"
 
 #include "compiler/simplify/ArgmaxRewrites.h"
 #include "compiler/simplify/MatmulRewrites.h"
@@ -111,13 +112,14 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   // Three TF32 products in place of an f32 one where that pays
   // (tf32x3Pays); the others stay on the CUDA cores.
   r.tf32x3 = opt.tf32x3 && !tf32 && alignRows;
-  // Split-K where its rule says, counting the slots of the f32 template's
-  // 128x128 tile (two blocks per SM); splitk=N >= 2 forces N slices,
-  // splitk=0 none.
+  // Split-K where its rule says, by the waves of the f32 template's tiles
+  // on the device; splitk=N >= 2 forces N slices, splitk=0 none.
   if (tf32)
     return r;
   if (o.splitk.value_or(1) == 1)
-    r.splitK.slots = 2 * opt.device.smCount;
+    r.splitK.rule = [dev = opt.device](int64_t m, int64_t n, int64_t k, int64_t padCopies) {
+      return splitSlices(m, n, k, dev, padCopies);
+    };
   else if (*o.splitk >= 2)
     r.splitK.force = *o.splitk;
   return r;

@@ -1,6 +1,7 @@
 //===- compiler/schedule/MatmulSchedule.cpp - matmul tiles ----------------===//
 // The largest tile whose tile count fills the SMs (a grid smaller than the
-// machine leaves SMs idle; smaller tiles cost reuse). f32 runs on the CUDA
+// machine leaves SMs idle; smaller tiles cost reuse); f32 products of few
+// tiles by waves and padding (SimtTiles.h). f32 runs on the CUDA
 // cores (MatmulSimtSchedule), f16/bf16 on the tensor cores
 // (MatmulMmaSchedule), or on Hopper through TMA and wgmma
 // (MatmulWgmmaSchedule) where the target has them and TMA can describe both
@@ -8,6 +9,7 @@
 // parameters by hand for tuning.
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/ScheduleInternal.h"
+#include "compiler/schedule/SimtTiles.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -23,22 +25,22 @@ struct Tile {
   unsigned bm, bn, bk, tm, tn, warpsM, warpsN, stages, frag = 1;
 };
 
-/// f32: a thread computes tm x tn outputs from registers; the last tile,
-/// for small products (the lecture's 128-wide MLP), takes a 64-deep slice of
-/// k per step so few steps remain. f16/bf16: each warp a 64x64 (or 32x32)
-/// part of the tile, `stages` k-slices in flight.
+/// f32: the tiles `tile=` names (SimtTiles.h). f16/bf16: each warp a 64x64
+/// (or 32x32) part of the tile, `stages` k-slices in flight.
 std::vector<Tile> candidateTiles(bool tensorCores) {
   if (tensorCores)
     return {{128, 128, 32, 0, 0, 2, 2, 4}, {64, 64, 32, 0, 0, 2, 2, 3}};
-  return {{256, 128, 8, 8, 16, 0, 0, 2},
-          {128, 128, 8, 8, 8, 0, 0, 2},
-          {64, 64, 16, 4, 4, 0, 0, 2},
-          {32, 32, 32, 2, 2, 0, 0, 2},
-          {16, 16, 64, 1, 1, 0, 0, 2}};
+  std::vector<Tile> tiles;
+  for (const SimtTileShape &t : simtNamedTiles())
+    tiles.push_back({t.bm, t.bn, t.bk, t.tm, t.tn, 0, 0, 2});
+  return tiles;
 }
 
-Expected<Tile> pickTile(const KMatmul &mm, const DeviceProperties &dev,
-                        const std::vector<Tile> &tiles, const ScheduleOverrides &o) {
+/// The tile asked for (`tile`), else the rule's: f32 by pickSimtTile,
+/// f16/bf16 the larger tile whose count fills the SMs.
+Expected<Tile> pickTile(const KMatmul &mm, const DeviceProperties &dev, bool tensorCores,
+                        const ScheduleOverrides &o) {
+  std::vector<Tile> tiles = candidateTiles(tensorCores);
   if (o.tile) {
     auto it = llvm::find_if(tiles, [&](const Tile &t) { return t.bm == *o.tile; });
     if (it != tiles.end())
@@ -48,12 +50,11 @@ Expected<Tile> pickTile(const KMatmul &mm, const DeviceProperties &dev,
       known += (known.empty() ? "" : ", ") + std::to_string(t.bm);
     return refuse("tile must be one of " + known + " for this matmul");
   }
+  if (!tensorCores) {
+    SimtTileShape t = pickSimtTile(mm.M, mm.N, mm.batch, dev);
+    return Tile{t.bm, t.bn, t.bk, t.tm, t.tn, 0, 0, 2};
+  }
   for (const Tile &t : tiles) {
-    // 256x128 by hand or by the tuner only: one block an SM of 8x16
-    // outputs a thread was slower than the 128x128 tile on the large
-    // products measured (docs/PERFORMANCE.md)
-    if (t.bm == 256)
-      continue;
     int64_t count = ((mm.M + t.bm - 1) / t.bm) * ((mm.N + t.bn - 1) / t.bn) * mm.batch;
     if (count >= dev.smCount)
       return t;
@@ -197,7 +198,7 @@ bool deeperPipelinePays(const LoweredKernel &k, const DeviceProperties &dev,
     return false;
   // (one matrix's tiles: a product split along k, MatmulRewrites' split-K,
   // runs as a batch of slices, and was slower so, docs/PERFORMANCE.md)
-  if (s.bm != 128 || s.tn != 8 || s.tilesM * s.tilesN < 2 * int64_t(dev.smCount))
+  if (s.bm != 128 || s.bn != 128 || s.tn != 8 || s.tilesM * s.tilesN < 2 * int64_t(dev.smCount))
     return false;
   const KMatmul &mm = *k.matmul;
   if (s.vecAT && s.vecB) // both copied as stored, 16 bytes a copy
@@ -409,7 +410,7 @@ Expected<Schedule> simtSchedule(const LoweredKernel &k, const DeviceProperties &
       return refuse("tn must be 8 or 16");
     if (o.tile && *o.tile != 128)
       return refuse("tn applies to the 128x128 tile only (tile=128)");
-    if (pick.bm == 128)
+    if (pick.bm == 128 && pick.bn == 128)
       pick.tn = static_cast<unsigned>(*o.tn);
   }
   MatmulSimtSchedule s;
@@ -429,7 +430,9 @@ Expected<Schedule> simtSchedule(const LoweredKernel &k, const DeviceProperties &
   // threads of up to 8x8 outputs get 128 registers a thread (the
   // fragments and the vector epilogue fit), 128 threads of 8x16 get 255;
   // the 256x128 tile's 256 threads of 8x16, one block (255 registers).
-  s.minBlocksPerSM = s.block * s.tm * s.tn <= 16384 ? 2 : 1;
+  // The wave tiles' smaller blocks of 8x8 outputs, as many more as keep
+  // their threads at 128 registers (SimtTileShape::minBlocksPerSM).
+  s.minBlocksPerSM = SimtTileShape{s.bm, s.bn, s.bk, s.tm, s.tn}.minBlocksPerSM();
   tileGeometry(k, false, s);
   if (MaybeRefusal no = applyKRows(s, o))
     return *no;
@@ -493,7 +496,7 @@ Expected<Schedule> matmulSchedule(const LoweredKernel &k, const DeviceProperties
   } else if (tensorCores && o.wgmma.value_or(0) != 0) {
     return refuse("wgmma=1 needs a Hopper target (sm_90 or sm_90a)");
   }
-  Expected<Tile> pick = pickTile(mm, dev, candidateTiles(tensorCores), o);
+  Expected<Tile> pick = pickTile(mm, dev, tensorCores, o);
   if (!pick)
     return pick.refusal();
   return tensorCores ? mmaSchedule(k, dev, o, *pick) : simtSchedule(k, dev, o, *pick);

@@ -123,9 +123,16 @@ std::optional<ValueId> Rewriter::splitK(const Node &n, ValueId a, ValueId b) {
   if (!paddable(ra) || !paddable(rb) || out(ra.src).shape.hasNames() ||
       out(rb.src).shape.hasNames())
     return std::nullopt;
-  int64_t slices = SplitK.force > 0 ? SplitK.force
-                                    : splitSlices(((M + 127) / 128) * ((N + 127) / 128), M * N,
-                                                  K, SplitK.slots, M + N);
+  // The elements that padding k would copy: an operand whose rows run
+  // along m or n (A stored transposed, B row-major) with that extent not
+  // whole float4s is copied to whole ones anyway (splitOperand).
+  auto padCopies = [&](const OperandRows &r, bool isA) -> int64_t {
+    const Shape &src = out(r.src).shape;
+    bool kRows = isA != r.transposed; // k is the contiguous axis
+    return !kRows && src[1] % 4 != 0 ? 0 : src.numel();
+  };
+  int64_t copies = padCopies(ra, true) + padCopies(rb, false);
+  int64_t slices = SplitK.force > 0 ? SplitK.force : SplitK.rule ? SplitK.rule(M, N, K, copies) : 1;
   if (slices < 2 || K < 8 * slices)
     return std::nullopt;
   int64_t ks = sliceDepth(K, slices);

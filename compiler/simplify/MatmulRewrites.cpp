@@ -3,7 +3,7 @@
 // rewrites apply to; a second pads the operands of the products left. A value
 // that is rewritten keeps its name (on the last node of its new form), so
 // outputs and --emit texts still name it. Here: the walk, the products in a
-// cheaper form, and the rules of split-K and the TF32 split.
+// cheaper form, and the rule of the TF32 split.
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/MatmulRewrites.h"
 #include "compiler/simplify/MatmulRewritesInternal.h"
@@ -56,11 +56,7 @@ std::string MatmulRewrite::text() const {
   llvm_unreachable("bad rewrite kind");
 }
 
-int64_t detail::sliceDepth(int64_t k, int64_t slices) {
-  return ((k + slices - 1) / slices + 7) / 8 * 8;
-}
-
-using detail::sliceDepth;
+int64_t sliceDepth(int64_t k, int64_t slices) { return ((k + slices - 1) / slices + 7) / 8 * 8; }
 
 std::pair<std::string, std::string> tf32x3PartsNames(const std::string &prefix) {
   return {prefix + ".a.parts", prefix + ".b.parts_t"};
@@ -79,32 +75,6 @@ bool tf32x3Pays(int64_t m, int64_t n, int64_t k) {
   if (m * n * k < (int64_t(1) << 24))
     return false;
   return double(m) * double(n) / double(m + n) > 256.0;
-}
-
-int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots, int64_t mPlusN) {
-  if (slots <= 0 || tiles >= slots || k < 512)
-    return 1;
-  // In units of one k-step of a full wave: the waves times their depth,
-  // plus the partial sums written and read (8 bytes an output and slice at
-  // about 3 TB/s against a wave's 128x128 tiles at about 45 TFLOP/s).
-  auto cost = [&](int64_t s) {
-    int64_t waves = (tiles * s + slots - 1) / slots;
-    double partials = s == 1 ? 0.0 : double(s) * double(outputs) * 120.0 / (double(slots) * 32768.0);
-    // slices that do not end where k does need both operands copied with
-    // zeros (read and written once, as the partial sums are)
-    double padding = s == 1 || s * sliceDepth(k, s) == k
-                         ? 0.0
-                         : double(mPlusN) * double(k) * 120.0 / (double(slots) * 32768.0);
-    return double(waves * (s == 1 ? k : sliceDepth(k, s))) + partials + padding;
-  };
-  // Up to the count that fills the slots with the tiles (a product of few
-  // tiles over a long k takes many slices), and at least 16.
-  int64_t most = std::max<int64_t>(16, slots / tiles);
-  int64_t best = 1;
-  for (int64_t s = 2; s <= most && sliceDepth(k, s) >= 256; ++s)
-    if (cost(s) < cost(best))
-      best = s;
-  return cost(best) <= 0.8 * cost(1) ? best : 1;
 }
 
 namespace detail {

@@ -19,7 +19,9 @@
 //       slots is split along k (split-K): a batch of S products of k-slices
 //       ([S, M, K/S] @ [S, K/S, N], k padded with zeros to whole slices) and
 //       a sum over the batch, which takes the product's epilogue (where
-//       splitSlices says, or as SplitKOptions force);
+//       SplitKOptions' rule says, or as it forces; the pipeline's rule
+//       fills whole waves of the tile the schedule gives the batch,
+//       compiler/schedule/SimtTiles.h);
 //     * a sum (or mean) of a product over its output columns is the product
 //       with the summed right operand: sum(A @ B, -1) = A @ sum(B, -1), a
 //       matrix-vector product; over its rows, sum(A @ B, -2) = sum(A, -2) @ B;
@@ -35,6 +37,7 @@
 
 #include "ir/Graph.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,24 +82,20 @@ struct MatmulRewriteResult {
 
 /// When split-K applies (a reassociating rewrite).
 struct SplitKOptions {
-  /// Block slots of the CUDA cores' 128x128 f32 tile on the device (two per
-  /// SM); 0: no split chosen.
-  int64_t slots = 0;
+  /// The slices the rule cuts the k of an f32 [m, k] @ [k, n] into, given
+  /// the elements of the operands that slices not ending where k does would
+  /// copy (the pipeline's: splitSlices of compiler/schedule/SimtTiles.h on
+  /// the device); 1 leaves the product whole. None: no split chosen.
+  std::function<int64_t(int64_t m, int64_t n, int64_t k, int64_t padCopies)> rule = {};
   /// A slice count for every f32 product whose layout allows it (tests,
   /// tuning; 1 leaves each whole); 0: chosen by the rule.
   int64_t force = 0;
-  bool enabled() const { return slots > 0 || force > 1; }
+  bool enabled() const { return rule || force > 1; }
 };
 
-/// The slices split-K cuts k into for an f32 product of `tiles` 128x128
-/// tiles and `outputs` elements, on a device of `slots` block slots for
-/// them: where a wave is not full, the count (2 up to the count whose tiles
-/// fill the slots, or 16 if more; slices at least 256 deep) that minimizes
-/// the waves times their depth plus the partial sums' traffic and, for slices that do not end where k does, the copies of both
-/// operands (`mPlusN`: m + n) padded with zeros, when that saves a fifth or
-/// more; else 1.
-int64_t splitSlices(int64_t tiles, int64_t outputs, int64_t k, int64_t slots,
-                    int64_t mPlusN = 0);
+/// The depth of one of `slices` slices of k: whole k-steps of 8 (the f32
+/// template's; whole float4s).
+int64_t sliceDepth(int64_t k, int64_t slices);
 
 /// Whether an f32 product of [m, k] @ [k, n] (per batch) runs faster as
 /// three TF32 products (`tf32x3` of rewriteMatmuls) than on the CUDA cores,

@@ -17,9 +17,6 @@
 
 namespace minijit::detail {
 
-/// The depth of one of `slices` slices of k: whole k-steps of 8.
-int64_t sliceDepth(int64_t k, int64_t slices);
-
 class Rewriter {
 public:
   /// A walk over `g` that applies the rewrites `options` enable; with

@@ -405,43 +405,6 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
   EXPECT_EQ(compileGraph(narrow, look).fusedText().find("TF32"), std::string::npos);
 }
 
-/// Split-K: an f32 product of too few tiles, split by the rule (the default;
-/// nn.Linear's layout, 8 slices of 256 with a bias after the sum) and forced
-/// into 3 slices on every layout pair with k = 77 padded to 3 slices of 32,
-/// m and n whole float4s and not.
-TEST_F(Matmul, SplitKOnFewTiles) {
-  auto splits = [](const Graph &g, const char *overrides) {
-    CompileOptions opt;
-    opt.compileKernels = false;
-    opt.scheduleOverrides = *parseScheduleOverrides(overrides);
-    return compileGraph(g, opt).fusedText().find("split along k") != std::string::npos;
-  };
-  {
-    Graph g("linear_split");
-    Tensor x = g.input("x", DType::F32, {300, 2000});
-    Tensor w = g.input("w", DType::F32, {260, 2000});
-    Tensor bias = g.input("bias", DType::F32, {260});
-    g.output(matmul(x, w.permute({1, 0})) + bias, "y");
-    EXPECT_TRUE(splits(g, "")); // by default
-    EXPECT_TRUE(splits(g, "splitk=1"));
-    EXPECT_FALSE(splits(g, "splitk=0"));
-    expectMatches(g, 21);
-  }
-  // m and n whole float4s, and not (a contiguous m or n padded, sliced back)
-  for (auto [m, n] : {std::pair<int64_t, int64_t>{132, 260}, {133, 259}})
-    for (bool aT : {false, true})
-      for (bool bT : {false, true}) {
-        ScheduleEnv env("splitk=3");
-        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + (aT ? " A^T" : " A") +
-                     (bT ? " B^T" : " B"));
-        Graph g("mm_split");
-        auto [a, b] = layoutPair(g, aT, bT, m, n, 77);
-        g.output(tanh(matmul(a, b) * 0.05), "c");
-        EXPECT_TRUE(splits(g, "splitk=3"));
-        expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT + m));
-      }
-}
-
 TEST_F(Matmul, BatchedWithBroadcasting) {
   for (DType t : {DType::F32, DType::BF16}) {
     Graph g("bmm");
@@ -680,22 +643,6 @@ TEST_F(Matmul, SumsThroughLinearOpsMoveOntoTheProduct) {
       EXPECT_EQ(k.name.find("mm_"), std::string::npos) << cg.fusedText();
     expectMatches(g, c.axes.size() + 11, /*fusedOnly=*/true);
   }
-}
-
-/// Split-K where the tiles are few and k is long: the slices fill the
-/// block slots (a whole wave of 128x128 tiles) rather than stopping at 16,
-/// and count the copies that slices not ending where k does would need.
-TEST_F(Matmul, SplitKFillsAWaveOnFewTiles) {
-  Graph g("long_k");
-  Tensor a = g.input("a", DType::F32, {130, 65536});
-  Tensor b = g.input("b", DType::F32, {65536, 250});
-  g.output(matmul(a, b), "y");
-  CompileOptions opt;
-  opt.compileKernels = false;
-  std::string fused = compileGraph(g, opt).fusedText();
-  EXPECT_NE(fused.find("split along k (64 slices of 1024)"), std::string::npos) << fused;
-  EXPECT_NE(fused.find("128x128 tile"), std::string::npos) << fused;
-  expectMatches(g, 17);
 }
 
 /// nn.Linear on 3-D and 4-D inputs: the leading axes merged by a reshape,

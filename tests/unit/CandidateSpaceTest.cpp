@@ -71,6 +71,10 @@ std::vector<Case> cases() {
       {"f32 matmul", "graph g(%a: f32[512, 256], %b: f32[256, 384]) {\n"
                      "  %c = matmul %a, %b\n  return %c\n}\n",
        ScheduleKind::MatmulSimt, ""},
+      {"f32 matmul of few tiles (64x128 tile)",
+       "graph g(%a: f32[64, 130, 77], %b: f32[64, 77, 250]) {\n"
+       "  %c = matmul %a, %b\n  return %c\n}\n",
+       ScheduleKind::MatmulSimt, ""},
       {"f16 matmul, mma.sync", "graph g(%a: f16[512, 256], %b: f16[256, 384]) {\n"
                                "  %c = matmul %a, %b\n  return %c\n}\n",
        ScheduleKind::MatmulMma, "sm_80"},

@@ -1,0 +1,88 @@
+//===- tests/unit/SplitKWavesTest.cpp - split-K and tiles by waves --------===//
+// The slices split-K cuts (splitSlices, simplify/MatmulRewrites.h) and the
+// tile of the CUDA cores' f32 template for a product of few tiles
+// (pickSimtTile, schedule/SimtTiles.h), chosen together by whole waves.
+//===----------------------------------------------------------------------===//
+#include "compiler/schedule/SimtTiles.h"
+#include "compiler/simplify/MatmulRewrites.h"
+
+#include <gtest/gtest.h>
+
+using namespace minijit;
+
+TEST(SplitKWaves, SplitKCountsWavesAndThePartialSums) {
+  const DeviceProperties dev = DeviceProperties::assumedH200(); // 132 SMs
+  // nn.Linear 2048 x 1027 x 3001: 144 tiles of 128x128, 0.55 waves; 7
+  // slices of 432 (on 128x64 tiles: 1027 columns waste less in 17 of 64)
+  EXPECT_EQ(splitSlices(2048, 1027, 3001, dev), 7);
+  // 512 x 512 x 8192: 16 tiles; 16 slices of 512 fill one wave
+  EXPECT_EQ(splitSlices(512, 512, 8192, dev), 16);
+  // a full wave or more, a short k: whole
+  EXPECT_EQ(splitSlices(2048, 2112, 8192, dev), 1);
+  EXPECT_EQ(splitSlices(2048, 1027, 500, dev), 1);
+  // 128 rows through a 32768 x 32768 layer: 256 tiles, 0.97 waves; no split
+  // saves a fifth (the waves grow with the slices)
+  EXPECT_EQ(splitSlices(128, 32768, 32768, dev), 1);
+  // slices are at least kMinSliceDepth deep: k = 600 allows 4 (152 deep)
+  int64_t s = splitSlices(256, 256, 600, dev);
+  EXPECT_GE(s, 2);
+  EXPECT_LE(s, 4);
+}
+
+TEST(SplitKWaves, SplitKFillsTheSlotsWhenTilesAreFewAndKIsLong) {
+  const DeviceProperties dev = DeviceProperties::assumedH200();
+  // 256 x 256 over k = 524288: 4 tiles; 66 slices make 264 blocks, one
+  // whole wave (16, the old cap, left the tile too small for the schedule)
+  EXPECT_EQ(splitSlices(256, 256, 524288, dev), 66);
+  // counting the operands' copies that 66 slices of 7944 (k padded by 16)
+  // need: 64 slices of 8192, 256 blocks, no copy
+  EXPECT_EQ(splitSlices(256, 256, 524288, dev, (256 + 256) * 524288), 64);
+  // prime counts of tiles, sides a multiple of 64 and not: the slices fill
+  // 0.9 of a wave of the rule's tile or more, without a second one
+  for (int64_t tiles : {1, 3, 5, 7, 11, 13})
+    for (int64_t extra : {0, 37}) {
+      int64_t m = 128 * tiles - extra, n = 128 + extra;
+      int64_t slices = splitSlices(m, n, 1 << 20, dev);
+      SimtTileShape t = pickSimtTile(m, n, slices, dev);
+      int64_t slots = int64_t(simtBlocksPerSM(t, dev)) * dev.smCount;
+      int64_t blocks = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * slices;
+      EXPECT_LE(blocks, slots) << m << " x " << n;
+      EXPECT_GE(blocks, slots * 9 / 10) << m << " x " << n;
+    }
+  // a k too short for that many slices still takes slices of
+  // kMinSliceDepth or more
+  int64_t s = splitSlices(256, 256, 8192, dev);
+  EXPECT_GE(8192 / s, kMinSliceDepth - 8);
+  EXPECT_GE(s, 16);
+}
+
+/// The tile of a product of few tiles: the one of the wave tiles that pads
+/// least (130 rows: three 64-row tiles, not two of 128), the 128x128 one
+/// where the others pad as much (their lesser reuse counted); the named
+/// tiles' rule elsewhere (many tiles, or too few for 128x128 to fill the
+/// SMs).
+TEST(SplitKWaves, SplitKTileWastesLeastPadding) {
+  const DeviceProperties dev = DeviceProperties::assumedH200();
+  auto is = [](SimtTileShape t, unsigned bm, unsigned bn, unsigned tm) {
+    return t.bm == bm && t.bn == bn && t.tm == tm;
+  };
+  EXPECT_TRUE(is(pickSimtTile(130, 250, 64, dev), 64, 128, 8));
+  EXPECT_TRUE(is(pickSimtTile(250, 130, 64, dev), 128, 64, 8));
+  EXPECT_TRUE(is(pickSimtTile(64, 64, 200, dev), 64, 64, 8));
+  EXPECT_TRUE(is(pickSimtTile(256, 256, 64, dev), 128, 128, 8));
+  EXPECT_TRUE(is(pickSimtTile(384, 200, 40, dev), 128, 128, 8)); // 64 columns pad as much
+  EXPECT_TRUE(is(pickSimtTile(4096, 4096, 1, dev), 128, 128, 8)); // many tiles
+  EXPECT_TRUE(is(pickSimtTile(130, 100000, 1, dev), 128, 128, 8));
+  EXPECT_TRUE(is(pickSimtTile(512, 512, 1, dev), 32, 32, 2)); // too few for 128x128
+  // 16 x 16 outputs: the 16x16 tile, 1x1 a thread (a 64x64 one would be
+  // 15/16 padding); 7 x 7 too
+  EXPECT_TRUE(is(pickSimtTile(16, 16, 1000, dev), 16, 16, 1));
+  EXPECT_TRUE(is(pickSimtTile(7, 7, 1000, dev), 16, 16, 1));
+  EXPECT_TRUE(is(pickSimtTile(33, 129, 300, dev), 64, 64, 8));
+  // the wave tiles of 8x8 threads hold 512 threads an SM, as two of 128x128 do
+  for (const SimtTileShape &t : simtWaveTiles()) {
+    if (t.tm == 8 && t.tn == 8) {
+      EXPECT_EQ(simtBlocksPerSM(t, dev) * t.threads(), 512u) << t.bm << "x" << t.bn;
+    }
+  }
+}

@@ -1,0 +1,31 @@
+//===- compiler/schedule/AttentionSchedule.cpp - the attention template's rules -===//
+// Tiles of 32 query rows and 32 keys, four threads a row; tiles of 16 rows
+// where 32 would leave SMs idle (fewer blocks than two per SM), as long as
+// the block keeps whole warps.
+//===----------------------------------------------------------------------===//
+#include "compiler/schedule/ScheduleInternal.h"
+
+#include <algorithm>
+
+namespace minijit::detail {
+
+Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev) {
+  const KMatmul &mm = *k.matmul;
+  const KAttention &a = *k.attention;
+  AttentionSchedule s;
+  auto tiles = [&](unsigned br) { return (mm.M + br - 1) / br; };
+  if (mm.batch * tiles(s.br) < 2 * int64_t(dev.smCount))
+    s.br = 16;
+  s.block = s.br * s.threadsPerRow;
+  s.tilesM = tiles(s.br);
+  s.grid = mm.batch * s.tilesM;
+  // Rows padded by one float against bank conflicts.
+  int64_t kv = std::max(mm.K, a.valueDim) + 1;
+  s.sharedBytes = static_cast<unsigned>(
+      4 * (int64_t(s.br) * (mm.K + 1) + int64_t(s.bc) * kv + int64_t(s.br) * (s.bc + 1)));
+  if (s.sharedBytes > dev.sharedPerBlockOptin)
+    return refuse("attention tiles need more shared memory than a block has");
+  return Schedule{s};
+}
+
+} // namespace minijit::detail

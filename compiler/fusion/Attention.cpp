@@ -101,12 +101,13 @@ public:
                       {d, kAttentionMinHeadDim, kAttentionMaxHeadDim, kAttentionHeadDimMultiple});
     if (M.keys < kAttentionMinKeys)
       return reason(FusionReasonKind::AttentionShortRows, {M.out}, {M.keys, kAttentionMinKeys});
-    std::vector<ValueId> inner{M.scores};
-    for (ValueId v : M.scoreWork)
-      if (DependsOnScores.count(v))
-        inner.push_back(v);
-    for (ValueId v : {M.max, M.shifted, M.exps, M.sum, M.probs})
-      inner.push_back(v);
+    // Nearest the product with V first: the value whose store made the
+    // others stored (a graph output, what a backward reads).
+    std::vector<ValueId> inner{M.probs, M.sum, M.exps, M.shifted, M.max};
+    for (auto it = M.scoreWork.rbegin(); it != M.scoreWork.rend(); ++it)
+      if (DependsOnScores.count(*it))
+        inner.push_back(*it);
+    inner.push_back(M.scores);
     for (ValueId v : inner)
       if (Stored(v))
         return reason(FusionReasonKind::AttentionStored, {v, M.out});

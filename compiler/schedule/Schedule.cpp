@@ -170,7 +170,7 @@ Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties
   case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides, hopper);
   case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides, hopper);
   case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
-  case KernelKind::Attention: return detail::attentionSchedule(k, dev);
+  case KernelKind::Attention: return detail::attentionSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
 }

@@ -16,7 +16,10 @@ class AttentionTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::Attention; }
   llvm::StringRef name() const override { return "attention"; }
-  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override { return {}; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"bm"};
+    return keys;
+  }
   bool tilesComeInWaves() const override { return true; }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
@@ -29,9 +32,15 @@ public:
         .str();
   }
 
-  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &,
+  /// The other tile heights: more rows share each K and V tile, fewer fill
+  /// more SMs.
+  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &def,
                                             const DeviceProperties &) const override {
-    return {};
+    std::vector<ScheduleOverrides> out;
+    for (int64_t bm : {16, 32, 64})
+      if (bm != def.schedule.as<AttentionSchedule>().br)
+        out.push_back({.bm = bm});
+    return out;
   }
 
   void emit(KernelEmitter &e, const Schedule &s) const override {

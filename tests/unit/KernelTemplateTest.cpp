@@ -65,6 +65,7 @@ TEST(KernelTemplate, NamesAreTheProfileRecordsSpellings) {
   EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulWgmma).name(), "matmul_wgmma");
   EXPECT_EQ(kernelTemplate(ScheduleKind::Transpose).name(), "transpose");
   EXPECT_EQ(kernelTemplate(ScheduleKind::Scan).name(), "scan");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Attention).name(), "attention");
 }
 
 TEST(KernelTemplate, OnlyTheTensorCoreMatmulsCountTensorCoreFlops) {

@@ -35,7 +35,14 @@ public:
                .str());
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] = 0.0f;", outPerThread()).str());
-    W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, MM.N, S.bc).str());
+    std::string keys = std::to_string(MM.N);
+    if (A.causal) {
+      W.line("// The mask is causal: keys past the tile's last query row are masked for every "
+             "row of it, so the walk stops there");
+      W.line(llvm::formatv("const {0} mj_keys = min(({0}){1}, m0 + {2});", E.Idx, MM.N, S.br).str());
+      keys = "mj_keys";
+    }
+    W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
     W.line("__syncthreads(); // every thread is done with the last tile of V and probabilities");
     loadTile("K", MM.bParam, MM.K, "mj_kBatch", MM.bStrideN, MM.bStrideK);
     W.line("__syncthreads();");

@@ -10,6 +10,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace minijit {
@@ -159,9 +160,36 @@ public:
     }
   }
 
+  /// Sets M.causal (AttentionMatch::causal).
+  void findCausalMask() {
+    const Node &w = G.node(M.logits);
+    if (w.op != OpKind::Where)
+      return;
+    const Node &c = G.node(w.operands[0]), &other = G.node(w.operands[2]);
+    if (other.op != OpKind::Constant || !(std::isinf(other.value) && other.value < 0))
+      return;
+    if (c.op != OpKind::Le && c.op != OpKind::Ge)
+      return;
+    // le(key, query) or ge(query, key)
+    ValueId key = c.operands[c.op == OpKind::Le ? 0 : 1];
+    ValueId query = c.operands[c.op == OpKind::Le ? 1 : 0];
+    M.causal = isPosition(key, 1) && isPosition(query, 2);
+  }
+
   AttentionMatch M;
 
 private:
+  /// An i32 iota over the scores' trailing [queries, keys] whose positions
+  /// run along the `fromEnd`-th axis from the end (1: keys, 2: queries).
+  bool isPosition(ValueId v, unsigned fromEnd) const {
+    const Node &n = G.node(v);
+    unsigned r = n.shape.rank();
+    if (n.op != OpKind::Iota || n.dtype != DType::I32 || r < 2)
+      return false;
+    return n.shape[r - 2] == M.queries && n.shape[r - 1] == M.keys &&
+           n.axis == static_cast<int64_t>(r - fromEnd);
+  }
+
   /// S: the product the logits are computed from by elementwise ops, and
   /// the score work around it. False when there is none.
   bool findScores() {
@@ -217,6 +245,7 @@ std::optional<AttentionCandidate> findAttention(const Graph &g, ValueId pv,
   if (!m.shape(pv))
     return std::nullopt;
   m.describeOperands();
+  m.findCausalMask();
   AttentionCandidate c;
   c.refused = m.refusal();
   if (!c.refused.empty())
@@ -234,7 +263,7 @@ std::string describeAttention(const Graph &g, const AttentionMatch &m) {
   if (m.scale)
     text += ", scale";
   if (m.mask)
-    text += ", mask";
+    text += m.causal ? ", causal mask" : ", mask";
   if (m.bias)
     text += ", bias";
   if (m.softcap)

@@ -41,6 +41,10 @@ struct AttentionMatch {
   ValueId q = -1, k = -1, v = -1;
   /// What the score work holds, for --emit=fused.
   bool scale = false, mask = false, bias = false, softcap = false;
+  /// The logits are where(key <= query, x, -inf) over i32 iota positions
+  /// (top-left): every key past a tile's last query row is masked, so the
+  /// kernel stops its walk over the keys there.
+  bool causal = false;
   /// K or V is read by fewer batches than the scores have (grouped heads
   /// broadcast along a batch axis): batches of S and those of K and V.
   int64_t batches = 1, kBatches = 1, vBatches = 1;

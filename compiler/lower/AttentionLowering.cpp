@@ -159,6 +159,7 @@ LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
   a.mask = m.mask;
   a.bias = m.bias;
   a.softcap = m.softcap;
+  a.causal = m.causal;
   a.kBatches = m.kBatches;
   a.vBatches = m.vBatches;
   // FLOPs per output element: the two products, the score work and the

@@ -98,6 +98,9 @@ struct KAttention {
   DType vDtype = DType::F32; ///< V's (and the probabilities') dtype
   /// What the score work holds, for the description (compiler/fusion/Attention.h).
   bool scale = false, mask = false, bias = false, softcap = false;
+  /// The mask is causal (AttentionMatch::causal): keys past a query tile's
+  /// last row are skipped.
+  bool causal = false;
   int64_t kBatches = 1, vBatches = 1; ///< fewer than the batches: heads broadcast
 };
 

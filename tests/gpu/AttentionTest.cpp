@@ -3,7 +3,8 @@
 // (one attention kernel, where the template takes the shape) and unfused:
 // sequence lengths that are not whole tiles (1, 17, 1000), head dims 32,
 // 64, 80 and 128, f32, f16 and bf16, causal masks from iota, a bias,
-// grouped K/V heads and a soft-cap. Each graph is also checked to compile
+// grouped K/V heads and a soft-cap with a sliding window (masked tiles at
+// the start of a row). Each graph is also checked to compile
 // to the attention kernel (or not, where its rows are too short), so a
 // recognition that silently stops matching fails here.
 //===----------------------------------------------------------------------===//
@@ -75,6 +76,19 @@ TEST_F(Attention, CausalMaskFromIota) {
         g.output(attend(q, k, v, true), "o");
         expectAttention(g, true, 13);
       }
+}
+
+TEST_F(Attention, CausalMaskWithFewerQueriesThanKeys) {
+  // Top-left: query i sees keys 0..i; the walk over the keys stops at the
+  // tile's last query row.
+  for (DType t : {DType::F32, DType::F16}) {
+    Graph g(name("causal_rect", t, 1000, 64));
+    Tensor q = g.input("q", t, {1, 3, 33, 64});
+    Tensor k = g.input("k", t, {1, 3, 1000, 64});
+    Tensor v = g.input("v", t, {1, 3, 1000, 64});
+    g.output(attend(q, k, v, true), "o");
+    expectAttention(g, true, 29);
+  }
 }
 
 TEST_F(Attention, BiasOverQueriesAndKeysOfUnequalLengths) {

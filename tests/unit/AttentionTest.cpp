@@ -69,7 +69,24 @@ TEST(Attention, CausalMaskFromIotaAndWhereIsHeld) {
   CompiledGraph g = compiled(attention("f16", 100, 100, 64, work));
   ASSERT_EQ(attentionKernels(g), 1u) << g.fusedText();
   EXPECT_EQ(g.detail->kernels.size(), 1u);
-  EXPECT_TRUE(says(g, ", scale, mask, softmax")) << g.fusedText();
+  EXPECT_TRUE(says(g, ", scale, causal mask, softmax")) << g.fusedText();
+  EXPECT_NE(g.detail->kernels[0].cuda.find("n0 < mj_keys"), std::string::npos)
+      << g.detail->kernels[0].cuda;
+}
+
+TEST(Attention, OnlyAMaskOfKeyAtMostQueryIsCausal) {
+  // A sliding window (key <= query and query - key < 10) masks more than a
+  // causal mask; the walk over the keys is not cut short for it, nor for
+  // key >= query.
+  for (std::string cond : {"  %near = lt %dist, 10\n  %c = and %c0, %near\n", "  %c = ge %ki, %qi\n"}) {
+    std::string work = "  %qi = iota shape=[100, 100] axis=0 dtype=i32\n"
+                       "  %ki = iota shape=[100, 100] axis=1 dtype=i32\n  %c0 = le %ki, %qi\n"
+                       "  %dist = sub %qi, %ki\n" + cond + "  %t = where %c, %s, -inf\n";
+    CompiledGraph g = compiled(attention("f32", 100, 100, 64, work));
+    ASSERT_EQ(attentionKernels(g), 1u) << g.fusedText();
+    EXPECT_TRUE(says(g, "], mask, softmax")) << g.fusedText();
+    EXPECT_EQ(g.detail->kernels[0].cuda.find("mj_keys"), std::string::npos);
+  }
 }
 
 TEST(Attention, AdditiveBiasAndSoftCapAreHeld) {

@@ -30,8 +30,8 @@ public:
     loadQueries();
     W.line("float mj_rowMax = -MJ_INF; // the row's running max, its sum relative to it");
     W.line("float mj_rowSum = 0.0f;");
-    W.line(llvm::formatv("float mj_o[{0}]; // O[m][mj_part + {1} * j], not yet divided by the sum",
-                         outPerThread(), S.threadsPerRow)
+    W.line(llvm::formatv("float mj_o[{0}]; // O[m][{1}], not yet divided by the sum", outPerThread(),
+                         column())
                .str());
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] = 0.0f;", outPerThread()).str());
@@ -59,16 +59,28 @@ public:
 
 private:
   int64_t outPerThread() const { return A.valueDim / S.threadsPerRow; }
-  int64_t kvStride() const { return std::max(MM.K, A.valueDim) + 1; }
+  // Rows of Q's and the K/V tile are padded by a float4: reads of float4s
+  // stay aligned, and the rows a warp reads at once fall in other banks.
+  int64_t qStride() const { return MM.K + 4; }
+  int64_t kvStride() const { return std::max(MM.K, A.valueDim) + 4; }
+  /// A thread's columns of O are contiguous (its share of V's rows read as
+  /// float4s) where they are whole float4s; else every threadsPerRow-th.
+  bool vectorColumns() const { return outPerThread() % 4 == 0; }
+  /// Column of O (and of V's tile) of the thread's accumulator j.
+  std::string column() const {
+    if (vectorColumns())
+      return llvm::formatv("mj_part * {0} + j", outPerThread()).str();
+    return llvm::formatv("mj_part + {0} * j", S.threadsPerRow).str();
+  }
 
   void prologue() {
     const std::string &Idx = E.Idx;
     W.line("extern __shared__ __align__(16) unsigned char mj_smem[];");
     W.line(llvm::formatv("float *mj_q = reinterpret_cast<float *>(mj_smem); // Q's tile, {0} x {1} "
-                         "(a row padded by one)",
+                         "(rows padded by a float4)",
                          S.br, MM.K)
                .str());
-    W.line(llvm::formatv("float *mj_kv = mj_q + {0}; // K's tile, then V's: {1} keys", S.br * (MM.K + 1),
+    W.line(llvm::formatv("float *mj_kv = mj_q + {0}; // K's tile, then V's: {1} keys", S.br * qStride(),
                          S.bc)
                .str());
     W.line(llvm::formatv("float *mj_p = mj_kv + {0}; // the tile's probabilities, {1} x {2}",
@@ -101,7 +113,7 @@ private:
     W.line("// Q's tile, once; rows past the end are zeros");
     W.open(llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", S.br * MM.K, S.block).str());
     W.line(llvm::formatv("const int r = e / {0}, c = e % {0};", MM.K).str());
-    W.line(llvm::formatv("mj_q[r * {0} + c] = m0 + r < {1} ? {2} : 0.0f;", MM.K + 1, MM.M,
+    W.line(llvm::formatv("mj_q[r * {0} + c] = m0 + r < {1} ? {2} : 0.0f;", qStride(), MM.M,
                          load(MM.aParam, llvm::formatv("mj_qBatch + (m0 + r) * {0} + c * {1}",
                                                        MM.aStrideM, MM.aStrideK)
                                              .str()))
@@ -130,20 +142,34 @@ private:
                          S.threadsPerRow)
                .str());
     W.line("float mj_tileMax = -MJ_INF;");
+    W.line(llvm::formatv("float mj_dot[{0}]; // S of those keys: Q's row times K's rows", perThread).str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_dot[j] = 0.0f;", perThread).str());
+    W.open(llvm::formatv("for (int d = 0; d < {0}; d += 4)", MM.K).str());
+    W.line(llvm::formatv("const float4 q4 = *reinterpret_cast<const float4 *>(&mj_q[mj_row * {0} + d]);",
+                         qStride())
+               .str());
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", perThread).str());
+    W.line(llvm::formatv("const float4 k4 = *reinterpret_cast<const float4 *>(&mj_kv[(mj_part + {0} * "
+                         "j) * {1} + d]);",
+                         S.threadsPerRow, kvStride())
+               .str());
+    W.line("mj_dot[j] += q4.x * k4.x;");
+    W.line("mj_dot[j] += q4.y * k4.y;");
+    W.line("mj_dot[j] += q4.z * k4.z;");
+    W.line("mj_dot[j] += q4.w * k4.w;");
+    W.close();
+    W.close();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", perThread).str());
     W.line(llvm::formatv("const int c = mj_part + {0} * j;", S.threadsPerRow).str());
-    W.line("float mj_dot = 0.0f;");
-    W.line(llvm::formatv("for (int d = 0; d < {0}; ++d) mj_dot += mj_q[mj_row * {1} + d] * "
-                         "mj_kv[c * {2} + d];",
-                         MM.K, MM.K + 1, kvStride())
-               .str());
     W.line("const " + E.Idx + " n = n0 + c;");
     W.line("float mj_score = -MJ_INF; // keys past the end: no probability");
     W.open(llvm::formatv("if (m < {0} && n < {1})", MM.M, MM.N).str());
     for (size_t i = 0; i < K.values.size(); ++i)
       if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
-        W.line("const float " + E.Names[i] + " = mj_dot;" + E.comment(static_cast<int>(i)));
+        W.line("const float " + E.Names[i] + " = mj_dot[j];" + E.comment(static_cast<int>(i)));
     LaneCtx lc;
     lc.vec = 1;
     lc.x = K.n;
@@ -191,10 +217,22 @@ private:
     W.open(llvm::formatv("for (int c = 0; c < {0}; ++c)", S.bc).str());
     W.line(llvm::formatv("const float p = mj_p[mj_row * {0} + c];", S.bc + 1).str());
     W.line("#pragma unroll");
-    W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] += p * mj_kv[c * {1} + mj_part + "
-                         "{2} * j];",
-                         outPerThread(), kvStride(), S.threadsPerRow)
+    if (!vectorColumns()) {
+      W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] += p * mj_kv[c * {1} + {2}];",
+                           outPerThread(), kvStride(), column())
+                 .str());
+      W.close();
+      return;
+    }
+    W.open(llvm::formatv("for (int j = 0; j < {0}; j += 4)", outPerThread()).str());
+    W.line(llvm::formatv("const float4 v4 = *reinterpret_cast<const float4 *>(&mj_kv[c * {0} + {1}]);",
+                         kvStride(), column())
                .str());
+    W.line("mj_o[j] += p * v4.x;");
+    W.line("mj_o[j + 1] += p * v4.y;");
+    W.line("mj_o[j + 2] += p * v4.z;");
+    W.line("mj_o[j + 3] += p * v4.w;");
+    W.close();
     W.close();
   }
 
@@ -204,7 +242,7 @@ private:
     W.open(llvm::formatv("if (m < {0})", MM.M).str());
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", outPerThread()).str());
-    W.line(llvm::formatv("const int c = mj_part + {0} * j;", S.threadsPerRow).str());
+    W.line("const int c = " + column() + ";");
     W.line(llvm::formatv("{0}[mj_oBatch + m * {1} + c * {2}] = {3};", o.name, A.outStrideM,
                          A.outStrideD, storeConv(o.dtype, "mj_o[j] / mj_rowSum"))
                .str());

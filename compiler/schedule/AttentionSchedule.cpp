@@ -25,10 +25,11 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
   s.block = s.br * s.threadsPerRow;
   s.tilesM = tiles(s.br);
   s.grid = mm.batch * s.tilesM;
-  // Rows padded by one float against bank conflicts.
-  int64_t kv = std::max(mm.K, a.valueDim) + 1;
+  // Rows of Q and K/V padded by a float4 (aligned float4 reads, other
+  // banks), the probabilities' by a float.
+  int64_t kv = std::max(mm.K, a.valueDim) + 4;
   s.sharedBytes = static_cast<unsigned>(
-      4 * (int64_t(s.br) * (mm.K + 1) + int64_t(s.bc) * kv + int64_t(s.br) * (s.bc + 1)));
+      4 * (int64_t(s.br) * (mm.K + 4) + int64_t(s.bc) * kv + int64_t(s.br) * (s.bc + 1)));
   if (s.sharedBytes > dev.sharedPerBlockOptin)
     return refuse("attention tiles need more shared memory than a block has");
   return Schedule{s};

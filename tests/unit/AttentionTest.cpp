@@ -126,6 +126,18 @@ TEST(Attention, ShortRowsKeepTheUnfusedKernels) {
       << g.fusedText();
 }
 
+TEST(Attention, NamedSizesKeepTheUnfusedKernels) {
+  std::string text = attention("f32", 100, 100, 64);
+  for (size_t at = text.find("[2, 4"); at != std::string::npos; at = text.find("[2, 4"))
+    text.replace(at, 2, "[B");
+  Graph g = parseGraphs(text)[0];
+  std::optional<AttentionCandidate> c =
+      findAttention(g, g.outputs()[0], [](ValueId) { return false; });
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->match);
+  EXPECT_EQ(c->refused.kind, FusionReasonKind::AttentionNamedSizes);
+}
+
 TEST(Attention, StoredProbabilitiesKeepTheUnfusedKernels) {
   CompiledGraph g = compiled(attention("f32", 64, 64, 32, "  %t = mul %s, 0.125\n", "", "", "%o, %p"));
   EXPECT_EQ(attentionKernels(g), 0u);

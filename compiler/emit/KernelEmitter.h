@@ -247,5 +247,6 @@ void emitMatmulWgmma(KernelEmitter &e, const MatmulWgmmaSchedule &s);
 void emitTranspose(KernelEmitter &e, const TransposeSchedule &s);
 void emitScan(KernelEmitter &e, const ScanSchedule &s);
 void emitAttention(KernelEmitter &e, const AttentionSchedule &s);
+void emitAttentionMma(KernelEmitter &e, const AttentionMmaSchedule &s);
 
 } // namespace minijit

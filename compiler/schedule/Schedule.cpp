@@ -182,6 +182,8 @@ const LaunchGeometry &Schedule::geometry() const {
 unsigned Schedule::dynamicSharedBytes() const {
   if (const AttentionSchedule *a = getIf<AttentionSchedule>())
     return a->sharedBytes;
+  if (const AttentionMmaSchedule *a = getIf<AttentionMmaSchedule>())
+    return a->sharedBytes;
   if (const MatmulWgmmaSchedule *w = getIf<MatmulWgmmaSchedule>())
     return w->sharedBytes;
   const MatmulMmaSchedule *mma = getIf<MatmulMmaSchedule>();

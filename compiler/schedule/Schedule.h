@@ -33,6 +33,9 @@ enum class ScheduleKind {
   /// softmax(g(A @ B)) @ V on the CUDA cores: a block per (batch, tile of
   /// query rows), K and V tiles through shared memory, an online softmax
   Attention,
+  /// the same for f16/bf16 on the tensor cores: mma.sync m16n8k16, a warp
+  /// per 16 query rows, the probabilities kept in registers as A fragments
+  AttentionMma,
 };
 
 /// How a schedule's description (describeSchedule, in compiler/templates/)
@@ -302,10 +305,16 @@ struct AttentionSchedule : LaunchGeometry {
   unsigned sharedBytes = 0; ///< Q's tile, the K/V tile, the probabilities' tile
 };
 
+/// The attention template on the tensor cores (f16/bf16, head dims that are
+/// whole 16s up to 128): blocks of four warps, `br` = 64 query rows (16 a
+/// warp), `bc` = 64 keys a tile; threadsPerRow unused (a row's four
+/// threads are mma.sync's layout).
+struct AttentionMmaSchedule : AttentionSchedule {};
+
 struct Schedule {
   std::variant<PointwiseSchedule, RowSchedule, ColumnSchedule, MatmulSimtSchedule,
                MatmulMmaSchedule, TransposeSchedule, ScanSchedule, MatmulWgmmaSchedule,
-               AttentionSchedule>
+               AttentionSchedule, AttentionMmaSchedule>
       params;
 
   ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }

@@ -73,7 +73,8 @@ bool sizeGrid(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) 
   case ScheduleKind::OuterCol:
   case ScheduleKind::Transpose:
   case ScheduleKind::Scan:
-  case ScheduleKind::Attention: return false;
+  case ScheduleKind::Attention:
+  case ScheduleKind::AttentionMma: return false;
   }
   llvm_unreachable("bad schedule kind");
 }

@@ -45,7 +45,8 @@ std::string attention(const std::string &dtype, int64_t sq, int64_t sk, int64_t 
 size_t attentionKernels(const CompiledGraph &g) {
   size_t n = 0;
   for (const CompiledKernel &k : g.detail->kernels)
-    n += k.schedule.kind() == ScheduleKind::Attention;
+    n += k.schedule.kind() == ScheduleKind::Attention ||
+         k.schedule.kind() == ScheduleKind::AttentionMma;
   return n;
 }
 
@@ -106,6 +107,21 @@ TEST(Attention, GroupedHeadsBroadcastKAndV) {
       "  return %o\n}\n");
   ASSERT_EQ(attentionKernels(g), 1u) << g.fusedText();
   EXPECT_TRUE(says(g, "K/V heads broadcast (4 and 4 of 16 batches)")) << g.fusedText();
+}
+
+TEST(Attention, HalvesWithWhole16HeadDimsRunOnTheTensorCores) {
+  CompiledGraph g = compiled(attention("f16", 100, 100, 64));
+  ASSERT_EQ(g.detail->kernels.size(), 1u) << g.fusedText();
+  EXPECT_EQ(g.detail->kernels[0].schedule.kind(), ScheduleKind::AttentionMma);
+  EXPECT_TRUE(kernelTemplate(ScheduleKind::AttentionMma).usesTensorCores());
+  EXPECT_NE(g.detail->kernels[0].cuda.find("mj_mma_f16(mj_o[2 * tp], pf, b0);"), std::string::npos);
+  // f32, head dims of no whole 16s, or wider than 128: the CUDA cores.
+  for (std::string text : {attention("f32", 100, 100, 64), attention("f16", 100, 100, 72),
+                           attention("bf16", 128, 128, 256)}) {
+    CompiledGraph c = compiled(text);
+    ASSERT_EQ(c.detail->kernels.size(), 1u) << c.fusedText();
+    EXPECT_EQ(c.detail->kernels[0].schedule.kind(), ScheduleKind::Attention) << c.fusedText();
+  }
 }
 
 TEST(Attention, HeadDimOutsideTheTemplateKeepsTheUnfusedKernels) {

@@ -8,6 +8,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/CompileDetail.h"
 #include "compiler/Mutation.h"
+#include "compiler/fusion/Attention.h"
 
 #include "compiler/simplify/ArgmaxRewrites.h"
 #include "compiler/simplify/MatmulRewrites.h"
@@ -111,6 +112,8 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   // Three TF32 products in place of an f32 one where that pays
   // (tf32x3Pays); the others stay on the CUDA cores.
   r.tf32x3 = opt.tf32x3 && !tf32 && alignRows;
+  // Attention's products stay as written: fusion makes them one kernel.
+  r.keptProducts = attentionProducts;
   // Split-K where its rule says, counting the slots of the f32 template's
   // 128x128 tile (two blocks per SM); splitk=N >= 2 forces N slices,
   // splitk=0 none.

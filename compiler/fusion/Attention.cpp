@@ -255,6 +255,19 @@ std::optional<AttentionCandidate> findAttention(const Graph &g, ValueId pv,
   return c;
 }
 
+std::vector<bool> attentionProducts(const Graph &g) {
+  std::vector<bool> kept(g.size(), false);
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.nodes()[i].cls() != OpClass::Matmul)
+      continue;
+    std::optional<AttentionCandidate> c =
+        findAttention(g, static_cast<ValueId>(i), [](ValueId) { return false; });
+    if (c && c->match)
+      kept[c->match->scores] = kept[c->match->out] = true;
+  }
+  return kept;
+}
+
 std::string describeAttention(const Graph &g, const AttentionMatch &m) {
   const Node &s = g.node(m.scores), &o = g.node(m.out);
   std::string text = llvm::formatv("S = %{0} @ %{1} {2}", g.node(s.operands[0]).name,

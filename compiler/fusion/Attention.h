@@ -72,6 +72,11 @@ struct AttentionCandidate {
 std::optional<AttentionCandidate> findAttention(const Graph &g, ValueId pv,
                                                 llvm::function_ref<bool(ValueId)> stored);
 
+/// Per value of `g`: true for the scores product and the product with V of
+/// each attention the template takes (findAttention, nothing stored). The
+/// matmul rewrites leave them as written (MatmulRewriteOptions::keptProducts).
+std::vector<bool> attentionProducts(const Graph &g);
+
 /// One line for --emit=fused: "S = %q @ %kt [8, 32, 512, 512],
 /// scale, mask, softmax over 512 keys, @ %v [8, 32, 512, 64]".
 std::string describeAttention(const Graph &g, const AttentionMatch &m);

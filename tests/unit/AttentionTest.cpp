@@ -124,6 +124,23 @@ TEST(Attention, HalvesWithWhole16HeadDimsRunOnTheTensorCores) {
   }
 }
 
+TEST(Attention, ProductsWithRowsOfOddLengthAreNotPaddedApart) {
+  // bf16 rows of 100 keys are not whole 16-byte units: the Hopper matmul
+  // would pad P first (a copy kernel), and the attention would be lost.
+  CompiledGraph g = compiled(attention("bf16", 100, 100, 256));
+  ASSERT_EQ(g.detail->kernels.size(), 1u) << g.fusedText();
+  EXPECT_EQ(attentionKernels(g), 1u);
+  Graph parsed = parseGraphs(attention("bf16", 100, 100, 256))[0];
+  std::vector<bool> kept = attentionProducts(parsed);
+  size_t products = 0;
+  for (size_t i = 0; i < parsed.size(); ++i)
+    if (kept[i]) {
+      ++products;
+      EXPECT_EQ(parsed.nodes()[i].op, OpKind::Matmul);
+    }
+  EXPECT_EQ(products, 2u);
+}
+
 TEST(Attention, HeadDimOutsideTheTemplateKeepsTheUnfusedKernels) {
   for (int64_t d : {17, 16, 512, 34}) {
     SCOPED_TRACE(d);

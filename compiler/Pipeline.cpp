@@ -8,6 +8,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/CompileDetail.h"
 #include "compiler/Mutation.h"
+#include "compiler/fusion/Attention.h"
 #include "compiler/schedule/SimtTiles.h"
 
 #include "compiler/simplify/ArgmaxRewrites.h"
@@ -112,6 +113,8 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   // Three TF32 products in place of an f32 one where that pays
   // (tf32x3Pays); the others stay on the CUDA cores.
   r.tf32x3 = opt.tf32x3 && !tf32 && alignRows;
+  // Attention's products stay as written: fusion makes them one kernel.
+  r.keptProducts = attentionProducts;
   // Split-K where its rule says, by the waves of the f32 template's tiles
   // on the device; splitk=N >= 2 forces N slices, splitk=0 none.
   if (tf32)
@@ -144,7 +147,7 @@ void checkRegisterSplit(const std::string &kernel, const NvrtcOutput &image, uns
 /// (its offset reads an index from memory), so each reads one element per
 /// evaluation (an embedding reads the rows its ids select, not the table).
 std::optional<int64_t> gatheredElements(const LoweredKernel &k, int param) {
-  if (k.kind == KernelKind::Matmul)
+  if (k.kind == KernelKind::Matmul || k.kind == KernelKind::Attention)
     return std::nullopt;
   std::vector<bool> need = neededValues(k);
   int64_t n = 0;

@@ -43,6 +43,8 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
       order.push_back(std::string(opName(h.op)));
   }
   std::string suffix = "_k" + std::to_string(k.index);
+  if (k.kind == KernelKind::Attention)
+    return "attn" + suffix;
   if (k.kind == KernelKind::Matmul) {
     std::string n = "mm";
     for (size_t i = 0; i < order.size() && i < 4; ++i)

@@ -69,6 +69,11 @@ std::string kernelSummary(const LoweredKernel &k) {
                          k.matmul->K, k.matmul->N, epilogue ? ", with its elementwise epilogue" : "")
         .str();
   }
+  case KernelKind::Attention:
+    return llvm::formatv("attention, {0} x softmax([{1}, {2}] @ [{2}, {3}]) @ [{3}, {4}]",
+                         k.matmul->batch, k.matmul->M, k.matmul->K, k.matmul->N,
+                         k.attention->valueDim)
+        .str();
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -79,7 +84,8 @@ const char *extentLocal(KernelKind kind) {
   case KernelKind::Pointwise: return "mj_numel";
   case KernelKind::Reduction:
   case KernelKind::Scan: return "mj_rows";
-  case KernelKind::Matmul: return "mj_m";
+  case KernelKind::Matmul:
+  case KernelKind::Attention: return "mj_m";
   }
   llvm_unreachable("bad kernel kind");
 }

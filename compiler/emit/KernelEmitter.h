@@ -236,7 +236,8 @@ private:
 };
 
 // One function per template (emit/Pointwise.cpp, RowReduction.cpp,
-// ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, MatmulWgmma.cpp, Scan.cpp), each writing the body.
+// ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, MatmulWgmma.cpp, Scan.cpp, Attention.cpp),
+// each writing the body.
 void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s);
 void emitRowReduction(KernelEmitter &e, const RowSchedule &s);
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s);
@@ -245,5 +246,7 @@ void emitMatmulMma(KernelEmitter &e, const MatmulMmaSchedule &s);
 void emitMatmulWgmma(KernelEmitter &e, const MatmulWgmmaSchedule &s);
 void emitTranspose(KernelEmitter &e, const TransposeSchedule &s);
 void emitScan(KernelEmitter &e, const ScanSchedule &s);
+void emitAttention(KernelEmitter &e, const AttentionSchedule &s);
+void emitAttentionMma(KernelEmitter &e, const AttentionMmaSchedule &s);
 
 } // namespace minijit

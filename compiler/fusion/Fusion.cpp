@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/fusion/Fusion.h"
 
+#include "compiler/fusion/Attention.h"
 #include "compiler/fusion/CodeWeight.h"
 
 #include "ir/Error.h"
@@ -68,8 +69,10 @@ public:
         problem = check(plan);
       if (!problem)
         problem = lower(plan);
-      if (!problem)
+      if (!problem) {
+        noteRefusedAttention(plan);
         return plan;
+      }
       if (!Stored[problem->node]) {
         store(problem->node, problem->reason);
         continue;
@@ -173,6 +176,55 @@ private:
     return std::nullopt;
   }
 
+  /// An attention kernel (compiler/fusion/Attention.h): `root` is the
+  /// product with V of an attention the template takes, whose kernel holds
+  /// the rest (`found`); or what must be stored first.
+  std::optional<StoreRequest> attentionSignature(ValueId root, const std::vector<ValueId> &held,
+                                                 Signature &sig, bool &found) const {
+    found = false;
+    if (!Enabled)
+      return std::nullopt;
+    for (ValueId v : held) {
+      if (G.node(v).cls() != OpClass::Matmul)
+        continue;
+      std::optional<AttentionCandidate> c =
+          findAttention(G, v, [&](ValueId x) { return bool(Stored[x]); });
+      if (c && !c->match)
+        FirstRefusal.emplace(v, c->refused);
+      if (!c || !c->match)
+        continue;
+      if (c->store)
+        return c->store;
+      if (v != root)
+        return request(v, FusionReasonKind::AttentionOwnKernel, {v});
+      found = true;
+      sig = {KernelKind::Attention, G.node(v).shape, {}, v};
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  /// Why each attention-shaped product the plan computes in a matmul kernel
+  /// is not an attention kernel (FusionPlan::notAttention): the first reason
+  /// found, before the values its refusal stored.
+  void noteRefusedAttention(FusionPlan &plan) const {
+    plan.notAttention.assign(G.size(), {});
+    if (!Enabled)
+      return;
+    for (const KernelGroup &k : plan.kernels) {
+      if (k.kind != KernelKind::Matmul)
+        continue;
+      if (auto first = FirstRefusal.find(k.matmul); first != FirstRefusal.end()) {
+        plan.notAttention[k.matmul] = first->second;
+        continue;
+      }
+      std::optional<AttentionCandidate> c =
+          findAttention(G, k.matmul, [&](ValueId x) { return bool(Stored[x]); });
+      if (c && !c->match)
+        plan.notAttention[k.matmul] = c->refused;
+    }
+  }
+
   /// The kernel signature a root needs, or the value to store instead.
   std::optional<StoreRequest> signatureOf(ValueId root, const std::vector<ValueId> &held,
                                         Signature &sig) const {
@@ -207,6 +259,11 @@ private:
       sig = {KernelKind::Scan, sn.shape, {sn.axis}};
       return std::nullopt;
     }
+    bool attention = false;
+    if (std::optional<StoreRequest> p = attentionSignature(root, held, sig, attention))
+      return p;
+    if (attention)
+      return std::nullopt;
     if (llvm::any_of(held, [&](ValueId v) { return G.node(v).cls() == OpClass::Matmul; }))
       return matmulSignature(root, held, sig);
     ValueId primary = -1;
@@ -291,10 +348,11 @@ private:
         bool same = ksig == sig;
         // A pointwise root over the same shape joins a reduction or matmul
         // kernel (as more epilogue), and a pointwise kernel becomes one.
+        // An attention kernel ends at its product with V.
         bool epilogue = sig.kind == KernelKind::Pointwise && ksig.kind != KernelKind::Pointwise &&
-                        ksig.domain == sig.domain;
-        bool upgrade = sig.kind != KernelKind::Pointwise && ksig.kind == KernelKind::Pointwise &&
-                       ksig.domain == sig.domain;
+                        ksig.kind != KernelKind::Attention && ksig.domain == sig.domain;
+        bool upgrade = sig.kind != KernelKind::Pointwise && sig.kind != KernelKind::Attention &&
+                       ksig.kind == KernelKind::Pointwise && ksig.domain == sig.domain;
         if (!same && !epilogue && !upgrade)
           continue;
         if (keptApart(root, ks[k].group))
@@ -488,6 +546,9 @@ private:
   std::vector<bool> IsOutput;
   std::set<std::pair<ValueId, ValueId>> Apart; ///< (root, value): never in one kernel
   std::map<ValueId, FusionReason> ApartReason;
+  /// Per attention-shaped product, the first reason the template refused it
+  /// (a record signatureOf keeps for the printout).
+  mutable std::map<ValueId, FusionReason> FirstRefusal;
 };
 
 std::string valueList(const Graph &g, llvm::ArrayRef<ValueId> vs) {
@@ -573,6 +634,11 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
                  ? " with its elementwise epilogue"
                  : "")
          << "\n";
+    else if (kg.kind == KernelKind::Attention)
+      os << "attention %" << g.node(kg.matmul).name << ": "
+         << describeAttention(g, findAttention(g, kg.matmul, [](ValueId) { return false; })
+                                     ->match.value())
+         << "\n";
     else if (kg.kind == KernelKind::Scan)
       os << "scan of " << kg.domain.str() << " along axis " << kg.reducedAxes[0] << " ("
          << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize() << ")\n";
@@ -582,6 +648,9 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
          << ")\n";
     if (k < notes.size() && !notes[k].schedule.empty())
       os << "  schedule: " << notes[k].schedule << "\n";
+    if (kg.kind == KernelKind::Matmul && kg.matmul < static_cast<ValueId>(plan.notAttention.size()) &&
+        !plan.notAttention[kg.matmul].empty())
+      os << "  not attention: " << describeReason(g, plan.notAttention[kg.matmul]) << "\n";
     os << "  holds:\n";
     for (ValueId h : kg.held) {
       const Node &hn = g.node(h);

@@ -79,6 +79,23 @@ std::string describeReason(const Graph &g, const FusionReason &r) {
                          "than the {3} one kernel may: NVRTC's time grows faster than a kernel's "
                          "size (compiler/fusion/CodeWeight.h)",
                          name(0), name(1), r.numbers[0], r.numbers[1]);
+  case FusionReasonKind::AttentionOperand:
+    return llvm::formatv("%{0} is an operand of attention %{1}: its operands are read from memory",
+                         name(0), name(1));
+  case FusionReasonKind::AttentionOwnKernel:
+    return llvm::formatv("attention %{0} runs in a kernel of its own", name(0));
+  case FusionReasonKind::AttentionStored:
+    return llvm::formatv("%{0}, inside attention %{1}, is stored, so the scores leave the kernel",
+                         name(0), name(1));
+  case FusionReasonKind::AttentionNamedSizes:
+    return llvm::formatv("attention %{0} has named sizes; the template takes numbers", name(0));
+  case FusionReasonKind::AttentionHeadDim:
+    return llvm::formatv("attention %{0} has head dim {1}; the template takes {2} to {3}, a "
+                         "multiple of {4}",
+                         name(0), r.numbers[0], r.numbers[1], r.numbers[2], r.numbers[3]);
+  case FusionReasonKind::AttentionShortRows:
+    return llvm::formatv("attention %{0} has rows of {1} keys; the template takes {2} or more",
+                         name(0), r.numbers[0], r.numbers[1]);
   }
   llvm_unreachable("bad fusion reason");
 }

@@ -35,6 +35,14 @@ enum class FusionReasonKind {
   CostlyRecompute,     ///< value; numbers: its cost in ops, two kernels that need it
   ScanOwnKernel,       ///< value: a scan (or a scan's input) stored for the scan kernel
   KernelTooLarge,      ///< value, a root of the kernel it splits; numbers: the kernel's code weight, the most
+  AttentionOperand,    ///< operand, attention product: its operands are read from memory
+  AttentionOwnKernel,  ///< attention product: its kernel ends at the product
+  // Why an attention-shaped product keeps the unfused kernels (findAttention,
+  // FusionPlan::notAttention): not a reason to store anything.
+  AttentionStored,     ///< value inside the attention, attention product
+  AttentionNamedSizes, ///< attention product
+  AttentionHeadDim,    ///< attention product; numbers: the head dim, the least, the most, its multiple
+  AttentionShortRows,  ///< attention product; numbers: its keys, the least
 };
 
 struct FusionReason {

@@ -18,6 +18,9 @@ enum class KernelKind {
   Reduction, ///< rows of the domain reduced over `reducedAxes`, with prologue and epilogue
   Matmul,    ///< one matmul over the domain (its result's shape), with an elementwise epilogue
   Scan,      ///< rows of the domain scanned along `reducedAxes` (one axis), with a prologue
+  /// softmax(g(A @ B)) @ V over the domain (O's shape), the scores never
+  /// stored (compiler/fusion/Attention.h); `matmul` is the last product
+  Attention,
 };
 
 /// What a kernel needs before it can be built: `node` stored by a kernel of
@@ -38,7 +41,7 @@ struct KernelGroup {
   /// reduced tensor (every reduction in the kernel reduces this shape).
   Shape domain;
   DimVector reducedAxes;       ///< Reduction only, sorted
-  ValueId matmul = -1;         ///< Matmul only: the matmul node
+  ValueId matmul = -1;         ///< Matmul: the matmul node; Attention: the product with V
   std::vector<ValueId> roots;  ///< values the kernel stores, in graph order
   std::vector<ValueId> held;   ///< every value it computes (roots and inlined), in graph order
   std::vector<ValueId> reads;  ///< stored values and inputs it loads, in graph order
@@ -59,6 +62,9 @@ struct FusionPlan {
   /// Per graph value: why it was kept out of the kernel that computes a value
   /// it reads (empty when it was not).
   std::vector<FusionReason> apartReason;
+  /// Per graph value: why an attention-shaped product (the value) keeps the
+  /// unfused kernels (findAttention); empty for every other value.
+  std::vector<FusionReason> notAttention;
 };
 
 } // namespace minijit

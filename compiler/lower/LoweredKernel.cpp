@@ -24,7 +24,8 @@ int64_t outerExtent(const LoweredKernel &k) {
   case KernelKind::Pointwise: return k.numel;
   case KernelKind::Reduction:
   case KernelKind::Scan: return k.rows;
-  case KernelKind::Matmul: return k.matmul->M;
+  case KernelKind::Matmul:
+  case KernelKind::Attention: return k.matmul->M;
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -53,6 +54,8 @@ std::vector<bool> neededValues(const LoweredKernel &k) {
     need[s.value] = true;
   for (const KReduction &r : k.reductions)
     need[r.input] = true;
+  if (k.attention)
+    need[k.attention->score] = true;
   for (size_t i = k.values.size(); i-- > 0;) {
     if (!need[i])
       continue;
@@ -73,6 +76,8 @@ std::vector<uint32_t> passesUsing(const LoweredKernel &k) {
   };
   for (const KReduction &r : k.reductions)
     mark(r.input, r.pass);
+  if (k.attention)
+    mark(k.attention->score, 0);
   for (const KStore &s : k.stores)
     if (!s.perRow)
       mark(s.value, k.kind == KernelKind::Pointwise ? 0 : k.values[s.value].stage);

@@ -17,6 +17,7 @@ std::string_view kindName(KernelKind k) {
   case KernelKind::Reduction: return "reduction";
   case KernelKind::Matmul: return "matmul";
   case KernelKind::Scan: return "scan";
+  case KernelKind::Attention: return "attention";
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -82,9 +83,18 @@ private:
                           K.passes, K.passes == 1 ? "" : "es");
       return;
     case KernelKind::Matmul:
+    case KernelKind::Attention:
       if (K.matmul)
         OS << llvm::formatv("  b in [0, {0}), m in [0, {1}), n in [0, {2}), kk in [0, {3})\n",
                             K.matmul->batch, K.matmul->M, K.matmul->N, K.matmul->K);
+      if (K.attention)
+        OS << llvm::formatv("  softmax over n of value {0}, then @ V = {1}[{2}] into {3}[{4}]\n",
+                            K.attention->score, K.params[K.attention->vParam].name,
+                            offsetText(K.attention->vBase, {{"n", K.attention->vStrideN},
+                                                            {"dd", K.attention->vStrideD}}),
+                            K.params[K.attention->outParam].name,
+                            offsetText(K.attention->outBase, {{"m", K.attention->outStrideM},
+                                                              {"dd", K.attention->outStrideD}}));
       return;
     }
   }

@@ -81,6 +81,29 @@ struct KMatmul {
   bool tf32 = false;
 };
 
+/// The attention of an Attention kernel, O = softmax(g(S)) @ V: S is the
+/// kernel's matmul (LoweredKernel::matmul, its m the query and n the key),
+/// the values compute g(S) at (b, m, n) as a matmul's epilogue would, and
+/// the softmax and the product with V are the template's. V and O are read
+/// and written at base(b) + key or query * strideRow + d * strideD, d over
+/// the value dim (the variable `dd`).
+struct KAttention {
+  ValueId node;        ///< O, the product with V
+  int score = -1;      ///< the value of g(S), what the softmax reads
+  int vParam = -1, outParam = -1;
+  IndexExpr dd;        ///< the value dim's variable
+  IndexExpr vBase, outBase;
+  int64_t vStrideN = 0, vStrideD = 0, outStrideM = 0, outStrideD = 0;
+  int64_t valueDim = 0;
+  DType vDtype = DType::F32; ///< V's (and the probabilities') dtype
+  /// What the score work holds, for the description (compiler/fusion/Attention.h).
+  bool scale = false, mask = false, bias = false, softcap = false;
+  /// The mask is causal (AttentionMatch::causal): keys past a query tile's
+  /// last row are skipped.
+  bool causal = false;
+  int64_t kBatches = 1, vBatches = 1; ///< fewer than the batches: heads broadcast
+};
+
 struct KStore {
   int param;
   IndexExpr offset;
@@ -131,6 +154,7 @@ struct LoweredKernel {
   /// Matmul: `b` (flat batch index), `m`, `n` (the output element) and `kk`.
   IndexExpr b, m, n, kk;
   std::optional<KMatmul> matmul;
+  std::optional<KAttention> attention; ///< Attention kernels
   int64_t numel = 1;    ///< Pointwise: domain elements
   int64_t rows = 1, K = 1; ///< Reduction
   std::vector<KParam> params;
@@ -180,6 +204,12 @@ struct LoweringOptions {
 /// and forms the kernels again.
 LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index,
                            const LoweringOptions &options = {});
+
+/// lowerKernel for an Attention kernel (compiler/lower/AttentionLowering.cpp):
+/// the scores and their work lowered as a matmul kernel with that epilogue,
+/// then V and O described beside them (LoweredKernel::attention).
+LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
+                              const LoweringOptions &options);
 
 } // namespace minijit
 

@@ -170,6 +170,7 @@ Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties
   case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides, hopper);
   case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides, hopper);
   case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
+  case KernelKind::Attention: return detail::attentionSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -179,6 +180,10 @@ const LaunchGeometry &Schedule::geometry() const {
 }
 
 unsigned Schedule::dynamicSharedBytes() const {
+  if (const AttentionSchedule *a = getIf<AttentionSchedule>())
+    return a->sharedBytes;
+  if (const AttentionMmaSchedule *a = getIf<AttentionMmaSchedule>())
+    return a->sharedBytes;
   if (const MatmulWgmmaSchedule *w = getIf<MatmulWgmmaSchedule>())
     return w->sharedBytes;
   const MatmulMmaSchedule *mma = getIf<MatmulMmaSchedule>();

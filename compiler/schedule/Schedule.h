@@ -30,6 +30,12 @@ enum class ScheduleKind {
   /// memory driven by mbarriers, wgmma from shared-memory descriptors, a
   /// producer warpgroup and two consumer warpgroups, a persistent grid
   MatmulWgmma,
+  /// softmax(g(A @ B)) @ V on the CUDA cores: a block per (batch, tile of
+  /// query rows), K and V tiles through shared memory, an online softmax
+  Attention,
+  /// the same for f16/bf16 on the tensor cores: mma.sync m16n8k16, a warp
+  /// per 16 query rows, the probabilities kept in registers as A fragments
+  AttentionMma,
 };
 
 /// How a schedule's description (describeSchedule, in compiler/templates/)
@@ -288,9 +294,27 @@ struct ScanSchedule : LaunchGeometry {
   unsigned items = 1; ///< consecutive elements per thread per tile
 };
 
+/// A block per (batch, tile of `br` query rows), `threadsPerRow` threads
+/// per row: Q's tile stays in shared memory, K's and V's tiles of `bc` keys
+/// pass through one buffer in turn, each row keeps its running max and sum
+/// (online softmax) and its share of O (dv / threadsPerRow columns) in
+/// registers. f32 arithmetic throughout (f16/bf16 converted on loading).
+struct AttentionSchedule : LaunchGeometry {
+  unsigned br = 32, bc = 32, threadsPerRow = 4;
+  int64_t tilesM = 1;       ///< query tiles per batch
+  unsigned sharedBytes = 0; ///< Q's tile, the K/V tile, the probabilities' tile
+};
+
+/// The attention template on the tensor cores (f16/bf16, head dims that are
+/// whole 16s up to 128): blocks of four warps, `br` = 64 query rows (16 a
+/// warp), `bc` = 64 keys a tile; threadsPerRow unused (a row's four
+/// threads are mma.sync's layout).
+struct AttentionMmaSchedule : AttentionSchedule {};
+
 struct Schedule {
   std::variant<PointwiseSchedule, RowSchedule, ColumnSchedule, MatmulSimtSchedule,
-               MatmulMmaSchedule, TransposeSchedule, ScanSchedule, MatmulWgmmaSchedule>
+               MatmulMmaSchedule, TransposeSchedule, ScanSchedule, MatmulWgmmaSchedule,
+               AttentionSchedule, AttentionMmaSchedule>
       params;
 
   ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }

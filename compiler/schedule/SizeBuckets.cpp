@@ -28,6 +28,7 @@ LoweredKernel withExtent(const LoweredKernel &k, int64_t extent) {
   case KernelKind::Reduction:
   case KernelKind::Scan: r.rows = extent; break;
   case KernelKind::Matmul:
+  case KernelKind::Attention:
     r.matmul->M = extent;
     r.numel = r.matmul->batch * extent * r.matmul->N;
     break;
@@ -71,7 +72,9 @@ bool sizeGrid(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) 
   }
   case ScheduleKind::OuterCol:
   case ScheduleKind::Transpose:
-  case ScheduleKind::Scan: return false;
+  case ScheduleKind::Scan:
+  case ScheduleKind::Attention:
+  case ScheduleKind::AttentionMma: return false;
   }
   llvm_unreachable("bad schedule kind");
 }

@@ -85,6 +85,8 @@ Rewriter::Rewriter(const Graph &g, const MatmulRewriteOptions &options, bool tf3
       SplitK(options.splitK), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0),
       OutputUses(g.size(), 0) {
   Out.reserveNamesOf(g);
+  bool lastWalk = AlignRows || Float4Rows || SplitK.enabled() || Tf32 || Tf32x3;
+  Kept = lastWalk && options.keptProducts ? options.keptProducts(g) : std::vector<bool>(g.size());
   for (const Node &n : g.nodes())
     for (ValueId o : n.operands)
       ++Uses[o];
@@ -171,6 +173,8 @@ ValueId Rewriter::copy(ValueId id) {
   if (n.op == OpKind::Input)
     return Out.input(n.name, n.dtype, n.shape).id();
   if (AlignRows || Float4Rows || SplitK.enabled() || Tf32 || Tf32x3) { // the last walks: products still matmuls
+    if (Kept[id])
+      return add(s);
     if (n.op == OpKind::Matmul && Tf32x3) // first: the split's copies replace the others
       if (std::optional<ValueId> v = tf32x3Split(n, s.operands[0], s.operands[1]))
         return *v;

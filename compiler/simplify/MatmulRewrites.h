@@ -120,6 +120,11 @@ struct MatmulRewriteOptions {
   SplitKOptions splitK = {};
   /// f32 products as three TF32 products, where tf32x3Pays.
   bool tf32x3 = false;
+  /// Per value of the graph the last walks (padding, split-K, TF32 parts)
+  /// take: true for a product they leave as written. The pipeline marks
+  /// attention's two products (compiler/fusion/Attention.h), which fusion
+  /// makes one kernel that reads rows of any length. Unset: none.
+  std::function<std::vector<bool>(const Graph &)> keptProducts;
 };
 
 /// Applies the rewrites `options` enable to `g`; the values keep their

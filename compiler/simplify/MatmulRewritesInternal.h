@@ -169,6 +169,7 @@ private:
   std::vector<int> Uses; ///< of each value of G, outputs counted
   std::vector<int> OutputUses; ///< of each value of G, as a graph output
   std::vector<MatmulRewrite> Applied;
+  std::vector<bool> Kept; ///< per value of G: a product the last walks leave as written
 };
 
 } // namespace minijit::detail

@@ -23,7 +23,8 @@ using TemplateGetter = const KernelTemplate &(*)();
 constexpr TemplateGetter kTemplates[] = {
     detail::pointwiseTemplate,  detail::innerRowTemplate,  detail::outerColumnTemplate,
     detail::matmulSimtTemplate, detail::matmulMmaTemplate, detail::transposeTemplate,
-    detail::scanTemplate,       detail::matmulWgmmaTemplate,
+    detail::scanTemplate,       detail::matmulWgmmaTemplate, detail::attentionTemplate,
+    detail::attentionMmaTemplate,
 };
 
 } // namespace

@@ -23,6 +23,8 @@ const KernelTemplate &scanTemplate();
 const KernelTemplate &matmulSimtTemplate();
 const KernelTemplate &matmulMmaTemplate();
 const KernelTemplate &matmulWgmmaTemplate();
+const KernelTemplate &attentionTemplate();
+const KernelTemplate &attentionMmaTemplate();
 
 /// "grid 512", or "grid sized at launch" for a kernel that serves many sizes.
 std::string gridWords(int64_t grid, GridText how);

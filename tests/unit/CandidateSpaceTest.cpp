@@ -78,6 +78,18 @@ std::vector<Case> cases() {
       {"f16 matmul, mma.sync", "graph g(%a: f16[512, 256], %b: f16[256, 384]) {\n"
                                "  %c = matmul %a, %b\n  return %c\n}\n",
        ScheduleKind::MatmulMma, "sm_80"},
+      {"attention", "graph g(%q: f32[2, 4, 100, 64], %k: f32[2, 4, 100, 64], %v: f32[2, 4, 100, 64]) {\n"
+                    "  %kt = permute %k perm=[0, 1, 3, 2]\n  %s = matmul %q, %kt\n"
+                    "  %m = max %s axes=[3] keepdim=true\n  %d = sub %s, %m\n  %e = exp %d\n"
+                    "  %z = sum %e axes=[3] keepdim=true\n  %p = div %e, %z\n"
+                    "  %o = matmul %p, %v\n  return %o\n}\n",
+       ScheduleKind::Attention, ""},
+      {"f16 attention, mma.sync", "graph g(%q: f16[2, 4, 100, 64], %k: f16[2, 4, 100, 64], %v: f16[2, 4, 100, 64]) {\n"
+                                  "  %kt = permute %k perm=[0, 1, 3, 2]\n  %s = matmul %q, %kt\n"
+                                  "  %m = max %s axes=[3] keepdim=true\n  %d = sub %s, %m\n  %e = exp %d\n"
+                                  "  %z = sum %e axes=[3] keepdim=true\n  %p = div %e, %z\n"
+                                  "  %o = matmul %p, %v\n  return %o\n}\n",
+       ScheduleKind::AttentionMma, ""},
       {"f16 matmul, wgmma", "graph g(%a: f16[1024, 512], %b: f16[512, 1024]) {\n"
                             "  %c = matmul %a, %b\n  return %c\n}\n",
        ScheduleKind::MatmulWgmma, "sm_90"},

@@ -65,14 +65,17 @@ TEST(KernelTemplate, NamesAreTheProfileRecordsSpellings) {
   EXPECT_EQ(kernelTemplate(ScheduleKind::MatmulWgmma).name(), "matmul_wgmma");
   EXPECT_EQ(kernelTemplate(ScheduleKind::Transpose).name(), "transpose");
   EXPECT_EQ(kernelTemplate(ScheduleKind::Scan).name(), "scan");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::Attention).name(), "attention");
+  EXPECT_EQ(kernelTemplate(ScheduleKind::AttentionMma).name(), "attention_mma");
 }
 
-TEST(KernelTemplate, OnlyTheTensorCoreMatmulsCountTensorCoreFlops) {
+TEST(KernelTemplate, OnlyTheTensorCoreTemplatesCountTensorCoreFlops) {
   constexpr size_t kinds = std::variant_size_v<decltype(Schedule::params)>;
   for (size_t i = 0; i < kinds; ++i) {
     ScheduleKind kind = static_cast<ScheduleKind>(i);
     EXPECT_EQ(kernelTemplate(kind).usesTensorCores(),
-              kind == ScheduleKind::MatmulMma || kind == ScheduleKind::MatmulWgmma)
+              kind == ScheduleKind::MatmulMma || kind == ScheduleKind::MatmulWgmma ||
+                  kind == ScheduleKind::AttentionMma)
         << i;
   }
 }

@@ -1,0 +1,265 @@
+//===- compiler/emit/Attention.cpp - softmax(g(A @ B)) @ V in one kernel ----===//
+// The attention template's body (FlashAttention-2's forward on the CUDA
+// cores): a block owns a tile of query rows of one batch; it walks the keys
+// in tiles, computes the tile's scores from Q's tile and K's tile in shared
+// memory, applies the graph's score work to each (the expression emitter,
+// as a matmul epilogue), keeps each row's running max and sum, and adds the
+// tile's probabilities times V's tile (the same shared buffer, after K) to
+// the row's share of O, rescaled whenever the max grows. O is divided by the
+// sum once at the end. Arithmetic is f32; f16 and bf16 are converted on
+// loading and on the store.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/ExprEmitter.h"
+#include "compiler/emit/KernelEmitter.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+namespace minijit {
+
+namespace {
+
+class AttentionEmitter {
+public:
+  AttentionEmitter(KernelEmitter &e, const AttentionSchedule &s)
+      : E(e), W(e.W), K(e.K), S(s), MM(*e.K.matmul), A(*e.K.attention) {}
+
+  void run() {
+    prologue();
+    loadQueries();
+    W.line("float mj_rowMax = -MJ_INF; // the row's running max, its sum relative to it");
+    W.line("float mj_rowSum = 0.0f;");
+    W.line(llvm::formatv("float mj_o[{0}]; // O[m][{1}], not yet divided by the sum", outPerThread(),
+                         column())
+               .str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] = 0.0f;", outPerThread()).str());
+    std::string keys = std::to_string(MM.N);
+    if (A.causal) {
+      W.line("// The mask is causal: keys past the tile's last query row are masked for every "
+             "row of it, so the walk stops there");
+      W.line(llvm::formatv("const {0} mj_keys = min(({0}){1}, m0 + {2});", E.Idx, MM.N, S.br).str());
+      keys = "mj_keys";
+    }
+    W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
+    W.line("__syncthreads(); // every thread is done with the last tile of V and probabilities");
+    loadTile("K", MM.bParam, MM.K, "mj_kBatch", MM.bStrideN, MM.bStrideK);
+    W.line("__syncthreads();");
+    scores();
+    softmaxStep();
+    W.line("__syncthreads(); // K's tile is read, the probabilities written");
+    loadTile("V", A.vParam, A.valueDim, "mj_vBatch", A.vStrideN, A.vStrideD);
+    W.line("__syncthreads();");
+    accumulate();
+    W.close();
+    store();
+    W.close(); // the kernel
+  }
+
+private:
+  int64_t outPerThread() const { return A.valueDim / S.threadsPerRow; }
+  // Rows of Q's and the K/V tile are padded by a float4: reads of float4s
+  // stay aligned, and the rows a warp reads at once fall in other banks.
+  int64_t qStride() const { return MM.K + 4; }
+  int64_t kvStride() const { return std::max(MM.K, A.valueDim) + 4; }
+  /// A thread's columns of O are contiguous (its share of V's rows read as
+  /// float4s) where they are whole float4s; else every threadsPerRow-th.
+  bool vectorColumns() const { return outPerThread() % 4 == 0; }
+  /// Column of O (and of V's tile) of the thread's accumulator j.
+  std::string column() const {
+    if (vectorColumns())
+      return llvm::formatv("mj_part * {0} + j", outPerThread()).str();
+    return llvm::formatv("mj_part + {0} * j", S.threadsPerRow).str();
+  }
+
+  void prologue() {
+    const std::string &Idx = E.Idx;
+    W.line("extern __shared__ __align__(16) unsigned char mj_smem[];");
+    W.line(llvm::formatv("float *mj_q = reinterpret_cast<float *>(mj_smem); // Q's tile, {0} x {1} "
+                         "(rows padded by a float4)",
+                         S.br, MM.K)
+               .str());
+    W.line(llvm::formatv("float *mj_kv = mj_q + {0}; // K's tile, then V's: {1} keys", S.br * qStride(),
+                         S.bc)
+               .str());
+    W.line(llvm::formatv("float *mj_p = mj_kv + {0}; // the tile's probabilities, {1} x {2}",
+                         S.bc * kvStride(), S.br, S.bc)
+               .str());
+    W.line("const " + Idx + " b = blockIdx.x / " + std::to_string(S.tilesM) + "; // batch");
+    W.line("const " + Idx + " m0 = (blockIdx.x % " + std::to_string(S.tilesM) + ") * " +
+           std::to_string(S.br) + "; // the tile's first query row");
+    W.line(llvm::formatv("const int mj_row = threadIdx.x / {0}; // the thread's row of the tile",
+                         S.threadsPerRow)
+               .str());
+    W.line(llvm::formatv("const int mj_part = threadIdx.x % {0}; // its share: keys and columns of "
+                         "O mj_part, mj_part + {0}, ...",
+                         S.threadsPerRow)
+               .str());
+    W.line("const " + Idx + " m = m0 + mj_row;");
+    W.line("const " + Idx + " mj_qBatch = " + E.idx(MM.aBase) + ", mj_kBatch = " + E.idx(MM.bBase) +
+           ";");
+    W.line("const " + Idx + " mj_vBatch = " + E.idx(A.vBase) + ", mj_oBatch = " + E.idx(A.outBase) +
+           ";");
+  }
+
+  /// One element of an operand, converted to float.
+  std::string load(int param, const std::string &offset) const {
+    const KParam &p = K.params[param];
+    return loadConv(p.dtype, p.name + "[" + offset + "]");
+  }
+
+  void loadQueries() {
+    W.line("// Q's tile, once; rows past the end are zeros");
+    W.open(llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", S.br * MM.K, S.block).str());
+    W.line(llvm::formatv("const int r = e / {0}, c = e % {0};", MM.K).str());
+    W.line(llvm::formatv("mj_q[r * {0} + c] = m0 + r < {1} ? {2} : 0.0f;", qStride(), MM.M,
+                         load(MM.aParam, llvm::formatv("mj_qBatch + (m0 + r) * {0} + c * {1}",
+                                                       MM.aStrideM, MM.aStrideK)
+                                             .str()))
+               .str());
+    W.close();
+  }
+
+  void loadTile(const std::string &what, int param, int64_t width, const std::string &batch,
+                int64_t strideKey, int64_t strideCol) {
+    W.line("// " + what + "'s tile of keys n0 ...; keys past the end are zeros");
+    W.open(llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", S.bc * width, S.block).str());
+    W.line(llvm::formatv("const int r = e / {0}, c = e % {0};", width).str());
+    W.line(llvm::formatv("mj_kv[r * {0} + c] = n0 + r < {1} ? {2} : 0.0f;", kvStride(), MM.N,
+                         load(param, llvm::formatv("{0} + (n0 + r) * {1} + c * {2}", batch, strideKey,
+                                                   strideCol)
+                                         .str()))
+               .str());
+    W.close();
+  }
+
+  /// The thread's scores of the tile: S by a dot product over the head
+  /// dim, then the graph's work on it; -inf for keys past the end.
+  void scores() {
+    int64_t perThread = S.bc / S.threadsPerRow;
+    W.line(llvm::formatv("float mj_s[{0}]; // scores of keys n0 + mj_part + {1} * j", perThread,
+                         S.threadsPerRow)
+               .str());
+    W.line("float mj_tileMax = -MJ_INF;");
+    W.line(llvm::formatv("float mj_dot[{0}]; // S of those keys: Q's row times K's rows", perThread).str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_dot[j] = 0.0f;", perThread).str());
+    W.open(llvm::formatv("for (int d = 0; d < {0}; d += 4)", MM.K).str());
+    W.line(llvm::formatv("const float4 q4 = *reinterpret_cast<const float4 *>(&mj_q[mj_row * {0} + d]);",
+                         qStride())
+               .str());
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", perThread).str());
+    W.line(llvm::formatv("const float4 k4 = *reinterpret_cast<const float4 *>(&mj_kv[(mj_part + {0} * "
+                         "j) * {1} + d]);",
+                         S.threadsPerRow, kvStride())
+               .str());
+    W.line("mj_dot[j] += q4.x * k4.x;");
+    W.line("mj_dot[j] += q4.y * k4.y;");
+    W.line("mj_dot[j] += q4.z * k4.z;");
+    W.line("mj_dot[j] += q4.w * k4.w;");
+    W.close();
+    W.close();
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", perThread).str());
+    W.line(llvm::formatv("const int c = mj_part + {0} * j;", S.threadsPerRow).str());
+    W.line("const " + E.Idx + " n = n0 + c;");
+    W.line("float mj_score = -MJ_INF; // keys past the end: no probability");
+    W.open(llvm::formatv("if (m < {0} && n < {1})", MM.M, MM.N).str());
+    for (size_t i = 0; i < K.values.size(); ++i)
+      if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
+        W.line("const float " + E.Names[i] + " = mj_dot[j];" + E.comment(static_cast<int>(i)));
+    LaneCtx lc;
+    lc.vec = 1;
+    lc.x = K.n;
+    lc.extent = MM.N;
+    lc.var = "n";
+    E.elementWork(0, lc, "");
+    W.line("mj_score = " + E.ref(A.score) + "; // what the softmax reads");
+    W.close();
+    W.line("mj_s[j] = mj_score;");
+    W.line("mj_tileMax = mj_max(mj_tileMax, mj_score);");
+    W.close();
+  }
+
+  /// The row's threads are neighbouring lanes: a butterfly over them.
+  void rowCombine(const std::string &combine) {
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int w = {0}; w > 0; w /= 2)", S.threadsPerRow / 2).str());
+    W.line(combine);
+    W.close();
+  }
+
+  void softmaxStep() {
+    rowCombine("mj_tileMax = mj_max(mj_tileMax, __shfl_xor_sync(0xffffffffu, mj_tileMax, w));");
+    W.line("const float mj_newMax = mj_max(mj_rowMax, mj_tileMax);");
+    W.line("// A row whose keys so far are all masked keeps max -inf: its probabilities are 0");
+    W.line("const float mj_base = mj_newMax == -MJ_INF ? 0.0f : mj_newMax;");
+    W.line("const float mj_rescale = expf(mj_rowMax - mj_base); // of the sum and O so far");
+    W.line("float mj_tileSum = 0.0f;");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", S.bc / S.threadsPerRow).str());
+    W.line("const float p = expf(mj_s[j] - mj_base);");
+    W.line(llvm::formatv("mj_p[mj_row * {0} + mj_part + {1} * j] = p;", S.bc + 1, S.threadsPerRow)
+               .str());
+    W.line("mj_tileSum += p;");
+    W.close();
+    rowCombine("mj_tileSum += __shfl_xor_sync(0xffffffffu, mj_tileSum, w);");
+    W.line("mj_rowSum = mj_rowSum * mj_rescale + mj_tileSum;");
+    W.line("mj_rowMax = mj_newMax;");
+  }
+
+  void accumulate() {
+    W.line("// O += P V over the tile, after rescaling O to the new max");
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] *= mj_rescale;", outPerThread()).str());
+    W.open(llvm::formatv("for (int c = 0; c < {0}; ++c)", S.bc).str());
+    W.line(llvm::formatv("const float p = mj_p[mj_row * {0} + c];", S.bc + 1).str());
+    W.line("#pragma unroll");
+    if (!vectorColumns()) {
+      W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] += p * mj_kv[c * {1} + {2}];",
+                           outPerThread(), kvStride(), column())
+                 .str());
+      W.close();
+      return;
+    }
+    W.open(llvm::formatv("for (int j = 0; j < {0}; j += 4)", outPerThread()).str());
+    W.line(llvm::formatv("const float4 v4 = *reinterpret_cast<const float4 *>(&mj_kv[c * {0} + {1}]);",
+                         kvStride(), column())
+               .str());
+    W.line("mj_o[j] += p * v4.x;");
+    W.line("mj_o[j + 1] += p * v4.y;");
+    W.line("mj_o[j + 2] += p * v4.z;");
+    W.line("mj_o[j + 3] += p * v4.w;");
+    W.close();
+    W.close();
+  }
+
+  void store() {
+    const KParam &o = K.params[A.outParam];
+    W.line("// O = the accumulated P V over the row's sum");
+    W.open(llvm::formatv("if (m < {0})", MM.M).str());
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", outPerThread()).str());
+    W.line("const int c = " + column() + ";");
+    W.line(llvm::formatv("{0}[mj_oBatch + m * {1} + c * {2}] = {3};", o.name, A.outStrideM,
+                         A.outStrideD, storeConv(o.dtype, "mj_o[j] / mj_rowSum"))
+               .str());
+    W.close();
+    W.close();
+  }
+
+  KernelEmitter &E;
+  CodeWriter &W;
+  const LoweredKernel &K;
+  const AttentionSchedule &S;
+  const KMatmul &MM;
+  const KAttention &A;
+};
+
+} // namespace
+
+void emitAttention(KernelEmitter &e, const AttentionSchedule &s) { AttentionEmitter(e, s).run(); }
+
+} // namespace minijit

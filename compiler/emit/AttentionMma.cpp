@@ -1,0 +1,286 @@
+//===- compiler/emit/AttentionMma.cpp - attention on the tensor cores ------===//
+// The attention template's body for f16 and bf16 (FlashAttention-2's
+// forward with mma.sync m16n8k16): a block of four warps owns 64 query rows
+// of one batch, a warp 16 of them. Q's fragments are loaded once (ldmatrix
+// from shared memory); for each tile of 64 keys, S = Q K^T goes to f32
+// accumulators, the graph's score work runs on each accumulator (the
+// element emitter, m and n the accumulator's row and key), each row keeps
+// its running max and sum (the four threads of a row combine by shuffles),
+// and the probabilities, rounded to the inputs' type, are the A fragments
+// of P V, whose B fragments come from V's tile by ldmatrix.trans. O stays
+// in f32 accumulators and is divided by the sum once at the end.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/ExprEmitter.h"
+#include "compiler/emit/KernelEmitter.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+namespace minijit {
+
+namespace {
+
+class AttentionMmaEmitter {
+public:
+  AttentionMmaEmitter(KernelEmitter &e, const AttentionMmaSchedule &s)
+      : E(e), W(e.W), K(e.K), S(s), MM(*e.K.matmul), A(*e.K.attention),
+        Mma(MM.dtype == DType::BF16 ? "mj_mma_bf16" : "mj_mma_f16") {}
+
+  void run() {
+    prologue();
+    loadTile("Q's tile, once", "mj_q", MM.aParam, MM.K, qStride(), "m0", MM.M, "mj_qBatch",
+             MM.aStrideM, MM.aStrideK, S.br);
+    W.line("__syncthreads();");
+    queryFragments();
+    W.line("float mj_rowMax[2] = {-MJ_INF, -MJ_INF}; // rows mj_g and mj_g + 8: running max,");
+    W.line("float mj_rowSum[2] = {0.0f, 0.0f};       // and the sum relative to it");
+    W.line(llvm::formatv("float mj_o[{0}][4]; // O of the warp's rows, an accumulator per 8 columns",
+                         A.valueDim / 8)
+               .str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int t = 0; t < {0}; ++t) mj_o[t][0] = mj_o[t][1] = mj_o[t][2] = "
+                         "mj_o[t][3] = 0.0f;",
+                         A.valueDim / 8)
+               .str());
+    std::string keys = std::to_string(MM.N);
+    if (A.causal) {
+      W.line("// The mask is causal: keys past the tile's last query row are masked for every "
+             "row of it, so the walk stops there");
+      W.line(llvm::formatv("const {0} mj_keys = min(({0}){1}, m0 + {2});", E.Idx, MM.N, S.br).str());
+      keys = "mj_keys";
+    }
+    W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
+    W.line("__syncthreads(); // every warp is done with the last tile of V");
+    loadTile("K's tile of keys n0 ...", "mj_kv", MM.bParam, MM.K, kvStride(), "n0", MM.N,
+             "mj_kBatch", MM.bStrideN, MM.bStrideK, S.bc);
+    W.line("__syncthreads();");
+    scores();
+    scoreWork();
+    softmaxStep();
+    W.line("__syncthreads(); // every warp is done with K's tile");
+    loadTile("V's tile of keys n0 ...", "mj_kv", A.vParam, A.valueDim, kvStride(), "n0", MM.N,
+             "mj_vBatch", A.vStrideN, A.vStrideD, S.bc);
+    W.line("__syncthreads();");
+    accumulate();
+    W.close();
+    store();
+    W.close(); // the kernel
+  }
+
+private:
+  // Rows padded by 8 halves (16 bytes): ldmatrix's eight row addresses fall
+  // in different banks.
+  int64_t qStride() const { return MM.K + 8; }
+  int64_t kvStride() const { return std::max(MM.K, A.valueDim) + 8; }
+  int64_t keyTiles() const { return S.bc / 8; }
+
+  void prologue() {
+    const std::string &Idx = E.Idx;
+    W.line("extern __shared__ __align__(16) unsigned char mj_smem[];");
+    W.line(llvm::formatv("unsigned short *mj_q = reinterpret_cast<unsigned short *>(mj_smem); // "
+                         "Q's tile, {0} x {1} (rows padded by 8)",
+                         S.br, MM.K)
+               .str());
+    W.line(llvm::formatv("unsigned short *mj_kv = mj_q + {0}; // K's tile, then V's: {1} keys",
+                         S.br * qStride(), S.bc)
+               .str());
+    W.line("const " + Idx + " b = blockIdx.x / " + std::to_string(S.tilesM) + "; // batch");
+    W.line("const " + Idx + " m0 = (blockIdx.x % " + std::to_string(S.tilesM) + ") * " +
+           std::to_string(S.br) + "; // the tile's first query row");
+    W.line("const int mj_warp = threadIdx.x / 32, mj_lane = threadIdx.x % 32;");
+    W.line("// The thread's rows of the warp's 16 (mj_g and mj_g + 8) and, in each 8-column tile "
+           "of an accumulator, its two columns (mj_c2, mj_c2 + 1): mma.sync's layout");
+    W.line("const int mj_g = mj_lane / 4, mj_c2 = 2 * (mj_lane % 4);");
+    W.line("const " + Idx + " mj_qBatch = " + E.idx(MM.aBase) + ", mj_kBatch = " + E.idx(MM.bBase) +
+           ";");
+    W.line("const " + Idx + " mj_vBatch = " + E.idx(A.vBase) + ", mj_oBatch = " + E.idx(A.outBase) +
+           ";");
+  }
+
+  /// Rows row0 ... of an operand into `dst` as stored (16-bit), zeros past the end.
+  void loadTile(const std::string &what, const std::string &dst, int param, int64_t width,
+                int64_t stride, const std::string &row0, int64_t rows, const std::string &batch,
+                int64_t strideRow, int64_t strideCol, unsigned tileRows) {
+    const KParam &p = K.params[param];
+    W.line("// " + what + "; rows past the end are zeros");
+    W.open(llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", tileRows * width, S.block)
+               .str());
+    W.line(llvm::formatv("const int r = e / {0}, c = e % {0};", width).str());
+    W.line(llvm::formatv("{0}[r * {1} + c] = {2} + r < {3} ? {4}[{5} + ({2} + r) * {6} + c * {7}] : "
+                         "(unsigned short)0;",
+                         dst, stride, row0, rows, p.name, batch, strideRow, strideCol)
+               .str());
+    W.close();
+  }
+
+  void queryFragments() {
+    W.line(llvm::formatv("unsigned mj_qf[{0}][4]; // the warp's 16 rows of Q as A fragments, 16 "
+                         "columns each",
+                         MM.K / 16)
+               .str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", MM.K / 16).str());
+    W.line(llvm::formatv("  mj_ldmatrix_x4(mj_qf[kk], &mj_q[(mj_warp * 16 + mj_lane % 8 + 8 * "
+                         "((mj_lane / 8) % 2)) * {0} + kk * 16 + 8 * (mj_lane / 16)]);",
+                         qStride())
+               .str());
+  }
+
+  /// S of the warp's rows and the tile's keys: an accumulator per 8 keys.
+  void scores() {
+    W.line(llvm::formatv("float mj_s[{0}][4]; // S, then the scores, then the probabilities",
+                         keyTiles())
+               .str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int t = 0; t < {0}; ++t) mj_s[t][0] = mj_s[t][1] = mj_s[t][2] = "
+                         "mj_s[t][3] = 0.0f;",
+                         keyTiles())
+               .str());
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", MM.K / 16).str());
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", keyTiles() / 2).str());
+    W.line("unsigned kf[4]; // B fragments of keys tp * 16 ... (two 8-key tiles), columns kk * 16 ...");
+    W.line(llvm::formatv("mj_ldmatrix_x4(kf, &mj_kv[(tp * 16 + mj_lane % 8 + 8 * (mj_lane / 16)) * "
+                         "{0} + kk * 16 + 8 * ((mj_lane / 8) % 2)]);",
+                         kvStride())
+               .str());
+    W.line("const unsigned b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};");
+    W.line(Mma + "(mj_s[2 * tp], mj_qf[kk], b0);");
+    W.line(Mma + "(mj_s[2 * tp + 1], mj_qf[kk], b1);");
+    W.close();
+    W.close();
+  }
+
+  /// The graph's work on each accumulator of S; -inf past the ends.
+  void scoreWork() {
+    W.line("float mj_tileMax[2] = {-MJ_INF, -MJ_INF};");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
+    W.line("#pragma unroll");
+    W.open("for (int i = 0; i < 4; ++i)");
+    W.line("const " + E.Idx + " m = m0 + mj_warp * 16 + mj_g + 8 * (i / 2);");
+    W.line("const " + E.Idx + " n = n0 + t * 8 + mj_c2 + i % 2;");
+    W.line("float mj_score = -MJ_INF; // past the ends: no probability");
+    W.open(llvm::formatv("if (m < {0} && n < {1})", MM.M, MM.N).str());
+    for (size_t i = 0; i < K.values.size(); ++i)
+      if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
+        W.line("const float " + E.Names[i] + " = mj_s[t][i];" + E.comment(static_cast<int>(i)));
+    LaneCtx lc;
+    lc.vec = 1;
+    lc.x = K.n;
+    lc.extent = MM.N;
+    lc.var = "n";
+    E.elementWork(0, lc, "");
+    W.line("mj_score = " + E.ref(A.score) + "; // what the softmax reads");
+    W.close();
+    W.line("mj_s[t][i] = mj_score;");
+    W.line("mj_tileMax[i / 2] = mj_max(mj_tileMax[i / 2], mj_score);");
+    W.close();
+    W.close();
+  }
+
+  /// The four threads of a row are neighbouring lanes: a butterfly over them.
+  void quadCombine(const std::string &combine) {
+    W.line("#pragma unroll");
+    W.open("for (int h = 0; h < 2; ++h)");
+    W.line("#pragma unroll");
+    W.line("for (int w = 1; w < 4; w *= 2) " + combine);
+    W.close();
+  }
+
+  void softmaxStep() {
+    quadCombine("mj_tileMax[h] = mj_max(mj_tileMax[h], __shfl_xor_sync(0xffffffffu, "
+                "mj_tileMax[h], w));");
+    W.line("float mj_base[2], mj_rescale[2], mj_tileSum[2] = {0.0f, 0.0f};");
+    W.line("#pragma unroll");
+    W.open("for (int h = 0; h < 2; ++h)");
+    W.line("const float newMax = mj_max(mj_rowMax[h], mj_tileMax[h]);");
+    W.line("// A row whose keys so far are all masked keeps max -inf: its probabilities are 0");
+    W.line("mj_base[h] = newMax == -MJ_INF ? 0.0f : newMax;");
+    W.line("mj_rescale[h] = expf(mj_rowMax[h] - mj_base[h]); // of the sum and O so far");
+    W.line("mj_rowMax[h] = newMax;");
+    W.close();
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
+    W.line("#pragma unroll");
+    W.open("for (int i = 0; i < 4; ++i)");
+    W.line("mj_s[t][i] = expf(mj_s[t][i] - mj_base[i / 2]);");
+    W.line("mj_tileSum[i / 2] += mj_s[t][i];");
+    W.close();
+    W.close();
+    quadCombine("mj_tileSum[h] += __shfl_xor_sync(0xffffffffu, mj_tileSum[h], w);");
+    W.line("mj_rowSum[0] = mj_rowSum[0] * mj_rescale[0] + mj_tileSum[0];");
+    W.line("mj_rowSum[1] = mj_rowSum[1] * mj_rescale[1] + mj_tileSum[1];");
+  }
+
+  /// Two probabilities rounded to the inputs' type, packed as a fragment register.
+  std::string pack(const std::string &lo, const std::string &hi) const {
+    std::string conv = MM.dtype == DType::BF16 ? "mj_f2bf" : "mj_f2h";
+    return "(unsigned)" + conv + "(" + lo + ") | ((unsigned)" + conv + "(" + hi + ") << 16)";
+  }
+
+  void accumulate() {
+    W.line("// O += P V over the tile, after rescaling O to the new max");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", A.valueDim / 8).str());
+    W.line("mj_o[t][0] *= mj_rescale[0];");
+    W.line("mj_o[t][1] *= mj_rescale[0];");
+    W.line("mj_o[t][2] *= mj_rescale[1];");
+    W.line("mj_o[t][3] *= mj_rescale[1];");
+    W.close();
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", S.bc / 16).str());
+    W.line("// keys kk * 16 ...: the accumulators of S are the A fragments' layout");
+    W.line("const unsigned pf[4] = {" + pack("mj_s[2 * kk][0]", "mj_s[2 * kk][1]") + ",");
+    W.line("                        " + pack("mj_s[2 * kk][2]", "mj_s[2 * kk][3]") + ",");
+    W.line("                        " + pack("mj_s[2 * kk + 1][0]", "mj_s[2 * kk + 1][1]") + ",");
+    W.line("                        " + pack("mj_s[2 * kk + 1][2]", "mj_s[2 * kk + 1][3]") + "};");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", A.valueDim / 16).str());
+    W.line("unsigned vf[4]; // B fragments of V's columns tp * 16 ... (two 8-column tiles)");
+    W.line(llvm::formatv("mj_ldmatrix_x4_trans(vf, &mj_kv[(kk * 16 + mj_lane % 8 + 8 * ((mj_lane / 8) "
+                         "% 2)) * {0} + tp * 16 + 8 * (mj_lane / 16)]);",
+                         kvStride())
+               .str());
+    W.line("const unsigned b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};");
+    W.line(Mma + "(mj_o[2 * tp], pf, b0);");
+    W.line(Mma + "(mj_o[2 * tp + 1], pf, b1);");
+    W.close();
+    W.close();
+  }
+
+  void store() {
+    const KParam &o = K.params[A.outParam];
+    W.line("// O = the accumulated P V over the row's sum");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", A.valueDim / 8).str());
+    W.line("#pragma unroll");
+    W.open("for (int i = 0; i < 4; ++i)");
+    W.line("const " + E.Idx + " m = m0 + mj_warp * 16 + mj_g + 8 * (i / 2);");
+    W.line("const int c = t * 8 + mj_c2 + i % 2;");
+    W.line(llvm::formatv("if (m < {0}) {1}[mj_oBatch + m * {2} + c * {3}] = {4};", MM.M, o.name,
+                         A.outStrideM, A.outStrideD,
+                         storeConv(o.dtype, "mj_o[t][i] / mj_rowSum[i / 2]"))
+               .str());
+    W.close();
+    W.close();
+  }
+
+  KernelEmitter &E;
+  CodeWriter &W;
+  const LoweredKernel &K;
+  const AttentionMmaSchedule &S;
+  const KMatmul &MM;
+  const KAttention &A;
+  const std::string Mma;
+};
+
+} // namespace
+
+void emitAttentionMma(KernelEmitter &e, const AttentionMmaSchedule &s) {
+  AttentionMmaEmitter(e, s).run();
+}
+
+} // namespace minijit

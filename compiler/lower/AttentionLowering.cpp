@@ -1,0 +1,179 @@
+//===- compiler/lower/AttentionLowering.cpp - an attention kernel, lowered ------===//
+// An attention kernel lowers in two parts: its scores and the work on them,
+// lowered as a matmul kernel whose epilogue is that work (the same loads,
+// iota positions and arithmetic a matmul's epilogue has), and V and O,
+// described by their strides beside it. The softmax between them is the
+// template's, so it is not lowered.
+//===----------------------------------------------------------------------===//
+#include "compiler/lower/Lowering.h"
+
+#include "compiler/fusion/Attention.h"
+#include "compiler/lower/CudaNames.h"
+#include "compiler/lower/ViewIndex.h"
+
+#include "ir/Printer.h"
+
+#include <cassert>
+
+namespace minijit {
+
+namespace {
+
+/// The values of `kg` that compute `from` (itself included), in graph order.
+std::vector<ValueId> heldClosure(const Graph &g, const KernelGroup &kg, ValueId from) {
+  std::vector<bool> in(g.size(), false), seen(g.size(), false);
+  for (ValueId v : kg.held)
+    in[v] = true;
+  std::vector<ValueId> out, stack{from};
+  seen[from] = true;
+  while (!stack.empty()) {
+    ValueId v = stack.back();
+    stack.pop_back();
+    if (!in[v])
+      continue;
+    out.push_back(v);
+    for (ValueId o : g.node(v).operands)
+      if (!seen[o]) {
+        seen[o] = true;
+        stack.push_back(o);
+      }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+StoreRequest layoutProblem(ValueId operand, ValueId out) {
+  return StoreRequest{operand, FusionReason{FusionReasonKind::MatmulLayout, {operand, out}, {}}, out};
+}
+
+/// A new parameter of `k` for graph value `node`, named as lowering names them.
+int addParam(const Graph &g, LoweredKernel &k, ValueId node, bool written) {
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].node == node && k.params[i].written == written)
+      return static_cast<int>(i);
+  const Node &n = g.node(node);
+  std::string base = cudaIdentifier(n.name);
+  if (isReservedName(base))
+    base += "_";
+  base += written ? "_out" : "";
+  std::string name = base;
+  for (int i = 1; llvm::any_of(k.params, [&](const KParam &p) { return p.name == name; }); ++i)
+    name = base + "_" + std::to_string(i);
+  k.params.push_back(KParam{node, written, name, n.name, n.dtype, n.shape.numel()});
+  return static_cast<int>(k.params.size() - 1);
+}
+
+} // namespace
+
+LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
+                              const LoweringOptions &options) {
+  const KernelGroup &kg = plan.kernels[index];
+  std::optional<AttentionCandidate> c =
+      findAttention(g, kg.matmul, [&](ValueId v) { return plan.storedBy[v] >= 0; });
+  assert(c && c->match && !c->store && "fusion formed the attention kernel from a match");
+  const AttentionMatch &m = *c->match;
+
+  // The scores and their work: a matmul kernel over S whose root is g(S).
+  FusionPlan scores = plan;
+  KernelGroup sk;
+  sk.kind = KernelKind::Matmul;
+  sk.domain = g.node(m.scores).shape;
+  sk.matmul = m.scores;
+  sk.roots = {m.logits};
+  sk.held = heldClosure(g, kg, m.logits);
+  sk.reads = kg.reads;
+  scores.kernels = {sk};
+  LoweringResult r = lowerKernel(g, scores, 0, options);
+  if (StoreRequest *problem = std::get_if<StoreRequest>(&r)) {
+    problem->root = kg.matmul;
+    return *problem;
+  }
+  LoweredKernel k = std::move(std::get<LoweredKernel>(r));
+  assert(k.stores.size() == 1 && k.stores[0].param + 1 == static_cast<int>(k.params.size()) &&
+         "the scores' kernel stores g(S) alone, in its last parameter");
+  KAttention a;
+  a.node = kg.matmul;
+  a.score = k.stores[0].value;
+  k.stores.clear();
+  k.params.pop_back();
+
+  k.index = index;
+  k.kind = KernelKind::Attention;
+  k.domain = kg.domain;
+  k.dtype = g.node(kg.matmul).dtype;
+  k.held.clear();
+  for (ValueId v : kg.held)
+    if (g.node(v).op != OpKind::Input)
+      k.held.push_back({g.node(v).op, nodeText(g, v)});
+
+  // The batch index of each of O's leading axes, from the flat `b`.
+  const Node &o = g.node(kg.matmul);
+  unsigned rank = o.shape.rank();
+  Index outIdx(rank);
+  int64_t inner = 1;
+  for (int d = static_cast<int>(rank) - 3; d >= 0; --d) {
+    outIdx[d] = k.ctx.mod(k.ctx.div(k.b, inner), o.shape[d]);
+    inner *= o.shape[d];
+  }
+  a.valueDim = o.shape[rank - 1];
+  a.dd = k.ctx.var("dd", a.valueDim);
+
+  // V, through its views, at (b, key n, dd).
+  ValueId vOperand = o.operands[1], v = vOperand;
+  const Node &vn = g.node(vOperand);
+  Index vIdx;
+  unsigned vBatch = vn.shape.rank() - 2, off = (rank - 2) - vBatch;
+  for (unsigned d = 0; d < vBatch; ++d)
+    vIdx.push_back(stretchesTo(vn.shape.dim(d), o.shape.dim(off + d)) ? IndexExpr::constant(0)
+                                                                      : outIdx[off + d]);
+  vIdx.push_back(k.n);
+  vIdx.push_back(a.dd);
+  while (g.node(v).cls() == OpClass::View && plan.storedBy[v] < 0 && g.node(v).op != OpKind::Input) {
+    const Node &view = g.node(v);
+    const Shape &in = g.node(view.operands[0]).shape;
+    vIdx = view.op == OpKind::Broadcast ? broadcastOperandIndex(in, view.shape, vIdx)
+                                        : viewIndex(k.ctx, view, in, vIdx);
+    v = view.operands[0];
+  }
+  IndexExpr vOff = elementOffset(k.ctx, g.node(v).shape, vIdx);
+  std::optional<int64_t> vn1 = linearCoefficient(k.ctx, vOff, k.n),
+                         vd = linearCoefficient(k.ctx, vOff, a.dd);
+  if (!vn1 || !vd)
+    return layoutProblem(vOperand, kg.matmul);
+  a.vParam = addParam(g, k, v, false);
+  a.vBase = zeroAt(k.ctx, vOff, {k.n, a.dd});
+  a.vStrideN = *vn1;
+  a.vStrideD = *vd;
+  a.vDtype = g.node(v).dtype;
+
+  // O at (b, query m, dd), row-major.
+  outIdx[rank - 2] = k.m;
+  outIdx[rank - 1] = a.dd;
+  IndexExpr oOff = elementOffset(k.ctx, o.shape, outIdx);
+  a.outParam = addParam(g, k, kg.matmul, true);
+  a.outBase = zeroAt(k.ctx, oOff, {k.m, a.dd});
+  a.outStrideM = *linearCoefficient(k.ctx, oOff, k.m);
+  a.outStrideD = *linearCoefficient(k.ctx, oOff, a.dd);
+
+  a.scale = m.scale;
+  a.mask = m.mask;
+  a.bias = m.bias;
+  a.softcap = m.softcap;
+  a.causal = m.causal;
+  a.kBatches = m.kBatches;
+  a.vBatches = m.vBatches;
+  // FLOPs per output element: the two products, the score work and the
+  // softmax (max, exp, sum, rescale) per score, spread over O's elements.
+  int64_t perScore = 2 * k.matmul->K + 2 * a.valueDim + k.flopsPerElement - 2 * k.matmul->K + 4;
+  k.numel = o.shape.numel();
+  k.flopsPerElement = perScore * k.matmul->N / a.valueDim;
+  int64_t big = int64_t(1) << 31;
+  for (const KParam &p : k.params)
+    k.index64 = k.index64 || p.numel >= big;
+  k.index64 = k.index64 || k.matmul->batch * k.matmul->M * k.matmul->N >= big;
+  k.symbolic.reset();
+  k.attention = a;
+  return k;
+}
+
+} // namespace minijit

@@ -1,0 +1,56 @@
+//===- compiler/schedule/AttentionSchedule.cpp - the attention template's rules -===//
+// f16 and bf16 with head dims of whole 16s up to 128: the tensor-core
+// kernel, 64 query rows x 64 keys a tile. Otherwise the CUDA cores: tiles
+// of 32 query rows and 32 keys, four threads a row; tiles of 16 rows where
+// 32 would leave SMs idle (fewer blocks than two per SM). `bm` sets the
+// rows by hand (16, 32 or 64; 16 and 32 keep f16 on the CUDA cores).
+//===----------------------------------------------------------------------===//
+#include "compiler/schedule/ScheduleInternal.h"
+
+#include <algorithm>
+
+namespace minijit::detail {
+
+Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                     const ScheduleOverrides &o) {
+  const KMatmul &mm = *k.matmul;
+  const KAttention &a = *k.attention;
+  // f16 and bf16 on the tensor cores where the head dims are whole 16s and
+  // the fragments fit the registers (bm=16 or 32 asks for the CUDA cores).
+  bool mma = mm.dtype != DType::F32 && mm.K % 16 == 0 && a.valueDim % 16 == 0 && mm.K <= 128 &&
+             a.valueDim <= 128 && (!o.bm || *o.bm == 64);
+  if (mma) {
+    AttentionMmaSchedule m;
+    m.br = m.bc = 64;
+    m.block = 128;
+    m.threadsPerRow = 4;
+    m.tilesM = (mm.M + m.br - 1) / m.br;
+    m.grid = mm.batch * m.tilesM;
+    // 16-bit tiles, rows padded by 8 (ldmatrix's rows in different banks)
+    m.sharedBytes = static_cast<unsigned>(
+        2 * (int64_t(m.br) * (mm.K + 8) + int64_t(m.bc) * (std::max(mm.K, a.valueDim) + 8)));
+    return Schedule{m};
+  }
+  AttentionSchedule s;
+  auto tiles = [&](unsigned br) { return (mm.M + br - 1) / br; };
+  if (mm.batch * tiles(s.br) < 2 * int64_t(dev.smCount))
+    s.br = 16;
+  if (o.bm) {
+    if (*o.bm != 16 && *o.bm != 32 && *o.bm != 64)
+      return refuse("bm (query rows of an attention tile) must be 16, 32 or 64");
+    s.br = static_cast<unsigned>(*o.bm);
+  }
+  s.block = s.br * s.threadsPerRow;
+  s.tilesM = tiles(s.br);
+  s.grid = mm.batch * s.tilesM;
+  // Rows of Q and K/V padded by a float4 (aligned float4 reads, other
+  // banks), the probabilities' by a float.
+  int64_t kv = std::max(mm.K, a.valueDim) + 4;
+  s.sharedBytes = static_cast<unsigned>(
+      4 * (int64_t(s.br) * (mm.K + 4) + int64_t(s.bc) * kv + int64_t(s.br) * (s.bc + 1)));
+  if (s.sharedBytes > dev.sharedPerBlockOptin)
+    return refuse("attention tiles need more shared memory than a block has");
+  return Schedule{s};
+}
+
+} // namespace minijit::detail

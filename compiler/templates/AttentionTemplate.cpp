@@ -1,0 +1,96 @@
+//===- compiler/templates/AttentionTemplate.cpp - the attention template ---===//
+// softmax(g(A @ B)) @ V as one kernel, the scores never in memory: on the
+// CUDA cores (emit/Attention.cpp) and for f16/bf16 on the tensor cores
+// (emit/AttentionMma.cpp); their rules are in schedule/AttentionSchedule.cpp
+// and the graphs they take are found by compiler/fusion/Attention.cpp.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/TemplatesInternal.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace minijit::detail {
+
+namespace {
+
+class AttentionTemplate final : public KernelTemplate {
+public:
+  ScheduleKind kind() const override { return ScheduleKind::Attention; }
+  llvm::StringRef name() const override { return "attention"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"bm"};
+    return keys;
+  }
+  bool tilesComeInWaves() const override { return true; }
+
+  std::string describe(const Schedule &sched, GridText grid) const override {
+    const auto &s = sched.as<AttentionSchedule>();
+    return llvm::formatv("attention on CUDA cores: {0} query rows x {1} keys a tile, {2} threads a "
+                         "row ({3} threads), online softmax, {4} ({5} query tiles a batch), {6} "
+                         "bytes of shared memory",
+                         s.br, s.bc, s.threadsPerRow, s.block, gridWords(s.grid, grid), s.tilesM,
+                         s.sharedBytes)
+        .str();
+  }
+
+  /// The other tile heights: more rows share each K and V tile, fewer fill
+  /// more SMs.
+  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &def,
+                                            const DeviceProperties &) const override {
+    std::vector<ScheduleOverrides> out;
+    for (int64_t bm : {16, 32, 64})
+      if (bm != def.schedule.as<AttentionSchedule>().br)
+        out.push_back({.bm = bm});
+    return out;
+  }
+
+  void emit(KernelEmitter &e, const Schedule &s) const override {
+    emitAttention(e, s.as<AttentionSchedule>());
+  }
+};
+
+/// f16/bf16 on the tensor cores (emit/AttentionMma.cpp).
+class AttentionMmaTemplate final : public KernelTemplate {
+public:
+  ScheduleKind kind() const override { return ScheduleKind::AttentionMma; }
+  llvm::StringRef name() const override { return "attention_mma"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"bm"};
+    return keys;
+  }
+  bool usesTensorCores() const override { return true; }
+  bool tilesComeInWaves() const override { return true; }
+
+  std::string describe(const Schedule &sched, GridText grid) const override {
+    const auto &s = sched.as<AttentionMmaSchedule>();
+    return llvm::formatv("attention on tensor cores (mma.sync m16n8k16): {0} query rows x {1} keys "
+                         "a tile, a warp per 16 rows ({2} threads), online softmax, {3} ({4} query "
+                         "tiles a batch), {5} bytes of shared memory",
+                         s.br, s.bc, s.block, gridWords(s.grid, grid), s.tilesM, s.sharedBytes)
+        .str();
+  }
+
+  /// The CUDA cores' kernel with 16 or 32 rows a block.
+  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &,
+                                            const DeviceProperties &) const override {
+    return {{.bm = 32}, {.bm = 16}};
+  }
+
+  void emit(KernelEmitter &e, const Schedule &s) const override {
+    emitAttentionMma(e, s.as<AttentionMmaSchedule>());
+  }
+};
+
+} // namespace
+
+const KernelTemplate &attentionTemplate() {
+  static const AttentionTemplate t;
+  return t;
+}
+
+const KernelTemplate &attentionMmaTemplate() {
+  static const AttentionMmaTemplate t;
+  return t;
+}
+
+} // namespace minijit::detail

@@ -1,0 +1,138 @@
+//===- tests/gpu/AttentionTest.cpp - attention as one kernel on the GPU ----===//
+// Attention written as plain ops (issue 43) against the CPU reference, fused
+// (one attention kernel, where the template takes the shape: f16 and bf16
+// with head dims 32, 64, 80 and 128 on the tensor cores) and unfused:
+// sequence lengths that are not whole tiles (1, 17, 1000), head dims 32,
+// 64, 80 and 128, f32, f16 and bf16, causal masks from iota, a bias,
+// grouped K/V heads and a soft-cap with a sliding window (masked tiles at
+// the start of a row). Each graph is also checked to compile
+// to the attention kernel (or not, where its rows are too short), so a
+// recognition that silently stops matching fails here.
+//===----------------------------------------------------------------------===//
+#include "tests/gpu/GpuTest.h"
+
+#include "compiler/CompileDetail.h"
+
+#include <cmath>
+
+namespace minijit {
+namespace {
+
+class Attention : public GpuTest {
+protected:
+  /// Compiles `g` fused (no NVRTC) and checks whether it holds one attention
+  /// kernel, then runs it as expectMatches does.
+  void expectAttention(const Graph &g, bool fuses, uint64_t seed) {
+    CompileOptions opt;
+    opt.compileKernels = false;
+    opt.tuning = CompileOptions::Tuning::Off;
+    CompiledGraph cg = compileGraph(g, opt);
+    size_t attention = 0;
+    for (const CompiledKernel &k : cg.detail->kernels)
+      attention += k.schedule.kind() == ScheduleKind::Attention ||
+                   k.schedule.kind() == ScheduleKind::AttentionMma;
+    EXPECT_EQ(attention, fuses ? 1u : 0u) << g.name() << "\n" << cg.fusedText();
+    expectMatches(g, seed);
+  }
+};
+
+std::string name(const std::string &what, DType t, int64_t s, int64_t d) {
+  return what + "_" + std::string(dtypeName(t)) + "_s" + std::to_string(s) + "_d" +
+         std::to_string(d);
+}
+
+/// softmax(scale * q @ k^T + mask) @ v; q [B, H, sq, d], k and v [B, H, sk, d].
+Tensor attend(const Tensor &q, const Tensor &k, const Tensor &v, bool causal) {
+  int64_t d = q.shape()[q.shape().rank() - 1];
+  Tensor s = matmul(q, transpose(k)) * (1.0 / std::sqrt(double(d)));
+  if (causal) {
+    int64_t sq = q.shape()[q.shape().rank() - 2], sk = k.shape()[k.shape().rank() - 2];
+    Graph &g = q.graph();
+    Tensor keyPos = iota(g, {sq, sk}, 1), queryPos = iota(g, {sq, sk}, 0);
+    s = where(le(keyPos, queryPos), s, -INFINITY);
+  }
+  return matmul(softmax(s, -1), v);
+}
+
+TEST_F(Attention, EveryDtypeLengthAndHeadDim) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t s : {1, 17, 1000})
+      for (int64_t d : {32, 64, 80, 128}) {
+        Graph g(name("attention", t, s, d));
+        Tensor q = g.input("q", t, {1, 2, s, d});
+        Tensor k = g.input("k", t, {1, 2, s, d});
+        Tensor v = g.input("v", t, {1, 2, s, d});
+        g.output(attend(q, k, v, false), "o");
+        expectAttention(g, s >= 16, 11);
+      }
+}
+
+TEST_F(Attention, CausalMaskFromIota) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t s : {17, 1000})
+      for (int64_t d : {64, 128}) {
+        Graph g(name("causal", t, s, d));
+        Tensor q = g.input("q", t, {2, 2, s, d});
+        Tensor k = g.input("k", t, {2, 2, s, d});
+        Tensor v = g.input("v", t, {2, 2, s, d});
+        g.output(attend(q, k, v, true), "o");
+        expectAttention(g, true, 13);
+      }
+}
+
+TEST_F(Attention, CausalMaskWithFewerQueriesThanKeys) {
+  // Top-left: query i sees keys 0..i; the walk over the keys stops at the
+  // tile's last query row.
+  for (DType t : {DType::F32, DType::F16}) {
+    Graph g(name("causal_rect", t, 1000, 64));
+    Tensor q = g.input("q", t, {1, 3, 33, 64});
+    Tensor k = g.input("k", t, {1, 3, 1000, 64});
+    Tensor v = g.input("v", t, {1, 3, 1000, 64});
+    g.output(attend(q, k, v, true), "o");
+    expectAttention(g, true, 29);
+  }
+}
+
+TEST_F(Attention, BiasOverQueriesAndKeysOfUnequalLengths) {
+  for (DType t : {DType::F32, DType::F16})
+    for (int64_t sk : {17, 1000}) {
+      int64_t sq = 33, d = 80;
+      Graph g(name("bias", t, sk, d));
+      Tensor q = g.input("q", t, {2, 3, sq, d});
+      Tensor k = g.input("k", t, {2, 3, sk, d});
+      Tensor v = g.input("v", t, {2, 3, sk, d});
+      Tensor bias = g.input("bias", t, {3, sq, sk});
+      Tensor s = matmul(q, transpose(k)) * (1.0 / std::sqrt(double(d))) + bias;
+      g.output(matmul(softmax(s, -1), v), "o");
+      expectAttention(g, true, 17);
+    }
+}
+
+TEST_F(Attention, GroupedKVHeadsBroadcast) {
+  for (DType t : {DType::F32, DType::BF16})
+    for (int64_t s : {17, 1000}) {
+      int64_t d = 64;
+      Graph g(name("grouped", t, s, d));
+      Tensor q = g.input("q", t, {1, 2, 4, s, d});
+      Tensor k = g.input("k", t, {1, 2, 1, s, d});
+      Tensor v = g.input("v", t, {1, 2, 1, s, d});
+      g.output(attend(q, k, v, true), "o");
+      expectAttention(g, true, 19);
+    }
+}
+
+TEST_F(Attention, SoftCapAndSlidingWindow) {
+  int64_t s = 1000, d = 64;
+  Graph g("softcap_window");
+  Tensor q = g.input("q", DType::F32, {1, 2, s, d});
+  Tensor k = g.input("k", DType::F32, {1, 2, s, d});
+  Tensor v = g.input("v", DType::F32, {1, 2, s, d});
+  Tensor scores = tanh(matmul(q, transpose(k)) * (1.0 / std::sqrt(double(d))) / 30.0) * 30.0;
+  Tensor keyPos = iota(g, {s, s}, 1), queryPos = iota(g, {s, s}, 0);
+  Tensor inWindow = logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, 64.0));
+  g.output(matmul(softmax(where(inWindow, scores, -INFINITY), -1), v), "o");
+  expectAttention(g, true, 23);
+}
+
+} // namespace
+} // namespace minijit

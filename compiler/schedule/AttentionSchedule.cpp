@@ -1,6 +1,7 @@
 //===- compiler/schedule/AttentionSchedule.cpp - the attention template's rules -===//
 // f16 and bf16 with head dims of whole 16s up to 128: the tensor-core
-// kernel, 64 query rows x 64 keys a tile. Otherwise the CUDA cores: tiles
+// kernel, 64 query rows x 64 keys a tile (32 or 16 rows where 64 would
+// leave SMs idle). Otherwise the CUDA cores: tiles
 // of 32 query rows and 32 keys, four threads a row; tiles of 16 rows where
 // 32 would leave SMs idle (fewer blocks than two per SM). `bm` sets the
 // rows by hand (16, 32 or 64; 16 and 32 keep f16 on the CUDA cores).
@@ -22,7 +23,11 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
   if (mma) {
     AttentionMmaSchedule m;
     m.br = m.bc = 64;
-    m.block = 128;
+    // Fewer rows a block (a warp per 16) where 64 would leave SMs idle,
+    // unless bm=64 asks for 64.
+    while (!o.bm && m.br > 16 && mm.batch * ((mm.M + m.br - 1) / m.br) < 2 * int64_t(dev.smCount))
+      m.br /= 2;
+    m.block = 2 * m.br;
     m.threadsPerRow = 4;
     m.tilesM = (mm.M + m.br - 1) / m.br;
     m.grid = mm.batch * m.tilesM;

@@ -306,9 +306,9 @@ struct AttentionSchedule : LaunchGeometry {
 };
 
 /// The attention template on the tensor cores (f16/bf16, head dims that are
-/// whole 16s up to 128): blocks of four warps, `br` = 64 query rows (16 a
-/// warp), `bc` = 64 keys a tile; threadsPerRow unused (a row's four
-/// threads are mma.sync's layout).
+/// whole 16s up to 128): a warp per 16 of the block's `br` query rows (64,
+/// or 32 or 16 for few blocks), `bc` = 64 keys a tile; threadsPerRow
+/// unused (a row's four threads are mma.sync's layout).
 struct AttentionMmaSchedule : AttentionSchedule {};
 
 struct Schedule {

@@ -121,6 +121,27 @@ TEST_F(Attention, GroupedKVHeadsBroadcast) {
     }
 }
 
+TEST_F(Attention, HalvesOnTheCudaCores) {
+  // bm=32 keeps f16 and bf16 off the tensor cores: f32 arithmetic, the
+  // probabilities never rounded.
+  for (DType t : {DType::F16, DType::BF16})
+    for (int64_t s : {17, 1000}) {
+      Graph g(name("cuda_cores", t, s, 64));
+      Tensor q = g.input("q", t, {1, 4, s, 64});
+      Tensor k = g.input("k", t, {1, 4, s, 64});
+      Tensor v = g.input("v", t, {1, 4, s, 64});
+      g.output(attend(q, k, v, true), "o");
+      CompileOptions opt;
+      opt.scheduleOverrides.bm = 32;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      ASSERT_EQ(cg.detail->kernels.size(), 1u) << cg.fusedText();
+      EXPECT_EQ(cg.detail->kernels[0].schedule.kind(), ScheduleKind::Attention);
+      opt.compileKernels = true;
+      expectMatchesWith(g, opt, 31);
+    }
+}
+
 TEST_F(Attention, SoftCapAndSlidingWindow) {
   int64_t s = 1000, d = 64;
   Graph g("softcap_window");

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""PyTorch timings of the attention graphs (bench/attention/*.mj): the graph
+written out in eager ops, the same under torch.compile, and
+F.scaled_dot_product_attention (its flash kernel where the dtype allows,
+else the memory-efficient one), issue 43's anchor.
+
+    python3 bench/attention/attention_torch.py [--runs N] [--only SUBSTRING,...]
+
+The timing method is bench/probe/probe_torch.py's; one JSON line per graph and
+variant ("eager_us"/"compile_us" for the written-out graph, then a line named
+STEM/sdpa whose eager_us is scaled_dot_product_attention's).
+"""
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probe"))
+import probe_torch  # noqa: E402
+
+f32, f16, bf16 = torch.float32, torch.float16, torch.bfloat16
+
+
+def written(causal):
+    def fn(q, k, v):
+        s = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
+        if causal:
+            n = s.shape[-1]
+            seen = torch.ones(n, n, dtype=torch.bool, device=s.device).tril()
+            s = s.masked_fill(~seen, float("-inf"))
+        return torch.softmax(s.float(), -1).to(q.dtype) @ v
+    return fn
+
+
+def sdpa(causal):
+    return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def workloads():
+    """(file stem, [(shape, dtype)], fn), as the .mj files compute them."""
+    shapes = [("causal_f32_2x8x512x64", (2, 8, 512, 64), f32, True),
+              ("causal_f16_4x16x1024x64", (4, 16, 1024, 64), f16, True),
+              ("full_bf16_8x12x1000x128", (8, 12, 1000, 128), bf16, False),
+              ("causal_f32_1x12x4097x80", (1, 12, 4097, 80), f32, True)]
+    rows = []
+    for stem, shape, dtype, causal in shapes:
+        rows.append((stem, [(shape, dtype)] * 3, written(causal)))
+        rows.append((stem + "/sdpa", [(shape, dtype)] * 3, sdpa(causal)))
+    return rows
+
+
+if __name__ == "__main__":
+    probe_torch.workloads = workloads
+    probe_torch.main()

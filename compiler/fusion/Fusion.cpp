@@ -154,10 +154,16 @@ private:
     ValueId mm = matmuls.back(); // nearest the root
     for (ValueId m : matmuls)
       for (ValueId o : G.node(m).operands) {
-        ValueId v = o;
-        while (G.node(v).cls() == OpClass::View && !Stored[v])
+        ValueId v = o, above = o;
+        while (G.node(v).cls() == OpClass::View && !Stored[v]) {
+          above = v;
           v = G.node(v).operands[0];
+        }
         const Node &src = G.node(v);
+        // A literal is written inline where it is read, never stored (isRoot):
+        // the view that makes it a tensor is (the ones of autodiff's grad of a sum).
+        if (src.op == OpKind::Constant)
+          return request(above, FusionReasonKind::MatmulOperand, {above, m});
         if (src.op != OpKind::Input && !Stored[v])
           return request(v, FusionReasonKind::MatmulOperand, {v, m});
       }

@@ -44,6 +44,21 @@ TEST_F(Training, LectureMlpGradientsFusedAndUnfused) {
   expectMatches(lecture::mlpTrain(128, 2, 128, lecture::TrainStep::Gradients, DType::F16));
 }
 
+// The gradient of a plain sum of a product: ones @ W^T, whose ones are a
+// literal made a tensor by views (fusion stores the view; the literal itself
+// has no buffer), at odd sizes, f32 and f16.
+TEST_F(Training, GradientOfTheSumOfAProduct) {
+  for (DType dt : {DType::F32, DType::F16}) {
+    Graph g("grad_of_sum_" + std::string(dtypeName(dt)));
+    Tensor x = g.input("x", dt, {37, 129});
+    Tensor w = g.input("w", dt, {129, 61});
+    Tensor l = sum(matmul(x, w));
+    g.output(grad(l, x), "dx");
+    g.output(grad(l, w), "dw");
+    expectMatches(g, 7);
+  }
+}
+
 TEST_F(Training, RandomGraphGradientsFusedAndUnfused) {
   int graphs = 60;
   if (const char *n = std::getenv("MINIJIT_RANDOM_GRAPHS"))

@@ -34,6 +34,10 @@ struct CompiledKernel {
   /// Set when the schedule came from the tuning database: what the search found.
   std::optional<TuningEntry> tuned;
   std::string name;      ///< the extern "C" entry point
+  /// What its image compiles for: CompiledGraph::target, or the template's
+  /// variant of it (KernelTemplate::compileTarget; ProgramKernel::arch
+  /// spells it).
+  Target target;
   std::string cuda;      ///< the source, without the preamble
   NvrtcOutput image;     ///< CUBIN, PTX, log and resources
   CachedKernel::From origin = CachedKernel::From::Compiled; ///< where the image came from

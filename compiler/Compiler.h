@@ -13,6 +13,7 @@
 #include "ir/Graph.h"
 #include "runtime/DeviceProperties.h"
 #include "runtime/Program.h"
+#include "runtime/Target.h"
 
 #include <map>
 #include <memory>
@@ -56,7 +57,11 @@ struct CompileOptions {
   bool tf32x3 = false;
   /// Schedules are sized for this device; without a GPU, an H200.
   DeviceProperties device = DeviceProperties::assumedH200();
-  /// NVRTC target; empty: the device's (sm_90 for the H200).
+  /// The target as NVRTC spells it ("sm_80", "sm_90a"); empty: the device's
+  /// (sm_90 for the H200). Text, so that code setting it compiles as it
+  /// did: compileGraph parses it once (parseTarget, runtime/Target.h; a
+  /// spelling that is not a target is a CompileError) and the stages take
+  /// the typed CompiledGraph::target.
   std::string arch;
   /// The last stage to run (MINIJIT_DUMP may ask for a later one). Stages
   /// after it leave their fields empty: after Graph no plan or kernels,
@@ -116,6 +121,10 @@ struct CompiledGraph {
   Graph graph{"main"};           ///< the graph after simplification
   std::vector<MatmulRewrite> rewrites; ///< the matmul and argmax rewrites applied to it
   DeviceProperties device;       ///< the schedules were sized for it
+  /// What the kernels compile for: CompileOptions::arch parsed, else the
+  /// device's (Program::arch spells it; a template may compile its kernels
+  /// for the architecture-specific variant, CompiledKernel::target).
+  Target target;
   /// Some f32 matmul runs in TF32 (CompileOptions::allowTf32): its checks
   /// allow for the operands' shorter fraction (EvalOptions::tf32Matmuls).
   bool tf32Matmuls = false;

@@ -188,11 +188,11 @@ void addLaunches(CompiledGraph &c, const CompileDetail &d) {
 /// The Program as far as the plan and schedules decide it: buffers, one
 /// launch per kernel (name, geometry, workspace, arguments, bytes, FLOPs) and
 /// the temporary-slot plan. Sources and images follow in later stages.
-void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string &arch) {
+void assembleProgram(CompiledGraph &c, CompileDetail &d) {
   const Graph &g = c.graph;
   Program &p = c.program;
   p.graphName = g.name();
-  p.arch = arch;
+  p.arch = c.target.name();
   addLaunches(c, d);
   std::vector<int> inputBuffer(g.size(), -1), storedBuffer(g.size(), -1);
   std::vector<bool> isOutput(g.size(), false);
@@ -225,7 +225,8 @@ void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string
 
   std::vector<int> firstUse(p.buffers.size(), -1), lastUse(p.buffers.size(), -1);
   for (size_t k = 0; k < d.kernels.size(); ++k) {
-    const LoweredKernel &lk = d.kernels[k].lowered;
+    CompiledKernel &ck = d.kernels[k];
+    const LoweredKernel &lk = ck.lowered;
     ProgramKernel &pk = p.kernels[k];
     for (const KParam &param : lk.params) {
       int b = param.written ? storedBuffer[param.node]
@@ -247,9 +248,10 @@ void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string
     // The template's target (the Hopper matmul's wgmma needs the
     // architecture-specific one) and TMA descriptors, whose buffers are the
     // kernel's parameters until here.
-    const KernelTemplate &t = kernelTemplate(d.kernels[k].schedule.kind());
-    pk.arch = t.compileArch(arch);
-    pk.tensorMaps = t.tensorMaps(lk, d.kernels[k].schedule);
+    const KernelTemplate &t = kernelTemplate(ck.schedule.kind());
+    ck.target = t.compileTarget(c.target);
+    pk.arch = ck.target.name();
+    pk.tensorMaps = t.tensorMaps(lk, ck.schedule);
     for (TensorMapSpec &map : pk.tensorMaps)
       map.buffer = pk.args[map.buffer];
   }
@@ -276,12 +278,24 @@ void assembleProgram(CompiledGraph &c, const CompileDetail &d, const std::string
     }
 }
 
+/// The target of a compile: CompileOptions::arch parsed, else the device's.
+/// Throws CompileError for a spelling that is not a target.
+Target targetOf(const CompileOptions &opt) {
+  if (opt.arch.empty())
+    return opt.device.target();
+  Expected<Target> t = parseTarget(opt.arch);
+  if (!t)
+    throw CompileError("CompileOptions::arch: " + t.error());
+  return *t;
+}
+
 class Pipeline {
 public:
   Pipeline(const Graph &g, const CompileOptions &opt)
-      : G(g), Opt(opt), Arch(opt.arch.empty() ? opt.device.arch() : opt.arch),
+      : G(g), Opt(opt), Tgt(targetOf(opt)),
         Debug(debugLevel()), Dumps(dumpedStages()), D(std::make_shared<CompileDetail>()) {
     C.detail = D;
+    C.target = Tgt;
     Last = Opt.compileKernels ? Opt.stopAfter : std::min(Opt.stopAfter, Stage::Cuda);
     Last = producingStage(Last);
     for (Stage s : Dumps)
@@ -310,7 +324,7 @@ public:
         return;
       // Hopper's matmul reads its tiles through TMA, which needs rows of
       // whole 16-byte units (not when wgmma=0 keeps mma.sync).
-      bool alignRows = hasWgmma(Arch) && Overrides.wgmma.value_or(1) != 0;
+      bool alignRows = Tgt.hasWgmma() && Overrides.wgmma.value_or(1) != 0;
       bool tf32 = Opt.allowTf32 && alignRows;
       MatmulRewriteResult r =
           rewriteMatmuls(C.graph, matmulRewriteOptions(Opt, Overrides, alignRows, tf32));
@@ -436,14 +450,14 @@ private:
       }
     }
     C.device = Opt.device;
-    assembleProgram(C, *D, Arch);
+    assembleProgram(C, *D);
   }
 
   /// Schedules `ck`'s body with `overrides` (scheduleKernel: the template's
   /// parameters, and the online sum of inner rows). Overrides the kernel
   /// cannot take were set by hand: the user's mistake, a CompileError.
   void applySchedule(CompiledKernel &ck, const ScheduleOverrides &overrides) {
-    Expected<ScheduledKernel> s = scheduleKernel(ck.body, Opt.device, overrides, Arch);
+    Expected<ScheduledKernel> s = scheduleKernel(ck.body, Opt.device, overrides, Tgt);
     if (!s)
       throw CompileError(s.error());
     ck.lowered = std::move(s->lowered);
@@ -456,11 +470,11 @@ private:
   void useTunedSchedule(CompiledKernel &ck, TuningDatabase &db) {
     KernelCache &cache = Opt.cache ? *Opt.cache : KernelCache::global();
     std::string key =
-        TuningDatabase::keyFor(cache, tuningSource(ck.lowered, ck.schedule), Arch, Opt.device);
+        TuningDatabase::keyFor(cache, tuningSource(ck.lowered, ck.schedule), Tgt, Opt.device);
     std::optional<TuningEntry> e = db.lookup(key);
     if (!e)
       return;
-    Expected<ScheduledKernel> s = scheduleKernel(ck.body, Opt.device, e->overrides, Arch);
+    Expected<ScheduledKernel> s = scheduleKernel(ck.body, Opt.device, e->overrides, Tgt);
     if (!s) {
       llvm::errs() << "minijit: warning: tuning database entry " << db.pathFor(key) << " ('"
                    << e->overrides.str() << "') does not fit its kernel (" << s.error()
@@ -501,7 +515,7 @@ private:
     auto compileOne = [&](size_t k) {
       try {
         KernelCache::SharedKernel got = cache.getShared(
-            structure[k], p.kernels[k].source, p.kernels[k].name, p.kernels[k].arch,
+            structure[k], p.kernels[k].source, p.kernels[k].name, D->kernels[k].target,
             Opt.nvrtcOptions);
         CompiledKernel &ck = D->kernels[k];
         // ptxas serializes a wgmma whose accumulators it cannot keep in
@@ -547,7 +561,7 @@ private:
 
   const Graph &G;
   const CompileOptions &Opt;
-  const std::string Arch; ///< the NVRTC target: CompileOptions::arch, else the device's
+  const Target Tgt; ///< what the kernels compile for (targetOf)
   const int Debug;
   const std::vector<Stage> Dumps;
   /// The hand-set schedule parameters (overridesOf), set when run() starts.

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/Target.h"
+
 #include <cstdint>
 #include <string>
 
@@ -30,8 +32,10 @@ struct DeviceProperties {
   int driverVersion = 0;                    ///< cuDriverGetVersion (13000); 0 when not queried
   bool queried = false;                     ///< true when read from a real device
 
-  /// The NVRTC target, e.g. "sm_90".
-  std::string arch() const { return "sm_" + std::to_string(ccMajor * 10 + ccMinor); }
+  /// The device's target (compute capability, not the "a" variant).
+  Target target() const { return {ccMajor, ccMinor, false}; }
+  /// Its NVRTC spelling, e.g. "sm_90".
+  std::string arch() const { return target().name(); }
   /// The H200's properties, used when no GPU is present.
   static DeviceProperties assumedH200() { return DeviceProperties(); }
 };

@@ -24,9 +24,8 @@ void checkTensorDevice(const char *call, const char *role, const std::string &na
 
 bool loadsOn(const Program &program, const DeviceProperties &device) {
   // sm_90a (architecture-specific features) runs on sm_90 devices only, as sm_90 does.
-  llvm::StringRef progArch(program.arch);
-  progArch.consume_back("a");
-  return progArch == device.arch();
+  Expected<Target> t = parseTarget(program.arch);
+  return t && t->ccMajor == device.ccMajor && t->ccMinor == device.ccMinor;
 }
 
 /// One binding's program, loaded: its modules and functions, temporaries,

@@ -12,14 +12,14 @@ namespace minijit {
 namespace {
 
 /// A Program around one hand-written kernel.
-Program handWrittenProgram(const Graph &g, const HandWritten &hw, const std::string &arch) {
+Program handWrittenProgram(const Graph &g, const HandWritten &hw, const Target &target) {
   Program p;
   p.graphName = g.name() + "_handwritten";
-  p.arch = arch;
+  p.arch = target.name();
   ProgramKernel k;
   k.name = hw.entry;
   k.source = hw.source;
-  NvrtcOutput out = compileWithNvrtc(hw.source, hw.entry, arch, {"-lineinfo"});
+  NvrtcOutput out = compileWithNvrtc(hw.source, hw.entry, target, {"-lineinfo"});
   k.cubin = out.cubin;
   k.ptx = out.ptx;
   k.resources = out.resources;
@@ -113,7 +113,7 @@ int runSample(const std::string &title, const Graph &g, const HandWritten &hw) {
     rows.push_back(measure("one kernel per op", *gpu, g, eager.program, inputs, ref, &eagerProfile));
     rows.push_back(measure("fused (minijit)", *gpu, g, fused.program, inputs, ref, nullptr));
     rows.push_back(measure("hand-written CUDA", *gpu, g,
-                           handWrittenProgram(g, hw, gpu->properties().arch()), inputs, ref,
+                           handWrittenProgram(g, hw, gpu->properties().target()), inputs, ref,
                            nullptr));
     llvm::outs() << llvm::formatv("On {0} (device-to-device copy: {1:f0} GB/s), median of 100 "
                                   "runs:\n\n",

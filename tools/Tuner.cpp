@@ -257,7 +257,7 @@ void timeAgain(KernelTune &kt, const std::vector<CompiledCandidate> &compiled, s
 
 std::string kernelTuningKey(const CompiledGraph &c, size_t k, KernelCache &cache) {
   const CompiledKernel &ck = c.detail->kernels.at(k);
-  return TuningDatabase::keyFor(cache, tuningSource(ck.lowered, ck.schedule), c.program.arch,
+  return TuningDatabase::keyFor(cache, tuningSource(ck.lowered, ck.schedule), c.target,
                                 c.device);
 }
 
@@ -332,7 +332,7 @@ TuneReport tuneGraph(const Graph &g, const Device &gpu, const TuneOptions &opt) 
       continue;
     }
     CandidateSpace space =
-        candidateSpace(def.detail->kernels[k].body, dev, def.program.arch, opt.maxCandidates);
+        candidateSpace(def.detail->kernels[k].body, dev, def.target, opt.maxCandidates);
     kt.dropped = std::move(space.dropped);
     say(opt, llvm::formatv("{0}: compiling {1} candidates", progressPrefix(kt),
                            space.candidates.size()));
@@ -424,7 +424,7 @@ TuneReport listCandidates(const Graph &g, const TuneOptions &opt, const DevicePr
       continue;
     }
     CandidateSpace space =
-        candidateSpace(def.detail->kernels[k].body, device, def.program.arch, opt.maxCandidates);
+        candidateSpace(def.detail->kernels[k].body, device, def.target, opt.maxCandidates);
     kt.dropped = std::move(space.dropped);
     say(opt, llvm::formatv("{0}: compiling {1} candidates", progressPrefix(kt),
                            space.candidates.size()));

@@ -115,8 +115,13 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool
     return kUsage;
   }
   if (!arch.empty()) {
+    Expected<Target> target = parseTarget(arch);
+    if (!target) {
+      llvm::errs() << "minijit: --arch: " << target.error() << "\n";
+      return kUsage;
+    }
     try {
-      checkArch(arch);
+      checkTarget(*target);
     } catch (const CompileError &e) {
       llvm::errs() << "minijit: " << e.what() << "\n";
       return kUsage;

@@ -68,8 +68,15 @@ mjStatus mjCompileOptionsSetTf32x3(mjCompileOptions o, int on) {
   return setOption(o, "mjCompileOptionsSetTf32x3", [&](CompileOptions &c) { c.tf32x3 = on; });
 }
 mjStatus mjCompileOptionsSetArch(mjCompileOptions o, const char *arch) {
-  return setOption(o, "mjCompileOptionsSetArch",
-                   [&](CompileOptions &c) { c.arch = arch ? arch : ""; });
+  return setOption(o, "mjCompileOptionsSetArch", [&](CompileOptions &c) {
+    std::string text = arch ? arch : "";
+    if (!text.empty()) {
+      Expected<Target> parsed = parseTarget(text);
+      if (!parsed)
+        throw CompileError(parsed.error());
+    }
+    c.arch = text;
+  });
 }
 mjStatus mjCompileOptionsSetTuning(mjCompileOptions o, int on) {
   return setOption(o, "mjCompileOptionsSetTuning", [&](CompileOptions &c) {

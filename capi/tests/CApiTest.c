@@ -132,6 +132,11 @@ static void testStages(void) {
   /* Without fusion each reduction and elementwise op is a kernel; stopping
      after CUDA leaves the PTX out. */
   CHECK_OK(mjCompileOptionsCreate(&opt));
+  /* the target is parsed where it is set */
+  CHECK(mjCompileOptionsSetArch(opt, "sm80") == MJ_ERROR_COMPILE);
+  CHECK(contains(mjGetLastError(), "'sm80' is not a GPU target"));
+  CHECK_OK(mjCompileOptionsSetArch(opt, "sm_90a"));
+  CHECK_OK(mjCompileOptionsSetArch(opt, NULL));
   CHECK_OK(mjCompileOptionsSetFusion(opt, 0));
   CHECK_OK(mjCompileOptionsSetStopAfter(opt, MJ_STAGE_CUDA));
   CHECK_OK(mjCompile(g, opt, NULL, &unfused));

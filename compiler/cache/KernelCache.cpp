@@ -84,7 +84,7 @@ std::string KernelCache::nvrtcIdentity() {
   return version;
 }
 
-std::string KernelCache::keyFor(const std::string &source, const std::string &arch,
+std::string KernelCache::keyFor(const std::string &source, const Target &target,
                                 llvm::ArrayRef<std::string> options) {
   {
     std::lock_guard<std::mutex> lock(Mutex);
@@ -100,7 +100,7 @@ std::string KernelCache::keyFor(const std::string &source, const std::string &ar
   part(minijitVersion());
   part("nvrtc");
   part(NvrtcId);
-  part(arch);
+  part(target.name());
   for (const std::string &o : options)
     part(o);
   part(source);
@@ -187,17 +187,17 @@ void KernelCache::removeStaleTemps(const std::string &dir) {
 }
 
 CachedKernel KernelCache::get(const std::string &source, const std::string &kernel,
-                              const std::string &arch, llvm::ArrayRef<std::string> options) {
+                              const Target &target, llvm::ArrayRef<std::string> options) {
   auto t0 = std::chrono::steady_clock::now();
   CachedKernel result;
   if (!Enabled) {
-    result.out = compileWithNvrtc(source, kernel, arch, options);
+    result.out = compileWithNvrtc(source, kernel, target, options);
     std::lock_guard<std::mutex> lock(Mutex);
     ++Stats.compiles;
     result.ms = msSince(t0);
     return result;
   }
-  std::string key = keyFor(source, arch, options);
+  std::string key = keyFor(source, target, options);
   std::promise<NvrtcOutput> promise;
   std::shared_future<NvrtcOutput> future;
   bool owner = false;
@@ -225,7 +225,7 @@ CachedKernel KernelCache::get(const std::string &source, const std::string &kern
       std::lock_guard<std::mutex> lock(Mutex);
       ++Stats.diskHits;
     } else {
-      result.out = compileWithNvrtc(source, kernel, arch, options);
+      result.out = compileWithNvrtc(source, kernel, target, options);
       result.from = CachedKernel::From::Compiled;
       {
         std::lock_guard<std::mutex> lock(Mutex);
@@ -247,11 +247,11 @@ CachedKernel KernelCache::get(const std::string &source, const std::string &kern
 KernelCache::SharedKernel KernelCache::getShared(const std::string &structure,
                                                 const std::string &source,
                                                 const std::string &kernel,
-                                                const std::string &arch,
+                                                const Target &target,
                                                 llvm::ArrayRef<std::string> options) {
   if (!Enabled)
-    return {get(source, kernel, arch, options), kernel};
-  std::string key = keyFor(structure, arch, options);
+    return {get(source, kernel, target, options), kernel};
+  std::string key = keyFor(structure, target, options);
   std::optional<std::pair<std::string, std::string>> earlier;
   {
     std::lock_guard<std::mutex> lock(Mutex);
@@ -260,13 +260,13 @@ KernelCache::SharedKernel KernelCache::getShared(const std::string &structure,
       earlier = it->second;
   }
   if (earlier && earlier->first != source) {
-    CachedKernel k = get(earlier->first, earlier->second, arch, options);
+    CachedKernel k = get(earlier->first, earlier->second, target, options);
     k.from = CachedKernel::From::Shared;
     std::lock_guard<std::mutex> lock(Mutex);
     ++Stats.shared;
     return {std::move(k), earlier->second};
   }
-  CachedKernel k = get(source, kernel, arch, options);
+  CachedKernel k = get(source, kernel, target, options);
   std::lock_guard<std::mutex> lock(Mutex);
   Structures.emplace(key, std::make_pair(source, kernel));
   return {std::move(k), kernel};

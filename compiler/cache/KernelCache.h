@@ -52,7 +52,7 @@ public:
 
   /// The compiled kernel, from memory, disk or NVRTC (in that order).
   /// Concurrent requests for one key compile it once. Throws CompileError.
-  CachedKernel get(const std::string &source, const std::string &kernel, const std::string &arch,
+  CachedKernel get(const std::string &source, const std::string &kernel, const Target &target,
                    llvm::ArrayRef<std::string> options);
 
   /// A kernel compiled as another one's image: `entry` is the entry point
@@ -67,11 +67,12 @@ public:
   /// From::Shared. The 16 layers of an MLP, and the same layer in the
   /// programs of several batch sizes, compile once.
   SharedKernel getShared(const std::string &structure, const std::string &source,
-                         const std::string &kernel, const std::string &arch,
+                         const std::string &kernel, const Target &target,
                          llvm::ArrayRef<std::string> options);
 
-  /// The key and the disk path of an entry (for tests and tools).
-  std::string keyFor(const std::string &source, const std::string &arch,
+  /// The key and the disk path of an entry (for tests and tools); the key
+  /// holds the target's name().
+  std::string keyFor(const std::string &source, const Target &target,
                      llvm::ArrayRef<std::string> options);
   std::string pathFor(const std::string &key) const;
 

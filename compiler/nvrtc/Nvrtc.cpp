@@ -159,19 +159,15 @@ std::vector<int> nvrtcSupportedArchs() {
   return archs;
 }
 
-void checkArch(const std::string &arch) {
-  llvm::StringRef s(arch);
-  int number = 0;
-  bool wellFormed = s.consume_front("sm_") && (s.consume_back("a") || true) &&
-                    !s.getAsInteger(10, number);
+void checkTarget(const Target &target) {
   std::vector<int> supported = nvrtcSupportedArchs();
-  if (wellFormed && llvm::is_contained(supported, number) && number >= 80)
+  if (llvm::is_contained(supported, target.number()) && target.hasMmaF16())
     return;
   std::string list;
   for (int v : supported)
     if (v >= 80)
       list += (list.empty() ? "sm_" : ", sm_") + std::to_string(v);
-  throw CompileError("--arch=" + arch + " is not a target minijit can compile for (NVRTC " +
+  throw CompileError("--arch=" + target.name() + " is not a target minijit can compile for (NVRTC " +
                      nvrtcVersion() + ", kernels need sm_80 or newer: " + list + ")");
 }
 
@@ -216,13 +212,13 @@ private:
 } // namespace
 
 NvrtcOutput compileWithNvrtc(const std::string &source, const std::string &kernel,
-                             const std::string &arch, llvm::ArrayRef<std::string> options) {
+                             const Target &target, llvm::ArrayRef<std::string> options) {
   const NvrtcApi &a = api();
   nvrtcProgram prog;
   std::string file = kernel + ".cu";
   check(a.createProgram(&prog, source.c_str(), file.c_str(), 0, nullptr, nullptr),
         "nvrtcCreateProgram");
-  std::vector<std::string> opts = {"--gpu-architecture=" + arch, "-Xptxas=-v"};
+  std::vector<std::string> opts = {"--gpu-architecture=" + target.name(), "-Xptxas=-v"};
   opts.insert(opts.end(), options.begin(), options.end());
   std::vector<const char *> copts;
   for (const std::string &o : opts)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/Program.h"
+#include "runtime/Target.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -19,11 +20,12 @@ struct NvrtcOutput {
   KernelResources resources;
 };
 
-/// Compiles `source` (one translation unit) for `arch` (e.g. "sm_90") with
-/// --gpu-architecture, the ptxas resource report, and `options`. Throws
-/// CompileError naming `kernel`, with NVRTC's log and the numbered source.
+/// Compiles `source` (one translation unit) for `target` (--gpu-architecture
+/// with its name(), e.g. sm_90a) with the ptxas resource report and
+/// `options`. Throws CompileError naming `kernel`, with NVRTC's log and the
+/// numbered source.
 NvrtcOutput compileWithNvrtc(const std::string &source, const std::string &kernel,
-                             const std::string &arch, llvm::ArrayRef<std::string> options);
+                             const Target &target, llvm::ArrayRef<std::string> options);
 
 /// "13.0"; throws CompileError when libnvrtc cannot be loaded.
 std::string nvrtcVersion();
@@ -31,9 +33,11 @@ std::string nvrtcVersion();
 /// The real architectures this NVRTC compiles for, e.g. {75, 80, 86, 89, 90, ...}.
 std::vector<int> nvrtcSupportedArchs();
 
-/// Checks an --arch value ("sm_90", "sm_90a"); throws CompileError naming
-/// the supported ones otherwise.
-void checkArch(const std::string &arch);
+/// Checks that this NVRTC compiles for `target` and that minijit's kernels
+/// run there (sm_80 or newer); throws CompileError ("--arch=sm_75 is not a
+/// target minijit can compile for (...)") naming the supported ones
+/// otherwise.
+void checkTarget(const Target &target);
 
 /// True once libnvrtc has been loaded by this process.
 bool nvrtcLoaded();

@@ -534,8 +534,6 @@ unsigned matmulStoreRun(const LoweredKernel &k) {
   return 1;
 }
 
-bool hasWgmma(const std::string &arch) { return arch == "sm_90" || arch == "sm_90a"; }
-
 std::vector<TensorMapSpec> wgmmaTensorMaps(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
   const KMatmul &mm = *k.matmul;
   std::vector<TensorMapSpec> maps;

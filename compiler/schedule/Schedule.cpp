@@ -162,17 +162,21 @@ LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexE
 }
 
 Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                  const ScheduleOverrides &overrides, const std::string &arch) {
-  // Hopper: wgmma and TMA for matmuls, clusters of blocks for rows
-  bool hopper = hasWgmma(arch.empty() ? dev.arch() : arch);
+                                  const ScheduleOverrides &overrides, const Target &target) {
   switch (k.kind) {
   case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
-  case KernelKind::Reduction: return detail::reductionSchedule(k, dev, overrides, hopper);
-  case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides, hopper);
+  case KernelKind::Reduction:
+    return detail::reductionSchedule(k, dev, overrides, target.hasClusters());
+  case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides, target.hasWgmma());
   case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
   case KernelKind::Attention: return detail::attentionSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
+}
+
+Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &overrides) {
+  return chooseSchedule(k, dev, overrides, dev.target());
 }
 
 const LaunchGeometry &Schedule::geometry() const {

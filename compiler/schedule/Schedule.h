@@ -11,6 +11,7 @@
 #include "compiler/schedule/ScheduleOverrides.h"
 #include "runtime/DeviceProperties.h"
 #include "runtime/Program.h"
+#include "runtime/Target.h"
 
 #include <optional>
 #include <string>
@@ -275,10 +276,6 @@ struct MatmulWgmmaSchedule : MatmulTile {
   unsigned kStep() const { return 32 / elementBytes; }
 };
 
-/// True when `arch` (an NVRTC target such as "sm_90") has wgmma and TMA:
-/// its kernels may use the Hopper template, compiled for "sm_90a".
-bool hasWgmma(const std::string &arch);
-
 /// The TMA descriptors of a Hopper matmul, A's then B's, each naming in
 /// `buffer` the kernel parameter (LoweredKernel::params) it describes. A
 /// k-major operand loads a whole 64-wide k slice of its 128 (bn) rows at
@@ -329,12 +326,15 @@ struct Schedule {
 /// scheduleOverrides, or $MINIJIT_SCHEDULE's) set parameters by hand for
 /// experiments; each template applies the keys that concern it where it
 /// computes its geometry and ignores the others. Refuses ("schedule
-/// override: ...") an override value the kernel cannot take. `arch` is the
-/// NVRTC target (empty: the device's); it decides the tensor-core template
-/// (hasWgmma).
+/// override: ...") an override value the kernel cannot take. `target` is
+/// what the kernels compile for: its features decide the Hopper matmul
+/// (Target::hasWgmma) and clusters of blocks for long rows
+/// (Target::hasClusters).
 Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                  const ScheduleOverrides &overrides = {},
-                                  const std::string &arch = "");
+                                  const ScheduleOverrides &overrides, const Target &target);
+/// chooseSchedule for the device's own target (DeviceProperties::target).
+Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &overrides = {});
 
 /// chooseSchedule for a kernel that may serve many sizes
 /// (LoweredKernel::symbolic): the rules see the extent of its bucket, and
@@ -344,7 +344,7 @@ Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties
 /// cleared. Kernels without names: chooseSchedule. Refuses as it does.
 Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
                                           const ScheduleOverrides &overrides,
-                                          const std::string &arch);
+                                          const Target &target);
 
 /// A lowered kernel as the scheduling stage leaves it: its body (rewritten
 /// or not) and its schedule.
@@ -361,7 +361,7 @@ struct ScheduledKernel {
 /// kernel cannot take: the pipeline reports it, the search drops it.
 Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
                                          const ScheduleOverrides &overrides,
-                                         const std::string &arch);
+                                         const Target &target);
 
 /// Resident blocks per SM of a launch of `s` whose threads use `registers`
 /// each (0: unknown, estimated from the template: a matmul's accumulators

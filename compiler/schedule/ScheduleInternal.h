@@ -22,7 +22,7 @@ Expected<Schedule> pointwiseSchedule(const LoweredKernel &k, const DevicePropert
 /// long rows may be split.
 Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                      const ScheduleOverrides &o, bool clusters);
-/// `wgmma`: the target has it (hasWgmma), so f16/bf16 take the Hopper
+/// `wgmma`: the target has it (Target::hasWgmma), so f16/bf16 take the Hopper
 /// template where TMA can read both operands.
 Expected<Schedule> matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                   const ScheduleOverrides &o, bool wgmma);

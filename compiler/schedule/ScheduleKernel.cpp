@@ -11,9 +11,9 @@ namespace minijit {
 
 Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
                                          const ScheduleOverrides &overrides,
-                                         const std::string &arch) {
+                                         const Target &target) {
   ScheduledKernel r{body, Schedule{}};
-  Expected<Schedule> first = chooseScheduleForSizes(r.lowered, dev, overrides, arch);
+  Expected<Schedule> first = chooseScheduleForSizes(r.lowered, dev, overrides, target);
   if (!first)
     return first.refusal();
   r.schedule = std::move(*first);
@@ -29,7 +29,7 @@ Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const Device
   if (!online || (online->passes != 1 && !always))
     return r;
   r.lowered = std::move(*online);
-  Expected<Schedule> again = chooseScheduleForSizes(r.lowered, dev, overrides, arch);
+  Expected<Schedule> again = chooseScheduleForSizes(r.lowered, dev, overrides, target);
   if (!again)
     return again.refusal();
   r.schedule = std::move(*again);

@@ -83,15 +83,15 @@ bool sizeGrid(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) 
 
 Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
                                           const ScheduleOverrides &overrides,
-                                          const std::string &arch) {
+                                          const Target &target) {
   if (!k.symbolic)
-    return chooseSchedule(k, dev, overrides, arch);
+    return chooseSchedule(k, dev, overrides, target);
   Expected<Schedule> s = chooseSchedule(
-      withExtent(k, bucketExtent(k.symbolic->extent, outerExtent(k))), dev, overrides, arch);
+      withExtent(k, bucketExtent(k.symbolic->extent, outerExtent(k))), dev, overrides, target);
   if (!s || sizeGrid(*s, k, dev))
     return s;
   k.symbolic.reset();
-  return chooseSchedule(k, dev, overrides, arch);
+  return chooseSchedule(k, dev, overrides, target);
 }
 
 } // namespace minijit

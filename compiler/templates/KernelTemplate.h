@@ -10,6 +10,7 @@
 
 #include "compiler/schedule/Schedule.h"
 #include "runtime/Program.h"
+#include "runtime/Target.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -60,9 +61,9 @@ public:
 
   // Launch traits: what the pipeline asks of a scheduled kernel.
 
-  /// The NVRTC target its kernels compile for, given the graph's `arch`:
-  /// the same, or an architecture-specific one (wgmma and TMA: "sm_90a").
-  virtual std::string compileArch(const std::string &arch) const { return arch; }
+  /// The target its kernels compile for, given the graph's `target`: the
+  /// same, or its architecture-specific variant (wgmma: sm_90a).
+  virtual Target compileTarget(const Target &target) const { return target; }
   /// Whether the grid walks the work (a block per SM), not a block per tile.
   virtual bool persistent() const { return false; }
   /// Whether every block of the grid must be resident at once (blocks that

@@ -196,7 +196,7 @@ public:
   }
 
   /// wgmma and setmaxnreg need the architecture-specific target.
-  std::string compileArch(const std::string &) const override { return "sm_90a"; }
+  Target compileTarget(const Target &target) const override { return target.specific(); }
   /// grid = min(tiles, SMs) blocks walk the tiles.
   bool persistent() const override { return true; }
   /// The operands are read through TMA descriptors.

@@ -64,7 +64,7 @@ std::string exceedsLimits(const Schedule &s, const DeviceProperties &dev) {
 }
 
 CandidateSpace candidateSpace(const LoweredKernel &body, const DeviceProperties &dev,
-                              const std::string &arch, size_t limit) {
+                              const Target &target, size_t limit) {
   CandidateSpace space;
   std::map<std::string, ScheduleOverrides> seen; // identity -> the first overrides giving it
   auto add = [&](const ScheduleOverrides &overrides, ScheduledKernel k) {
@@ -82,7 +82,7 @@ CandidateSpace candidateSpace(const LoweredKernel &body, const DeviceProperties 
     }
     space.candidates.push_back({overrides, std::move(k), std::move(identity)});
   };
-  Expected<ScheduledKernel> def = scheduleKernel(body, dev, {}, arch);
+  Expected<ScheduledKernel> def = scheduleKernel(body, dev, {}, target);
   if (!def)
     throw CompileError(def.error()); // not an override's: a kernel no template takes
   std::vector<ScheduleOverrides> tries = candidateOverrides(body, *def, dev);
@@ -92,7 +92,7 @@ CandidateSpace candidateSpace(const LoweredKernel &body, const DeviceProperties 
     if (llvm::is_contained(done, o))
       continue;
     done.push_back(o);
-    Expected<ScheduledKernel> k = scheduleKernel(body, dev, o, arch);
+    Expected<ScheduledKernel> k = scheduleKernel(body, dev, o, target);
     if (!k) {
       space.dropped.push_back({o, k.error()});
       continue;

@@ -58,8 +58,9 @@ std::string exceedsLimits(const Schedule &s, const DeviceProperties &dev);
 /// where the schedule code refuses it (a returned refusal, its message the
 /// reason), exceedsLimits, or it is the same kernel as an earlier one; at
 /// most `limit` candidates (the rest dropped as over the limit). Throws
-/// CompileError only when the default itself fails.
+/// CompileError only when the default itself fails. `target`: what the
+/// kernel compiles for (its features decide the templates, as in a compile).
 CandidateSpace candidateSpace(const LoweredKernel &body, const DeviceProperties &dev,
-                              const std::string &arch, size_t limit = 48);
+                              const Target &target, size_t limit = 48);
 
 } // namespace minijit

@@ -46,9 +46,9 @@ TuningDatabase &TuningDatabase::global() {
 }
 
 std::string TuningDatabase::keyFor(KernelCache &cache, const std::string &defaultSource,
-                                   const std::string &arch, const DeviceProperties &dev) {
+                                   const Target &target, const DeviceProperties &dev) {
   // The kernel cache's key names the source, the target, NVRTC and minijit.
-  std::string compiled = cache.keyFor(defaultSource, arch, {});
+  std::string compiled = cache.keyFor(defaultSource, target, {});
   llvm::SHA256 h;
   for (const std::string &part : {std::string("minijit tuning"), compiled, dev.name,
                                   std::to_string(dev.smCount), std::to_string(dev.driverVersion)}) {

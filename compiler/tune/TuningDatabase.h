@@ -61,10 +61,10 @@ public:
   static TuningDatabase &global();
 
   /// The key of a kernel whose source under its default schedule is
-  /// `defaultSource` (preamble included), compiled for `arch` through `cache`
+  /// `defaultSource` (preamble included), compiled for `target` through `cache`
   /// (which knows the NVRTC identity without loading NVRTC) and run on `dev`.
   static std::string keyFor(KernelCache &cache, const std::string &defaultSource,
-                            const std::string &arch, const DeviceProperties &dev);
+                            const Target &target, const DeviceProperties &dev);
 
   /// The entry for `key`, or nullopt (absent, or corrupt: reported on
   /// stderr once per entry and counted). Its overrides are parsed here;

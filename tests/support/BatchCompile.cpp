@@ -9,6 +9,7 @@
 #include <cassert>
 #include <cctype>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace minijit {
@@ -36,11 +37,12 @@ std::string renameIdentifier(const std::string &text, const std::string &from,
 
 void compileTogether(const std::vector<CompiledGraph *> &programs,
                      const std::vector<std::string> &nvrtcOptions) {
-  std::string unit, first, arch;
+  std::string unit, first;
+  std::optional<Target> target;
   // Hopper matmuls need their helpers, and the architecture-specific target
   // (whose image the others load from as well).
   std::set<std::string> wgmmas;
-  std::string unitArch;
+  std::optional<Target> unitTarget;
   bool anyI64 = false; // a kernel of i64 values needs i64Preamble()
   // Each program's records are copied, then renamed and given the image.
   std::vector<std::shared_ptr<CompileDetail>> details;
@@ -48,8 +50,8 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
   for (size_t p = 0; p < programs.size(); ++p) {
     CompiledGraph &c = *programs[p];
     saved.push_back(c.detail);
-    assert((arch.empty() || arch == c.program.arch) && "one arch for the batch");
-    arch = c.program.arch;
+    assert((!target || *target == c.target) && "one target for the batch");
+    target = c.target;
     details.push_back(std::make_shared<CompileDetail>(*c.detail));
     c.detail = details.back();
     for (size_t k = 0; k < details.back()->kernels.size(); ++k) {
@@ -57,8 +59,8 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
       if (const MatmulWgmmaSchedule *w = ck.schedule.getIf<MatmulWgmmaSchedule>())
         wgmmas.insert(wgmmaFunction(w->bn, ck.lowered.matmul->dtype));
       anyI64 |= holdsI64(ck.lowered);
-      if (c.program.kernels[k].arch != arch)
-        unitArch = c.program.kernels[k].arch;
+      if (ck.target != c.target)
+        unitTarget = ck.target;
       std::string name = ck.name + "_p" + std::to_string(p);
       unit += renameIdentifier(ck.cuda, ck.name, name) + "\n";
       ck.name = name;
@@ -74,7 +76,7 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
          "\n" + unit;
   NvrtcOutput out;
   try {
-    out = compileWithNvrtc(unit, first, unitArch.empty() ? arch : unitArch, nvrtcOptions);
+    out = compileWithNvrtc(unit, first, unitTarget.value_or(*target), nvrtcOptions);
   } catch (...) {
     // As they were, so that each can be compiled again on its own.
     for (size_t p = 0; p < programs.size(); ++p) {
@@ -88,7 +90,8 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
     for (size_t k = 0; k < details[p]->kernels.size(); ++k) {
       CompiledGraph *c = programs[p];
       details[p]->kernels[k].origin = CachedKernel::From::Compiled;
-      c->program.kernels[k].arch = unitArch.empty() ? arch : unitArch; // the image's target
+      details[p]->kernels[k].target = unitTarget.value_or(*target); // the image's target
+      c->program.kernels[k].arch = details[p]->kernels[k].target.name();
       c->program.kernels[k].cubin = out.cubin;
       c->program.kernels[k].ptx = out.ptx;
       c->program.kernels[k].resources = out.resources;

@@ -95,11 +95,11 @@ TEST(ScheduleOverrides, AKernelRefusesAsAValue) {
   const LoweredKernel &body = c.detail->kernels[0].body;
   ScheduleOverrides o;
   o.tpr = 3;
-  Expected<ScheduledKernel> s = scheduleKernel(body, opt.device, o, "");
+  Expected<ScheduledKernel> s = scheduleKernel(body, opt.device, o, opt.device.target());
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error(), "schedule override: tpr must be a power of two up to 1024");
   o.tpr = 64;
-  Expected<ScheduledKernel> fits = scheduleKernel(body, opt.device, o, "");
+  Expected<ScheduledKernel> fits = scheduleKernel(body, opt.device, o, opt.device.target());
   ASSERT_TRUE(fits) << fits.error();
   EXPECT_EQ(fits->schedule.as<RowSchedule>().threadsPerRow, 64u);
   // the pipeline reports the refusal of an override set by hand

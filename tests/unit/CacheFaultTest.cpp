@@ -37,7 +37,7 @@ using namespace minijit::cachetest;
 
 namespace {
 
-const char *const kArch = "sm_90";
+const Target kArch{9, 0};
 
 /// The entries under `dir` that do not decode as the entry their path names
 /// (KEY[0:2]/KEY[2:].mjk), each with the reason.

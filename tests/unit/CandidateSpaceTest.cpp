@@ -108,7 +108,7 @@ TEST(CandidateSpace, EveryTemplateStartsWithTheDefaultAndHoldsNoDuplicates) {
     CompiledGraph g = lowered(parse(c.text), dev, c.arch);
     const CompiledKernel &k = g.detail->kernels.back();
     ASSERT_EQ(k.schedule.kind(), c.kind) << describeSchedule(k.schedule);
-    std::string arch = c.arch.empty() ? dev.arch() : c.arch;
+    Target arch = c.arch.empty() ? dev.target() : *parseTarget(c.arch);
     CandidateSpace space = candidateSpace(k.body, dev, arch);
     ASSERT_GE(space.candidates.size(), 2u) << "no alternative to the default";
     EXPECT_LE(space.candidates.size(), 48u);
@@ -175,7 +175,7 @@ TEST(CandidateSpace, TheOnlineSumIsTriedTheOtherWay) {
     const CompiledKernel &k = g.detail->kernels.back();
     bool defaultOnline = llvm::any_of(k.lowered.reductions,
                                       [](const KReduction &r) { return r.onlineMax >= 0; });
-    CandidateSpace space = candidateSpace(k.body, dev, dev.arch());
+    CandidateSpace space = candidateSpace(k.body, dev, dev.target());
     std::string flip = defaultOnline ? "online=0" : "online=1";
     auto it = llvm::find_if(space.candidates, [&](const Candidate &cand) {
       return cand.overrides.str() == flip;
@@ -195,7 +195,7 @@ TEST(CandidateSpace, ASmallerDeviceBoundsThreadsAndSharedMemory) {
     SCOPED_TRACE(c.name);
     CompiledGraph g = lowered(parse(c.text), small, c.arch);
     const CompiledKernel &k = g.detail->kernels.back();
-    std::string arch = c.arch.empty() ? small.arch() : c.arch;
+    Target arch = c.arch.empty() ? small.target() : *parseTarget(c.arch);
     CandidateSpace space = candidateSpace(k.body, small, arch);
     ASSERT_FALSE(space.candidates.empty());
     // The default is the rules' choice and always a candidate (a scan's
@@ -209,14 +209,14 @@ TEST(CandidateSpace, ASmallerDeviceBoundsThreadsAndSharedMemory) {
   }
   // The pointwise space asks for blocks of up to 1024 threads: dropped, with the reason.
   CompiledGraph pw = lowered(parse(cases()[0].text), small);
-  CandidateSpace space = candidateSpace(pw.detail->kernels[0].body, small, small.arch());
+  CandidateSpace space = candidateSpace(pw.detail->kernels[0].body, small, small.target());
   EXPECT_TRUE(llvm::any_of(space.dropped, [](const DroppedCandidate &d) {
     return d.overrides.block == 1024 &&
            d.why == "1024 threads a block; the device allows 256";
   }));
   // Hopper tiles of 4 or more stages need more than 100 KB: dropped.
   CompiledGraph mm = lowered(parse(cases().back().text), small, "sm_90");
-  CandidateSpace tiles = candidateSpace(mm.detail->kernels[0].body, small, "sm_90");
+  CandidateSpace tiles = candidateSpace(mm.detail->kernels[0].body, small, Target{9, 0});
   EXPECT_TRUE(llvm::any_of(tiles.dropped, [](const DroppedCandidate &d) {
     return d.overrides.stages == 6 &&
            d.why.find("shared memory") != std::string::npos;
@@ -240,8 +240,8 @@ TEST(CandidateSpace, ExceedsLimitsNamesTheLimit) {
 TEST(CandidateSpace, TheLimitKeepsTheFirstCandidates) {
   DeviceProperties dev = DeviceProperties::assumedH200();
   CompiledGraph g = lowered(parse(cases()[1].text), dev);
-  CandidateSpace all = candidateSpace(g.detail->kernels[0].body, dev, dev.arch());
-  CandidateSpace few = candidateSpace(g.detail->kernels[0].body, dev, dev.arch(), 5);
+  CandidateSpace all = candidateSpace(g.detail->kernels[0].body, dev, dev.target());
+  CandidateSpace few = candidateSpace(g.detail->kernels[0].body, dev, dev.target(), 5);
   ASSERT_EQ(few.candidates.size(), 5u);
   for (size_t i = 0; i < 5; ++i)
     EXPECT_EQ(few.candidates[i].overrides, all.candidates[i].overrides);

@@ -25,7 +25,7 @@ using namespace minijit::cachetest;
 
 namespace {
 
-const char *const kArch = "sm_90";
+const Target kArch{9, 0};
 
 class KernelCacheTest : public ::testing::Test {
 protected:
@@ -112,7 +112,7 @@ TEST_F(KernelCacheTest, KeysDependOnSourceArchAndOptions) {
   EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
   EXPECT_EQ(cache.keyFor(a, kArch, {}), key);
   EXPECT_NE(cache.keyFor(b, kArch, {}), key);
-  EXPECT_NE(cache.keyFor(a, "sm_80", {}), key);
+  EXPECT_NE(cache.keyFor(a, Target{8, 0}, {}), key);
   EXPECT_NE(cache.keyFor(a, kArch, {"-lineinfo"}), key);
   EXPECT_EQ(cache.pathFor(key), Dir + "/" + key.substr(0, 2) + "/" + key.substr(2) + ".mjk");
 }

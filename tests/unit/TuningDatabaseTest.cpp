@@ -159,7 +159,7 @@ TEST_F(TuningDatabaseTest, ACompileTakesTheTunedSchedule) {
   EXPECT_FALSE(k.tuned);
   EXPECT_EQ(plain.fusedText().find("tuned"), std::string::npos);
   std::string key = TuningDatabase::keyFor(cache, tuningSource(k.lowered, k.schedule),
-                                           plain.program.arch, opt.device);
+                                           plain.target, opt.device);
   std::string error;
   ASSERT_TRUE(db.store(key, entry("tpr=128", 10, 12), error)) << error;
 

@@ -231,7 +231,8 @@ MJ_API mjStatus mjCompileOptionsSetReassociate(mjCompileOptions o, int on);
 MJ_API mjStatus mjCompileOptionsSetAllowTf32(mjCompileOptions o, int on);
 /** f32 matmuls may run as three TF32 products ("3xTF32"). */
 MJ_API mjStatus mjCompileOptionsSetTf32x3(mjCompileOptions o, int on);
-/** NVRTC's target ("sm_90a"); NULL or "": the device's. */
+/** NVRTC's target ("sm_90", "sm_90a"); NULL or "": the device's. A spelling
+ *  that is not a target ("90", "sm_80a") is an error. */
 MJ_API mjStatus mjCompileOptionsSetArch(mjCompileOptions o, const char *arch);
 /** Use the tuning database's schedules (on by default). */
 MJ_API mjStatus mjCompileOptionsSetTuning(mjCompileOptions o, int on);

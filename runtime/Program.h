@@ -107,7 +107,7 @@ struct ProgramArgument {
 /// A compiled graph: what compileGraph produces and an Executable runs.
 struct Program {
   std::string graphName;             ///< the graph's name
-  std::string arch;                  ///< e.g. sm_90
+  std::string arch;                  ///< the compile's Target, as NVRTC spells it (sm_90)
   std::vector<ProgramBuffer> buffers; ///< indexed by buffer id
   std::vector<int> inputs;           ///< buffer per graph input
   std::vector<int> outputs;          ///< buffer per graph output (may repeat)

@@ -52,6 +52,11 @@ def test_arch_option_reaches_nvrtc():
     assert ".target sm_80" in ptx
 
 
+def test_arch_that_is_not_a_target_is_refused():
+    with pytest.raises(minijit.CompileError, match="'sm80' is not a GPU target"):
+        minijit.compile(SOFTMAX, arch="sm80")
+
+
 def test_unknown_stage_is_a_value_error():
     with pytest.raises(ValueError, match="unknown stage 'cubin'"):
         minijit.compile(SOFTMAX).emit("cubin")

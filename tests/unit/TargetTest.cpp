@@ -134,4 +134,24 @@ TEST(Target, ACompileParsesCompileOptionsArchOnce) {
   }
 }
 
+/// Long rows over a cluster of blocks (rowcluster, by hand or by the tuner)
+/// wherever the target has clusters: sm_90 and, since the rule asks the
+/// feature and not the name, sm_100; sm_80 refuses it.
+TEST(Target, RowClustersFollowTheClusterFeature) {
+  Graph g("softmax");
+  Tensor x = g.input("x", DType::F32, {1024, 32768});
+  Tensor e = exp(x - max(x, {1}, true));
+  g.output(e / sum(e, {1}, true), "y");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  opt.scheduleOverrides.rowcluster = 2;
+  for (const char *arch : {"sm_90", "sm_100"}) {
+    opt.arch = arch;
+    CompiledGraph c = compileGraph(g, opt);
+    EXPECT_EQ(c.program.kernels[0].cluster, 2u) << arch;
+  }
+  opt.arch = "sm_80";
+  EXPECT_THROW(compileGraph(g, opt), CompileError);
+}
+
 } // namespace

@@ -9,6 +9,7 @@
 // sum once at the end. Arithmetic is f32; f16 and bf16 are converted on
 // loading and on the store.
 //===----------------------------------------------------------------------===//
+#include "compiler/emit/AttentionCommon.h"
 #include "compiler/emit/ExprEmitter.h"
 #include "compiler/emit/KernelEmitter.h"
 
@@ -35,13 +36,7 @@ public:
                .str());
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] = 0.0f;", outPerThread()).str());
-    std::string keys = std::to_string(MM.N);
-    if (A.causal) {
-      W.line("// The mask is causal: keys past the tile's last query row are masked for every "
-             "row of it, so the walk stops there");
-      W.line(llvm::formatv("const {0} mj_keys = min(({0}){1}, m0 + {2});", E.Idx, MM.N, S.br).str());
-      keys = "mj_keys";
-    }
+    std::string keys = attentionKeyBound(E, S.br);
     W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
     W.line("__syncthreads(); // every thread is done with the last tile of V and probabilities");
     loadTile("K", MM.bParam, MM.K, "mj_kBatch", MM.bStrideN, MM.bStrideK);
@@ -165,19 +160,7 @@ private:
     W.open(llvm::formatv("for (int j = 0; j < {0}; ++j)", perThread).str());
     W.line(llvm::formatv("const int c = mj_part + {0} * j;", S.threadsPerRow).str());
     W.line("const " + E.Idx + " n = n0 + c;");
-    W.line("float mj_score = -MJ_INF; // keys past the end: no probability");
-    W.open(llvm::formatv("if (m < {0} && n < {1})", MM.M, MM.N).str());
-    for (size_t i = 0; i < K.values.size(); ++i)
-      if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
-        W.line("const float " + E.Names[i] + " = mj_dot[j];" + E.comment(static_cast<int>(i)));
-    LaneCtx lc;
-    lc.vec = 1;
-    lc.x = K.n;
-    lc.extent = MM.N;
-    lc.var = "n";
-    E.elementWork(0, lc, "");
-    W.line("mj_score = " + E.ref(A.score) + "; // what the softmax reads");
-    W.close();
+    attentionScoreWork(E, "mj_dot[j]", "keys past the end");
     W.line("mj_s[j] = mj_score;");
     W.line("mj_tileMax = mj_max(mj_tileMax, mj_score);");
     W.close();

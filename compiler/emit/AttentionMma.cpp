@@ -10,6 +10,7 @@
 // of P V, whose B fragments come from V's tile by ldmatrix.trans. O stays
 // in f32 accumulators and is divided by the sum once at the end.
 //===----------------------------------------------------------------------===//
+#include "compiler/emit/AttentionCommon.h"
 #include "compiler/emit/ExprEmitter.h"
 #include "compiler/emit/KernelEmitter.h"
 
@@ -43,13 +44,7 @@ public:
                          "mj_o[t][3] = 0.0f;",
                          A.valueDim / 8)
                .str());
-    std::string keys = std::to_string(MM.N);
-    if (A.causal) {
-      W.line("// The mask is causal: keys past the tile's last query row are masked for every "
-             "row of it, so the walk stops there");
-      W.line(llvm::formatv("const {0} mj_keys = min(({0}){1}, m0 + {2});", E.Idx, MM.N, S.br).str());
-      keys = "mj_keys";
-    }
+    std::string keys = attentionKeyBound(E, S.br);
     W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
     W.line("__syncthreads(); // every warp is done with the last tile of V");
     loadTile("K's tile of keys n0 ...", "mj_kv", MM.bParam, MM.K, kvStride(), "n0", MM.N,
@@ -162,19 +157,7 @@ private:
     W.open("for (int i = 0; i < 4; ++i)");
     W.line("const " + E.Idx + " m = m0 + mj_warp * 16 + mj_g + 8 * (i / 2);");
     W.line("const " + E.Idx + " n = n0 + t * 8 + mj_c2 + i % 2;");
-    W.line("float mj_score = -MJ_INF; // past the ends: no probability");
-    W.open(llvm::formatv("if (m < {0} && n < {1})", MM.M, MM.N).str());
-    for (size_t i = 0; i < K.values.size(); ++i)
-      if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
-        W.line("const float " + E.Names[i] + " = mj_s[t][i];" + E.comment(static_cast<int>(i)));
-    LaneCtx lc;
-    lc.vec = 1;
-    lc.x = K.n;
-    lc.extent = MM.N;
-    lc.var = "n";
-    E.elementWork(0, lc, "");
-    W.line("mj_score = " + E.ref(A.score) + "; // what the softmax reads");
-    W.close();
+    attentionScoreWork(E, "mj_s[t][i]", "past the ends");
     W.line("mj_s[t][i] = mj_score;");
     W.line("mj_tileMax[i / 2] = mj_max(mj_tileMax[i / 2], mj_score);");
     W.close();

@@ -1,0 +1,38 @@
+//===- compiler/emit/AttentionCommon.cpp - what both attention kernels write ===//
+#include "compiler/emit/AttentionCommon.h"
+
+#include "compiler/emit/KernelEmitter.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace minijit {
+
+std::string attentionKeyBound(KernelEmitter &e, unsigned rows) {
+  const KMatmul &mm = *e.K.matmul;
+  if (!e.K.attention->causal)
+    return std::to_string(mm.N);
+  e.W.line("// The mask is causal: keys past the tile's last query row are masked for every "
+           "row of it, so the walk stops there");
+  e.W.line(llvm::formatv("const {0} mj_keys = min(({0}){1}, m0 + {2});", e.Idx, mm.N, rows).str());
+  return "mj_keys";
+}
+
+void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds) {
+  const LoweredKernel &k = e.K;
+  const KMatmul &mm = *k.matmul;
+  e.W.line("float mj_score = -MJ_INF; // " + pastEnds + ": no probability");
+  e.W.open(llvm::formatv("if (m < {0} && n < {1})", mm.M, mm.N).str());
+  for (size_t i = 0; i < k.values.size(); ++i)
+    if (k.values[i].kind == KValue::Kind::MatmulResult && e.Need[i])
+      e.W.line("const float " + e.Names[i] + " = " + dot + ";" + e.comment(static_cast<int>(i)));
+  LaneCtx lc;
+  lc.vec = 1;
+  lc.x = k.n;
+  lc.extent = mm.N;
+  lc.var = "n";
+  e.elementWork(0, lc, "");
+  e.W.line("mj_score = " + e.ref(k.attention->score) + "; // what the softmax reads");
+  e.W.close();
+}
+
+} // namespace minijit

@@ -1,0 +1,25 @@
+//===- compiler/emit/AttentionCommon.h - what both attention kernels write -===//
+// The pieces the CUDA cores' kernel (emit/Attention.cpp) and the tensor
+// cores' (emit/AttentionMma.cpp) write alike: how far the walk over the keys
+// goes, and the score work between the two products.
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <string>
+
+namespace minijit {
+
+class KernelEmitter;
+
+/// The bound of the walk over the keys for a tile of `rows` query rows from
+/// m0: all of them, or with a causal mask the keys up to the tile's last row
+/// (those past it are masked for every row of the tile), declared as mj_keys.
+std::string attentionKeyBound(KernelEmitter &e, unsigned rows);
+
+/// For the score at (m, n), whose product element is `dot`: -inf past the
+/// ends (`pastEnds` says which, as a comment), else the graph's work on the
+/// scores (scale, mask, bias, soft-cap) computed into mj_score, the value the
+/// softmax reads.
+void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds);
+
+} // namespace minijit

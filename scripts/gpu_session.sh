@@ -3,7 +3,7 @@
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [bench] [anchors] [general] [samples] [train] [tune] [sanitize]
-#                          [random] [mutation] [dlpack] [pictures] [devices] [spread]
+#                          [random] [mutation] [dlpack] [pictures] [devices] [spread] [kernelbench]
 # general: the generalization suite (minijit_bench --suite general, fused) and
 # its PyTorch anchors (bench/torch_general.py) in the same call, joined into
 # general_table.md.
@@ -122,6 +122,22 @@ if want mutation; then
   # miscompile, each stopping at its first flagged graph, and the kill rate.
   BIN=$bin scripts/mutation_run.sh --count "${MUTATION_COUNT:-300}" \
     --procs "${RANDOM_PROCS:-$(nproc)}" --out "$out/mutation" 2>&1 | tee "$out/mutation.txt"
+fi
+if want kernelbench; then
+  # KernelBench levels 1 and 2 through torch.compile(backend="minijit"), KB_SHARDS processes
+  # side by side taking turns on the GPU for checks and timings (--gpu-lock); KB_ROOT is a
+  # KernelBench checkout carried along (never committed), KB_ARGS more options of run.py.
+  lib=${MINIJIT_LIBRARY:-$bin/../lib/libminijit_c.so}
+  n=${KB_SHARDS:-8}; pids=()
+  for ((k = 0; k < n; k++)); do
+    PYTHONPATH=python MINIJIT_LIBRARY=$lib TORCHINDUCTOR_COMPILE_THREADS=2 timeout ${KB_BUDGET:-540} \
+      python3 bench/kernelbench/run.py --root "${KB_ROOT:?KB_ROOT: a KernelBench checkout}" --levels 1,2 \
+      --shard $k/$n --gpu-lock /tmp/minijit-kb.lock ${KB_ARGS:-} > "/tmp/kb$k.jsonl" 2> "/tmp/kb$k.err" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+  cat /tmp/kb*.jsonl > "$out/kernelbench.jsonl"; cat /tmp/kb*.err > "$out/kernelbench.err"
+  python3 bench/kernelbench/run.py --from-json "$out/kernelbench.jsonl" --markdown "$out/kernelbench.md" | tail -4
 fi
 if want dlpack; then
   timeout 120 python3 tests/gpu/dlpack_torch.py $bin/libminijit_dlpack_shim.so 2>&1 | tee "$out/dlpack.log"

@@ -128,7 +128,7 @@ if want kernelbench; then
   # side by side taking turns on the GPU for checks and timings (--gpu-lock); KB_ROOT is a
   # KernelBench checkout carried along (never committed), KB_ARGS more options of run.py.
   lib=${MINIJIT_LIBRARY:-$bin/../lib/libminijit_c.so}
-  n=${KB_SHARDS:-8}; pids=()
+  n=${KB_SHARDS:-8}; pids=(); rm -f /tmp/kb*.jsonl /tmp/kb*.err
   for ((k = 0; k < n; k++)); do
     PYTHONPATH=python MINIJIT_LIBRARY=$lib TORCHINDUCTOR_COMPILE_THREADS=2 timeout ${KB_BUDGET:-540} \
       python3 bench/kernelbench/run.py --root "${KB_ROOT:?KB_ROOT: a KernelBench checkout}" --levels 1,2 \

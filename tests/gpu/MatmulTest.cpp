@@ -1,6 +1,7 @@
 //===- tests/gpu/MatmulTest.cpp - matmul and its epilogues on the GPU ------===//
 #include "compiler/CompileDetail.h"
 #include "tests/gpu/GpuTest.h"
+#include "tests/gpu/MatmulCases.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,12 +35,6 @@ struct MatmulShape {
 
 const MatmulShape kShapes[] = {{1, 1, 1},   {127, 255, 63}, {64, 64, 64},   {130, 66, 40},
                                {1, 300, 17}, {257, 8, 1024}, {1000, 1000, 1000}};
-
-/// MINIJIT_SCHEDULE set for one case only, even when it throws.
-struct ScheduleEnv {
-  explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
-  ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
-};
 
 /// (x @ w + bias) through the lecture's GeLU, plus a residual, cast to f32;
 /// with `keepH` the product plus bias is an output too.
@@ -113,20 +108,6 @@ TEST_F(Matmul, EveryTileConfiguration) {
                    std::to_string(s.n) + "x" + std::to_string(s.k));
       expectMatches(g, static_cast<uint64_t>(s.m + s.k), /*fusedOnly=*/true);
     }
-}
-
-/// f32 operands A [m, k] (stored [k, m] when aT) and B [k, n] (stored [n, k]
-/// when bT): one layout pair.
-std::pair<Tensor, Tensor> layoutPair(Graph &g, bool aT, bool bT, int64_t m, int64_t n, int64_t k,
-                                     int64_t batch = 1) {
-  auto input = [&](const char *name, int64_t rows, int64_t cols) {
-    return batch > 1 ? g.input(name, DType::F32, {batch, rows, cols})
-                     : g.input(name, DType::F32, {rows, cols});
-  };
-  auto swap = [&](Tensor t) { return batch > 1 ? t.permute({0, 2, 1}) : t.permute({1, 0}); };
-  Tensor a = aT ? swap(input("a", k, m)) : input("a", m, k);
-  Tensor b = bT ? swap(input("b", n, k)) : input("b", k, n);
-  return {a, b};
 }
 
 /// gelu(x @ W.T + bias), W as nn.Linear stores it, [out, in], in f32.

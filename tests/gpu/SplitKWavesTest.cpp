@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/CompileDetail.h"
 #include "tests/gpu/GpuTest.h"
+#include "tests/gpu/MatmulCases.h"
 
 #include <cstdlib>
 #include <string>
@@ -14,26 +15,6 @@ namespace minijit {
 namespace {
 
 class SplitKWaves : public GpuTest {};
-
-/// MINIJIT_SCHEDULE set for one case only, even when it throws.
-struct ScheduleEnv {
-  explicit ScheduleEnv(const char *v) { ::setenv("MINIJIT_SCHEDULE", v, 1); }
-  ~ScheduleEnv() { ::unsetenv("MINIJIT_SCHEDULE"); }
-};
-
-/// f32 operands A [m, k] (stored [k, m] when aT) and B [k, n] (stored [n, k]
-/// when bT), `batch` of each where more than 1.
-std::pair<Tensor, Tensor> layoutPair(Graph &g, bool aT, bool bT, int64_t m, int64_t n, int64_t k,
-                                     int64_t batch = 1) {
-  auto input = [&](const char *name, int64_t rows, int64_t cols) {
-    return batch > 1 ? g.input(name, DType::F32, {batch, rows, cols})
-                     : g.input(name, DType::F32, {rows, cols});
-  };
-  auto swap = [&](Tensor t) { return batch > 1 ? t.permute({0, 2, 1}) : t.permute({1, 0}); };
-  Tensor a = aT ? swap(input("a", k, m)) : input("a", m, k);
-  Tensor b = bT ? swap(input("b", n, k)) : input("b", k, n);
-  return {a, b};
-}
 
 /// Split-K: an f32 product of too few tiles, split by the rule (the default;
 /// nn.Linear's layout, a bias after the sum) and forced

@@ -11,7 +11,10 @@ model is built in f32 on the device (torch.manual_seed(42) before
 Model(*get_init_inputs())), checked as KernelBench checks (5 seeds, fresh inputs
 of get_inputs() each, no_grad, allclose with atol = rtol = 1e-4, TF32 off),
 then eager, minijit and Inductor are timed on one set of inputs (CUDA events,
-warm-up, median of --runs calls). The inputs are made on the device directly
+warm-up, median of --runs calls). "direct us" is the time of the same minijit
+graphs run alone through the C library, as `minijit run` runs them (each
+island on the tensors it got in one call of the model, the medians summed):
+"backend/direct" is what the backend and the ops left to PyTorch add. The inputs are made on the device directly
 (torch.device as the default device around get_inputs), which changes their
 values, not their distribution. What the backend left to PyTorch comes from its
 compile reports (what minijit.torch.explain prints). One JSON line per problem
@@ -51,6 +54,7 @@ import torch  # noqa: E402
 import minijit.torch  # noqa: E402,F401
 from minijit.torch import compiler as backendModule  # noqa: E402
 from minijit.torch.explain import summarize  # noqa: E402
+from minijit.torch.island import Island  # noqa: E402
 
 CONV = re.compile(r"conv", re.IGNORECASE)
 
@@ -164,8 +168,8 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
     """Runs one problem file; returns its record (never raises for the problem's own failures).
     The first call of each compiled model (which compiles) runs outside the GPU turn."""
     record = {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
-              "minijit_us": None, "correct": None, "max_abs_err": None, "islands": None, "kernels": None,
-              "fallbacks": [], "error": None}
+              "minijit_us": None, "direct_us": None, "correct": None, "max_abs_err": None, "islands": None,
+              "kernels": None, "fallbacks": [], "error": None}
     phase = "load"
     cuda = dev == "cuda"
     try:
@@ -201,7 +205,8 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
                 close, diff = compare(expected, got)
                 correct, worst = correct and close, max(worst, diff)
                 del expected, got
-        summary = summarize(backendModule.reportsSince(start))
+        reports = backendModule.reportsSince(start)
+        summary = summarize(reports)
         record.update(correct=correct, max_abs_err=worst, islands=summary["islands"],
                       kernels=summary["kernels"], fallbacks=summary["left"] + summary["failed"])
         with gpuTurn(gpuLock):
@@ -209,6 +214,9 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
             record["eager_us"] = common.timeEvents(lambda: model(*inputs), cuda, warmup, runs)
             phase = "minijit timing"
             record["minijit_us"] = common.timeEvents(lambda: compiled(*inputs), cuda, warmup, runs)
+            if cuda:
+                phase = "direct timing"
+                record["direct_us"] = directTime(reports, compiled, inputs, warmup, runs)
         if inductor:
             phase = "inductor"
             torch._dynamo.reset()
@@ -227,6 +235,27 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
         if cuda:
             torch.cuda.empty_cache()
     return record
+
+
+def directTime(reports, compiled, inputs, warmup, runs):
+    """The summed medians of the problem's islands run alone on the GPU (the
+    tensors each got in one more call of the compiled model); None without islands."""
+    islands = [island for report in reports for island in report.islands]
+    Island.keepInputs = True
+    try:
+        with torch.no_grad():
+            compiled(*inputs)
+    finally:
+        Island.keepInputs = False
+    ran = [island for island in islands if island.lastInputs is not None]
+    if not ran:
+        return None
+    total = 0.0
+    for island in ran:
+        args, dims = island.lastInputs, island.lastDims
+        total += common.timeEvents(lambda: island.compiled.run(*args, dims=dims), True, warmup, runs)
+        island.lastInputs = None
+    return total
 
 
 def withTimeout(seconds, fn, *args, **kwargs):
@@ -265,8 +294,8 @@ def runIsolated(path, level, a):
     except subprocess.TimeoutExpired:
         error = f"child killed after {a.timeout + 120} s"
     return {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
-            "minijit_us": None, "correct": None, "max_abs_err": None, "islands": None, "kernels": None,
-            "fallbacks": [], "error": error}
+            "minijit_us": None, "direct_us": None, "correct": None, "max_abs_err": None, "islands": None,
+            "kernels": None, "fallbacks": [], "error": error}
 
 
 def geomean(values):
@@ -280,10 +309,10 @@ def fmt(v, spec=".1f"):
 
 def markdown(records):
     """The table of the run: times, speed-ups, correctness, then geomeans, counts and the fallbacks."""
-    lines = ["| level | problem | eager us | Inductor us | minijit us | vs eager | vs Inductor | correct "
-             "| max abs err | islands | kernels | error |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    vsEager, vsInductor = [], []
+    lines = ["| level | problem | eager us | Inductor us | minijit us | vs eager | vs Inductor | direct us "
+             "| backend/direct | correct | max abs err | islands | kernels | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    vsEager, vsInductor, overDirect = [], [], []
     faster = atLeastInductor = correct = 0
     for r in records:
         se = r["eager_us"] / r["minijit_us"] if r["eager_us"] and r["minijit_us"] else None
@@ -296,10 +325,15 @@ def markdown(records):
             if si is not None:
                 vsInductor.append(si)
                 atLeastInductor += si >= 1
+        direct = r.get("direct_us")
+        sd = r["minijit_us"] / direct if r["minijit_us"] and direct else None
+        if r["correct"] and sd is not None and not r["fallbacks"]:
+            overDirect.append(sd)
         ok = {True: "yes", False: "NO", None: "-"}[r["correct"]]
         error = (r["error"] or "").replace("|", "/").replace("\n", " ")[:80]
         lines.append(f"| {r['level']} | {r['name']} | {fmt(r['eager_us'])} | {fmt(r['inductor_us'])} "
-                     f"| {fmt(r['minijit_us'])} | {fmt(se, '.2f')} | {fmt(si, '.2f')} | {ok} "
+                     f"| {fmt(r['minijit_us'])} | {fmt(se, '.2f')} | {fmt(si, '.2f')} | {fmt(direct)} "
+                     f"| {fmt(sd, '.3f')} | {ok} "
                      f"| {fmt(r['max_abs_err'], '.1e')} | {fmt(r['islands'], 'd')} | {fmt(r['kernels'], 'd')} "
                      f"| {error} |")
     n = len(records)
@@ -309,7 +343,10 @@ def markdown(records):
               f"Inductor {atLeastInductor}; no minijit subgraph {sum(1 for r in records if r['islands'] == 0)}; "
               f"errors {sum(1 for r in records if r['error'])}",
               f"geomean speed-up of minijit over eager {fmt(ge, '.3f')} ({len(vsEager)} correct problems), "
-              f"over Inductor {fmt(gi, '.3f')} ({len(vsInductor)} correct problems)"]
+              f"over Inductor {fmt(gi, '.3f')} ({len(vsInductor)} correct problems)",
+              f"the backend over the same graphs run directly, where nothing was left to PyTorch: geomean "
+              f"{fmt(geomean(overDirect), '.3f')}, within 5 % on {sum(1 for v in overDirect if v <= 1.05)} "
+              f"of {len(overDirect)} problems"]
     left = collections.Counter(re.sub(r" x\d+$", "", f) for r in records for f in r["fallbacks"])
     if left:
         lines += ["", "| left to PyTorch (op: reason) | problems |", "|---|---|"]
@@ -413,7 +450,7 @@ def main(argv=None):
                 record = withTimeout(a.timeout, runProblem, path, level, **options)
             except ProblemTimeout as e:  # raised outside runProblem's own handler
                 record = {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
-                          "minijit_us": None, "correct": None, "max_abs_err": None, "islands": None,
+                          "minijit_us": None, "direct_us": None, "correct": None, "max_abs_err": None, "islands": None,
                           "kernels": None, "fallbacks": [], "error": f"timeout: {e}"}
         record["seconds"] = round(time.time() - t0, 1)
         records.append(record)

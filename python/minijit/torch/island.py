@@ -35,6 +35,10 @@ def evalDim(dim, dims):
 class Island(torch.nn.Module):
     """One minijit graph standing for a fused submodule; forward() has its signature."""
 
+    # While true, each island keeps the tensors of its latest GPU run (lastInputs),
+    # so a benchmark can time the compiled graph alone, without PyTorch around it.
+    keepInputs = False
+
     def __init__(self, translation, mode, options, name, fallback=None):
         super().__init__()
         # The fused submodule's own ATen ops, run by PyTorch where minijit
@@ -46,6 +50,7 @@ class Island(torch.nn.Module):
         self.text = translation.text
         self.compiled = None
         self.lastDims = None
+        self.lastInputs = None
         self.tensorInputs = [(i, spec.order, spec.declared)
                              for i, spec in enumerate(translation.inputs) if spec.kind == "tensor"]
         if mode == "cuda":
@@ -123,6 +128,8 @@ class Island(torch.nn.Module):
             if not a.is_contiguous():
                 a = a.contiguous()
             ready.append(a.detach())
+        if Island.keepInputs:
+            self.lastInputs = ready
         return self.compiled.run(*ready, dims=dims)
 
     def shape(self, buffer, spec, dims):

@@ -119,8 +119,8 @@ def test_find_problems_skips_conv(tmp_path):
 def test_table_counts_and_geomeans():
     run = runner()
     base = {"level": 1, "max_abs_err": 0.0, "islands": 1, "kernels": 1, "fallbacks": [], "error": None}
-    records = [dict(base, name="a", eager_us=40.0, inductor_us=20.0, minijit_us=10.0, correct=True),
-               dict(base, name="b", eager_us=10.0, inductor_us=10.0, minijit_us=40.0, correct=True),
+    records = [dict(base, name="a", eager_us=40.0, inductor_us=20.0, minijit_us=10.0, direct_us=9.0, correct=True),
+               dict(base, name="b", eager_us=10.0, inductor_us=10.0, minijit_us=40.0, direct_us=40.0, correct=True),
                dict(base, name="c", eager_us=10.0, inductor_us=10.0, minijit_us=1.0, correct=False,
                     fallbacks=["aten.sort: no lowering"])]
     table = run.markdown(records)
@@ -128,6 +128,9 @@ def test_table_counts_and_geomeans():
     assert f"over eager {math.sqrt(4.0 * 0.25):.3f}" in table
     assert f"over Inductor {math.sqrt(2.0 * 0.25):.3f}" in table
     assert "| aten.sort: no lowering | 1 |" in table
+    # c left an op to PyTorch and has no direct time: only a and b count, b within 5 %
+    assert f"geomean {math.sqrt(10.0 / 9.0):.3f}, within 5 % on 1 of 2 problems" in table
+    assert "| 9.0 | 1.111 |" in table
 
 
 def test_compare_follows_kernelbench_tolerance():
@@ -152,3 +155,4 @@ def test_problem_on_gpu_beside_inductor(tmp_path):
     assert r["correct"] is True and r["max_abs_err"] < 1e-4
     assert r["islands"] >= 1
     assert r["eager_us"] > 0 and r["minijit_us"] > 0 and r["inductor_us"] > 0
+    assert 0 < r["direct_us"] <= r["minijit_us"] * 1.5

@@ -9,8 +9,17 @@ and inside compiler/ the stages in pipeline order:
   simplify < fusion < lower < schedule < emit < templates < nvrtc < cache < tune < compiler/ itself
 
 A file may include headers of its own folder and of earlier folders only:
-never a later stage's header, so no two folders include each other. Prints
-each violation as FILE:LINE: and exits 1 when there is one.
+never a later stage's header, so no two folders include each other. Inside
+templates/, the families of templates (a folder each: templates/pointwise/,
+rows/, ...) sit between the interface and the registry:
+
+  templates/*.h, *.def (the KernelTemplate interface and what families share)
+    < templates/<family>/ (each family's rules, bodies and template objects)
+    < templates/*.cpp (the registry and the scheduling stage, which reach the
+      families' rules through the interface)
+
+and no family includes another's headers. Prints each violation as
+FILE:LINE: and exits 1 when there is one.
 
   scripts/check_layering.py [ROOT]     ROOT: the repository (default: this script's parent)
 """
@@ -21,6 +30,9 @@ import sys
 LAYERS = ["ir", "runtime", "compiler/simplify", "compiler/fusion", "compiler/lower",
           "compiler/schedule", "compiler/emit", "compiler/templates", "compiler/nvrtc", "compiler/cache",
           "compiler/tune", "compiler"]
+# The folder of template families: templates/FAMILY/ for any FAMILY. Files
+# directly in it are its interface (headers) or its registry (sources).
+FAMILIES = "compiler/templates"
 # Folders above the library: they may include any layer.
 TOP = ["tools", "capi"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -29,10 +41,24 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 def layer_of(path: str):
     """The layer a repository path (a file or an include) belongs to, or None."""
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    if folder.startswith(FAMILIES + "/"):
+        return FAMILIES + "/" + folder[len(FAMILIES) + 1:].split("/")[0]
+    if folder == FAMILIES:
+        return FAMILIES if path.endswith(".cpp") else FAMILIES + " (interface)"
     for name in sorted(LAYERS, key=len, reverse=True):
         if folder == name or folder.startswith(name + "/"):
             return name
     return None
+
+
+def rank_of(layer: str, rank: dict):
+    """A layer's place in the order: a template family's is between the
+    templates' interface and their registry."""
+    if layer == FAMILIES + " (interface)":
+        return rank[FAMILIES] - 0.5
+    if layer.startswith(FAMILIES + "/"):
+        return rank[FAMILIES] - 0.25
+    return rank[layer]
 
 
 def main() -> int:
@@ -54,8 +80,11 @@ def main() -> int:
                 target = layer_of(m.group(1))
                 if m.group(1).split("/")[0] in TOP:
                     bad.append(f"{rel}:{n}: includes {m.group(1)}, of a folder above the library")
-                elif target is not None and rank[target] > rank[mine]:
+                elif target is not None and rank_of(target, rank) > rank_of(mine, rank):
                     bad.append(f"{rel}:{n}: {mine} includes {m.group(1)}, of the later stage {target}")
+                elif (target is not None and target != mine and target.startswith(FAMILIES + "/")
+                      and mine.startswith(FAMILIES + "/")):
+                    bad.append(f"{rel}:{n}: the family {mine} includes {m.group(1)}, of the family {target}")
     for b in bad:
         print(b)
     if bad:

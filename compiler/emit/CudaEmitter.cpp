@@ -1,8 +1,8 @@
 //===- compiler/emit/CudaEmitter.cpp - readable CUDA C++ from a kernel ----===//
-// Names the kernel. The templates' bodies (emit/Pointwise.cpp,
-// RowReduction.cpp, ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, MatmulWgmma.cpp, ...)
-// are built from the shared pieces of emit/KernelEmitter.cpp and reached
-// through compiler/templates/ (emitKernel).
+// Names the kernel. The templates' bodies (in their family folders,
+// compiler/templates/*/, and emit/Attention*.cpp) are built from the shared
+// pieces of emit/KernelEmitter.cpp and reached through compiler/templates/
+// (emitKernel).
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"
 

@@ -1,6 +1,6 @@
 //===- compiler/emit/HopperPreamble.cpp - helpers of the sm_90a matmul ----===//
-// What emit/MatmulWgmma.cpp calls, added after the common preamble to that
-// kernel's source only: mbarriers, TMA loads, shared-memory matrix
+// What templates/matmul/MatmulWgmma.cpp calls, added after the common
+// preamble to that kernel's source only: mbarriers, TMA loads, shared-memory matrix
 // descriptors, the wgmma fences, setmaxnreg, and the one wgmma instruction
 // the kernel uses (its n and dtype), written out with its accumulators.
 //===----------------------------------------------------------------------===//

@@ -1,10 +1,11 @@
 //===- compiler/emit/KernelEmitter.h - what every template shares -*- C++ -*-===//
-// Used inside compiler/emit/ and by the templates (compiler/templates/),
-// which call its template bodies. One KernelEmitter writes one kernel: the
-// header comment and signature, then the template's body, built from the
-// pieces here: element work (loads as 16-byte vectors, gathers or one value
-// for all lanes; the arithmetic of one element per lane; accumulation; stores),
-// per-row values and stores, and the reductions' accumulators.
+// Used inside compiler/emit/ and by the template families
+// (compiler/templates/*/), whose bodies are built from it. One KernelEmitter
+// writes one kernel: the header comment and signature, then the template's
+// body, built from the pieces here: element work (loads as 16-byte vectors,
+// gathers or one value for all lanes; the arithmetic of one element per
+// lane; accumulation; stores), per-row values and stores, and the
+// reductions' accumulators.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -235,17 +236,8 @@ private:
   std::map<int, std::string> CacheNames, AccNames, AccIndexNames, OnlineMaxNames;
 };
 
-// One function per template (emit/Pointwise.cpp, RowReduction.cpp,
-// ColumnReduction.cpp, MatmulSimt.cpp, MatmulMma.cpp, MatmulWgmma.cpp, Scan.cpp, Attention.cpp),
-// each writing the body.
-void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s);
-void emitRowReduction(KernelEmitter &e, const RowSchedule &s);
-void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s);
-void emitMatmulSimt(KernelEmitter &e, const MatmulSimtSchedule &s);
-void emitMatmulMma(KernelEmitter &e, const MatmulMmaSchedule &s);
-void emitMatmulWgmma(KernelEmitter &e, const MatmulWgmmaSchedule &s);
-void emitTranspose(KernelEmitter &e, const TransposeSchedule &s);
-void emitScan(KernelEmitter &e, const ScanSchedule &s);
+// The attention templates' bodies (emit/Attention.cpp, AttentionMma.cpp);
+// the other templates' are in their family folders (compiler/templates/*/).
 void emitAttention(KernelEmitter &e, const AttentionSchedule &s);
 void emitAttentionMma(KernelEmitter &e, const AttentionMmaSchedule &s);
 

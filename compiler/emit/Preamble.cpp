@@ -215,7 +215,7 @@ template <bool MAX, int PARTS, typename T> __device__ __forceinline__ void mj_co
 }
 )";
 
-/// Used by emit/MatmulSimt.cpp and emit/MatmulMma.cpp (sm_80 and newer).
+/// Used by templates/matmul/MatmulSimt.cpp and MatmulMma.cpp (sm_80 and newer).
 const char *const kMatmulHelpers = R"(// ---- matmul helpers (sm_80+): async copies, tensor-core fragments ----
 __device__ __forceinline__ void mj_cp_async16(void *smem, const void *gmem, bool ok) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem);

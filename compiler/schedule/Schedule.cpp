@@ -1,14 +1,13 @@
 //===- compiler/schedule/Schedule.cpp - kernel templates and their parameters ---===//
-// Picks the template by the kernel's kind; the rules of each template live in
-// its own file (PointwiseSchedule.cpp, ReductionSchedule.cpp,
-// MatmulSchedule.cpp). Also: how accesses split across a vector's lanes, and
-// the printed form of every schedule.
+// What every template's schedule shares: how accesses split across a
+// vector's lanes, the checks of the override keys several templates read,
+// the launch's occupancy and the split reductions' workspace. The rules of
+// each template live in its family's folder (compiler/templates/*/).
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/Schedule.h"
 
 #include "compiler/schedule/ScheduleInternal.h"
 
-#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -159,24 +158,6 @@ LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexE
       a.perLane[j] = ctx.add(a.base, IndexExpr::constant(j));
   }
   return a;
-}
-
-Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                  const ScheduleOverrides &overrides, const Target &target) {
-  switch (k.kind) {
-  case KernelKind::Pointwise: return detail::pointwiseSchedule(k, dev, overrides);
-  case KernelKind::Reduction:
-    return detail::reductionSchedule(k, dev, overrides, target.hasClusters());
-  case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides, target.hasWgmma());
-  case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
-  case KernelKind::Attention: return detail::attentionSchedule(k, dev, overrides);
-  }
-  llvm_unreachable("bad kernel kind");
-}
-
-Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                  const ScheduleOverrides &overrides) {
-  return chooseSchedule(k, dev, overrides, dev.target());
 }
 
 const LaunchGeometry &Schedule::geometry() const {

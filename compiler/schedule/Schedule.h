@@ -171,15 +171,6 @@ struct MatmulTile : LaunchGeometry {
   int64_t tilesM = 1, tilesN = 1;
 };
 
-/// The halves one stage of a tensor-core tile takes in shared memory: rows
-/// padded by 8 halves, A as [bm][bk] (or [bk][bm] when stored transposed), B
-/// as [bk][bn] (or [bn][bk]).
-inline unsigned mmaTileHalves(const MatmulTile &t, bool isA) {
-  if (isA)
-    return t.vecAT ? t.bk * (t.bm + 8) : t.bm * (t.bk + 8);
-  return t.vecBT ? t.bn * (t.bk + 8) : t.bk * (t.bn + 8);
-}
-
 struct MatmulSimtSchedule : MatmulTile {
   unsigned tm = 8, tn = 8; ///< outputs per thread
   /// k-slices of the tiles in shared memory: 2, the next slice fetched into
@@ -222,8 +213,8 @@ struct WgmmaOperand {
   int64_t offset = 0;      ///< elements from the buffer's start to batch 0's first element
 };
 
-/// The Hopper template (emit/MatmulWgmma.cpp): a 128 x bn tile per step, k
-/// in slices of 128 bytes (the swizzle's width: 64 of f16 or bf16, 32 of f32
+/// The Hopper template (templates/matmul/MatmulWgmma.cpp): a 128 x bn tile
+/// per step, k in slices of 128 bytes (the swizzle's width: 64 of f16 or bf16, 32 of f32
 /// read as TF32), `stages` slices in flight. Warpgroup 0 issues the TMA
 /// loads; warpgroups 1 and 2 multiply (wgmma m64n{bn}k16, k8 for TF32) and
 /// run the epilogue on their accumulators. grid = min(tiles, SMs) blocks
@@ -276,13 +267,6 @@ struct MatmulWgmmaSchedule : MatmulTile {
   unsigned kStep() const { return 32 / elementBytes; }
 };
 
-/// The TMA descriptors of a Hopper matmul, A's then B's, each naming in
-/// `buffer` the kernel parameter (LoweredKernel::params) it describes. A
-/// k-major operand loads a whole 64-wide k slice of its 128 (bn) rows at
-/// once; an m- or n-major one loads 64 x 64 boxes, 128 bytes of m (n) by 64
-/// of k each, side by side.
-std::vector<TensorMapSpec> wgmmaTensorMaps(const LoweredKernel &k, const MatmulWgmmaSchedule &s);
-
 /// One template's parameters. The alternatives are in ScheduleKind's order.
 /// A block per row; each tile of block * items elements: every thread scans
 /// its `items` consecutive elements, a warp scan (shuffles) and a block scan
@@ -322,46 +306,23 @@ struct Schedule {
   unsigned dynamicSharedBytes() const;
 };
 
-/// Chooses the template and its parameters. `overrides` (CompileOptions::
-/// scheduleOverrides, or $MINIJIT_SCHEDULE's) set parameters by hand for
-/// experiments; each template applies the keys that concern it where it
-/// computes its geometry and ignores the others. Refuses ("schedule
-/// override: ...") an override value the kernel cannot take. `target` is
-/// what the kernels compile for: its features decide the Hopper matmul
-/// (Target::hasWgmma) and clusters of blocks for long rows
-/// (Target::hasClusters).
-Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                  const ScheduleOverrides &overrides, const Target &target);
-/// chooseSchedule for the device's own target (DeviceProperties::target).
-Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                  const ScheduleOverrides &overrides = {});
-
-/// chooseSchedule for a kernel that may serve many sizes
-/// (LoweredKernel::symbolic): the rules see the extent of its bucket, and
-/// the grid (and tile counts) are sized for the kernel's own extent. A
-/// template that cannot take its extent at launch (a transpose, a column
-/// reduction, a scan) is chosen for the sizes bound, and `k.symbolic` is
-/// cleared. Kernels without names: chooseSchedule. Refuses as it does.
-Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
-                                          const ScheduleOverrides &overrides,
-                                          const Target &target);
-
 /// A lowered kernel as the scheduling stage leaves it: its body (rewritten
-/// or not) and its schedule.
+/// or not) and its schedule. The stage (scheduleKernel, chooseSchedule) is
+/// in compiler/templates/KernelTemplate.h, above the templates' rules.
 struct ScheduledKernel {
   LoweredKernel lowered;
   Schedule schedule;
 };
 
-/// The scheduling stage for one kernel: chooseScheduleForSizes, and for an
-/// inner row kernel whose sum of exp(x - max) can run in its max's pass
-/// (sumExpsOnline), that rewrite where the kernel then reads its rows once
-/// in all, or always with `online=1` (never with `online=0`), scheduled
-/// anew. `body` is the kernel as lowering made it. Refuses an override the
-/// kernel cannot take: the pipeline reports it, the search drops it.
-Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
-                                         const ScheduleOverrides &overrides,
-                                         const Target &target);
+/// `k` as the rules see it when it may serve many sizes
+/// (LoweredKernel::symbolic): its outer extent rounded up to its bucket's
+/// (a power of two), so that every size of the bucket gives the same text.
+LoweredKernel atBucketExtent(const LoweredKernel &k);
+/// `s`, chosen for `k`'s bucket (atBucketExtent), with the grid (and tile
+/// counts) of `k`'s own extent; false for a template whose kernel text
+/// holds its extent (a transpose, a column reduction, a scan, attention),
+/// which is chosen per size instead.
+bool sizeGridForExtent(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev);
 
 /// Resident blocks per SM of a launch of `s` whose threads use `registers`
 /// each (0: unknown, estimated from the template: a matmul's accumulators
@@ -371,11 +332,6 @@ int blocksPerSM(const Schedule &s, const DeviceProperties &dev, unsigned registe
 /// "2.08 waves of 264 blocks (2 per SM), the last 8 % full": the wave
 /// quantization of the grid, as the profiler reports it.
 std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned registers);
-
-/// The element index of a transpose kernel's domain in the tile's
-/// coordinates, variables of `ctx` named `ca` (along s.axis), `cc` (the
-/// innermost axis) and `outer` (the other axes, flattened row-major).
-IndexExpr transposeElement(IndexContext &ctx, const LoweredKernel &k, const TransposeSchedule &s);
 
 /// The workspace of `k` scheduled as `s`, whether split or not.
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s);
@@ -401,16 +357,5 @@ struct LaneAccess {
 /// are not used, so `base` then reads any whole vector in bounds.
 LaneAccess analyzeLanes(IndexContext &ctx, const IndexExpr &offset, const IndexExpr &x,
                         int64_t extent, unsigned vec, const std::string &vecName);
-
-/// Whether every store of matmul kernel `k` is contiguous over `vec`
-/// consecutive output columns (n a multiple of `vec`): its epilogue may
-/// work on vectors of `vec` columns (the column of vector nv is vec * nv).
-bool matmulStoresVectorize(const LoweredKernel &k, unsigned vec);
-
-/// How many consecutive output columns a thread of matmul kernel `k` may
-/// store together: 4 or 2 where every store vectorizes so
-/// (matmulStoresVectorize), 1 where every store still runs along the row
-/// (column n + 1 at the address after column n's), 0 where one does not.
-unsigned matmulStoreRun(const LoweredKernel &k);
 
 } // namespace minijit

@@ -1,6 +1,8 @@
-//===- compiler/schedule/ScheduleInternal.h - one function per template -*- C++ -*-===//
-// Used only inside compiler/schedule/: each template's rules, and the checks
-// of the override keys several templates share.
+//===- compiler/schedule/ScheduleInternal.h - what the templates' rules share -*- C++ -*-===//
+// Used by compiler/schedule/ and by the templates' rules (in their family
+// folders, compiler/templates/*/): refusals, the checks of the override
+// keys several templates share, and small helpers of the rules. Each rule
+// refuses (a returned Refusal) an override value the kernel cannot take.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -13,24 +15,10 @@
 
 namespace minijit::detail {
 
-// Each template's rules refuse (a returned Refusal) an override value the
-// kernel cannot take.
-Expected<Schedule> pointwiseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                     const ScheduleOverrides &o);
-/// Inner rows or outer columns, whichever the layout of the largest load asks
-/// for; `clusters`: the target has clusters of blocks (sm_90), over which
-/// long rows may be split.
-Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                     const ScheduleOverrides &o, bool clusters);
-/// `wgmma`: the target has it (Target::hasWgmma), so f16/bf16 take the Hopper
-/// template where TMA can read both operands.
-Expected<Schedule> matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                  const ScheduleOverrides &o, bool wgmma);
-/// cumsum/cumprod: a block per row (schedule/ScanSchedule.cpp).
+/// The attention template's rules (schedule/AttentionSchedule.cpp), until
+/// they move into a family folder as the others' have.
 Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                      const ScheduleOverrides &o);
-Expected<Schedule> scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                const ScheduleOverrides &o);
 
 /// The refusal "schedule override: WHY".
 Refusal refuse(const std::string &why);
@@ -52,11 +40,5 @@ bool isPow2(int64_t v);
 /// when that does not fix it.
 std::optional<int64_t> valueAt(IndexContext &ctx, const IndexExpr &e,
                                const std::vector<std::pair<std::string, int64_t>> &vars);
-
-/// Pointwise kernels whose loads cross the innermost axis: the tiled
-/// template, or nullopt when no load does (or the tiles would be mostly empty).
-Expected<std::optional<Schedule>> transposeSchedule(const LoweredKernel &k,
-                                                    const DeviceProperties &dev,
-                                                    const ScheduleOverrides &o);
 
 } // namespace minijit::detail

@@ -1,5 +1,5 @@
 //===- compiler/schedule/SimtTiles.h - f32 tiles by waves -------*- C++ -*-===//
-// The tile of the CUDA cores' f32 template (emit/MatmulSimt.cpp) that the
+// The tile of the CUDA cores' f32 template (templates/matmul/) that the
 // rule gives a product, and the cost split-K (simplify/MatmulRewrites.h)
 // weighs its slice counts by, so that both choose by one measure: whole
 // waves of a tile's blocks (as many an SM as registers and shared memory

@@ -5,7 +5,9 @@
 // every size of the bucket gives the same kernel text, compiled once; the
 // grid is then sized for the extent of this binding. Lowering made sure the
 // names only count rows (no stride depends on them), so a schedule that is
-// valid for the bucket's largest size is valid for every smaller one.
+// valid for the bucket's largest size is valid for every smaller one. The
+// chooser that asks these (chooseScheduleForSizes) sits above the templates'
+// rules, in compiler/templates/ScheduleKernel.cpp.
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/Schedule.h"
 
@@ -41,9 +43,13 @@ void sizeTiles(MatmulTile &t, const KMatmul &mm) {
   t.grid = t.tilesM * t.tilesN * mm.batch;
 }
 
-/// `s`, chosen for a bucket, with the grid of `k`'s own extent; false for
-/// a template whose kernel text holds its extent (chosen per size instead).
-bool sizeGrid(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) {
+} // namespace
+
+LoweredKernel atBucketExtent(const LoweredKernel &k) {
+  return withExtent(k, bucketExtent(k.symbolic->extent, outerExtent(k)));
+}
+
+bool sizeGridForExtent(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) {
   switch (s.kind()) {
   case ScheduleKind::Pointwise: {
     auto &p = std::get<PointwiseSchedule>(s.params);
@@ -77,21 +83,6 @@ bool sizeGrid(Schedule &s, const LoweredKernel &k, const DeviceProperties &dev) 
   case ScheduleKind::AttentionMma: return false;
   }
   llvm_unreachable("bad schedule kind");
-}
-
-} // namespace
-
-Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
-                                          const ScheduleOverrides &overrides,
-                                          const Target &target) {
-  if (!k.symbolic)
-    return chooseSchedule(k, dev, overrides, target);
-  Expected<Schedule> s = chooseSchedule(
-      withExtent(k, bucketExtent(k.symbolic->extent, outerExtent(k))), dev, overrides, target);
-  if (!s || sizeGrid(*s, k, dev))
-    return s;
-  k.symbolic.reset();
-  return chooseSchedule(k, dev, overrides, target);
 }
 
 } // namespace minijit

@@ -1,10 +1,12 @@
 //===- compiler/templates/KernelTemplate.h - one object per kernel template -*- C++ -*-===//
 // A kernel template (pointwise, transpose, inner row, outer column, scan,
-// the three matmuls) as one interface: how its schedule reads, the
-// overrides the tuner tries, its CUDA body, and what its launch needs. The
-// registry is one table (Templates.cpp); the emitter, the tuner and the
-// pipeline ask kernelTemplate(s.kind()) instead of switching on the kind.
-// The rules that choose a template stay in compiler/schedule/.
+// the three matmuls) as one interface: the rules that choose it, how its
+// schedule reads, the overrides the tuner tries, its CUDA body, and what its
+// launch needs. Each family of templates is a folder below this one
+// (templates/pointwise/, rows/, scan/, matmul/) holding its rules, bodies
+// and template objects; the registry is one list (Templates.def). The
+// scheduling stage, the emitter, the tuner and the pipeline ask
+// kernelTemplate(s.kind()) instead of switching on the kind.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -15,6 +17,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,19 @@ public:
   /// Whether its grid is tiles whose waves over the SMs --emit=fused
   /// reports (the matmuls).
   virtual bool tilesComeInWaves() const { return false; }
+
+  /// The lowered kernels (KernelKind) whose template its family's rules
+  /// choose: set on one template of each family, the one that carries the
+  /// rules (a reduction's pick inner rows or outer columns); nullopt on the
+  /// others.
+  virtual std::optional<KernelKind> rulesFor() const { return std::nullopt; }
+  /// Those rules (on the template whose rulesFor() is k.kind): a template
+  /// of the family and its parameters, from the kernel's sizes, the device
+  /// and `target`'s features. Refuses ("schedule override: ...") an
+  /// override value the kernel cannot take (chooseSchedule).
+  virtual Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
+                                    const ScheduleOverrides &overrides,
+                                    const Target &target) const;
 
   /// One line for --emit=fused and the kernel's header comment, e.g.
   /// "inner row: 32 threads per row, ...". GridText::AtLaunch leaves out
@@ -85,6 +101,41 @@ public:
 /// The template of schedules of kind `kind`: one entry of one table, built
 /// on first use (no static constructors).
 const KernelTemplate &kernelTemplate(ScheduleKind kind);
+
+/// Chooses the template and its parameters: the rules of the family whose
+/// template's rulesFor() is k.kind (KernelTemplate::choose). `overrides`
+/// (CompileOptions::scheduleOverrides, or $MINIJIT_SCHEDULE's) set
+/// parameters by hand for experiments; each template applies the keys that
+/// concern it where it computes its geometry and ignores the others.
+/// Refuses ("schedule override: ...") an override value the kernel cannot
+/// take. `target` is what the kernels compile for: its features decide the
+/// Hopper matmul (Target::hasWgmma) and clusters of blocks for long rows
+/// (Target::hasClusters).
+Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &overrides, const Target &target);
+/// chooseSchedule for the device's own target (DeviceProperties::target).
+Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &overrides = {});
+
+/// chooseSchedule for a kernel that may serve many sizes
+/// (LoweredKernel::symbolic): the rules see the extent of its bucket, and
+/// the grid (and tile counts) are sized for the kernel's own extent. A
+/// template that cannot take its extent at launch (a transpose, a column
+/// reduction, a scan) is chosen for the sizes bound, and `k.symbolic` is
+/// cleared. Kernels without names: chooseSchedule. Refuses as it does.
+Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
+                                          const ScheduleOverrides &overrides,
+                                          const Target &target);
+
+/// The scheduling stage for one kernel: chooseScheduleForSizes, and for an
+/// inner row kernel whose sum of exp(x - max) can run in its max's pass
+/// (sumExpsOnline), that rewrite where the kernel then reads its rows once
+/// in all, or always with `online=1` (never with `online=0`), scheduled
+/// anew. `body` is the kernel as lowering made it. Refuses an override the
+/// kernel cannot take: the pipeline reports it, the search drops it.
+Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
+                                         const ScheduleOverrides &overrides,
+                                         const Target &target);
 
 /// kernelTemplate(s.kind()).describe(s, grid).
 std::string describeSchedule(const Schedule &s, GridText grid = GridText::Number);

@@ -1,13 +1,16 @@
 //===- compiler/templates/Templates.cpp - the registry of kernel templates -===//
-// The one table of templates (a new template is one line here), and what
-// goes through it: a schedule's description and a kernel's source.
+// The one table of templates (Templates.def: a new template is one line
+// there), and what goes through it: the choice of a kernel's template (its
+// family's rules), a schedule's description and a kernel's source.
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/KernelTemplate.h"
 
 #include "compiler/emit/CudaEmitter.h"
 #include "compiler/emit/KernelEmitter.h"
+#include "compiler/schedule/ScheduleInternal.h"
 #include "compiler/templates/TemplatesInternal.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cassert>
@@ -21,10 +24,8 @@ using TemplateGetter = const KernelTemplate &(*)();
 
 /// Every template, in ScheduleKind's order.
 constexpr TemplateGetter kTemplates[] = {
-    detail::pointwiseTemplate,  detail::innerRowTemplate,  detail::outerColumnTemplate,
-    detail::matmulSimtTemplate, detail::matmulMmaTemplate, detail::transposeTemplate,
-    detail::scanTemplate,       detail::matmulWgmmaTemplate, detail::attentionTemplate,
-    detail::attentionMmaTemplate,
+#define MINIJIT_TEMPLATE(NAME) detail::NAME,
+#include "compiler/templates/Templates.def"
 };
 
 } // namespace
@@ -35,6 +36,27 @@ const KernelTemplate &kernelTemplate(ScheduleKind kind) {
   const KernelTemplate &t = kTemplates[i]();
   assert(t.kind() == kind && "kTemplates is out of ScheduleKind's order");
   return t;
+}
+
+Expected<Schedule> KernelTemplate::choose(const LoweredKernel &, const DeviceProperties &,
+                                          const ScheduleOverrides &, const Target &) const {
+  llvm_unreachable("choose asked of a template whose rulesFor() is not the kernel's kind");
+}
+
+Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &overrides, const Target &target) {
+  for (TemplateGetter get : kTemplates)
+    if (get().rulesFor() == k.kind)
+      return get().choose(k, dev, overrides, target);
+  // The attention template's rules are still in compiler/schedule/
+  // (AttentionSchedule.cpp); they move behind its template with its folder.
+  assert(k.kind == KernelKind::Attention && "a kernel kind no template's rules choose for");
+  return detail::attentionSchedule(k, dev, overrides);
+}
+
+Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                  const ScheduleOverrides &overrides) {
+  return chooseSchedule(k, dev, overrides, dev.target());
 }
 
 std::string describeSchedule(const Schedule &s, GridText grid) {

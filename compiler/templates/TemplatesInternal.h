@@ -1,6 +1,7 @@
-//===- compiler/templates/TemplatesInternal.h - shared by the template files -*- C++ -*-===//
-// Inside compiler/templates/ only: each family file's getters for the
-// registry's table, and the pieces their descriptions and candidates share.
+//===- compiler/templates/TemplatesInternal.h - shared by the template families -*- C++ -*-===//
+// Inside compiler/templates/ and its family folders only: each template's
+// getter (one line of Templates.def, defined in its family's folder), and
+// the pieces their descriptions and candidates share.
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -13,18 +14,9 @@
 
 namespace minijit::detail {
 
-// One getter per template, in its family's file (the registry's table
-// lists them in ScheduleKind's order).
-const KernelTemplate &pointwiseTemplate();
-const KernelTemplate &transposeTemplate();
-const KernelTemplate &innerRowTemplate();
-const KernelTemplate &outerColumnTemplate();
-const KernelTemplate &scanTemplate();
-const KernelTemplate &matmulSimtTemplate();
-const KernelTemplate &matmulMmaTemplate();
-const KernelTemplate &matmulWgmmaTemplate();
-const KernelTemplate &attentionTemplate();
-const KernelTemplate &attentionMmaTemplate();
+// One getter per template, defined in its family's folder: its one object.
+#define MINIJIT_TEMPLATE(NAME) const KernelTemplate &NAME();
+#include "compiler/templates/Templates.def"
 
 /// "grid 512", or "grid sized at launch" for a kernel that serves many sizes.
 std::string gridWords(int64_t grid, GridText how);

@@ -1,9 +1,9 @@
-//===- compiler/templates/ScanTemplate.cpp - cumulative sums and products --===//
+//===- compiler/templates/scan/ScanTemplate.cpp - cumulative sums and products ---===//
 // The scan template: a block per row, warp then block scans of tiles
-// (emit/Scan.cpp; its rules in schedule/ScanSchedule.cpp).
+// (Scan.cpp; its rules in ScanSchedule.cpp).
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
 #include "compiler/templates/TemplatesInternal.h"
+#include "compiler/templates/scan/ScanInternal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -41,6 +41,13 @@ public:
 
   void emit(KernelEmitter &e, const Schedule &s) const override {
     emitScan(e, s.as<ScanSchedule>());
+  }
+
+  /// cumsum/cumprod kernels.
+  std::optional<KernelKind> rulesFor() const override { return KernelKind::Scan; }
+  Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
+                            const ScheduleOverrides &o, const Target &) const override {
+    return scanSchedule(k, dev, o);
   }
 };
 

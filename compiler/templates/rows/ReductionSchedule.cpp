@@ -1,4 +1,4 @@
-//===- compiler/schedule/ReductionSchedule.cpp - inner rows, outer columns ===//
+//===- compiler/templates/rows/ReductionSchedule.cpp - inner rows, outer columns ---===//
 // The rules follow what fast hand-written kernels do on Hopper: rows up to
 // ~1K elements reduced by a sub-warp or warp, longer ones by a block, with the
 // row kept in registers while it fits, few long rows split across blocks;
@@ -6,6 +6,8 @@
 // warp, or too few to fill the device, take more threads; splits over blocks
 // stop at a whole wave. Checked over bench/row_spread.py's spread of shapes.
 //===----------------------------------------------------------------------===//
+#include "compiler/templates/rows/RowsInternal.h"
+
 #include "compiler/schedule/ScheduleInternal.h"
 
 #include "llvm/Support/MathExtras.h"

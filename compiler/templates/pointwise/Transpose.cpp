@@ -1,4 +1,4 @@
-//===- compiler/emit/Transpose.cpp - pointwise work through shared tiles ---===//
+//===- compiler/templates/pointwise/Transpose.cpp - pointwise work through shared tiles ---===//
 // A block covers a tile of the domain (32 x 32 elements, or 64 x 64 moved
 // as 16-byte vectors) over the transposed loads' contiguous axis (`ca`) and
 // the innermost axis (`cc`). First its threads read the transposed operands
@@ -7,7 +7,7 @@
 // thread does the element work along `cc`, its stores contiguous, taking
 // those operands from the tiles.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/pointwise/PointwiseInternal.h"
 
 #include "compiler/emit/ExprEmitter.h"
 

@@ -1,13 +1,27 @@
-//===- compiler/schedule/ScheduleKernel.cpp - the scheduling stage of one kernel ===//
+//===- compiler/templates/ScheduleKernel.cpp - the scheduling stage of one kernel ---===//
 // What the pipeline does to each lowered kernel before it is named and
-// emitted: pick the schedule, and for inner rows decide the online sum (a
-// rewrite of the body, scheduled anew). The pipeline, the tuning database's
-// schedules and the search's candidates all go through it, so a schedule a
-// search timed is the one a later compile rebuilds from its overrides.
+// emitted: pick the schedule (for a kernel that serves many sizes, the one
+// of its bucket, schedule/SizeBuckets.cpp), and for inner rows decide the
+// online sum (a rewrite of the body, scheduled anew). The pipeline, the
+// tuning database's schedules and the search's candidates all go through
+// it, so a schedule a search timed is the one a later compile rebuilds from
+// its overrides.
 //===----------------------------------------------------------------------===//
-#include "compiler/schedule/Schedule.h"
+#include "compiler/templates/KernelTemplate.h"
 
 namespace minijit {
+
+Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperties &dev,
+                                          const ScheduleOverrides &overrides,
+                                          const Target &target) {
+  if (!k.symbolic)
+    return chooseSchedule(k, dev, overrides, target);
+  Expected<Schedule> s = chooseSchedule(atBucketExtent(k), dev, overrides, target);
+  if (!s || sizeGridForExtent(*s, k, dev))
+    return s;
+  k.symbolic.reset();
+  return chooseSchedule(k, dev, overrides, target);
+}
 
 Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
                                          const ScheduleOverrides &overrides,

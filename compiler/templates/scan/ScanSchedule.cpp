@@ -1,8 +1,10 @@
-//===- compiler/schedule/ScanSchedule.cpp - cumsum/cumprod along rows -----===//
+//===- compiler/templates/scan/ScanSchedule.cpp - cumsum/cumprod along rows ---===//
 // A block per row: as many threads as a tile of the row needs, up to 512,
 // and four consecutive elements per thread once the row is long enough to
 // keep them busy (fewer warps to combine per tile).
 //===----------------------------------------------------------------------===//
+#include "compiler/templates/scan/ScanInternal.h"
+
 #include "compiler/schedule/ScheduleInternal.h"
 
 #include "llvm/Support/MathExtras.h"

@@ -1,11 +1,11 @@
-//===- compiler/emit/MatmulTiles.h - what both matmul templates share -*- C++ -*-===//
-// Used only inside compiler/emit/: which tile a block computes, how an
+//===- compiler/templates/matmul/MatmulTiles.h - what both matmul templates share -*- C++ -*-===//
+// Used only inside compiler/templates/matmul/: which tile a block computes, how an
 // operand's tile is read (with bounds checks only where tiles overhang), and
 // the epilogue that finishes each output element.
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/matmul/MatmulInternal.h"
 
 #include <string>
 

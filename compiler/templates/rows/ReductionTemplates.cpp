@@ -1,11 +1,11 @@
-//===- compiler/templates/ReductionTemplates.cpp - inner rows and outer columns -===//
+//===- compiler/templates/rows/ReductionTemplates.cpp - inner rows and outer columns ---===//
 // The reduction templates: contiguous rows, T threads a row, split over
-// blocks or clusters where rows are few and long (emit/RowReduction.cpp),
-// and strided columns, 32 a block (emit/ColumnReduction.cpp). Their rules
-// are in schedule/ReductionSchedule.cpp.
+// blocks or clusters where rows are few and long (RowReduction.cpp), and
+// strided columns, 32 a block (ColumnReduction.cpp). Their rules
+// (ReductionSchedule.cpp) are reached through the inner row template.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
 #include "compiler/templates/TemplatesInternal.h"
+#include "compiler/templates/rows/RowsInternal.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -132,6 +132,13 @@ public:
 
   void emit(KernelEmitter &e, const Schedule &s) const override {
     emitRowReduction(e, s.as<RowSchedule>());
+  }
+
+  /// Reductions: inner rows or outer columns.
+  std::optional<KernelKind> rulesFor() const override { return KernelKind::Reduction; }
+  Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
+                            const ScheduleOverrides &o, const Target &target) const override {
+    return reductionSchedule(k, dev, o, target.hasClusters());
   }
 
   /// A row's blocks meeting after each pass at a barrier in global memory;

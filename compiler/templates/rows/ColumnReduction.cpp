@@ -1,10 +1,10 @@
-//===- compiler/emit/ColumnReduction.cpp - reductions over strided columns ===//
+//===- compiler/templates/rows/ColumnReduction.cpp - reductions over strided columns ---===//
 // A block reduces 32 neighbouring columns (one per lane, so the loads of a
 // warp are contiguous); `parts` warps split the rows of each column and meet
 // in shared memory. Few, long columns are split across blocks too, and the
 // last block of a group of columns to finish combines the partial results.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/rows/RowsInternal.h"
 
 #include "compiler/emit/ExprEmitter.h"
 

@@ -1,4 +1,4 @@
-//===- compiler/emit/Scan.cpp - cumsum/cumprod, a block per row -----------===//
+//===- compiler/templates/scan/Scan.cpp - cumsum/cumprod, a block per row ---===//
 // The row in tiles of block * items elements. Each thread computes its
 // `items` consecutive inputs (the prologue, by element work), scans them in
 // registers, then a warp scan of the threads' totals (shuffles) and a block
@@ -7,7 +7,7 @@
 // accumulate in f32 (f16/bf16 too), int or long long (i64).
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/ExprEmitter.h"
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/scan/ScanInternal.h"
 
 #include "ir/Printer.h"
 

@@ -1,4 +1,4 @@
-//===- compiler/emit/RowReduction.cpp - reductions over contiguous rows ---===//
+//===- compiler/templates/rows/RowReduction.cpp - reductions over contiguous rows ---===//
 // T threads reduce one row (a sub-warp, a warp, or the block), one pass per
 // chain of dependent reductions; with `cached` the row's loads stay in
 // registers between passes. Few long rows are split across blocks: with one
@@ -7,7 +7,7 @@
 // combines them. Many long rows are split over the blocks of a cluster
 // (sm_90), which meet at the cluster's barrier.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/rows/RowsInternal.h"
 
 #include "compiler/emit/ExprEmitter.h"
 #include "compiler/lower/CudaNames.h"

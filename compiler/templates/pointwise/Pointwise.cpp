@@ -1,9 +1,9 @@
-//===- compiler/emit/Pointwise.cpp - one vector of elements per thread ----===//
+//===- compiler/templates/pointwise/Pointwise.cpp - one vector of elements per thread ---===//
 // Each thread takes `items` vectors of `vec` elements, a block of `block`
 // threads after another; a last scalar loop covers the elements the vectors
 // leave.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/pointwise/PointwiseInternal.h"
 
 namespace minijit {
 

@@ -1,5 +1,5 @@
-//===- compiler/emit/MatmulTiles.cpp - what both matmul templates share ---===//
-#include "compiler/emit/MatmulTiles.h"
+//===- compiler/templates/matmul/MatmulTiles.cpp - what both matmul templates share ---===//
+#include "compiler/templates/matmul/MatmulTiles.h"
 
 #include "compiler/emit/ExprEmitter.h"
 

@@ -1,4 +1,4 @@
-//===- compiler/schedule/TransposeSchedule.cpp - tiles for permuted operands ===//
+//===- compiler/templates/pointwise/TransposeSchedule.cpp - tiles for permuted operands ---===//
 // A pointwise kernel reads each operand at an offset of the element index.
 // An operand read through a permute that moves the innermost axis steps by
 // its row length from one element to the next: a warp's 32 loads touch 32
@@ -8,6 +8,8 @@
 // Layouts are found by evaluating the offsets at sample elements, so a
 // domain whose index is split over several axes counts as well.
 //===----------------------------------------------------------------------===//
+#include "compiler/templates/pointwise/PointwiseInternal.h"
+
 #include "compiler/schedule/ScheduleInternal.h"
 
 #include <algorithm>

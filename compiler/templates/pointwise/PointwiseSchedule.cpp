@@ -1,7 +1,9 @@
-//===- compiler/schedule/PointwiseSchedule.cpp - one element per lane -----===//
+//===- compiler/templates/pointwise/PointwiseSchedule.cpp - one element per lane ---===//
 // 16-byte vector accesses when every store is contiguous and aligned, a
 // scalar tail for what is left, and a grid as large as the data.
 //===----------------------------------------------------------------------===//
+#include "compiler/templates/pointwise/PointwiseInternal.h"
+
 #include "compiler/schedule/ScheduleInternal.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-//===- compiler/emit/MatmulSimt.cpp - f32 matmul on the CUDA cores --------===//
+//===- compiler/templates/matmul/MatmulSimt.cpp - f32 matmul on the CUDA cores ---===//
 // Each thread computes tm x tn outputs from values it reads out of shared
 // memory; the next k-slice is fetched into registers while this one is used
 // (two stages of shared tiles), or, with three or four stages, copied by
@@ -6,7 +6,7 @@
 // memory is kept so in shared memory (kRowsA, kRowsB) or transposed on the
 // way. The elementwise epilogue runs per output.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/MatmulTiles.h"
+#include "compiler/templates/matmul/MatmulTiles.h"
 
 namespace minijit {
 

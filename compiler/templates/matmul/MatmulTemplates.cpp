@@ -1,11 +1,11 @@
-//===- compiler/templates/MatmulTemplates.cpp - the three matmuls ----------===//
-// The matmul templates: f32 on the CUDA cores (emit/MatmulSimt.cpp),
-// f16/bf16 on the tensor cores through mma.sync (emit/MatmulMma.cpp), and
-// Hopper's wgmma with TMA and a persistent grid (emit/MatmulWgmma.cpp).
-// Their rules are in schedule/MatmulSchedule.cpp.
+//===- compiler/templates/matmul/MatmulTemplates.cpp - the three matmuls ---===//
+// The matmul templates: f32 on the CUDA cores (MatmulSimt.cpp), f16/bf16
+// on the tensor cores through mma.sync (MatmulMma.cpp), and Hopper's wgmma
+// with TMA and a persistent grid (MatmulWgmma.cpp). Their rules
+// (MatmulSchedule.cpp) are reached through the CUDA cores' template.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
 #include "compiler/templates/TemplatesInternal.h"
+#include "compiler/templates/matmul/MatmulInternal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -78,6 +78,13 @@ public:
 
   void emit(KernelEmitter &e, const Schedule &s) const override {
     emitMatmulSimt(e, s.as<MatmulSimtSchedule>());
+  }
+
+  /// Matmuls: on the CUDA cores, through mma.sync or through wgmma.
+  std::optional<KernelKind> rulesFor() const override { return KernelKind::Matmul; }
+  Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
+                            const ScheduleOverrides &o, const Target &target) const override {
+    return matmulSchedule(k, dev, o, target.hasWgmma());
   }
 };
 

@@ -1,4 +1,4 @@
-//===- compiler/emit/MatmulWgmma.cpp - tensor-core matmul on Hopper (sm_90a) -===//
+//===- compiler/templates/matmul/MatmulWgmma.cpp - tensor-core matmul on Hopper (sm_90a) ---===//
 // Warp-specialised: warpgroup 0 is the producer (one thread issues the TMA
 // loads of each k-slice into a ring of `stages` shared-memory stages, an
 // mbarrier per stage saying it has landed); warpgroups 1 and 2 are the
@@ -24,7 +24,7 @@
 // wgmma reads transposed.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"
-#include "compiler/emit/MatmulTiles.h"
+#include "compiler/templates/matmul/MatmulTiles.h"
 
 #include <cassert>
 

@@ -1,4 +1,4 @@
-//===- compiler/schedule/MatmulSchedule.cpp - matmul tiles ----------------===//
+//===- compiler/templates/matmul/MatmulSchedule.cpp - matmul tiles --------===//
 // The largest tile whose tile count fills the SMs (a grid smaller than the
 // machine leaves SMs idle; smaller tiles cost reuse); f32 products of few
 // tiles by waves and padding (SimtTiles.h). f32 runs on the CUDA
@@ -8,6 +8,8 @@
 // operands. Overrides (tile, bm, bn, bk, stages, frag, wm, wn, wgmma) set the
 // parameters by hand for tuning.
 //===----------------------------------------------------------------------===//
+#include "compiler/templates/matmul/MatmulInternal.h"
+
 #include "compiler/schedule/ScheduleInternal.h"
 #include "compiler/schedule/SimtTiles.h"
 

@@ -1,11 +1,11 @@
-//===- compiler/templates/PointwiseTemplates.cpp - pointwise and transpose -===//
-// The elementwise templates: vectors of elements a thread
-// (emit/Pointwise.cpp), and tiles through shared memory where operands are
-// read across the innermost axis (emit/Transpose.cpp). Their rules are in
-// schedule/PointwiseSchedule.cpp and schedule/TransposeSchedule.cpp.
+//===- compiler/templates/pointwise/PointwiseTemplates.cpp - pointwise and transpose ---===//
+// The elementwise templates: vectors of elements a thread (Pointwise.cpp),
+// and tiles through shared memory where operands are read across the
+// innermost axis (Transpose.cpp). Their rules (PointwiseSchedule.cpp,
+// TransposeSchedule.cpp) are reached through the pointwise template.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
 #include "compiler/templates/TemplatesInternal.h"
+#include "compiler/templates/pointwise/PointwiseInternal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -52,6 +52,13 @@ public:
 
   void emit(KernelEmitter &e, const Schedule &s) const override {
     emitPointwise(e, s.as<PointwiseSchedule>());
+  }
+
+  /// Pointwise kernels: the transpose template or this one.
+  std::optional<KernelKind> rulesFor() const override { return KernelKind::Pointwise; }
+  Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
+                            const ScheduleOverrides &o, const Target &) const override {
+    return pointwiseSchedule(k, dev, o);
   }
 };
 

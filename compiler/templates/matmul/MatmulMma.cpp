@@ -1,9 +1,9 @@
-//===- compiler/emit/MatmulMma.cpp - f16/bf16 matmul on the tensor cores --===//
+//===- compiler/templates/matmul/MatmulMma.cpp - f16/bf16 matmul on the tensor cores ---===//
 // mma.sync m16n8k16 from fragments that ldmatrix reads out of shared memory,
 // with `stages` k-slices in flight through cp.async (dynamic shared memory),
 // each warp a warpsM x warpsN share of the block tile.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/MatmulTiles.h"
+#include "compiler/templates/matmul/MatmulTiles.h"
 
 namespace minijit {
 

@@ -1,10 +1,14 @@
 //===- compiler/templates/scan/Scan.cpp - cumsum/cumprod, a block per row ---===//
-// The row in tiles of block * items elements. Each thread computes its
-// `items` consecutive inputs (the prologue, by element work), scans them in
-// registers, then a warp scan of the threads' totals (shuffles) and a block
-// scan of the warps' totals (shared memory) give each thread the prefix
-// before its elements; a carry holds the tiles before. Sums and products
-// accumulate in f32 (f16/bf16 too), int or long long (i64).
+// The row in tiles of block * items elements. The threads compute the
+// tile's inputs (the prologue, by element work) at consecutive elements, so a
+// warp's loads are whole lines, into a tile in shared memory; each thread
+// then scans its `items` consecutive ones in registers, a warp scan of the
+// threads' totals (shuffles) and a block scan of the warps' totals (shared
+// memory) give each thread the prefix before its elements, and the results
+// go back into the tile, read again at consecutive elements for the epilogue
+// and the stores. A carry holds the tiles before. The tile is padded by one
+// element in 32, so a thread's consecutive elements fall in distinct banks.
+// Sums and products accumulate in f32 (f16/bf16 too), int or long long (i64).
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/ExprEmitter.h"
 #include "compiler/templates/scan/ScanInternal.h"
@@ -21,7 +25,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   std::string K = std::to_string(k.K), warps = std::to_string(s.block / 32);
   struct One {
     int r;
-    std::string type, functor, identity, v, carry, smem;
+    std::string type, functor, identity, v, carry, smem, tile;
   };
   std::vector<One> scans;
   for (size_t r = 0; r < k.reductions.size(); ++r) {
@@ -31,10 +35,16 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
                                e.accIsLong(static_cast<int>(r)));
     std::string base = e.accName(static_cast<int>(r));
     scans.push_back({static_cast<int>(r), e.accType(static_cast<int>(r)), rt.functor, rt.identity,
-                     w.unique(base + "_v"), w.unique(base + "_carry"), w.unique(base + "_warps")});
+                     w.unique(base + "_v"), w.unique(base + "_carry"), w.unique(base + "_warps"),
+                     w.unique(base + "_tile")});
   }
-  for (const One &o : scans)
+  int64_t tileSize = int64_t(s.block) * s.items;
+  std::string padded = std::to_string(tileSize + tileSize / 32);
+  for (const One &o : scans) {
     w.line("__shared__ " + o.type + " " + o.smem + "[32]; // each warp's total, then their scan");
+    w.line("__shared__ " + o.type + " " + o.tile + "[" + padded +
+           "]; // the tile, one element in 32 left out (no bank conflicts)");
+  }
   w.line("const " + Idx + " row = blockIdx.x;");
   w.line("const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;");
   e.rowValues(0);
@@ -46,20 +56,31 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   lc.x = k.k;
   lc.extent = k.K;
   lc.var = "k";
+  std::string block = std::to_string(s.block);
+  // The tile's inputs at consecutive elements a warp, into the tile.
+  w.line("#pragma unroll");
+  w.open("for (int it = 0; it < " + items + "; ++it)");
+  w.line("const int slot = it * " + block + " + threadIdx.x;");
+  w.line("const " + Idx + " k = first + slot;");
+  w.open("if (k < " + K + ")");
+  e.elementWork(0, lc, "");
+  for (const One &o : scans)
+    w.line(o.tile + "[slot + slot / 32] = " + e.ref(k.reductions[o.r].input) + ";");
+  w.close();
+  w.open("else");
+  for (const One &o : scans)
+    w.line(o.tile + "[slot + slot / 32] = " + o.identity + ";");
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+  // Each thread's consecutive elements, from the tile.
   for (const One &o : scans)
     w.line(o.type + " " + o.v + "[" + items + "];");
   w.line("#pragma unroll");
   w.open("for (int it = 0; it < " + items + "; ++it)");
-  w.line("const " + Idx + " k = first + threadIdx.x * " + items + " + it;");
-  w.open("if (k < " + K + ")");
-  e.elementWork(0, lc, "");
+  w.line("const int slot = threadIdx.x * " + items + " + it;");
   for (const One &o : scans)
-    w.line(o.v + "[it] = " + e.ref(k.reductions[o.r].input) + ";");
-  w.close();
-  w.open("else");
-  for (const One &o : scans)
-    w.line(o.v + "[it] = " + o.identity + ";");
-  w.close();
+    w.line(o.v + "[it] = " + o.tile + "[slot + slot / 32];");
   w.close();
   for (const One &o : scans) {
     w.line("// %" + k.reductions[o.r].name + " = " + std::string(opName(k.reductions[o.r].op)) +
@@ -92,22 +113,31 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
     w.line("for (int it = 0; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +
            "::apply(" + before + ", " + o.v + "[it]);");
   }
-  // The results, element by element.
+  // The results back into the tile, then read at consecutive elements a
+  // warp: what is computed from them (an epilogue) and the stores.
   w.line("#pragma unroll");
   w.open("for (int it = 0; it < " + items + "; ++it)");
-  w.line("const " + Idx + " k = first + threadIdx.x * " + items + " + it;");
+  w.line("const int slot = threadIdx.x * " + items + " + it;");
+  for (const One &o : scans)
+    w.line(o.tile + "[slot + slot / 32] = " + o.v + "[it];");
+  w.close();
+  w.line("__syncthreads();");
+  w.line("#pragma unroll");
+  w.open("for (int it = 0; it < " + items + "; ++it)");
+  w.line("const int slot = it * " + block + " + threadIdx.x;");
+  w.line("const " + Idx + " k = first + slot;");
   w.open("if (k < " + K + ")");
   for (const One &o : scans)
     for (size_t i = 0; i < k.values.size(); ++i) {
       const KValue &v = k.values[i];
       if (v.kind == KValue::Kind::ReduceResult && v.reduction == o.r && e.Need[i])
-        w.line("const " + regType(v.dtype) + " " + e.Names[i] + " = " + o.v + "[it];" +
-               e.comment(static_cast<int>(i)));
+        w.line("const " + regType(v.dtype) + " " + e.Names[i] + " = " + o.tile +
+               "[slot + slot / 32];" + e.comment(static_cast<int>(i)));
     }
-  // The scans' results, what is computed from them (an epilogue) and the stores.
   e.elementWork(1, lc, "");
   w.close();
   w.close();
+  w.line("__syncthreads(); // the next tile writes the tile");
   w.close();
   w.raw("}\n");
 }

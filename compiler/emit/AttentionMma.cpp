@@ -2,7 +2,9 @@
 // The attention template's body for f16 and bf16 (FlashAttention-2's
 // forward with mma.sync m16n8k16): a block of four warps owns 64 query rows
 // of one batch, a warp 16 of them. Q's fragments are loaded once (ldmatrix
-// from shared memory); for each tile of 64 keys, S = Q K^T goes to f32
+// from shared memory); K and V have a tile of shared memory each, copied by
+// cp.async one step ahead (V's while S is computed, the next K's while P V
+// is); for each tile of 64 keys, S = Q K^T goes to f32
 // accumulators, the graph's score work runs on each accumulator (the
 // element emitter, m and n the accumulator's row and key), each row keeps
 // its running max and sum (the four threads of a row combine by shuffles),
@@ -31,7 +33,13 @@ public:
   void run() {
     prologue();
     loadTile("Q's tile, once", "mj_q", MM.aParam, MM.K, qStride(), "m0", MM.M, "mj_qBatch",
-             MM.aStrideM, MM.aStrideK, S.br);
+             MM.aStrideM, MM.aStrideK, MM.aBase, S.br);
+    W.line("mj_cp_async_commit();");
+    std::string keys = attentionKeyBound(E, S.br);
+    loadTile("K's first tile", "mj_k", MM.bParam, MM.K, kStride(), "0", MM.N, "mj_kBatch",
+             MM.bStrideN, MM.bStrideK, MM.bBase, S.bc);
+    W.line("mj_cp_async_commit();");
+    W.line("mj_cp_async_wait<1>(); // Q's tile is in (K's may still be on its way)");
     W.line("__syncthreads();");
     queryFragments();
     W.line("float mj_rowMax[2] = {-MJ_INF, -MJ_INF}; // rows mj_g and mj_g + 8: running max,");
@@ -44,19 +52,24 @@ public:
                          "mj_o[t][3] = 0.0f;",
                          A.valueDim / 8)
                .str());
-    std::string keys = attentionKeyBound(E, S.br);
+    // K's tile n0 is copied while the last tile's P V runs, V's while S and
+    // the softmax of this one run (cp.async where rows are whole 16 bytes).
     W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
-    W.line("__syncthreads(); // every warp is done with the last tile of V");
-    loadTile("K's tile of keys n0 ...", "mj_kv", MM.bParam, MM.K, kvStride(), "n0", MM.N,
-             "mj_kBatch", MM.bStrideN, MM.bStrideK, S.bc);
-    W.line("__syncthreads();");
+    W.line("mj_cp_async_wait<0>();");
+    W.line("__syncthreads(); // K's tile is in; every warp is done with the last tile of V");
+    loadTile("V's tile of keys n0 ...", "mj_v", A.vParam, A.valueDim, vStride(), "n0", MM.N,
+             "mj_vBatch", A.vStrideN, A.vStrideD, A.vBase, S.bc);
+    W.line("mj_cp_async_commit();");
     scores();
     scoreWork();
     softmaxStep();
-    W.line("__syncthreads(); // every warp is done with K's tile");
-    loadTile("V's tile of keys n0 ...", "mj_kv", A.vParam, A.valueDim, kvStride(), "n0", MM.N,
-             "mj_vBatch", A.vStrideN, A.vStrideD, S.bc);
-    W.line("__syncthreads();");
+    W.line("mj_cp_async_wait<0>();");
+    W.line("__syncthreads(); // V's tile is in; every warp is done with K's");
+    W.open(llvm::formatv("if (n0 + {0} < {1})", S.bc, keys).str());
+    loadTile("K's next tile", "mj_k", MM.bParam, MM.K, kStride(), llvm::formatv("n0 + {0}", S.bc).str(),
+             MM.N, "mj_kBatch", MM.bStrideN, MM.bStrideK, MM.bBase, S.bc);
+    W.line("mj_cp_async_commit();");
+    W.close();
     accumulate();
     W.close();
     store();
@@ -67,7 +80,8 @@ private:
   // Rows padded by 8 halves (16 bytes): ldmatrix's eight row addresses fall
   // in different banks.
   int64_t qStride() const { return MM.K + 8; }
-  int64_t kvStride() const { return std::max(MM.K, A.valueDim) + 8; }
+  int64_t kStride() const { return MM.K + 8; }
+  int64_t vStride() const { return A.valueDim + 8; }
   int64_t keyTiles() const { return S.bc / 8; }
 
   void prologue() {
@@ -77,9 +91,10 @@ private:
                          "Q's tile, {0} x {1} (rows padded by 8)",
                          S.br, MM.K)
                .str());
-    W.line(llvm::formatv("unsigned short *mj_kv = mj_q + {0}; // K's tile, then V's: {1} keys",
-                         S.br * qStride(), S.bc)
+    W.line(llvm::formatv("unsigned short *mj_k = mj_q + {0}; // K's tile: {1} keys", S.br * qStride(),
+                         S.bc)
                .str());
+    W.line(llvm::formatv("unsigned short *mj_v = mj_k + {0}; // V's tile", S.bc * kStride()).str());
     W.line("const " + Idx + " b = blockIdx.x / " + std::to_string(S.tilesM) + "; // batch");
     W.line("const " + Idx + " m0 = (blockIdx.x % " + std::to_string(S.tilesM) + ") * " +
            std::to_string(S.br) + "; // the tile's first query row");
@@ -93,11 +108,28 @@ private:
            ";");
   }
 
-  /// Rows row0 ... of an operand into `dst` as stored (16-bit), zeros past the end.
+  /// Rows row0 ... of an operand into `dst` as stored (16-bit), zeros past
+  /// the end: by cp.async of 16 bytes where a row is whole aligned 16-byte
+  /// pieces (waited for with mj_cp_async_wait), else element by element.
   void loadTile(const std::string &what, const std::string &dst, int param, int64_t width,
                 int64_t stride, const std::string &row0, int64_t rows, const std::string &batch,
-                int64_t strideRow, int64_t strideCol, unsigned tileRows) {
+                int64_t strideRow, int64_t strideCol, const IndexExpr &base, unsigned tileRows) {
     const KParam &p = K.params[param];
+    int64_t d = K.ctx.divisibility(base);
+    bool vectors = strideCol == 1 && width % 8 == 0 && strideRow % 8 == 0 && (d == 0 || d % 8 == 0);
+    if (vectors) {
+      int64_t pieces = width / 8;
+      W.line("// " + what + ": 16 bytes a copy; rows past the end are zeros");
+      W.open(llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", tileRows * pieces, S.block)
+                 .str());
+      W.line(llvm::formatv("const int r = e / {0}, c = e % {0} * 8;", pieces).str());
+      W.line(llvm::formatv("const bool ok = {0} + r < {1};", row0, rows).str());
+      W.line(llvm::formatv("mj_cp_async16(&{0}[r * {1} + c], {2} + (ok ? {3} + ({4} + r) * {5} + c : 0), ok);",
+                           dst, stride, p.name, batch, row0, strideRow)
+                 .str());
+      W.close();
+      return;
+    }
     W.line("// " + what + "; rows past the end are zeros");
     W.open(llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", tileRows * width, S.block)
                .str());
@@ -137,9 +169,9 @@ private:
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", keyTiles() / 2).str());
     W.line("unsigned kf[4]; // B fragments of keys tp * 16 ... (two 8-key tiles), columns kk * 16 ...");
-    W.line(llvm::formatv("mj_ldmatrix_x4(kf, &mj_kv[(tp * 16 + mj_lane % 8 + 8 * (mj_lane / 16)) * "
+    W.line(llvm::formatv("mj_ldmatrix_x4(kf, &mj_k[(tp * 16 + mj_lane % 8 + 8 * (mj_lane / 16)) * "
                          "{0} + kk * 16 + 8 * ((mj_lane / 8) % 2)]);",
-                         kvStride())
+                         kStride())
                .str());
     W.line("const unsigned b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};");
     W.line(Mma + "(mj_s[2 * tp], mj_qf[kk], b0);");
@@ -182,14 +214,16 @@ private:
     W.line("const float newMax = mj_max(mj_rowMax[h], mj_tileMax[h]);");
     W.line("// A row whose keys so far are all masked keeps max -inf: its probabilities are 0");
     W.line("mj_base[h] = newMax == -MJ_INF ? 0.0f : newMax;");
-    W.line("mj_rescale[h] = expf(mj_rowMax[h] - mj_base[h]); // of the sum and O so far");
+    W.line("mj_rescale[h] = __expf(mj_rowMax[h] - mj_base[h]); // of the sum and O so far");
     W.line("mj_rowMax[h] = newMax;");
     W.close();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < 4; ++i)");
-    W.line("mj_s[t][i] = expf(mj_s[t][i] - mj_base[i / 2]);");
+    // The fast exp (ex2.approx, relative error near 2^-21): the probabilities
+    // are rounded to 16 bits for P V, far coarser.
+    W.line("mj_s[t][i] = __expf(mj_s[t][i] - mj_base[i / 2]);");
     W.line("mj_tileSum[i / 2] += mj_s[t][i];");
     W.close();
     W.close();
@@ -223,9 +257,9 @@ private:
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", A.valueDim / 16).str());
     W.line("unsigned vf[4]; // B fragments of V's columns tp * 16 ... (two 8-column tiles)");
-    W.line(llvm::formatv("mj_ldmatrix_x4_trans(vf, &mj_kv[(kk * 16 + mj_lane % 8 + 8 * ((mj_lane / 8) "
+    W.line(llvm::formatv("mj_ldmatrix_x4_trans(vf, &mj_v[(kk * 16 + mj_lane % 8 + 8 * ((mj_lane / 8) "
                          "% 2)) * {0} + tp * 16 + 8 * (mj_lane / 16)]);",
-                         kvStride())
+                         vStride())
                .str());
     W.line("const unsigned b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};");
     W.line(Mma + "(mj_o[2 * tp], pf, b0);");

@@ -31,9 +31,10 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
     m.threadsPerRow = 4;
     m.tilesM = (mm.M + m.br - 1) / m.br;
     m.grid = mm.batch * m.tilesM;
-    // 16-bit tiles, rows padded by 8 (ldmatrix's rows in different banks)
+    // 16-bit tiles of Q, K and V, rows padded by 8 (ldmatrix's rows in
+    // different banks)
     m.sharedBytes = static_cast<unsigned>(
-        2 * (int64_t(m.br) * (mm.K + 8) + int64_t(m.bc) * (std::max(mm.K, a.valueDim) + 8)));
+        2 * (int64_t(m.br) * (mm.K + 8) + int64_t(m.bc) * (mm.K + 8) + int64_t(m.bc) * (a.valueDim + 8)));
     return Schedule{m};
   }
   AttentionSchedule s;

@@ -148,7 +148,13 @@ def _compiler(options, kind):
     from functorch.compile import make_boxed_func
 
     def compiler(gm, example_inputs):
-        return make_boxed_func(compileAten(gm, example_inputs, options, kind).forward)
+        gm = compileAten(gm, example_inputs, options, kind)
+        # The generated forward itself, not the lazy module's first-call hook,
+        # which would go through nn.Module.__call__ on every call.
+        realRecompile = getattr(gm, "real_recompile", None)
+        if realRecompile is not None:
+            realRecompile()
+        return make_boxed_func(gm.forward)
     return compiler
 
 

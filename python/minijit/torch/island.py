@@ -53,6 +53,15 @@ class Island(torch.nn.Module):
         self.lastInputs = None
         self.tensorInputs = [(i, spec.order, spec.declared)
                              for i, spec in enumerate(translation.inputs) if spec.kind == "tensor"]
+        # The common case, run without the general path's work: no named sizes,
+        # every tensor input of rank 1 or more passed as it comes (no permute, no
+        # split sizes), on the GPU; then runDirect. None: the general path.
+        self.directInputs = None
+        if mode == "cuda" and not translation.bindings and all(
+                order is None and declared is None and spec.shape
+                for (_, order, declared), spec in zip(self.tensorInputs,
+                                                      [s for s in translation.inputs if s.kind == "tensor"])):
+            self.directInputs = [i for i, _, _ in self.tensorInputs]
         if mode == "cuda":
             if not any(spec.kind == "tensor" for spec in translation.inputs):
                 raise Unsupported("a subgraph without tensor inputs")
@@ -89,11 +98,17 @@ class Island(torch.nn.Module):
             dims[name] = int(args[index].shape[axis]) // known
         return dims
 
+    # Called as a function: an island has no hooks, and nn.Module.__call__'s
+    # checks for them cost microseconds a call.
+    def __call__(self, *args):
+        return self.forward(*args)
+
     def forward(self, *args):
+        run = self.runMinijit if self.directInputs is None else self.runDirect
         if self.fallback is None:
-            return self.runMinijit(args)
+            return run(args)
         try:
-            return self.runMinijit(args)
+            return run(args)
         except library.Error as e:
             warnings.warn(f"minijit: island {self.name} runs in PyTorch this time: {e}",
                           RuntimeWarning, stacklevel=2)
@@ -101,8 +116,10 @@ class Island(torch.nn.Module):
 
     def runMinijit(self, args):
         t = self.translation
-        dims = self.bindDims(args)
-        self.lastDims = dims
+        dims = self.bindDims(args) if t.bindings else {}
+        # Per-call state as plain attributes: nn.Module.__setattr__ costs
+        # microseconds a call, a large part of a small graph's host time.
+        self.__dict__["lastDims"] = dims
         tensors = []
         for index, order, declared in self.tensorInputs:
             a = args[index]
@@ -120,17 +137,25 @@ class Island(torch.nn.Module):
             buffers = self.runCuda(tensors, dims)
         return tuple(self.shape(b, spec, dims) for b, spec in zip(buffers, t.outputs))
 
+    def runDirect(self, args):
+        """runMinijit where directInputs holds: the inputs as they come."""
+        tensors = [args[i] for i in self.directInputs]
+        tensors = [a if a.is_contiguous() else a.contiguous() for a in tensors]
+        if Island.keepInputs:
+            self.__dict__["lastInputs"] = tensors
+        buffers = self.compiled.run(*tensors)
+        outputs = self.translation.outputs
+        return tuple(b if b.dtype == spec.dtype and spec.perm is None and b.dim() == len(spec.symbolicSize)
+                     else self.shape(b, spec, {}) for b, spec in zip(buffers, outputs))
+
     def runCuda(self, tensors, dims):
         """Runs on PyTorch's current stream; the outputs come from PyTorch's allocator.
-        Non-contiguous inputs are copied first."""
-        ready = []
-        for a in tensors:
-            if not a.is_contiguous():
-                a = a.contiguous()
-            ready.append(a.detach())
+        Inputs that are not contiguous are copied first (the package copies one
+        that starts mid-vector)."""
+        tensors = [a if a.is_contiguous() else a.contiguous() for a in tensors]
         if Island.keepInputs:
-            self.lastInputs = ready
-        return self.compiled.run(*ready, dims=dims)
+            self.__dict__["lastInputs"] = tensors
+        return self.compiled.run(*tensors, dims=dims or None)
 
     def shape(self, buffer, spec, dims):
         """The buffer as PyTorch traced the output: rank, dtype, device, strides."""

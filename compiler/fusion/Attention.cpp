@@ -5,6 +5,7 @@
 // operands in memory.
 //===----------------------------------------------------------------------===//
 #include "compiler/fusion/Attention.h"
+#include "compiler/fusion/AttentionBackward.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -248,6 +249,8 @@ std::optional<AttentionCandidate> findAttention(const Graph &g, ValueId pv,
   m.findCausalMask();
   AttentionCandidate c;
   c.refused = m.refusal();
+  if (c.refused.kind == FusionReasonKind::AttentionStored)
+    c.refused = attentionBackwardReason(g, m.M, c.refused);
   if (!c.refused.empty())
     return c;
   c.store = m.operandToStore();

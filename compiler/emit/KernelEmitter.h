@@ -248,5 +248,6 @@ void emitTranspose(KernelEmitter &e, const TransposeSchedule &s);
 void emitScan(KernelEmitter &e, const ScanSchedule &s);
 void emitAttention(KernelEmitter &e, const AttentionSchedule &s);
 void emitAttentionMma(KernelEmitter &e, const AttentionMmaSchedule &s);
+void emitAttentionBackward(KernelEmitter &e, const AttentionBackwardSchedule &s);
 
 } // namespace minijit

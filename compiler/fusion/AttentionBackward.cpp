@@ -12,6 +12,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace minijit {
@@ -293,10 +294,16 @@ private:
         }
         B.mask = true;
         break;
-      case OpKind::Add: r = g; break;
-      case OpKind::Sub: r = path == 0 ? g : -1; break;
-      case OpKind::Tanh: return refuse(FusionReasonKind::AttentionBackwardSoftCap, {x, F.out});
-      default: return refuse(FusionReasonKind::AttentionBackwardScoreWork, {x, F.out});
+      case OpKind::Add:
+        r = g;
+        break;
+      case OpKind::Sub:
+        r = path == 0 ? g : -1;
+        break;
+      case OpKind::Tanh:
+        return refuse(FusionReasonKind::AttentionBackwardSoftCap, {x, F.out});
+      default:
+        return refuse(FusionReasonKind::AttentionBackwardScoreWork, {x, F.out});
       }
       if (r < 0)
         return refuse(FusionReasonKind::AttentionBackwardScoreWork, {x, F.out});
@@ -400,11 +407,67 @@ FusionReason attentionBackwardReason(const Graph &g, const AttentionMatch &fwd,
     return stored;
   if (!c->match)
     return c->refused;
-  FusionReason r{FusionReasonKind::AttentionBackward, {fwd.out, stored.values[0]}, {}};
-  for (ValueId v : {c->match->dq, c->match->dk, c->match->dv})
-    if (v >= 0)
-      r.values.push_back(v);
-  return r;
+  FusionReason k = attentionBackwardKernelsRefusal(g, fwd, *c->match);
+  return k.empty() ? stored : k;
+}
+
+bool attentionBackwardFuses(const Graph &g, const AttentionMatch &fwd) {
+  std::optional<AttentionBackwardCandidate> c = findAttentionBackward(g, fwd);
+  return c && c->match && attentionBackwardKernelsRefusal(g, fwd, *c->match).empty();
+}
+
+FusionReason attentionBackwardKernelsRefusal(const Graph &g, const AttentionMatch &fwd,
+                                             const AttentionBackwardMatch &b) {
+  for (ValueId v : {fwd.q, fwd.k, fwd.v, b.dOut, fwd.out})
+    if (g.node(v).dtype != DType::F32) {
+      FusionReason r{FusionReasonKind::AttentionBackward, {fwd.out, fwd.probs}, {}};
+      for (ValueId p : {b.dq, b.dk, b.dv})
+        if (p >= 0)
+          r.values.push_back(p);
+      return r;
+    }
+  // A mask fills with -inf: its probabilities are exactly 0, so the
+  // kernels need not apply its derivative (where(pred, g, 0)) to dS.
+  for (const ScoreWorkStep &s : b.steps) {
+    const Node &n = g.node(s.forward);
+    if (n.op != OpKind::Where)
+      continue;
+    ValueId fill = n.operands[2];
+    while (g.node(fill).op == OpKind::Broadcast || g.node(fill).op == OpKind::Reshape)
+      fill = g.node(fill).operands[0];
+    const Node &f = g.node(fill);
+    if (f.op != OpKind::Constant || !(std::isinf(f.value) && f.value < 0))
+      return FusionReason{FusionReasonKind::AttentionBackwardScoreWork, {s.forward, fwd.out}, {}};
+  }
+  return {};
+}
+
+std::vector<AttentionPart> attentionParts(const Graph &g) {
+  std::vector<AttentionPart> parts(g.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.nodes()[i].cls() != OpClass::Matmul)
+      continue;
+    std::optional<AttentionCandidate> c =
+        findAttention(g, static_cast<ValueId>(i), [](ValueId) { return false; });
+    if (!c || !c->match)
+      continue;
+    const AttentionMatch &f = *c->match;
+    std::optional<AttentionBackwardCandidate> b = findAttentionBackward(g, f);
+    if (!b || !b->match || !attentionBackwardKernelsRefusal(g, f, *b->match).empty())
+      continue;
+    auto part = [&](ValueId v, KernelKind kind, FusionReasonKind why) {
+      if (v >= 0)
+        parts[v] = AttentionPart{kind, f.out, FusionReason{why, {v, f.out}, {}}};
+    };
+    part(f.max, KernelKind::Attention, FusionReasonKind::AttentionBackwardStats);
+    part(f.sum, KernelKind::Attention, FusionReasonKind::AttentionBackwardStats);
+    part(f.out, KernelKind::Attention, FusionReasonKind::AttentionBackwardValue);
+    part(b->match->dOut, KernelKind::Pointwise, FusionReasonKind::AttentionBackwardValue);
+    part(b->match->dq, KernelKind::AttentionBackwardQ, FusionReasonKind::AttentionBackwardValue);
+    part(b->match->dk, KernelKind::AttentionBackwardKV, FusionReasonKind::AttentionBackwardValue);
+    part(b->match->dv, KernelKind::AttentionBackwardKV, FusionReasonKind::AttentionBackwardValue);
+  }
+  return parts;
 }
 
 std::string describeAttentionBackward(const Graph &g, const AttentionMatch &fwd,
@@ -423,6 +486,30 @@ std::string describeAttentionBackward(const Graph &g, const AttentionMatch &fwd,
   if (b.mask)
     text += fwd.causal ? ", causal mask" : ", mask";
   return text + llvm::formatv(", from dO %{0}", g.node(b.dOut).name).str();
+}
+
+} // namespace minijit
+
+namespace minijit {
+
+std::string describeAttentionKernel(const Graph &g, const KernelGroup &kg) {
+  std::optional<AttentionCandidate> c = findAttention(g, kg.matmul, [](ValueId) { return false; });
+  const AttentionMatch &f = c.value().match.value();
+  std::string head = "attention %" + g.node(kg.matmul).name;
+  if (kg.kind == KernelKind::Attention) {
+    bool stats = llvm::is_contained(kg.roots, f.max) || llvm::is_contained(kg.roots, f.sum);
+    return head + ": " + describeAttention(g, f) +
+           (stats ? ", storing the rows' max and sum for its backward" : "");
+  }
+  const AttentionBackwardMatch &b = findAttentionBackward(g, f).value().match.value();
+  AttentionBackwardMatch part = b;
+  bool keys = kg.kind == KernelKind::AttentionBackwardKV;
+  (keys ? part.dq : part.dk) = -1;
+  if (!keys)
+    part.dv = -1;
+  return head +
+         llvm::formatv(" backward, a block per tile of {0}: ", keys ? "keys" : "queries").str() +
+         describeAttentionBackward(g, f, part);
 }
 
 } // namespace minijit

@@ -27,11 +27,11 @@ struct ScoreWorkStep {
 
 /// The backward of one attention, as autodiff writes it.
 struct AttentionBackwardMatch {
-  ValueId dOut = -1;    ///< dO, the gradient of O (what dV and dP read)
-  ValueId dProbs = -1;  ///< dP = dO @ V^T
+  ValueId dOut = -1;     ///< dO, the gradient of O (what dV and dP read)
+  ValueId dProbs = -1;   ///< dP = dO @ V^T
   ValueId dShifted = -1; ///< dS = P * (dP - rowsum(dP * P)), the softmax's backward
-  ValueId dLogits = -1; ///< dS plus the max's share (zero but for rounding)
-  ValueId dScores = -1; ///< dS through the score work's derivative
+  ValueId dLogits = -1;  ///< dS plus the max's share (zero but for rounding)
+  ValueId dScores = -1;  ///< dS through the score work's derivative
   /// The products the kernels would store, -1 where autodiff made none (an
   /// operand that needs no gradient): dQ = dScores @ K, dK = dScores^T @ Q,
   /// dV = P^T @ dO.
@@ -57,10 +57,34 @@ std::optional<AttentionBackwardCandidate> findAttentionBackward(const Graph &g,
                                                                 const AttentionMatch &fwd);
 
 /// Why attention `fwd`, refused because `stored` (AttentionStored) is in
-/// memory, keeps the scores: its backward's reason (recognised, or what
-/// it does not take) when a backward reads them, else `stored` itself.
+/// memory, keeps the scores: what its backward's recognition or kernels do
+/// not take, when a backward reads them; else `stored` itself.
 FusionReason attentionBackwardReason(const Graph &g, const AttentionMatch &fwd,
                                      const FusionReason &stored);
+
+/// True when `fwd` has a backward the fused kernels take: the forward then
+/// stores its rows' max and sum for it.
+bool attentionBackwardFuses(const Graph &g, const AttentionMatch &fwd);
+
+/// Why the fused kernels (f32 on the CUDA cores) do not take backward `b`
+/// of `fwd`; empty when they do.
+FusionReason attentionBackwardKernelsRefusal(const Graph &g, const AttentionMatch &fwd,
+                                             const AttentionBackwardMatch &b);
+
+/// A value's part in an attention whose backward the fused kernels take.
+struct AttentionPart {
+  /// The kernel that stores it: Attention (O, the rows' max and sum),
+  /// AttentionBackwardKV (dK, dV) or AttentionBackwardQ (dQ); Pointwise for
+  /// a value no attention kernel stores.
+  KernelKind kind = KernelKind::Pointwise;
+  ValueId out = -1;    ///< the attention's product with V
+  FusionReason stored; ///< why fusion stores it from the start (empty: it need not)
+};
+
+/// Per value of `g` (sized g.size()): its part in each attention whose
+/// backward the fused kernels take. The forward stores its max and sum for
+/// the backward; dO, O and the products dQ, dK, dV are stored.
+std::vector<AttentionPart> attentionParts(const Graph &g);
 
 /// "dQ %dq, dK %dk, dV %dv, scale, causal mask" for --emit=fused.
 std::string describeAttentionBackward(const Graph &g, const AttentionMatch &fwd,

@@ -101,7 +101,7 @@ std::string describeReason(const Graph &g, const FusionReason &r) {
     for (unsigned i = 2; i < r.values.size(); ++i)
       products += (i == 2 ? "%" : ", %") + name(i);
     return llvm::formatv("%{0}, inside attention %{1}, is stored for its backward ({2}): "
-                         "FlashAttention-2's, recognised, whose fused kernels are not built yet",
+                         "FlashAttention-2's, whose fused kernels take f32 so far",
                          name(1), name(0), products);
   }
   case FusionReasonKind::AttentionBackwardSoftCap:
@@ -119,6 +119,13 @@ std::string describeReason(const Graph &g, const FusionReason &r) {
   case FusionReasonKind::AttentionBackwardRead:
     return llvm::formatv("%{0} reads the scores of attention %{1} or their gradient, and is not "
                          "the backward autodiff writes for them",
+                         name(0), name(1));
+  case FusionReasonKind::AttentionBackwardStats:
+    return llvm::formatv("%{0}, a row statistic of attention %{1}, is stored by its kernel: its "
+                         "fused backward computes the probabilities again from it",
+                         name(0), name(1));
+  case FusionReasonKind::AttentionBackwardValue:
+    return llvm::formatv("%{0} is read or written by the fused backward of attention %{1}",
                          name(0), name(1));
   }
   llvm_unreachable("bad fusion reason");

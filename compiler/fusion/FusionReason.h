@@ -50,6 +50,9 @@ enum class FusionReasonKind {
   AttentionBackwardScoreWork, ///< the score work's value, attention product
   AttentionBackwardBias,      ///< what reads the bias's gradient, attention product
   AttentionBackwardRead,      ///< what reads a value of the backward, attention product
+  // Stored for an attention's fused backward.
+  AttentionBackwardStats,     ///< the rows' max or sum, attention product
+  AttentionBackwardValue,     ///< what it reads or writes, attention product
 };
 
 struct FusionReason {

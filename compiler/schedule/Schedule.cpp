@@ -170,6 +170,8 @@ Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties
   case KernelKind::Matmul: return detail::matmulSchedule(k, dev, overrides, target.hasWgmma());
   case KernelKind::Scan: return detail::scanSchedule(k, dev, overrides);
   case KernelKind::Attention: return detail::attentionSchedule(k, dev, overrides);
+  case KernelKind::AttentionBackwardKV:
+  case KernelKind::AttentionBackwardQ: return detail::attentionBackwardSchedule(k, dev, overrides);
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -187,6 +189,8 @@ unsigned Schedule::dynamicSharedBytes() const {
   if (const AttentionSchedule *a = getIf<AttentionSchedule>())
     return a->sharedBytes;
   if (const AttentionMmaSchedule *a = getIf<AttentionMmaSchedule>())
+    return a->sharedBytes;
+  if (const AttentionBackwardSchedule *a = getIf<AttentionBackwardSchedule>())
     return a->sharedBytes;
   if (const MatmulWgmmaSchedule *w = getIf<MatmulWgmmaSchedule>())
     return w->sharedBytes;

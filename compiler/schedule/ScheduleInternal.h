@@ -27,6 +27,8 @@ Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DevicePropert
 Expected<Schedule> matmulSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                   const ScheduleOverrides &o, bool wgmma);
 /// cumsum/cumprod: a block per row (schedule/ScanSchedule.cpp).
+Expected<Schedule> attentionBackwardSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                             const ScheduleOverrides &o);
 Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                      const ScheduleOverrides &o);
 Expected<Schedule> scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,

@@ -24,7 +24,7 @@ constexpr TemplateGetter kTemplates[] = {
     detail::pointwiseTemplate,  detail::innerRowTemplate,  detail::outerColumnTemplate,
     detail::matmulSimtTemplate, detail::matmulMmaTemplate, detail::transposeTemplate,
     detail::scanTemplate,       detail::matmulWgmmaTemplate, detail::attentionTemplate,
-    detail::attentionMmaTemplate,
+    detail::attentionMmaTemplate, detail::attentionBackwardTemplate,
 };
 
 } // namespace

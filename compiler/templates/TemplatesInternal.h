@@ -25,6 +25,7 @@ const KernelTemplate &matmulMmaTemplate();
 const KernelTemplate &matmulWgmmaTemplate();
 const KernelTemplate &attentionTemplate();
 const KernelTemplate &attentionMmaTemplate();
+const KernelTemplate &attentionBackwardTemplate();
 
 /// "grid 512", or "grid sized at launch" for a kernel that serves many sizes.
 std::string gridWords(int64_t grid, GridText how);

@@ -1,9 +1,9 @@
 // compiler/fusion/AttentionBackward (findAttentionBackward): which backwards
 // autodiff writes for an attention are FlashAttention-2's, what they hold,
 // and the typed reason --emit=fused prints for each one that is not.
+#include "compiler/fusion/AttentionBackward.h"
 #include "compiler/CompileDetail.h"
 #include "compiler/Compiler.h"
-#include "compiler/fusion/AttentionBackward.h"
 #include "compiler/simplify/Simplify.h"
 #include "ir/Autodiff.h"
 #include "ir/Parser.h"
@@ -59,14 +59,16 @@ Found find(const std::string &text) {
   return f;
 }
 
-std::string fused(const std::string &text) {
+CompiledGraph compiledGraph(const std::string &text) {
   ::unsetenv("MINIJIT_SCHEDULE");
   CompileOptions opt;
   opt.device = DeviceProperties::assumedH200();
   opt.compileKernels = false;
   opt.tuning = CompileOptions::Tuning::Off;
-  return compileGraph(parseGraphs(text)[0], opt).fusedText();
+  return compileGraph(parseGraphs(text)[0], opt);
 }
+
+std::string fused(const std::string &text) { return compiledGraph(text).fusedText(); }
 
 TEST(AttentionBackward, CausalTrainingStepIsFlashAttention2sBackward) {
   Found f = find(training(kCausal, "", kAllGrads, "%o, %dq, %dk, %dv"));
@@ -87,12 +89,53 @@ TEST(AttentionBackward, CausalTrainingStepIsFlashAttention2sBackward) {
             "dQ %dq, dK %dk, dV %dv, scale, causal mask, from dO %o.grad");
 }
 
-TEST(AttentionBackward, FusedTextNamesTheRecognisedBackward) {
-  std::string text = fused(training(kCausal, "", kAllGrads, "%o, %dq, %dk, %dv"));
-  EXPECT_NE(text.find("not attention: %p, inside attention %o, is stored for its backward (%dq, "
-                      "%dk, %dv): FlashAttention-2's"),
+TEST(AttentionBackward, TrainingStepNeverStoresTheScores) {
+  // The forward (storing O and the rows' max and sum), dO, then dK and dV
+  // by tiles of keys and dQ by tiles of queries: no kernel writes a value
+  // of the scores' shape.
+  CompiledGraph g = compiledGraph(training(kCausal, "", kAllGrads, "%o, %dq, %dk, %dv"));
+  std::string text = g.fusedText();
+  ASSERT_EQ(g.detail->kernels.size(), 4u) << text;
+  EXPECT_NE(text.find("attention %o: S = %q @ %kt [2, 4, 100, 100], scale, causal mask, softmax "
+                      "over 100 keys, @ %v [2, 4, 100, 64], storing the rows' max and sum for its "
+                      "backward"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("attention %o backward, a block per tile of keys: dK %dk, dV %dv, scale, "
+                      "causal mask, from dO %o.grad"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("attention %o backward, a block per tile of queries: dQ %dq"),
+            std::string::npos)
+      << text;
+  for (const CompiledKernel &k : g.detail->kernels)
+    for (const KParam &p : k.lowered.params)
+      EXPECT_FALSE(p.written && p.numel == 2 * 4 * 100 * 100) << p.irName << " is written";
+  EXPECT_EQ(g.detail->kernels[2].schedule.kind(), ScheduleKind::AttentionBackward);
+  // Deterministic: no kernel adds into memory.
+  for (const CompiledKernel &k : g.detail->kernels)
+    EXPECT_EQ(k.cuda.find("atomicAdd"), std::string::npos);
+}
+
+TEST(AttentionBackward, HalvesKeepTheUnfusedKernels) {
+  std::string text = training(kCausal, "", kAllGrads, "%o, %dq, %dk, %dv");
+  for (size_t at = text.find("f32"); at != std::string::npos; at = text.find("f32"))
+    text.replace(at, 3, "f16");
+  std::string f = fused(text);
+  EXPECT_NE(f.find("is stored for its backward (%dq, %dk, %dv): FlashAttention-2's, whose fused "
+                   "kernels take f32 so far"),
+            std::string::npos)
+      << f;
+}
+
+TEST(AttentionBackward, AFiniteMaskFillIsNotTaken) {
+  std::string work = "  %u = mul %s, 0.125\n  %qi = iota shape=[100, 100] axis=0 dtype=i32\n"
+                     "  %ki = iota shape=[100, 100] axis=1 dtype=i32\n  %c = le %ki, %qi\n"
+                     "  %t = where %c, %u, -10000\n";
+  std::string f = fused(training(work, "", kAllGrads, "%o, %dq, %dk, %dv"));
+  EXPECT_NE(f.find("not attention: the backward of attention %o differentiates %t (where)"),
+            std::string::npos)
+      << f;
 }
 
 TEST(AttentionBackward, ScaleByDivisionWithoutMask) {
@@ -104,21 +147,27 @@ TEST(AttentionBackward, ScaleByDivisionWithoutMask) {
 
 TEST(AttentionBackward, AScaleMovedAfterTheProductIsFollowed) {
   // With dQ alone, the matmul rewrites move the scale after dQ's product.
-  std::string text = fused(training("  %t = mul %s, 0.125\n", "", "  %dq = grad %loss, %q\n",
-                                    "%o, %dq"));
-  EXPECT_NE(text.find("is stored for its backward (%dq): FlashAttention-2's"), std::string::npos)
+  CompiledGraph g =
+      compiledGraph(training("  %t = mul %s, 0.125\n", "", "  %dq = grad %loss, %q\n", "%o, %dq"));
+  std::string text = g.fusedText();
+  EXPECT_NE(text.find("attention %o backward, a block per tile of queries: dQ %dq, scale"),
+            std::string::npos)
       << text;
+  // The scale is applied as dQ is stored, not to dS.
+  const CompiledKernel &dq = g.detail->kernels.back();
+  EXPECT_NE(dq.cuda.find("= mj_dq[j] * 0.125f;"), std::string::npos) << dq.cuda;
+  EXPECT_EQ(dq.cuda.find("the score work's scale"), std::string::npos) << dq.cuda;
 }
 
 TEST(AttentionBackward, GroupedHeadsKeepTheProductBeforeTheirSum) {
-  Found f = find(
-      "graph gqa(%q: f32[2, 2, 4, 50, 64], %k: f32[2, 2, 1, 50, 64], %v: f32[2, 2, 1, 50, 64],"
-      " %w: f32[2, 2, 4, 50, 64]) {\n  %kt = permute %k perm=[0, 1, 2, 4, 3]\n"
-      "  %s = matmul %q, %kt\n  %t = mul %s, 0.125\n  %m = max %t axes=[4] keepdim=true\n"
-      "  %d = sub %t, %m\n  %e = exp %d\n  %z = sum %e axes=[4] keepdim=true\n"
-      "  %p = div %e, %z\n  %o = matmul %p, %v\n  %ow = mul %o, %w\n"
-      "  %loss = sum %ow axes=[0, 1, 2, 3, 4]\n" + std::string(kAllGrads) +
-      "  return %o, %dq, %dk, %dv\n}\n");
+  Found f =
+      find("graph gqa(%q: f32[2, 2, 4, 50, 64], %k: f32[2, 2, 1, 50, 64], %v: f32[2, 2, 1, 50, 64],"
+           " %w: f32[2, 2, 4, 50, 64]) {\n  %kt = permute %k perm=[0, 1, 2, 4, 3]\n"
+           "  %s = matmul %q, %kt\n  %t = mul %s, 0.125\n  %m = max %t axes=[4] keepdim=true\n"
+           "  %d = sub %t, %m\n  %e = exp %d\n  %z = sum %e axes=[4] keepdim=true\n"
+           "  %p = div %e, %z\n  %o = matmul %p, %v\n  %ow = mul %o, %w\n"
+           "  %loss = sum %ow axes=[0, 1, 2, 3, 4]\n" +
+           std::string(kAllGrads) + "  return %o, %dq, %dk, %dv\n}\n");
   ASSERT_TRUE(f.bwd && f.bwd->match) << printGraph(f.g);
   const AttentionBackwardMatch &b = *f.bwd->match;
   EXPECT_EQ(f.g.node(b.dk).shape, Shape({2, 2, 4, 50, 64}));
@@ -140,9 +189,9 @@ TEST(AttentionBackward, SoftCapHasItsReason) {
 
 TEST(AttentionBackward, ABiasWithAGradientHasItsReason) {
   std::string work = "  %u = mul %s, 0.125\n  %t = add %u, %b\n";
-  std::string text = fused(training(work, ", %b: f32[100, 100]",
-                                    "  %dq = grad %loss, %q\n  %db = grad %loss, %b\n",
-                                    "%o, %dq, %db"));
+  std::string text =
+      fused(training(work, ", %b: f32[100, 100]",
+                     "  %dq = grad %loss, %q\n  %db = grad %loss, %b\n", "%o, %dq, %db"));
   EXPECT_NE(text.find("not attention: %db reads the gradient of a bias of attention %o"),
             std::string::npos)
       << text;
@@ -160,8 +209,7 @@ TEST(AttentionBackward, ALearnedScaleIsNotTaken) {
 }
 
 TEST(AttentionBackward, ReturnedProbabilitiesAreNotABackwardsReason) {
-  Found f = find(training("  %t = mul %s, 0.125\n", "", "  %dq = grad %loss, %q\n",
-                          "%o, %dq, %p"));
+  Found f = find(training("  %t = mul %s, 0.125\n", "", "  %dq = grad %loss, %q\n", "%o, %dq, %p"));
   ASSERT_TRUE(f.fwd);
   EXPECT_FALSE(f.bwd);
 }

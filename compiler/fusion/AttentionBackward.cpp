@@ -120,19 +120,31 @@ private:
     return Readers[product][0];
   }
 
-  /// `a` swaps the last two axes of `b`, or `b` those of `a`.
+  /// The value `v` permutes through a chain of permutes, and the composed
+  /// permutation (axis i of `v` is axis perm[i] of that value).
+  std::pair<ValueId, DimVector> permuted(ValueId v) const {
+    DimVector perm;
+    for (unsigned i = 0; i < G.node(v).shape.rank(); ++i)
+      perm.push_back(i);
+    while (G.node(v).op == OpKind::Permute) {
+      const Node &n = G.node(v);
+      for (int64_t &p : perm)
+        p = n.perm[p];
+      v = n.operands[0];
+    }
+    return {v, perm};
+  }
+
+  /// `a` is `b` with its last two axes swapped (through permutes of one
+  /// value: autodiff's transposes of a permuted operand fold into one).
   bool transposeOf(ValueId a, ValueId b) const {
-    auto swaps = [&](ValueId x, ValueId y) {
-      const Node &n = G.node(x);
-      unsigned r = n.shape.rank();
-      if (n.op != OpKind::Permute || n.operands[0] != y || r < 2)
-        return false;
-      for (unsigned i = 0; i + 2 < r; ++i)
-        if (n.perm[i] != static_cast<int64_t>(i))
-          return false;
-      return n.perm[r - 2] == r - 1 && n.perm[r - 1] == r - 2;
-    };
-    return swaps(a, b) || swaps(b, a);
+    auto [sa, pa] = permuted(a);
+    auto [sb, pb] = permuted(b);
+    size_t r = pa.size();
+    if (sa != sb || r < 2 || pb.size() != r)
+      return false;
+    std::swap(pb[r - 1], pb[r - 2]);
+    return pa == pb;
   }
 
   /// x when `v` sums x over its last axis into [..., 1] (a keepdim sum, or
@@ -317,7 +329,8 @@ private:
   }
 
   /// dQ = dScores @ B^T and dK = dScores^T @ A, for S = A @ B with B = K^T
-  /// (matmulRule in ir/Autodiff.cpp).
+  /// (matmulRule in ir/Autodiff.cpp): dK's rows are the keys, however B
+  /// permutes K.
   void products() {
     const Node &s = G.node(F.scores);
     for (ValueId r : Readers[B.dScores]) {
@@ -327,9 +340,7 @@ private:
         B.dq = scaled(r);
         Matched.insert(B.dq);
       }
-      const Node &b = G.node(s.operands[1]);
-      bool bTransposed = b.op == OpKind::Permute && transposeOf(s.operands[1], b.operands[0]);
-      if (!bTransposed || !transposeOf(r, B.dScores))
+      if (!transposeOf(r, B.dScores))
         continue;
       ValueId dk = readerOf(r, OpKind::Matmul, r, s.operands[0], false);
       if (dk >= 0 && scaled(dk) >= 0) {

@@ -250,8 +250,11 @@ private:
       sig = {KernelKind::Scan, sn.shape, {sn.axis}};
       return std::nullopt;
     }
-    if (!Parts.empty() && Parts[root].kind != KernelKind::Pointwise) {
-      sig = {Parts[root].kind, G.node(Parts[root].out).shape, {}, Parts[root].out};
+    if (!Parts.empty() && Parts[root].kind != KernelKind::Pointwise) { // an attention's, with its backward
+      const AttentionPart &part = Parts[root];
+      if (auto c = findAttention(G, part.out, [&](ValueId x) { return bool(Stored[x]); }); c && c->store)
+        return c->store; // an operand the kernels read
+      sig = {part.kind, G.node(part.out).shape, {}, part.out};
       return std::nullopt;
     }
     bool attention = false;

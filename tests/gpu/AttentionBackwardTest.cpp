@@ -129,6 +129,25 @@ TEST_F(AttentionBackward, QueriesAloneWithTheScaleMovedAfterTheProduct) {
   expectMatches(g, 59);
 }
 
+TEST_F(AttentionBackward, SelfAttentionOfProjectionsSplitIntoHeads) {
+  // q, k and v from x by three products, split into heads by a reshape and
+  // a permute; dx sums the three paths.
+  int64_t b = 2, s = 100, heads = 2, d = 64;
+  Graph g("selfattn_train");
+  Tensor x = g.input("x", DType::F32, {b, s, heads * d});
+  auto project = [&](const char *n) {
+    Tensor w = g.input(n, DType::F32, {heads * d, heads * d});
+    return permute(reshape(matmul(x, w), {b, s, heads, d}), {0, 2, 1, 3});
+  };
+  Tensor q = project("wq"), k = project("wk"), v = project("wv");
+  Tensor o = attend(q, k, v, true);
+  Tensor w = g.input("w", DType::F32, o.shape());
+  Tensor loss = sum(o * w);
+  g.output(loss, "loss"); // O is needed: the backward is found from it
+  g.output(grad(loss, x), "dx");
+  expectBackward(g, true, 67);
+}
+
 TEST_F(AttentionBackward, WhatTheKernelsDoNotTakeRunsUnfused) {
   // Rows of one key are too short for the template; f16 keeps the scores.
   for (auto [t, s] : {std::pair{DType::F32, int64_t(1)}, std::pair{DType::F16, int64_t(100)}}) {

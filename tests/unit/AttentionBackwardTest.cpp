@@ -222,3 +222,33 @@ TEST(AttentionBackward, AGradientElsewhereLeavesTheForwardFused) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(AttentionBackward, ComputedOperandsAreStoredFirst) {
+  // Q, K and V projected from x and split into heads (permutes of one
+  // value, which autodiff's transposes fold into one permute): the
+  // projections are stored for the forward's kernel and the backward's.
+  CompiledGraph g = compiledGraph(
+      "graph selfattn(%x: f32[2, 64, 128], %wq: f32[128, 128], %wk: f32[128, 128],"
+      " %wv: f32[128, 128]) {\n"
+      "  %q0 = matmul %x, %wq\n  %k0 = matmul %x, %wk\n  %v0 = matmul %x, %wv\n"
+      "  %q1 = reshape %q0 shape=[2, 64, 2, 64]\n  %k1 = reshape %k0 shape=[2, 64, 2, 64]\n"
+      "  %v1 = reshape %v0 shape=[2, 64, 2, 64]\n  %q = permute %q1 perm=[0, 2, 1, 3]\n"
+      "  %k = permute %k1 perm=[0, 2, 1, 3]\n  %v = permute %v1 perm=[0, 2, 1, 3]\n"
+      "  %kt = permute %k perm=[0, 1, 3, 2]\n  %s = matmul %q, %kt\n  %t = mul %s, 0.125\n"
+      "  %m = max %t axes=[3] keepdim=true\n  %d = sub %t, %m\n  %e = exp %d\n"
+      "  %z = sum %e axes=[3] keepdim=true\n  %p = div %e, %z\n  %o = matmul %p, %v\n"
+      "  %loss = sum %o axes=[0, 1, 2, 3]\n  %dx = grad %loss, %x\n  return %loss, %dx\n}\n");
+  std::string text = g.fusedText();
+  EXPECT_NE(text.find("attention %o backward, a block per tile of keys: dK %k.grad, dV %v.grad"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("%v0 is an operand of attention %o"), std::string::npos) << text;
+  size_t backward = 0;
+  for (const CompiledKernel &k : g.detail->kernels)
+    backward += k.schedule.kind() == ScheduleKind::AttentionBackward;
+  EXPECT_EQ(backward, 2u);
+}
+
+} // namespace

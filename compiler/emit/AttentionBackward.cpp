@@ -178,16 +178,33 @@ private:
   /// and dS = P (dP - D) times the score work's scales.
   void probabilities(const std::string &qr, const std::string &kr) {
     dot("mj_dot", "mj_q[(" + qr + ")", "mj_k[(" + kr + ")", MM.K, qStride());
-    attentionScoreWork(E, "mj_dot", "past the end");
+    // A soft-cap's derivative, 1 - y * y of its tanh y, where y is in scope.
+    std::vector<std::string> caps;
+    for (const KScaleStep &s : A.scaleSteps)
+      if (s.op == OpKind::Tanh) {
+        caps.push_back("mj_cap" + std::to_string(caps.size()));
+        W.line("float " + caps.back() + " = 0.0f;");
+      }
+    attentionScoreWork(E, "mj_dot", "past the end", [&] {
+      size_t i = 0;
+      for (const KScaleStep &s : A.scaleSteps)
+        if (s.op == OpKind::Tanh) {
+          std::string y = E.ref(s.value);
+          W.line(caps[i++] + " = 1.0f - " + y + " * " + y + "; // the soft-cap's derivative");
+        }
+    });
     W.line(llvm::formatv("const float p = expf(mj_score - mj_stat[{0}]) / mj_stat[{1} + {0}];", qr,
                          S.br)
                .str());
     dot("mj_dp", "mj_do[(" + qr + ")", "mj_v[(" + kr + ")", A.valueDim, vStride());
     W.line(llvm::formatv("float ds = p * (mj_dp - mj_stat[{0} + {1}]);", 2 * S.br, qr).str());
+    size_t cap = 0;
     for (const KScaleStep &s : A.scaleSteps)
-      W.line(llvm::formatv("ds = ds {0} {1}; // the score work's scale",
-                           s.op == OpKind::Mul ? "*" : "/", floatLiteral(s.literal))
-                 .str());
+      W.line(s.op == OpKind::Tanh
+                 ? "ds = ds * " + caps[cap++] + ";"
+                 : llvm::formatv("ds = ds {0} {1}; // the score work's scale",
+                                 s.op == OpKind::Mul ? "*" : "/", floatLiteral(s.literal))
+                       .str());
   }
 
   std::string scaled(const std::string &v) {

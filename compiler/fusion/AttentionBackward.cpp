@@ -313,7 +313,11 @@ private:
         r = path == 0 ? g : -1;
         break;
       case OpKind::Tanh:
-        return refuse(FusionReasonKind::AttentionBackwardSoftCap, {x, F.out});
+        r = tanhRule(x, g);
+        if (r < 0)
+          return refuse(FusionReasonKind::AttentionBackwardSoftCap, {x, F.out});
+        B.softcap = true;
+        break;
       default:
         return refuse(FusionReasonKind::AttentionBackwardScoreWork, {x, F.out});
       }
@@ -326,6 +330,21 @@ private:
     }
     B.dScores = g;
     return true;
+  }
+
+  /// The gradient tanh's rule gives y = tanh(x) from g: g * (1 - y * y);
+  /// -1 when autodiff wrote something else.
+  ValueId tanhRule(ValueId y, ValueId g) {
+    ValueId square = readerOf(y, OpKind::Mul, y, y, false);
+    ValueId factor = -1;
+    for (ValueId r : square < 0 ? std::vector<ValueId>() : Readers[square])
+      if (G.node(r).op == OpKind::Sub && G.node(r).operands[1] == square &&
+          isLiteral(G.node(r).operands[0], 1))
+        factor = r;
+    ValueId r = factor < 0 ? -1 : readerOf(g, OpKind::Mul, g, factor, true);
+    if (r >= 0)
+      Matched.insert({square, factor});
+    return r;
   }
 
   /// dQ = dScores @ B^T and dK = dScores^T @ A, for S = A @ B with B = K^T
@@ -496,6 +515,8 @@ std::string describeAttentionBackward(const Graph &g, const AttentionMatch &fwd,
     text += ", scale";
   if (b.mask)
     text += fwd.causal ? ", causal mask" : ", mask";
+  if (b.softcap)
+    text += ", soft-cap";
   return text + llvm::formatv(", from dO %{0}", g.node(b.dOut).name).str();
 }
 

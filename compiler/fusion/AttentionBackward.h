@@ -41,7 +41,7 @@ struct AttentionBackwardMatch {
   /// Every value of the backward that reads the forward's scores or their
   /// gradients (the products dq, dk, dv and dP included), in graph order.
   std::vector<ValueId> values;
-  bool scale = false, mask = false;
+  bool scale = false, mask = false, softcap = false;
 };
 
 /// What findAttentionBackward makes of an attention's backward.

@@ -147,6 +147,13 @@ std::optional<StoreRequest> describeBackward(const Graph &g, const FusionPlan &p
   }
   for (const ScoreWorkStep &s : b.steps) {
     const Node &n = g.node(s.forward);
+    if (n.op == OpKind::Tanh) {
+      for (size_t i = 0; i < k.values.size(); ++i)
+        if (k.values[i].node == s.forward && k.values[i].kind == KValue::Kind::Compute)
+          a.scaleSteps.push_back({OpKind::Tanh, 0, static_cast<int>(i)});
+      assert(a.scaleSteps.back().op == OpKind::Tanh && "the score work computes the soft-cap");
+      continue;
+    }
     if (n.op != OpKind::Mul && n.op != OpKind::Div)
       continue;
     KScaleStep step{n.op, literalOf(g, n)};

@@ -95,10 +95,12 @@ struct KRows {
   int64_t strideRow = 0, strideCol = 0;
 };
 
-/// A scale by a literal in the score work's derivative (mul or div).
+/// A step of the score work's derivative: a scale by a literal (mul or
+/// div), or tanh's (times 1 - y * y, y the value `value` of the kernel).
 struct KScaleStep {
   OpKind op;
-  double literal;
+  double literal = 0;
+  int value = -1; ///< Tanh: the kernel's value of the tanh
 };
 
 struct KAttention {
@@ -123,7 +125,7 @@ struct KAttention {
   KRows dOut, out;    ///< dO and O at (query, dd), read
   KRows dq, dk, dv;   ///< written: dQ at (query, kk), dK at (key, kk), dV at (key, dd)
   /// The score work's derivative applied to dS, from the logits to the
-  /// scores (a mask's is not: its probabilities are 0).
+  /// scores (a mask's is not: its probabilities are 0; a bias's is 1).
   std::vector<KScaleStep> scaleSteps;
   /// A scale the matmul rewrites moved after the products dQ and dK: applied
   /// as they are stored.

@@ -5,7 +5,8 @@
 // two kernels) and unfused, against the CPU reference on fresh random inputs
 // with the outputs poisoned: causal and not, sequence lengths that are not
 // whole tiles (17, 1000), head dims 64 and 80, grouped K/V heads, a bias
-// without a gradient, dQ alone (its scale moved after the product), and
+// without a gradient, a soft-cap, dQ alone (its scale moved after the
+// product), a self-attention of projections, and
 // shapes the fused backward does not take (rows too short, f16). Each graph
 // is also checked to compile to the backward's two kernels (or not), so a
 // recognition that silently stops matching fails here.
@@ -110,6 +111,22 @@ TEST_F(AttentionBackward, ABiasWithoutAGradient) {
   Tensor bias = g.input("bias", DType::F32, {2, s, s});
   train(g, attend(q, k, v, false, &bias), {{q, "dq"}, {k, "dk"}, {v, "dv"}});
   expectBackward(g, true, 53);
+}
+
+TEST_F(AttentionBackward, SoftCapAndCausalMask) {
+  // Gemma-2's soft-cap with a small cap, so that tanh bends the scores.
+  for (int64_t s : {17, 1000}) {
+    int64_t d = 64;
+    Graph g(name("softcap_train", DType::F32, s, d));
+    Tensor q = g.input("q", DType::F32, {1, 2, s, d});
+    Tensor k = g.input("k", DType::F32, {1, 2, s, d});
+    Tensor v = g.input("v", DType::F32, {1, 2, s, d});
+    Tensor scores = tanh(matmul(q, transpose(k)) * (1.0 / std::sqrt(double(d))) / 2.0) * 2.0;
+    Tensor keyPos = iota(g, {s, s}, 1), queryPos = iota(g, {s, s}, 0);
+    Tensor o = matmul(softmax(where(le(keyPos, queryPos), scores, -INFINITY), -1), v);
+    train(g, o, {{q, "dq"}, {k, "dk"}, {v, "dv"}});
+    expectBackward(g, true, 71);
+  }
 }
 
 TEST_F(AttentionBackward, QueriesAloneWithTheScaleMovedAfterTheProduct) {

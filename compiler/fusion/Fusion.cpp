@@ -332,6 +332,8 @@ private:
         continue;
       std::vector<ValueId> held, reads;
       closure(root, held, reads);
+      if (!Parts.empty() && isAttentionBackward(Parts[root].kind)) // D = rowsum(dO O) reads O
+        reads.push_back(Parts[root].out);
       Signature sig;
       if (std::optional<StoreRequest> p = signatureOf(root, held, sig))
         return p;

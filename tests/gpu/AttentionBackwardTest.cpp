@@ -6,7 +6,7 @@
 // with the outputs poisoned: causal and not, sequence lengths that are not
 // whole tiles (17, 1000), head dims 64 and 80, grouped K/V heads, a bias
 // without a gradient, a soft-cap, dQ alone (its scale moved after the
-// product), a self-attention of projections, and
+// product), a self-attention of projections, cross-attention by vjp, and
 // shapes the fused backward does not take (rows too short, f16). Each graph
 // is also checked to compile to the backward's two kernels (or not), so a
 // recognition that silently stops matching fails here.
@@ -126,6 +126,24 @@ TEST_F(AttentionBackward, SoftCapAndCausalMask) {
     Tensor o = matmul(softmax(where(le(keyPos, queryPos), scores, -INFINITY), -1), v);
     train(g, o, {{q, "dq"}, {k, "dk"}, {v, "dv"}});
     expectBackward(g, true, 71);
+  }
+}
+
+TEST_F(AttentionBackward, CrossAttentionByVjpWithANarrowerValue) {
+  // 33 queries over 1000 keys (causal: top-left, so keys past 32 get no
+  // gradient), V's rows of 32 against heads of 64, dO given.
+  for (bool causal : {false, true}) {
+    Graph g(name(causal ? "cross_causal_vjp" : "cross_vjp", DType::F32, 1000, 64));
+    Tensor q = g.input("q", DType::F32, {1, 2, 33, 64});
+    Tensor k = g.input("k", DType::F32, {1, 2, 1000, 64});
+    Tensor v = g.input("v", DType::F32, {1, 2, 1000, 32});
+    Tensor dy = g.input("dy", DType::F32, {1, 2, 33, 32});
+    Tensor o = attend(q, k, v, causal);
+    g.output(o, "o");
+    g.output(vjp(o, q, dy), "dq");
+    g.output(vjp(o, k, dy), "dk");
+    g.output(vjp(o, v, dy), "dv");
+    expectBackward(g, true, 73);
   }
 }
 

@@ -14,9 +14,9 @@
 
 #include "ir/Printer.h"
 
-#include <cassert>
-
 #include "llvm/Support/ErrorHandling.h"
+
+#include <cassert>
 
 namespace minijit {
 
@@ -147,11 +147,12 @@ std::optional<StoreRequest> describeBackward(const Graph &g, const FusionPlan &p
   }
   for (const ScoreWorkStep &s : b.steps) {
     const Node &n = g.node(s.forward);
-    if (n.op == OpKind::Tanh) {
-      for (size_t i = 0; i < k.values.size(); ++i)
-        if (k.values[i].node == s.forward && k.values[i].kind == KValue::Kind::Compute)
-          a.scaleSteps.push_back({OpKind::Tanh, 0, static_cast<int>(i)});
-      assert(a.scaleSteps.back().op == OpKind::Tanh && "the score work computes the soft-cap");
+    if (n.op == OpKind::Tanh) { // its derivative reads the tanh the score work computes
+      auto y = llvm::find_if(k.values, [&](const KValue &v) {
+        return v.node == s.forward && v.kind == KValue::Kind::Compute;
+      });
+      assert(y != k.values.end() && "the score work computes the soft-cap");
+      a.scaleSteps.push_back({OpKind::Tanh, 0, static_cast<int>(y - k.values.begin())});
       continue;
     }
     if (n.op != OpKind::Mul && n.op != OpKind::Div)

@@ -147,7 +147,7 @@ void checkRegisterSplit(const std::string &kernel, const NvrtcOutput &image, uns
 /// (its offset reads an index from memory), so each reads one element per
 /// evaluation (an embedding reads the rows its ids select, not the table).
 std::optional<int64_t> gatheredElements(const LoweredKernel &k, int param) {
-  if (k.kind == KernelKind::Matmul || k.kind == KernelKind::Attention)
+  if (k.kind == KernelKind::Matmul || isAttentionKind(k.kind))
     return std::nullopt;
   std::vector<bool> need = neededValues(k);
   int64_t n = 0;

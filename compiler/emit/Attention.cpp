@@ -230,6 +230,13 @@ private:
                          A.outStrideD, storeConv(o.dtype, "mj_o[j] / mj_rowSum"))
                .str());
     W.close();
+    if (A.max.param >= 0 || A.sum.param >= 0)
+      W.line("// the rows' max and sum, from which the fused backward computes P again");
+    for (auto [rows, value] : {std::pair{&A.max, "mj_rowMax"}, std::pair{&A.sum, "mj_rowSum"}})
+      if (rows->param >= 0)
+        W.line(llvm::formatv("if (mj_part == 0) {0}[{1} + m * {2}] = {3};",
+                             K.params[rows->param].name, E.idx(rows->base), rows->strideRow, value)
+                   .str());
     W.close();
   }
 

@@ -17,7 +17,8 @@ std::string attentionKeyBound(KernelEmitter &e, unsigned rows) {
   return "mj_keys";
 }
 
-void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds) {
+void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds,
+                        const std::function<void()> &inside) {
   const LoweredKernel &k = e.K;
   const KMatmul &mm = *k.matmul;
   e.W.line("float mj_score = -MJ_INF; // " + pastEnds + ": no probability");
@@ -32,6 +33,8 @@ void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::str
   lc.var = "n";
   e.elementWork(0, lc, "");
   e.W.line("mj_score = " + e.ref(k.attention->score) + "; // what the softmax reads");
+  if (inside)
+    inside();
   e.W.close();
 }
 

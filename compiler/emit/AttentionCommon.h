@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace minijit {
@@ -19,7 +20,8 @@ std::string attentionKeyBound(KernelEmitter &e, unsigned rows);
 /// For the score at (m, n), whose product element is `dot`: -inf past the
 /// ends (`pastEnds` says which, as a comment), else the graph's work on the
 /// scores (scale, mask, bias, soft-cap) computed into mj_score, the value the
-/// softmax reads.
-void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds);
+/// softmax reads. `inside` writes more where the work's values are in scope.
+void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds,
+                        const std::function<void()> &inside = {});
 
 } // namespace minijit

@@ -45,6 +45,10 @@ std::string kernelName(const LoweredKernel &k, const Schedule &s) {
   std::string suffix = "_k" + std::to_string(k.index);
   if (k.kind == KernelKind::Attention)
     return "attn" + suffix;
+  if (k.kind == KernelKind::AttentionBackwardKV)
+    return "attn_bwd_kv" + suffix;
+  if (k.kind == KernelKind::AttentionBackwardQ)
+    return "attn_bwd_q" + suffix;
   if (k.kind == KernelKind::Matmul) {
     std::string n = "mm";
     for (size_t i = 0; i < order.size() && i < 4; ++i)

@@ -74,6 +74,14 @@ std::string kernelSummary(const LoweredKernel &k) {
                          k.matmul->batch, k.matmul->M, k.matmul->K, k.matmul->N,
                          k.attention->valueDim)
         .str();
+  case KernelKind::AttentionBackwardKV:
+  case KernelKind::AttentionBackwardQ:
+    return llvm::formatv("attention backward ({0}), {1} x softmax([{2}, {3}] @ [{3}, {4}]) @ [{4}, "
+                         "{5}], FlashAttention-2's",
+                         k.kind == KernelKind::AttentionBackwardQ ? "dQ" : "dK, dV",
+                         k.matmul->batch, k.matmul->M, k.matmul->K, k.matmul->N,
+                         k.attention->valueDim)
+        .str();
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -85,7 +93,9 @@ const char *extentLocal(KernelKind kind) {
   case KernelKind::Reduction:
   case KernelKind::Scan: return "mj_rows";
   case KernelKind::Matmul:
-  case KernelKind::Attention: return "mj_m";
+  case KernelKind::Attention:
+  case KernelKind::AttentionBackwardKV:
+  case KernelKind::AttentionBackwardQ: return "mj_m";
   }
   llvm_unreachable("bad kernel kind");
 }

@@ -240,5 +240,6 @@ private:
 // the other templates' are in their family folders (compiler/templates/*/).
 void emitAttention(KernelEmitter &e, const AttentionSchedule &s);
 void emitAttentionMma(KernelEmitter &e, const AttentionMmaSchedule &s);
+void emitAttentionBackward(KernelEmitter &e, const AttentionBackwardSchedule &s);
 
 } // namespace minijit

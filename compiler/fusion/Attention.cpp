@@ -5,12 +5,14 @@
 // operands in memory.
 //===----------------------------------------------------------------------===//
 #include "compiler/fusion/Attention.h"
+#include "compiler/fusion/AttentionBackward.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace minijit {
@@ -87,7 +89,7 @@ public:
   }
 
   /// What the template refuses of the matched shape; None when it takes it.
-  FusionReason refusal() const {
+  FusionReason refusal(bool statsForBackward) const {
     auto reason = [&](FusionReasonKind k, llvm::ArrayRef<ValueId> vs,
                       llvm::ArrayRef<int64_t> ns = {}) {
       return FusionReason{k, llvm::SmallVector<ValueId, 3>(vs.begin(), vs.end()),
@@ -110,7 +112,7 @@ public:
         inner.push_back(*it);
     inner.push_back(M.scores);
     for (ValueId v : inner)
-      if (Stored(v))
+      if (Stored(v) && !(statsForBackward && (v == M.max || v == M.sum)))
         return reason(FusionReasonKind::AttentionStored, {v, M.out});
     return {};
   }
@@ -247,7 +249,11 @@ std::optional<AttentionCandidate> findAttention(const Graph &g, ValueId pv,
   m.describeOperands();
   m.findCausalMask();
   AttentionCandidate c;
-  c.refused = m.refusal();
+  // The max and sum are stored for a fused backward (attentionParts).
+  bool stats = (stored(m.M.max) || stored(m.M.sum)) && attentionBackwardFuses(g, m.M);
+  c.refused = m.refusal(stats);
+  if (c.refused.kind == FusionReasonKind::AttentionStored)
+    c.refused = attentionBackwardReason(g, m.M, c.refused);
   if (!c.refused.empty())
     return c;
   c.store = m.operandToStore();
@@ -266,6 +272,22 @@ std::vector<bool> attentionProducts(const Graph &g) {
       kept[c->match->scores] = kept[c->match->out] = true;
   }
   return kept;
+}
+
+void noteRefusedAttention(const Graph &g, FusionPlan &plan,
+                          const std::map<ValueId, FusionReason> &firstRefusal,
+                          llvm::function_ref<bool(ValueId)> stored) {
+  for (const KernelGroup &k : plan.kernels) {
+    if (k.kind != KernelKind::Matmul)
+      continue;
+    if (auto first = firstRefusal.find(k.matmul); first != firstRefusal.end()) {
+      plan.notAttention[k.matmul] = first->second;
+      continue;
+    }
+    std::optional<AttentionCandidate> c = findAttention(g, k.matmul, stored);
+    if (c && !c->match)
+      plan.notAttention[k.matmul] = c->refused;
+  }
 }
 
 std::string describeAttention(const Graph &g, const AttentionMatch &m) {

@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,6 +77,18 @@ std::optional<AttentionCandidate> findAttention(const Graph &g, ValueId pv,
 /// each attention the template takes (findAttention, nothing stored). The
 /// matmul rewrites leave them as written (MatmulRewriteOptions::keptProducts).
 std::vector<bool> attentionProducts(const Graph &g);
+
+/// Why each attention-shaped product `plan` computes in a matmul kernel is
+/// not an attention kernel (FusionPlan::notAttention): the first reason
+/// fusion met (`firstRefusal`, before the values its refusal stored), else
+/// findAttention's with the values `stored`.
+void noteRefusedAttention(const Graph &g, FusionPlan &plan,
+                          const std::map<ValueId, FusionReason> &firstRefusal,
+                          llvm::function_ref<bool(ValueId)> stored);
+
+/// The header line of an attention kernel (forward or backward) for
+/// --emit=fused: "attention %o: S = ..." or "attention backward ...".
+std::string describeAttentionKernel(const Graph &g, const KernelGroup &kg);
 
 /// One line for --emit=fused: "S = %q @ %kt [8, 32, 512, 512],
 /// scale, mask, softmax over 512 keys, @ %v [8, 32, 512, 64]".

@@ -10,6 +10,7 @@
 #include "compiler/fusion/Fusion.h"
 
 #include "compiler/fusion/Attention.h"
+#include "compiler/fusion/AttentionBackward.h"
 #include "compiler/fusion/CodeWeight.h"
 
 #include "ir/Error.h"
@@ -52,13 +53,16 @@ class Fuser {
 public:
   Fuser(const Graph &g, bool enabled)
       : G(g), Enabled(enabled), Stored(g.size(), false), Reason(g.size()),
-        IsOutput(g.size(), false) {}
+        IsOutput(g.size(), false), Parts(enabled ? attentionParts(g) : std::vector<AttentionPart>()) {}
 
   FusionPlan run(PlanCheck lower) {
     for (ValueId o : G.outputs()) {
       IsOutput[o] = true;
       store(o, {FusionReasonKind::GraphOutput, {}, {}});
     }
+    for (size_t i = 0; i < Parts.size(); ++i) // what an attention's fused backward reads and writes
+      if (!Parts[i].stored.empty())
+        store(static_cast<ValueId>(i), Parts[i].stored);
     for (size_t i = 0; i < G.size(); ++i)
       if (!Enabled && isCompute(G.nodes()[i]))
         store(static_cast<ValueId>(i), {FusionReasonKind::FusionOff, {}, {}});
@@ -70,7 +74,9 @@ public:
       if (!problem)
         problem = lower(plan);
       if (!problem) {
-        noteRefusedAttention(plan);
+        plan.notAttention.assign(G.size(), {});
+        if (Enabled)
+          noteRefusedAttention(G, plan, FirstRefusal, [&](ValueId x) { return bool(Stored[x]); });
         return plan;
       }
       if (!Stored[problem->node]) {
@@ -210,27 +216,6 @@ private:
     return std::nullopt;
   }
 
-  /// Why each attention-shaped product the plan computes in a matmul kernel
-  /// is not an attention kernel (FusionPlan::notAttention): the first reason
-  /// found, before the values its refusal stored.
-  void noteRefusedAttention(FusionPlan &plan) const {
-    plan.notAttention.assign(G.size(), {});
-    if (!Enabled)
-      return;
-    for (const KernelGroup &k : plan.kernels) {
-      if (k.kind != KernelKind::Matmul)
-        continue;
-      if (auto first = FirstRefusal.find(k.matmul); first != FirstRefusal.end()) {
-        plan.notAttention[k.matmul] = first->second;
-        continue;
-      }
-      std::optional<AttentionCandidate> c =
-          findAttention(G, k.matmul, [&](ValueId x) { return bool(Stored[x]); });
-      if (c && !c->match)
-        plan.notAttention[k.matmul] = c->refused;
-    }
-  }
-
   /// The kernel signature a root needs, or the value to store instead.
   std::optional<StoreRequest> signatureOf(ValueId root, const std::vector<ValueId> &held,
                                         Signature &sig) const {
@@ -263,6 +248,13 @@ private:
       if (r.shape != sn.shape)
         return request(scan, FusionReasonKind::ScanOwnKernel, {scan});
       sig = {KernelKind::Scan, sn.shape, {sn.axis}};
+      return std::nullopt;
+    }
+    if (!Parts.empty() && Parts[root].kind != KernelKind::Pointwise) { // an attention's, with its backward
+      const AttentionPart &part = Parts[root];
+      if (auto c = findAttention(G, part.out, [&](ValueId x) { return bool(Stored[x]); }); c && c->store)
+        return c->store; // an operand the kernels read
+      sig = {part.kind, G.node(part.out).shape, {}, part.out};
       return std::nullopt;
     }
     bool attention = false;
@@ -340,6 +332,8 @@ private:
         continue;
       std::vector<ValueId> held, reads;
       closure(root, held, reads);
+      if (!Parts.empty() && isAttentionBackward(Parts[root].kind)) // D = rowsum(dO O) reads O
+        reads.push_back(Parts[root].out);
       Signature sig;
       if (std::optional<StoreRequest> p = signatureOf(root, held, sig))
         return p;
@@ -356,8 +350,8 @@ private:
         // kernel (as more epilogue), and a pointwise kernel becomes one.
         // An attention kernel ends at its product with V.
         bool epilogue = sig.kind == KernelKind::Pointwise && ksig.kind != KernelKind::Pointwise &&
-                        ksig.kind != KernelKind::Attention && ksig.domain == sig.domain;
-        bool upgrade = sig.kind != KernelKind::Pointwise && sig.kind != KernelKind::Attention &&
+                        !isAttentionKind(ksig.kind) && ksig.domain == sig.domain;
+        bool upgrade = sig.kind != KernelKind::Pointwise && !isAttentionKind(sig.kind) &&
                        ksig.kind == KernelKind::Pointwise && ksig.domain == sig.domain;
         if (!same && !epilogue && !upgrade)
           continue;
@@ -513,15 +507,19 @@ private:
 
   /// Values the plan's kernels share that are better stored.
   std::optional<StoreRequest> check(const FusionPlan &plan) {
+    // An attention's backward kernels compute the forward's work again, as
+    // FlashAttention-2 does, however much of it they hold.
     for (const KernelGroup &k : plan.kernels)
-      if (std::optional<StoreRequest> split = oversized(k))
-        return split;
+      if (!isAttentionBackward(k.kind))
+        if (std::optional<StoreRequest> split = oversized(k))
+          return split;
     // Values inlined into several kernels: reductions are never recomputed,
     // expensive elementwise values are stored.
     std::vector<std::vector<int>> users(G.size());
     for (size_t k = 0; k < plan.kernels.size(); ++k)
       for (ValueId h : plan.kernels[k].held)
-        users[h].push_back(static_cast<int>(k));
+        if (!isAttentionBackward(plan.kernels[k].kind))
+          users[h].push_back(static_cast<int>(k));
     for (size_t v = 0; v < G.size(); ++v) {
       if (users[v].size() < 2 || Stored[v])
         continue;
@@ -552,6 +550,7 @@ private:
   std::vector<bool> IsOutput;
   std::set<std::pair<ValueId, ValueId>> Apart; ///< (root, value): never in one kernel
   std::map<ValueId, FusionReason> ApartReason;
+  std::vector<AttentionPart> Parts; ///< attentionParts(G), empty without fusion
   /// Per attention-shaped product, the first reason the template refused it
   /// (a record signatureOf keeps for the printout).
   mutable std::map<ValueId, FusionReason> FirstRefusal;
@@ -640,11 +639,8 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
                  ? " with its elementwise epilogue"
                  : "")
          << "\n";
-    else if (kg.kind == KernelKind::Attention)
-      os << "attention %" << g.node(kg.matmul).name << ": "
-         << describeAttention(g, findAttention(g, kg.matmul, [](ValueId) { return false; })
-                                     ->match.value())
-         << "\n";
+    else if (isAttentionKind(kg.kind))
+      os << describeAttentionKernel(g, kg) << "\n";
     else if (kg.kind == KernelKind::Scan)
       os << "scan of " << kg.domain.str() << " along axis " << kg.reducedAxes[0] << " ("
          << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize() << ")\n";

@@ -96,6 +96,37 @@ std::string describeReason(const Graph &g, const FusionReason &r) {
   case FusionReasonKind::AttentionShortRows:
     return llvm::formatv("attention %{0} has rows of {1} keys; the template takes {2} or more",
                          name(0), r.numbers[0], r.numbers[1]);
+  case FusionReasonKind::AttentionBackward: {
+    std::string products;
+    for (unsigned i = 2; i < r.values.size(); ++i)
+      products += (i == 2 ? "%" : ", %") + name(i);
+    return llvm::formatv("%{0}, inside attention %{1}, is stored for its backward ({2}): "
+                         "FlashAttention-2's, whose fused kernels take f32 so far",
+                         name(1), name(0), products);
+  }
+  case FusionReasonKind::AttentionBackwardSoftCap:
+    return llvm::formatv("the backward of attention %{1} differentiates the soft-cap %{0}; the "
+                         "fused backward takes a scale, masks and biases",
+                         name(0), name(1));
+  case FusionReasonKind::AttentionBackwardScoreWork:
+    return llvm::formatv("the backward of attention %{1} differentiates %{0} ({2}); the fused "
+                         "backward takes a scale by a literal, masks and biases",
+                         name(0), name(1), opName(g.node(r.values[0]).op));
+  case FusionReasonKind::AttentionBackwardBias:
+    return llvm::formatv("%{0} reads the gradient of a bias of attention %{1}, which has the "
+                         "scores' shape; the fused backward does not make it",
+                         name(0), name(1));
+  case FusionReasonKind::AttentionBackwardRead:
+    return llvm::formatv("%{0} reads the scores of attention %{1} or their gradient, and is not "
+                         "the backward autodiff writes for them",
+                         name(0), name(1));
+  case FusionReasonKind::AttentionBackwardStats:
+    return llvm::formatv("%{0}, a row statistic of attention %{1}, is stored by its kernel: its "
+                         "fused backward computes the probabilities again from it",
+                         name(0), name(1));
+  case FusionReasonKind::AttentionBackwardValue:
+    return llvm::formatv("%{0} is read or written by the fused backward of attention %{1}",
+                         name(0), name(1));
   }
   llvm_unreachable("bad fusion reason");
 }

@@ -43,6 +43,16 @@ enum class FusionReasonKind {
   AttentionNamedSizes, ///< attention product
   AttentionHeadDim,    ///< attention product; numbers: the head dim, the least, the most, its multiple
   AttentionShortRows,  ///< attention product; numbers: its keys, the least
+  // Why the backward of an attention (compiler/fusion/AttentionBackward.h)
+  // keeps the scores stored.
+  AttentionBackward,   ///< attention product, the stored value, then its dQ, dK, dV products made
+  AttentionBackwardSoftCap,   ///< the tanh, attention product
+  AttentionBackwardScoreWork, ///< the score work's value, attention product
+  AttentionBackwardBias,      ///< what reads the bias's gradient, attention product
+  AttentionBackwardRead,      ///< what reads a value of the backward, attention product
+  // Stored for an attention's fused backward.
+  AttentionBackwardStats,     ///< the rows' max or sum, attention product
+  AttentionBackwardValue,     ///< what it reads or writes, attention product
 };
 
 struct FusionReason {

@@ -21,7 +21,23 @@ enum class KernelKind {
   /// softmax(g(A @ B)) @ V over the domain (O's shape), the scores never
   /// stored (compiler/fusion/Attention.h); `matmul` is the last product
   Attention,
+  /// The backward of an Attention (compiler/fusion/AttentionBackward.h),
+  /// `matmul` its product with V: dK and dV, a block per tile of keys
+  AttentionBackwardKV,
+  /// dQ, a block per tile of queries
+  AttentionBackwardQ,
 };
+
+/// An attention's backward kernels.
+inline bool isAttentionBackward(KernelKind k) {
+  return k == KernelKind::AttentionBackwardKV || k == KernelKind::AttentionBackwardQ;
+}
+
+/// The attention template's kernels, forward and backward: they end at the
+/// values they store (no epilogue joins them).
+inline bool isAttentionKind(KernelKind k) {
+  return k == KernelKind::Attention || isAttentionBackward(k);
+}
 
 /// What a kernel needs before it can be built: `node` stored by a kernel of
 /// its own (a reduction read at another row's index, a kernel too large, ...).

@@ -8,10 +8,13 @@
 #include "compiler/lower/Lowering.h"
 
 #include "compiler/fusion/Attention.h"
+#include "compiler/fusion/AttentionBackward.h"
 #include "compiler/lower/CudaNames.h"
 #include "compiler/lower/ViewIndex.h"
 
 #include "ir/Printer.h"
+
+#include "llvm/Support/ErrorHandling.h"
 
 #include <cassert>
 
@@ -63,6 +66,106 @@ int addParam(const Graph &g, LoweredKernel &k, ValueId node, bool written) {
   return static_cast<int>(k.params.size() - 1);
 }
 
+/// Where `value` (through views, unless it is `written`) holds element
+/// (row, col) of each batch of `o`'s shape (`outIdx` its batch indices): a
+/// base over `b` and two strides. `col` unset: a value of one column.
+std::variant<KRows, StoreRequest> describeRows(const Graph &g, const FusionPlan &plan,
+                                               LoweredKernel &k, ValueId value, const Shape &o,
+                                               const Index &outIdx, IndexExpr row,
+                                               std::optional<IndexExpr> col, bool written) {
+  const Node &vn = g.node(value);
+  unsigned rank = o.rank(), batch = vn.shape.rank() - 2, off = (rank - 2) - batch;
+  Index idx;
+  for (unsigned d = 0; d < batch; ++d)
+    idx.push_back(stretchesTo(vn.shape.dim(d), o.dim(off + d)) ? IndexExpr::constant(0)
+                                                               : outIdx[off + d]);
+  idx.push_back(row);
+  idx.push_back(col ? *col : IndexExpr::constant(0));
+  ValueId v = value;
+  while (!written && g.node(v).cls() == OpClass::View && plan.storedBy[v] < 0 &&
+         g.node(v).op != OpKind::Input) {
+    const Node &view = g.node(v);
+    const Shape &in = g.node(view.operands[0]).shape;
+    idx = view.op == OpKind::Broadcast ? broadcastOperandIndex(in, view.shape, idx)
+                                       : viewIndex(k.ctx, view, in, idx);
+    v = view.operands[0];
+  }
+  IndexExpr offset = elementOffset(k.ctx, g.node(v).shape, idx);
+  std::optional<int64_t> byRow = linearCoefficient(k.ctx, offset, row),
+                         byCol = col ? linearCoefficient(k.ctx, offset, *col) : 0;
+  if (!byRow || !byCol)
+    return layoutProblem(value, plan.kernels[k.index].matmul);
+  KRows r;
+  r.param = addParam(g, k, v, written);
+  r.base = col ? zeroAt(k.ctx, offset, {row, *col}) : zeroAt(k.ctx, offset, {row});
+  r.strideRow = *byRow;
+  r.strideCol = *byCol;
+  return r;
+}
+
+/// The literal a scale (mul or div of the scores' path) multiplies or
+/// divides by: its second operand's, else its first's.
+double literalOf(const Graph &g, const Node &scale) {
+  for (ValueId v : {scale.operands[1], scale.operands[0]}) {
+    while (g.node(v).op == OpKind::Broadcast || g.node(v).op == OpKind::Reshape)
+      v = g.node(v).operands[0];
+    if (g.node(v).op == OpKind::Constant)
+      return g.node(v).value;
+  }
+  llvm_unreachable("findAttentionBackward takes scales by literals");
+}
+
+/// What a backward kernel reads and writes beside Q, K and V (KAttention),
+/// or the value to store first.
+std::optional<StoreRequest> describeBackward(const Graph &g, const FusionPlan &plan,
+                                             const AttentionMatch &m, LoweredKernel &k,
+                                             KAttention &a, const Index &outIdx) {
+  const KernelGroup &kg = plan.kernels[k.index];
+  const AttentionBackwardMatch b = findAttentionBackward(g, m).value().match.value();
+  const Shape &o = g.node(m.out).shape;
+  struct Want {
+    ValueId value;
+    KRows *rows;
+    IndexExpr row;
+    std::optional<IndexExpr> col;
+    bool written;
+  };
+  std::vector<Want> wants{{m.out, &a.out, k.m, a.dd, false},
+                          {b.dOut, &a.dOut, k.m, a.dd, false},
+                          {m.max, &a.max, k.m, std::nullopt, false},
+                          {m.sum, &a.sum, k.m, std::nullopt, false}};
+  for (auto [value, rows, row, col] : {std::tuple{b.dq, &a.dq, k.m, k.kk},
+                                       std::tuple{b.dk, &a.dk, k.n, k.kk},
+                                       std::tuple{b.dv, &a.dv, k.n, a.dd}})
+    if (value >= 0 && llvm::is_contained(kg.roots, value))
+      wants.push_back({value, rows, row, col, true});
+  for (const Want &w : wants) {
+    auto r = describeRows(g, plan, k, w.value, o, outIdx, w.row, w.col, w.written);
+    if (StoreRequest *problem = std::get_if<StoreRequest>(&r))
+      return *problem;
+    *w.rows = std::get<KRows>(r);
+  }
+  for (const ScoreWorkStep &s : b.steps) {
+    const Node &n = g.node(s.forward);
+    if (n.op == OpKind::Tanh) { // its derivative reads the tanh the score work computes
+      auto y = llvm::find_if(k.values, [&](const KValue &v) {
+        return v.node == s.forward && v.kind == KValue::Kind::Compute;
+      });
+      assert(y != k.values.end() && "the score work computes the soft-cap");
+      a.scaleSteps.push_back({OpKind::Tanh, 0, static_cast<int>(y - k.values.begin())});
+      continue;
+    }
+    if (n.op != OpKind::Mul && n.op != OpKind::Div)
+      continue;
+    KScaleStep step{n.op, literalOf(g, n)};
+    if (s.movedAfterProducts)
+      a.productScale = step;
+    else
+      a.scaleSteps.push_back(step);
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
@@ -98,7 +201,7 @@ LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
   k.params.pop_back();
 
   k.index = index;
-  k.kind = KernelKind::Attention;
+  k.kind = kg.kind;
   k.domain = kg.domain;
   k.dtype = g.node(kg.matmul).dtype;
   k.held.clear();
@@ -146,14 +249,28 @@ LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
   a.vStrideD = *vd;
   a.vDtype = g.node(v).dtype;
 
-  // O at (b, query m, dd), row-major.
-  outIdx[rank - 2] = k.m;
-  outIdx[rank - 1] = a.dd;
-  IndexExpr oOff = elementOffset(k.ctx, o.shape, outIdx);
-  a.outParam = addParam(g, k, kg.matmul, true);
-  a.outBase = zeroAt(k.ctx, oOff, {k.m, a.dd});
-  a.outStrideM = *linearCoefficient(k.ctx, oOff, k.m);
-  a.outStrideD = *linearCoefficient(k.ctx, oOff, a.dd);
+  if (isAttentionBackward(kg.kind)) {
+    if (std::optional<StoreRequest> problem = describeBackward(g, plan, m, k, a, outIdx))
+      return *problem;
+  } else {
+    // O at (b, query m, dd), row-major.
+    outIdx[rank - 2] = k.m;
+    outIdx[rank - 1] = a.dd;
+    IndexExpr oOff = elementOffset(k.ctx, o.shape, outIdx);
+    a.outParam = addParam(g, k, kg.matmul, true);
+    a.outBase = zeroAt(k.ctx, oOff, {k.m, a.dd});
+    a.outStrideM = *linearCoefficient(k.ctx, oOff, k.m);
+    a.outStrideD = *linearCoefficient(k.ctx, oOff, a.dd);
+    // The rows' max and sum, where a fused backward reads them.
+    for (auto [value, rows] : {std::pair{m.max, &a.max}, std::pair{m.sum, &a.sum}}) {
+      if (!llvm::is_contained(kg.roots, value))
+        continue;
+      auto r = describeRows(g, plan, k, value, o.shape, outIdx, k.m, std::nullopt, true);
+      if (StoreRequest *problem = std::get_if<StoreRequest>(&r))
+        return *problem;
+      *rows = std::get<KRows>(r);
+    }
+  }
 
   a.scale = m.scale;
   a.mask = m.mask;

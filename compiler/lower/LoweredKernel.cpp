@@ -25,7 +25,9 @@ int64_t outerExtent(const LoweredKernel &k) {
   case KernelKind::Reduction:
   case KernelKind::Scan: return k.rows;
   case KernelKind::Matmul:
-  case KernelKind::Attention: return k.matmul->M;
+  case KernelKind::Attention:
+  case KernelKind::AttentionBackwardKV:
+  case KernelKind::AttentionBackwardQ: return k.matmul->M;
   }
   llvm_unreachable("bad kernel kind");
 }

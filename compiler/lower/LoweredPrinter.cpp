@@ -18,6 +18,8 @@ std::string_view kindName(KernelKind k) {
   case KernelKind::Matmul: return "matmul";
   case KernelKind::Scan: return "scan";
   case KernelKind::Attention: return "attention";
+  case KernelKind::AttentionBackwardKV: return "attention backward (dK, dV)";
+  case KernelKind::AttentionBackwardQ: return "attention backward (dQ)";
   }
   llvm_unreachable("bad kernel kind");
 }
@@ -84,10 +86,12 @@ private:
       return;
     case KernelKind::Matmul:
     case KernelKind::Attention:
+    case KernelKind::AttentionBackwardKV:
+    case KernelKind::AttentionBackwardQ:
       if (K.matmul)
         OS << llvm::formatv("  b in [0, {0}), m in [0, {1}), n in [0, {2}), kk in [0, {3})\n",
                             K.matmul->batch, K.matmul->M, K.matmul->N, K.matmul->K);
-      if (K.attention)
+      if (K.attention && K.kind == KernelKind::Attention)
         OS << llvm::formatv("  softmax over n of value {0}, then @ V = {1}[{2}] into {3}[{4}]\n",
                             K.attention->score, K.params[K.attention->vParam].name,
                             offsetText(K.attention->vBase, {{"n", K.attention->vStrideN},

@@ -689,7 +689,7 @@ private:
 
 LoweringResult lowerKernel(const Graph &g, const FusionPlan &plan, int index,
                            const LoweringOptions &options) {
-  if (plan.kernels[index].kind == KernelKind::Attention)
+  if (isAttentionKind(plan.kernels[index].kind))
     return lowerAttention(g, plan, index, options);
   Lowerer l(g, plan, index, options);
   return l.run();

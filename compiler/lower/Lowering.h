@@ -87,6 +87,22 @@ struct KMatmul {
 /// the softmax and the product with V are the template's. V and O are read
 /// and written at base(b) + key or query * strideRow + d * strideD, d over
 /// the value dim (the variable `dd`).
+/// A matrix per batch read or written by an attention kernel: element
+/// (row, col) of batch b at base(b) + row * strideRow + col * strideCol.
+struct KRows {
+  int param = -1; ///< -1: the kernel has none
+  IndexExpr base;
+  int64_t strideRow = 0, strideCol = 0;
+};
+
+/// A step of the score work's derivative: a scale by a literal (mul or
+/// div), or tanh's (times 1 - y * y, y the value `value` of the kernel).
+struct KScaleStep {
+  OpKind op;
+  double literal = 0;
+  int value = -1; ///< Tanh: the kernel's value of the tanh
+};
+
 struct KAttention {
   ValueId node;        ///< O, the product with V
   int score = -1;      ///< the value of g(S), what the softmax reads
@@ -102,6 +118,18 @@ struct KAttention {
   /// last row are skipped.
   bool causal = false;
   int64_t kBatches = 1, vBatches = 1; ///< fewer than the batches: heads broadcast
+  /// The rows' max and sum of the softmax (one column): written by the
+  /// forward when a fused backward reads them, read by the backward.
+  KRows max, sum;
+  // The backward kernels (AttentionBackwardKV, AttentionBackwardQ).
+  KRows dOut, out;    ///< dO and O at (query, dd), read
+  KRows dq, dk, dv;   ///< written: dQ at (query, kk), dK at (key, kk), dV at (key, dd)
+  /// The score work's derivative applied to dS, from the logits to the
+  /// scores (a mask's is not: its probabilities are 0; a bias's is 1).
+  std::vector<KScaleStep> scaleSteps;
+  /// A scale the matmul rewrites moved after the products dQ and dK: applied
+  /// as they are stored.
+  std::optional<KScaleStep> productScale;
 };
 
 struct KStore {

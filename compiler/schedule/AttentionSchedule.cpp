@@ -60,3 +60,34 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
 }
 
 } // namespace minijit::detail
+
+namespace minijit::detail {
+
+/// An attention's backward (emit/AttentionBackward.cpp): tiles of 32 rows
+/// (keys for dK and dV, queries for dQ) and 32 of the other side, four
+/// threads a row, f32 on the CUDA cores; `bm` sets both to 16 or 32.
+Expected<Schedule> attentionBackwardSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                             const ScheduleOverrides &o) {
+  const KMatmul &mm = *k.matmul;
+  const KAttention &a = *k.attention;
+  AttentionBackwardSchedule s;
+  if (o.bm) {
+    if (*o.bm != 16 && *o.bm != 32)
+      return refuse("bm (rows of an attention backward tile) must be 16 or 32");
+    s.br = s.bc = static_cast<unsigned>(*o.bm);
+  }
+  s.block = s.bc * s.threadsPerRow;
+  int64_t rows = k.kind == KernelKind::AttentionBackwardKV ? mm.N : mm.M;
+  s.tilesM = (rows + s.bc - 1) / s.bc;
+  s.grid = mm.batch * s.tilesM;
+  // Q's and dO's tiles, K's and V's (rows padded by a float4), the tiles of
+  // P and dS (padded by a float), and per query row its max, sum and D.
+  int64_t floats = int64_t(s.br + s.bc) * (mm.K + 4 + a.valueDim + 4) +
+                   2 * int64_t(s.bc) * (s.br + 1) + 3 * int64_t(s.br);
+  s.sharedBytes = static_cast<unsigned>(4 * floats);
+  if (s.sharedBytes > dev.sharedPerBlockOptin)
+    return refuse("attention backward tiles need more shared memory than a block has");
+  return Schedule{s};
+}
+
+} // namespace minijit::detail

@@ -37,6 +37,9 @@ enum class ScheduleKind {
   /// the same for f16/bf16 on the tensor cores: mma.sync m16n8k16, a warp
   /// per 16 query rows, the probabilities kept in registers as A fragments
   AttentionMma,
+  /// an attention's backward on the CUDA cores (FlashAttention-2's): dK
+  /// and dV a block per tile of keys, dQ a block per tile of queries
+  AttentionBackward,
 };
 
 /// How a schedule's description (describeSchedule, in compiler/templates/)
@@ -292,10 +295,18 @@ struct AttentionSchedule : LaunchGeometry {
 /// unused (a row's four threads are mma.sync's layout).
 struct AttentionMmaSchedule : AttentionSchedule {};
 
+/// An attention's backward (KernelKind::AttentionBackwardKV or Q): a block
+/// per (batch, tile of `bc` keys) for dK and dV, walking the query tiles of
+/// `br` rows, or per (batch, tile of `br` queries) for dQ, walking the key
+/// tiles of `bc`; `threadsPerRow` threads per row of the block's tile, its
+/// share of the accumulated rows in registers; `tilesM` the block's tiles a
+/// batch. f32 (schedule/AttentionSchedule.cpp).
+struct AttentionBackwardSchedule : AttentionSchedule {};
+
 struct Schedule {
   std::variant<PointwiseSchedule, RowSchedule, ColumnSchedule, MatmulSimtSchedule,
                MatmulMmaSchedule, TransposeSchedule, ScanSchedule, MatmulWgmmaSchedule,
-               AttentionSchedule, AttentionMmaSchedule>
+               AttentionSchedule, AttentionMmaSchedule, AttentionBackwardSchedule>
       params;
 
   ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }

@@ -15,8 +15,11 @@
 
 namespace minijit::detail {
 
-/// The attention template's rules (schedule/AttentionSchedule.cpp), until
-/// they move into a family folder as the others' have.
+/// The attention templates' rules, forward and backward
+/// (schedule/AttentionSchedule.cpp), until they move into a family folder as
+/// the others' have.
+Expected<Schedule> attentionBackwardSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                             const ScheduleOverrides &o);
 Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                      const ScheduleOverrides &o);
 

@@ -31,6 +31,8 @@ LoweredKernel withExtent(const LoweredKernel &k, int64_t extent) {
   case KernelKind::Scan: r.rows = extent; break;
   case KernelKind::Matmul:
   case KernelKind::Attention:
+  case KernelKind::AttentionBackwardKV:
+  case KernelKind::AttentionBackwardQ:
     r.matmul->M = extent;
     r.numel = r.matmul->batch * extent * r.matmul->N;
     break;
@@ -80,7 +82,8 @@ bool sizeGridForExtent(Schedule &s, const LoweredKernel &k, const DeviceProperti
   case ScheduleKind::Transpose:
   case ScheduleKind::Scan:
   case ScheduleKind::Attention:
-  case ScheduleKind::AttentionMma: return false;
+  case ScheduleKind::AttentionMma:
+  case ScheduleKind::AttentionBackward: return false;
   }
   llvm_unreachable("bad schedule kind");
 }

@@ -81,7 +81,47 @@ public:
   }
 };
 
+/// An attention's backward, FlashAttention-2's on the CUDA cores
+/// (emit/AttentionBackward.cpp).
+class AttentionBackwardTemplate final : public KernelTemplate {
+public:
+  ScheduleKind kind() const override { return ScheduleKind::AttentionBackward; }
+  llvm::StringRef name() const override { return "attention_backward"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"bm"};
+    return keys;
+  }
+  bool tilesComeInWaves() const override { return true; }
+
+  std::string describe(const Schedule &sched, GridText grid) const override {
+    const auto &s = sched.as<AttentionBackwardSchedule>();
+    return llvm::formatv("attention backward on CUDA cores: tiles of {0} rows, {1} threads a row "
+                         "({2} threads), the probabilities computed again from the rows' max and "
+                         "sum, {3} ({4} tiles a batch), {5} bytes of shared memory",
+                         s.bc, s.threadsPerRow, s.block, gridWords(s.grid, grid), s.tilesM,
+                         s.sharedBytes)
+        .str();
+  }
+
+  /// Tiles of 16 rows: twice the blocks, for few rows.
+  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &def,
+                                            const DeviceProperties &) const override {
+    if (def.schedule.as<AttentionBackwardSchedule>().bc == 16)
+      return {};
+    return {{.bm = 16}};
+  }
+
+  void emit(KernelEmitter &e, const Schedule &s) const override {
+    emitAttentionBackward(e, s.as<AttentionBackwardSchedule>());
+  }
+};
+
 } // namespace
+
+const KernelTemplate &attentionBackwardTemplate() {
+  static const AttentionBackwardTemplate t;
+  return t;
+}
 
 const KernelTemplate &attentionTemplate() {
   static const AttentionTemplate t;

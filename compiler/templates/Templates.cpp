@@ -50,6 +50,8 @@ Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties
       return get().choose(k, dev, overrides, target);
   // The attention template's rules are still in compiler/schedule/
   // (AttentionSchedule.cpp); they move behind its template with its folder.
+  if (k.kind == KernelKind::AttentionBackwardKV || k.kind == KernelKind::AttentionBackwardQ)
+    return detail::attentionBackwardSchedule(k, dev, overrides);
   assert(k.kind == KernelKind::Attention && "a kernel kind no template's rules choose for");
   return detail::attentionSchedule(k, dev, overrides);
 }

@@ -179,15 +179,26 @@ TEST(Attention, StoredProbabilitiesKeepTheUnfusedKernels) {
       << g.fusedText();
 }
 
-TEST(Attention, AGradientThroughTheScoresKeepsTheUnfusedForward) {
-  // The backward reads the scores and probabilities: they are stored, and
-  // the forward stays the matmul, softmax, matmul it was.
-  CompiledGraph g = compiled(attention("f32", 64, 64, 32, "  %t = mul %s, 0.125\n",
-                                       ", %do: f32[2, 4, 64, 32]",
+TEST(Attention, AGradientThroughTheScoresKeepsTheUnfusedForwardInHalves) {
+  // In f16 the backward reads the scores and probabilities: they are
+  // stored, and the forward stays the matmul, softmax, matmul it was.
+  CompiledGraph g = compiled(attention("f16", 64, 64, 32, "  %t = mul %s, 0.125\n",
+                                       ", %do: f16[2, 4, 64, 32]",
                                        "  %w = mul %o, %do\n  %l = sum %w\n  %gq = grad %l, %q\n",
                                        "%o, %gq"));
   EXPECT_EQ(attentionKernels(g), 0u);
   EXPECT_TRUE(says(g, "not attention: %")) << g.fusedText();
+}
+
+TEST(Attention, AGradientThroughTheScoresKeepsTheForwardFusedInF32) {
+  // In f32 the backward is FlashAttention-2's (compiler/fusion/AttentionBackward.h):
+  // the forward stays one kernel and also stores the rows' max and sum.
+  CompiledGraph g = compiled(attention("f32", 64, 64, 32, "  %t = mul %s, 0.125\n",
+                                       ", %do: f32[2, 4, 64, 32]",
+                                       "  %w = mul %o, %do\n  %l = sum %w\n  %gq = grad %l, %q\n",
+                                       "%o, %gq"));
+  EXPECT_EQ(attentionKernels(g), 1u) << g.fusedText();
+  EXPECT_TRUE(says(g, "storing the rows' max and sum for its backward")) << g.fusedText();
 }
 
 TEST(Attention, WorkAfterTheProductRunsInAKernelOfItsOwn) {

@@ -1,7 +1,7 @@
 //===- compiler/emit/CudaEmitter.cpp - readable CUDA C++ from a kernel ----===//
 // Names the kernel. The templates' bodies (in their family folders,
-// compiler/templates/*/, and emit/Attention*.cpp) are built from the shared
-// pieces of emit/KernelEmitter.cpp and reached through compiler/templates/
+// compiler/templates/*/) are built from the shared pieces of
+// emit/KernelEmitter.cpp and reached through compiler/templates/
 // (emitKernel).
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"

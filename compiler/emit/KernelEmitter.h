@@ -236,10 +236,4 @@ private:
   std::map<int, std::string> CacheNames, AccNames, AccIndexNames, OnlineMaxNames;
 };
 
-// The attention templates' bodies (emit/Attention.cpp, AttentionMma.cpp);
-// the other templates' are in their family folders (compiler/templates/*/).
-void emitAttention(KernelEmitter &e, const AttentionSchedule &s);
-void emitAttentionMma(KernelEmitter &e, const AttentionMmaSchedule &s);
-void emitAttentionBackward(KernelEmitter &e, const AttentionBackwardSchedule &s);
-
 } // namespace minijit

@@ -300,7 +300,7 @@ struct AttentionMmaSchedule : AttentionSchedule {};
 /// `br` rows, or per (batch, tile of `br` queries) for dQ, walking the key
 /// tiles of `bc`; `threadsPerRow` threads per row of the block's tile, its
 /// share of the accumulated rows in registers; `tilesM` the block's tiles a
-/// batch. f32 (schedule/AttentionSchedule.cpp).
+/// batch. f32 (templates/attention/AttentionSchedule.cpp).
 struct AttentionBackwardSchedule : AttentionSchedule {};
 
 struct Schedule {

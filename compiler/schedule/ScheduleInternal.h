@@ -15,14 +15,6 @@
 
 namespace minijit::detail {
 
-/// The attention templates' rules, forward and backward
-/// (schedule/AttentionSchedule.cpp), until they move into a family folder as
-/// the others' have.
-Expected<Schedule> attentionBackwardSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                             const ScheduleOverrides &o);
-Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                     const ScheduleOverrides &o);
-
 /// The refusal "schedule override: WHY".
 Refusal refuse(const std::string &why);
 

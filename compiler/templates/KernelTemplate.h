@@ -3,8 +3,9 @@
 // the three matmuls) as one interface: the rules that choose it, how its
 // schedule reads, the overrides the tuner tries, its CUDA body, and what its
 // launch needs. Each family of templates is a folder below this one
-// (templates/pointwise/, rows/, scan/, matmul/) holding its rules, bodies
-// and template objects; the registry is one list (Templates.def). The
+// (templates/pointwise/, rows/, scan/, matmul/, attention/) holding its
+// rules, bodies and template objects; the registry is one list
+// (Templates.def). The
 // scheduling stage, the emitter, the tuner and the pipeline ask
 // kernelTemplate(s.kind()) instead of switching on the kind.
 //===----------------------------------------------------------------------===//
@@ -47,12 +48,12 @@ public:
   /// reports (the matmuls).
   virtual bool tilesComeInWaves() const { return false; }
 
-  /// The lowered kernels (KernelKind) whose template its family's rules
+  /// The lowered kernels (KernelKinds) whose template its family's rules
   /// choose: set on one template of each family, the one that carries the
-  /// rules (a reduction's pick inner rows or outer columns); nullopt on the
-  /// others.
-  virtual std::optional<KernelKind> rulesFor() const { return std::nullopt; }
-  /// Those rules (on the template whose rulesFor() is k.kind): a template
+  /// rules (a reduction's pick inner rows or outer columns; the attention
+  /// backward's, for both of its kernels); empty on the others.
+  virtual std::vector<KernelKind> rulesFor() const { return {}; }
+  /// Those rules (on the template whose rulesFor() holds k.kind): a template
   /// of the family and its parameters, from the kernel's sizes, the device
   /// and `target`'s features. Refuses ("schedule override: ...") an
   /// override value the kernel cannot take (chooseSchedule).

@@ -7,8 +7,9 @@
 
 #include "compiler/emit/CudaEmitter.h"
 #include "compiler/emit/KernelEmitter.h"
-#include "compiler/schedule/ScheduleInternal.h"
 #include "compiler/templates/TemplatesInternal.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -46,14 +47,9 @@ Expected<Schedule> KernelTemplate::choose(const LoweredKernel &, const DevicePro
 Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                   const ScheduleOverrides &overrides, const Target &target) {
   for (TemplateGetter get : kTemplates)
-    if (get().rulesFor() == k.kind)
+    if (llvm::is_contained(get().rulesFor(), k.kind))
       return get().choose(k, dev, overrides, target);
-  // The attention template's rules are still in compiler/schedule/
-  // (AttentionSchedule.cpp); they move behind its template with its folder.
-  if (k.kind == KernelKind::AttentionBackwardKV || k.kind == KernelKind::AttentionBackwardQ)
-    return detail::attentionBackwardSchedule(k, dev, overrides);
-  assert(k.kind == KernelKind::Attention && "a kernel kind no template's rules choose for");
-  return detail::attentionSchedule(k, dev, overrides);
+  llvm_unreachable("a kernel kind no template's rules choose for");
 }
 
 Expected<Schedule> chooseSchedule(const LoweredKernel &k, const DeviceProperties &dev,

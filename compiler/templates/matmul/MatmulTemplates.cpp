@@ -81,7 +81,7 @@ public:
   }
 
   /// Matmuls: on the CUDA cores, through mma.sync or through wgmma.
-  std::optional<KernelKind> rulesFor() const override { return KernelKind::Matmul; }
+  std::vector<KernelKind> rulesFor() const override { return {KernelKind::Matmul}; }
   Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
                             const ScheduleOverrides &o, const Target &target) const override {
     return matmulSchedule(k, dev, o, target.hasWgmma());

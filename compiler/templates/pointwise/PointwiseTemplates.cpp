@@ -55,7 +55,7 @@ public:
   }
 
   /// Pointwise kernels: the transpose template or this one.
-  std::optional<KernelKind> rulesFor() const override { return KernelKind::Pointwise; }
+  std::vector<KernelKind> rulesFor() const override { return {KernelKind::Pointwise}; }
   Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
                             const ScheduleOverrides &o, const Target &) const override {
     return pointwiseSchedule(k, dev, o);

@@ -135,7 +135,7 @@ public:
   }
 
   /// Reductions: inner rows or outer columns.
-  std::optional<KernelKind> rulesFor() const override { return KernelKind::Reduction; }
+  std::vector<KernelKind> rulesFor() const override { return {KernelKind::Reduction}; }
   Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
                             const ScheduleOverrides &o, const Target &target) const override {
     return reductionSchedule(k, dev, o, target.hasClusters());

@@ -44,7 +44,7 @@ public:
   }
 
   /// cumsum/cumprod kernels.
-  std::optional<KernelKind> rulesFor() const override { return KernelKind::Scan; }
+  std::vector<KernelKind> rulesFor() const override { return {KernelKind::Scan}; }
   Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
                             const ScheduleOverrides &o, const Target &) const override {
     return scanSchedule(k, dev, o);

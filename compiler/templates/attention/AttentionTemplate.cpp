@@ -1,11 +1,12 @@
-//===- compiler/templates/AttentionTemplate.cpp - the attention template ---===//
+//===- compiler/templates/attention/AttentionTemplate.cpp - the attention template ---===//
 // softmax(g(A @ B)) @ V as one kernel, the scores never in memory: on the
-// CUDA cores (emit/Attention.cpp) and for f16/bf16 on the tensor cores
-// (emit/AttentionMma.cpp); their rules are in schedule/AttentionSchedule.cpp
-// and the graphs they take are found by compiler/fusion/Attention.cpp.
+// CUDA cores (Attention.cpp) and for f16/bf16 on the tensor cores
+// (AttentionMma.cpp); their rules (AttentionSchedule.cpp) are reached
+// through the CUDA cores' template, and the graphs they take are found by
+// compiler/fusion/Attention.cpp.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/KernelEmitter.h"
 #include "compiler/templates/TemplatesInternal.h"
+#include "compiler/templates/attention/AttentionInternal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -47,9 +48,16 @@ public:
   void emit(KernelEmitter &e, const Schedule &s) const override {
     emitAttention(e, s.as<AttentionSchedule>());
   }
+
+  /// Attention kernels: on the tensor cores or the CUDA cores.
+  std::vector<KernelKind> rulesFor() const override { return {KernelKind::Attention}; }
+  Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
+                            const ScheduleOverrides &o, const Target &) const override {
+    return attentionSchedule(k, dev, o);
+  }
 };
 
-/// f16/bf16 on the tensor cores (emit/AttentionMma.cpp).
+/// f16/bf16 on the tensor cores (AttentionMma.cpp).
 class AttentionMmaTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::AttentionMma; }
@@ -82,7 +90,7 @@ public:
 };
 
 /// An attention's backward, FlashAttention-2's on the CUDA cores
-/// (emit/AttentionBackward.cpp).
+/// (AttentionBackward.cpp).
 class AttentionBackwardTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::AttentionBackward; }
@@ -92,6 +100,14 @@ public:
     return keys;
   }
   bool tilesComeInWaves() const override { return true; }
+
+  std::vector<KernelKind> rulesFor() const override {
+    return {KernelKind::AttentionBackwardKV, KernelKind::AttentionBackwardQ};
+  }
+  Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
+                            const ScheduleOverrides &o, const Target &) const override {
+    return detail::attentionBackwardSchedule(k, dev, o);
+  }
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<AttentionBackwardSchedule>();

@@ -1,5 +1,5 @@
-//===- compiler/emit/AttentionCommon.cpp - what both attention kernels write ===//
-#include "compiler/emit/AttentionCommon.h"
+//===- compiler/templates/attention/AttentionCommon.cpp - what both attention kernels write ---===//
+#include "compiler/templates/attention/AttentionCommon.h"
 
 #include "compiler/emit/KernelEmitter.h"
 

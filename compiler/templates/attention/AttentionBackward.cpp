@@ -1,4 +1,4 @@
-//===- compiler/emit/AttentionBackward.cpp - FlashAttention-2's backward ---===//
+//===- compiler/templates/attention/AttentionBackward.cpp - FlashAttention-2's backward -===//
 // The backward of an attention kernel on the CUDA cores, in two kernels that
 // need no atomics (the Triton tutorial's _attn_bwd_dkdv and _attn_bwd_dq):
 // dK and dV by a block per tile of keys, walking the query tiles, and dQ by a
@@ -9,9 +9,9 @@
 // scales, with D = rowsum(dO O) per query row; then dV += P^T dO and
 // dK += dS^T Q, or dQ += dS K. f32 throughout.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/AttentionCommon.h"
 #include "compiler/emit/ExprEmitter.h"
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/attention/AttentionCommon.h"
+#include "compiler/templates/attention/AttentionInternal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

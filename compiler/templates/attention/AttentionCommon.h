@@ -1,6 +1,7 @@
-//===- compiler/emit/AttentionCommon.h - what both attention kernels write -===//
-// The pieces the CUDA cores' kernel (emit/Attention.cpp) and the tensor
-// cores' (emit/AttentionMma.cpp) write alike: how far the walk over the keys
+//===- compiler/templates/attention/AttentionCommon.h - what both attention kernels write ---===//
+// Used only inside compiler/templates/attention/: the pieces the CUDA
+// cores' kernel (Attention.cpp) and the tensor cores' (AttentionMma.cpp)
+// write alike: how far the walk over the keys
 // goes, and the score work between the two products.
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -1,4 +1,4 @@
-//===- compiler/emit/Attention.cpp - softmax(g(A @ B)) @ V in one kernel ----===//
+//===- compiler/templates/attention/Attention.cpp - softmax(g(A @ B)) @ V in one kernel ---===//
 // The attention template's body (FlashAttention-2's forward on the CUDA
 // cores): a block owns a tile of query rows of one batch; it walks the keys
 // in tiles, computes the tile's scores from Q's tile and K's tile in shared
@@ -9,9 +9,9 @@
 // sum once at the end. Arithmetic is f32; f16 and bf16 are converted on
 // loading and on the store.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/AttentionCommon.h"
 #include "compiler/emit/ExprEmitter.h"
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/attention/AttentionCommon.h"
+#include "compiler/templates/attention/AttentionInternal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

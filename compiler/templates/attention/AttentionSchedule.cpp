@@ -1,4 +1,4 @@
-//===- compiler/schedule/AttentionSchedule.cpp - the attention template's rules -===//
+//===- compiler/templates/attention/AttentionSchedule.cpp - the attention template's rules ---===//
 // f16 and bf16 with head dims of whole 16s up to 128: the tensor-core
 // kernel, 64 query rows x 64 keys a tile (32 or 16 rows where 64 would
 // leave SMs idle). Otherwise the CUDA cores: tiles
@@ -6,6 +6,8 @@
 // 32 would leave SMs idle (fewer blocks than two per SM). `bm` sets the
 // rows by hand (16, 32 or 64; 16 and 32 keep f16 on the CUDA cores).
 //===----------------------------------------------------------------------===//
+#include "compiler/templates/attention/AttentionInternal.h"
+
 #include "compiler/schedule/ScheduleInternal.h"
 
 #include <algorithm>
@@ -63,7 +65,7 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
 
 namespace minijit::detail {
 
-/// An attention's backward (emit/AttentionBackward.cpp): tiles of 32 rows
+/// An attention's backward (AttentionBackward.cpp): tiles of 32 rows
 /// (keys for dK and dV, queries for dQ) and 32 of the other side, four
 /// threads a row, f32 on the CUDA cores; `bm` sets both to 16 or 32.
 Expected<Schedule> attentionBackwardSchedule(const LoweredKernel &k, const DeviceProperties &dev,

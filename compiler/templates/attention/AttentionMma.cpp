@@ -1,4 +1,4 @@
-//===- compiler/emit/AttentionMma.cpp - attention on the tensor cores ------===//
+//===- compiler/templates/attention/AttentionMma.cpp - attention on the tensor cores ---===//
 // The attention template's body for f16 and bf16 (FlashAttention-2's
 // forward with mma.sync m16n8k16): a block of four warps owns 64 query rows
 // of one batch, a warp 16 of them. Q's fragments are loaded once (ldmatrix
@@ -12,9 +12,9 @@
 // of P V, whose B fragments come from V's tile by ldmatrix.trans. O stays
 // in f32 accumulators and is divided by the sum once at the end.
 //===----------------------------------------------------------------------===//
-#include "compiler/emit/AttentionCommon.h"
 #include "compiler/emit/ExprEmitter.h"
-#include "compiler/emit/KernelEmitter.h"
+#include "compiler/templates/attention/AttentionCommon.h"
+#include "compiler/templates/attention/AttentionInternal.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

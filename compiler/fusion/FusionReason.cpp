@@ -8,6 +8,18 @@
 
 namespace minijit {
 
+namespace {
+
+/// "%a, %b, ...": the reason's values from `first` on.
+std::string valueList(const Graph &g, const FusionReason &r, unsigned first) {
+  std::string list;
+  for (unsigned i = first; i < r.values.size(); ++i)
+    list += (i == first ? "%" : ", %") + g.node(r.values[i]).name;
+  return list;
+}
+
+} // namespace
+
 std::string describeReason(const Graph &g, const FusionReason &r) {
   auto name = [&](unsigned i) { return g.node(r.values[i]).name; };
   auto shape = [&](unsigned i) { return g.node(r.values[i]).shape.str(); };
@@ -96,14 +108,10 @@ std::string describeReason(const Graph &g, const FusionReason &r) {
   case FusionReasonKind::AttentionShortRows:
     return llvm::formatv("attention %{0} has rows of {1} keys; the template takes {2} or more",
                          name(0), r.numbers[0], r.numbers[1]);
-  case FusionReasonKind::AttentionBackward: {
-    std::string products;
-    for (unsigned i = 2; i < r.values.size(); ++i)
-      products += (i == 2 ? "%" : ", %") + name(i);
+  case FusionReasonKind::AttentionBackward:
     return llvm::formatv("%{0}, inside attention %{1}, is stored for its backward ({2}): "
                          "FlashAttention-2's, whose fused kernels take f32 so far",
-                         name(1), name(0), products);
-  }
+                         name(1), name(0), valueList(g, r, 2));
   case FusionReasonKind::AttentionBackwardSoftCap:
     return llvm::formatv("the backward of attention %{1} differentiates the soft-cap %{0}; the "
                          "fused backward takes a scale, masks and biases",

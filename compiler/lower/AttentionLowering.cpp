@@ -46,7 +46,8 @@ std::vector<ValueId> heldClosure(const Graph &g, const KernelGroup &kg, ValueId 
 }
 
 StoreRequest layoutProblem(ValueId operand, ValueId out) {
-  return StoreRequest{operand, FusionReason{FusionReasonKind::MatmulLayout, {operand, out}, {}}, out};
+  return StoreRequest{operand, FusionReason{FusionReasonKind::MatmulLayout, {operand, out}, {}},
+                      out};
 }
 
 /// A new parameter of `k` for graph value `node`, named as lowering names them.
@@ -134,9 +135,9 @@ std::optional<StoreRequest> describeBackward(const Graph &g, const FusionPlan &p
                           {b.dOut, &a.dOut, k.m, a.dd, false},
                           {m.max, &a.max, k.m, std::nullopt, false},
                           {m.sum, &a.sum, k.m, std::nullopt, false}};
-  for (auto [value, rows, row, col] : {std::tuple{b.dq, &a.dq, k.m, k.kk},
-                                       std::tuple{b.dk, &a.dk, k.n, k.kk},
-                                       std::tuple{b.dv, &a.dv, k.n, a.dd}})
+  for (auto [value, rows, row, col] :
+       {std::tuple{b.dq, &a.dq, k.m, k.kk}, std::tuple{b.dk, &a.dk, k.n, k.kk},
+        std::tuple{b.dv, &a.dv, k.n, a.dd}})
     if (value >= 0 && llvm::is_contained(kg.roots, value))
       wants.push_back({value, rows, row, col, true});
   for (const Want &w : wants) {
@@ -163,6 +164,42 @@ std::optional<StoreRequest> describeBackward(const Graph &g, const FusionPlan &p
     else
       a.scaleSteps.push_back(step);
   }
+  return std::nullopt;
+}
+
+/// V, through its views, at (b, key n, dd): its parameter, base and strides
+/// in `a`; a store of V first where its views mix the key and column strides.
+std::optional<StoreRequest> describeValues(const Graph &g, const FusionPlan &plan, ValueId out,
+                                           LoweredKernel &k, KAttention &a, const Index &outIdx) {
+  const Node &o = g.node(out);
+  unsigned rank = o.shape.rank();
+  ValueId vOperand = o.operands[1], v = vOperand;
+  const Node &vn = g.node(vOperand);
+  Index vIdx;
+  unsigned vBatch = vn.shape.rank() - 2, off = (rank - 2) - vBatch;
+  for (unsigned d = 0; d < vBatch; ++d)
+    vIdx.push_back(stretchesTo(vn.shape.dim(d), o.shape.dim(off + d)) ? IndexExpr::constant(0)
+                                                                      : outIdx[off + d]);
+  vIdx.push_back(k.n);
+  vIdx.push_back(a.dd);
+  while (g.node(v).cls() == OpClass::View && plan.storedBy[v] < 0 &&
+         g.node(v).op != OpKind::Input) {
+    const Node &view = g.node(v);
+    const Shape &in = g.node(view.operands[0]).shape;
+    vIdx = view.op == OpKind::Broadcast ? broadcastOperandIndex(in, view.shape, vIdx)
+                                        : viewIndex(k.ctx, view, in, vIdx);
+    v = view.operands[0];
+  }
+  IndexExpr vOff = elementOffset(k.ctx, g.node(v).shape, vIdx);
+  std::optional<int64_t> vn1 = linearCoefficient(k.ctx, vOff, k.n),
+                         vd = linearCoefficient(k.ctx, vOff, a.dd);
+  if (!vn1 || !vd)
+    return layoutProblem(vOperand, out);
+  a.vParam = addParam(g, k, v, false);
+  a.vBase = zeroAt(k.ctx, vOff, {k.n, a.dd});
+  a.vStrideN = *vn1;
+  a.vStrideD = *vd;
+  a.vDtype = g.node(v).dtype;
   return std::nullopt;
 }
 
@@ -221,33 +258,8 @@ LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
   a.valueDim = o.shape[rank - 1];
   a.dd = k.ctx.var("dd", a.valueDim);
 
-  // V, through its views, at (b, key n, dd).
-  ValueId vOperand = o.operands[1], v = vOperand;
-  const Node &vn = g.node(vOperand);
-  Index vIdx;
-  unsigned vBatch = vn.shape.rank() - 2, off = (rank - 2) - vBatch;
-  for (unsigned d = 0; d < vBatch; ++d)
-    vIdx.push_back(stretchesTo(vn.shape.dim(d), o.shape.dim(off + d)) ? IndexExpr::constant(0)
-                                                                      : outIdx[off + d]);
-  vIdx.push_back(k.n);
-  vIdx.push_back(a.dd);
-  while (g.node(v).cls() == OpClass::View && plan.storedBy[v] < 0 && g.node(v).op != OpKind::Input) {
-    const Node &view = g.node(v);
-    const Shape &in = g.node(view.operands[0]).shape;
-    vIdx = view.op == OpKind::Broadcast ? broadcastOperandIndex(in, view.shape, vIdx)
-                                        : viewIndex(k.ctx, view, in, vIdx);
-    v = view.operands[0];
-  }
-  IndexExpr vOff = elementOffset(k.ctx, g.node(v).shape, vIdx);
-  std::optional<int64_t> vn1 = linearCoefficient(k.ctx, vOff, k.n),
-                         vd = linearCoefficient(k.ctx, vOff, a.dd);
-  if (!vn1 || !vd)
-    return layoutProblem(vOperand, kg.matmul);
-  a.vParam = addParam(g, k, v, false);
-  a.vBase = zeroAt(k.ctx, vOff, {k.n, a.dd});
-  a.vStrideN = *vn1;
-  a.vStrideD = *vd;
-  a.vDtype = g.node(v).dtype;
+  if (std::optional<StoreRequest> problem = describeValues(g, plan, kg.matmul, k, a, outIdx))
+    return *problem;
 
   if (isAttentionBackward(kg.kind)) {
     if (std::optional<StoreRequest> problem = describeBackward(g, plan, m, k, a, outIdx))

@@ -44,9 +44,10 @@ public:
     queryFragments();
     W.line("float mj_rowMax[2] = {-MJ_INF, -MJ_INF}; // rows mj_g and mj_g + 8: running max,");
     W.line("float mj_rowSum[2] = {0.0f, 0.0f};       // and the sum relative to it");
-    W.line(llvm::formatv("float mj_o[{0}][4]; // O of the warp's rows, an accumulator per 8 columns",
-                         A.valueDim / 8)
-               .str());
+    W.line(
+        llvm::formatv("float mj_o[{0}][4]; // O of the warp's rows, an accumulator per 8 columns",
+                      A.valueDim / 8)
+            .str());
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int t = 0; t < {0}; ++t) mj_o[t][0] = mj_o[t][1] = mj_o[t][2] = "
                          "mj_o[t][3] = 0.0f;",
@@ -66,8 +67,9 @@ public:
     W.line("mj_cp_async_wait<0>();");
     W.line("__syncthreads(); // V's tile is in; every warp is done with K's");
     W.open(llvm::formatv("if (n0 + {0} < {1})", S.bc, keys).str());
-    loadTile("K's next tile", "mj_k", MM.bParam, MM.K, kStride(), llvm::formatv("n0 + {0}", S.bc).str(),
-             MM.N, "mj_kBatch", MM.bStrideN, MM.bStrideK, MM.bBase, S.bc);
+    loadTile("K's next tile", "mj_k", MM.bParam, MM.K, kStride(),
+             llvm::formatv("n0 + {0}", S.bc).str(), MM.N, "mj_kBatch", MM.bStrideN, MM.bStrideK,
+             MM.bBase, S.bc);
     W.line("mj_cp_async_commit();");
     W.close();
     accumulate();
@@ -91,8 +93,8 @@ private:
                          "Q's tile, {0} x {1} (rows padded by 8)",
                          S.br, MM.K)
                .str());
-    W.line(llvm::formatv("unsigned short *mj_k = mj_q + {0}; // K's tile: {1} keys", S.br * qStride(),
-                         S.bc)
+    W.line(llvm::formatv("unsigned short *mj_k = mj_q + {0}; // K's tile: {1} keys",
+                         S.br * qStride(), S.bc)
                .str());
     W.line(llvm::formatv("unsigned short *mj_v = mj_k + {0}; // V's tile", S.bc * kStride()).str());
     W.line("const " + Idx + " b = blockIdx.x / " + std::to_string(S.tilesM) + "; // batch");
@@ -120,13 +122,16 @@ private:
     if (vectors) {
       int64_t pieces = width / 8;
       W.line("// " + what + ": 16 bytes a copy; rows past the end are zeros");
-      W.open(llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", tileRows * pieces, S.block)
-                 .str());
+      W.open(
+          llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", tileRows * pieces, S.block)
+              .str());
       W.line(llvm::formatv("const int r = e / {0}, c = e % {0} * 8;", pieces).str());
       W.line(llvm::formatv("const bool ok = {0} + r < {1};", row0, rows).str());
-      W.line(llvm::formatv("mj_cp_async16(&{0}[r * {1} + c], {2} + (ok ? {3} + ({4} + r) * {5} + c : 0), ok);",
-                           dst, stride, p.name, batch, row0, strideRow)
-                 .str());
+      W.line(
+          llvm::formatv(
+              "mj_cp_async16(&{0}[r * {1} + c], {2} + (ok ? {3} + ({4} + r) * {5} + c : 0), ok);",
+              dst, stride, p.name, batch, row0, strideRow)
+              .str());
       W.close();
       return;
     }
@@ -134,10 +139,11 @@ private:
     W.open(llvm::formatv("for (int e = threadIdx.x; e < {0}; e += {1})", tileRows * width, S.block)
                .str());
     W.line(llvm::formatv("const int r = e / {0}, c = e % {0};", width).str());
-    W.line(llvm::formatv("{0}[r * {1} + c] = {2} + r < {3} ? {4}[{5} + ({2} + r) * {6} + c * {7}] : "
-                         "(unsigned short)0;",
-                         dst, stride, row0, rows, p.name, batch, strideRow, strideCol)
-               .str());
+    W.line(
+        llvm::formatv("{0}[r * {1} + c] = {2} + r < {3} ? {4}[{5} + ({2} + r) * {6} + c * {7}] : "
+                      "(unsigned short)0;",
+                      dst, stride, row0, rows, p.name, batch, strideRow, strideCol)
+            .str());
     W.close();
   }
 
@@ -168,7 +174,8 @@ private:
     W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", MM.K / 16).str());
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", keyTiles() / 2).str());
-    W.line("unsigned kf[4]; // B fragments of keys tp * 16 ... (two 8-key tiles), columns kk * 16 ...");
+    W.line("unsigned kf[4]; // B fragments of keys tp * 16 ... (two 8-key tiles), columns kk * 16 "
+           "...");
     W.line(llvm::formatv("mj_ldmatrix_x4(kf, &mj_k[(tp * 16 + mj_lane % 8 + 8 * (mj_lane / 16)) * "
                          "{0} + kk * 16 + 8 * ((mj_lane / 8) % 2)]);",
                          kStride())
@@ -257,10 +264,11 @@ private:
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", A.valueDim / 16).str());
     W.line("unsigned vf[4]; // B fragments of V's columns tp * 16 ... (two 8-column tiles)");
-    W.line(llvm::formatv("mj_ldmatrix_x4_trans(vf, &mj_v[(kk * 16 + mj_lane % 8 + 8 * ((mj_lane / 8) "
-                         "% 2)) * {0} + tp * 16 + 8 * (mj_lane / 16)]);",
-                         vStride())
-               .str());
+    W.line(
+        llvm::formatv("mj_ldmatrix_x4_trans(vf, &mj_v[(kk * 16 + mj_lane % 8 + 8 * ((mj_lane / 8) "
+                      "% 2)) * {0} + tp * 16 + 8 * (mj_lane / 16)]);",
+                      vStride())
+            .str());
     W.line("const unsigned b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};");
     W.line(Mma + "(mj_o[2 * tp], pf, b0);");
     W.line(Mma + "(mj_o[2 * tp + 1], pf, b1);");

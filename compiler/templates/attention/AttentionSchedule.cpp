@@ -35,8 +35,9 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
     m.grid = mm.batch * m.tilesM;
     // 16-bit tiles of Q, K and V, rows padded by 8 (ldmatrix's rows in
     // different banks)
-    m.sharedBytes = static_cast<unsigned>(
-        2 * (int64_t(m.br) * (mm.K + 8) + int64_t(m.bc) * (mm.K + 8) + int64_t(m.bc) * (a.valueDim + 8)));
+    m.sharedBytes =
+        static_cast<unsigned>(2 * (int64_t(m.br) * (mm.K + 8) + int64_t(m.bc) * (mm.K + 8) +
+                                   int64_t(m.bc) * (a.valueDim + 8)));
     return Schedule{m};
   }
   AttentionSchedule s;

@@ -17,27 +17,39 @@
 
 namespace minijit {
 
+namespace {
+
+/// One scan of the kernel: its accumulator's type and combiner, and the
+/// names of its registers and shared arrays.
+struct One {
+  int r;
+  std::string type, functor, identity, v, carry, smem, tile;
+};
+
+std::vector<One> scansOf(KernelEmitter &e) {
+  std::vector<One> scans;
+  for (size_t r = 0; r < e.K.reductions.size(); ++r) {
+    const KReduction &red = e.K.reductions[r];
+    bool isInt = e.accIsInt(static_cast<int>(r));
+    ReduceText rt = reduceText(red.op == OpKind::Cumsum ? OpKind::Sum : OpKind::Prod, isInt,
+                               e.accIsLong(static_cast<int>(r)));
+    std::string base = e.accName(static_cast<int>(r));
+    scans.push_back({static_cast<int>(r), e.accType(static_cast<int>(r)), rt.functor, rt.identity,
+                     e.W.unique(base + "_v"), e.W.unique(base + "_carry"),
+                     e.W.unique(base + "_warps"), e.W.unique(base + "_tile")});
+  }
+  return scans;
+}
+
+} // namespace
+
 void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   CodeWriter &w = e.W;
   const LoweredKernel &k = e.K;
   const std::string &Idx = e.Idx;
   std::string items = std::to_string(s.items), tile = std::to_string(int64_t(s.block) * s.items);
   std::string K = std::to_string(k.K), warps = std::to_string(s.block / 32);
-  struct One {
-    int r;
-    std::string type, functor, identity, v, carry, smem, tile;
-  };
-  std::vector<One> scans;
-  for (size_t r = 0; r < k.reductions.size(); ++r) {
-    const KReduction &red = k.reductions[r];
-    bool isInt = e.accIsInt(static_cast<int>(r));
-    ReduceText rt = reduceText(red.op == OpKind::Cumsum ? OpKind::Sum : OpKind::Prod, isInt,
-                               e.accIsLong(static_cast<int>(r)));
-    std::string base = e.accName(static_cast<int>(r));
-    scans.push_back({static_cast<int>(r), e.accType(static_cast<int>(r)), rt.functor, rt.identity,
-                     w.unique(base + "_v"), w.unique(base + "_carry"), w.unique(base + "_warps"),
-                     w.unique(base + "_tile")});
-  }
+  std::vector<One> scans = scansOf(e);
   int64_t tileSize = int64_t(s.block) * s.items;
   std::string padded = std::to_string(tileSize + tileSize / 32);
   for (const One &o : scans) {
@@ -104,8 +116,8 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
     // before, the lanes before.
     w.line("const " + o.type + " " + lanes + " = __shfl_up_sync(0xffffffffu, " + incl + ", 1);");
     w.line("const " + o.type + " " + before + " = " + o.functor + "::apply(" + o.carry + ", " +
-           o.functor + "::apply(warp == 0 ? " + o.identity + " : " + o.smem + "[warp - 1], lane == 0 ? " +
-           o.identity + " : " + lanes + "));");
+           o.functor + "::apply(warp == 0 ? " + o.identity + " : " + o.smem +
+           "[warp - 1], lane == 0 ? " + o.identity + " : " + lanes + "));");
     w.line(o.carry + " = " + o.functor + "::apply(" + o.carry + ", " + o.smem + "[" + warps +
            " - 1]);");
     w.line("__syncthreads(); // the next tile writes " + o.smem);

@@ -165,14 +165,17 @@ const LaunchGeometry &Schedule::geometry() const {
 }
 
 unsigned Schedule::dynamicSharedBytes() const {
-  if (const AttentionSchedule *a = getIf<AttentionSchedule>())
-    return a->sharedBytes;
-  if (const AttentionMmaSchedule *a = getIf<AttentionMmaSchedule>())
-    return a->sharedBytes;
-  if (const MatmulWgmmaSchedule *w = getIf<MatmulWgmmaSchedule>())
-    return w->sharedBytes;
-  const MatmulMmaSchedule *mma = getIf<MatmulMmaSchedule>();
-  return mma ? mma->sharedBytes : 0;
+  // Every schedule with a `sharedBytes` asks for that much at launch: a new
+  // template's cannot be left out (a launch with less than its kernel's
+  // layout reads and writes past the block's shared memory).
+  return std::visit(
+      [](const auto &p) -> unsigned {
+        if constexpr (requires { p.sharedBytes; })
+          return p.sharedBytes;
+        else
+          return 0;
+      },
+      params);
 }
 
 namespace {

@@ -112,6 +112,13 @@ TEST(AttentionBackward, TrainingStepNeverStoresTheScores) {
     for (const KParam &p : k.lowered.params)
       EXPECT_FALSE(p.written && p.numel == 2 * 4 * 100 * 100) << p.irName << " is written";
   EXPECT_EQ(g.detail->kernels[2].schedule.kind(), ScheduleKind::AttentionBackward);
+  // Each backward kernel's launch asks for the shared memory its tiles take
+  // (a merge once dropped it, and the kernels read past the block's).
+  for (int i : {2, 3}) {
+    const Schedule &s = g.detail->kernels[i].schedule;
+    EXPECT_GT(s.dynamicSharedBytes(), 40000u);
+    EXPECT_EQ(s.dynamicSharedBytes(), s.as<AttentionBackwardSchedule>().sharedBytes);
+  }
   // Deterministic: no kernel adds into memory.
   for (const CompiledKernel &k : g.detail->kernels)
     EXPECT_EQ(k.cuda.find("atomicAdd"), std::string::npos);

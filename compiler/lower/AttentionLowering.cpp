@@ -45,6 +45,21 @@ std::vector<ValueId> heldClosure(const Graph &g, const KernelGroup &kg, ValueId 
   return out;
 }
 
+/// `v` read at `idx` through its views that are not stored, down to the
+/// value in memory: that value, `idx` rewritten to index it.
+ValueId throughViews(const Graph &g, const FusionPlan &plan, IndexContext &ctx, ValueId v,
+                     Index &idx) {
+  while (g.node(v).cls() == OpClass::View && plan.storedBy[v] < 0 &&
+         g.node(v).op != OpKind::Input) {
+    const Node &view = g.node(v);
+    const Shape &in = g.node(view.operands[0]).shape;
+    idx = view.op == OpKind::Broadcast ? broadcastOperandIndex(in, view.shape, idx)
+                                       : viewIndex(ctx, view, in, idx);
+    v = view.operands[0];
+  }
+  return v;
+}
+
 StoreRequest layoutProblem(ValueId operand, ValueId out) {
   return StoreRequest{operand, FusionReason{FusionReasonKind::MatmulLayout, {operand, out}, {}},
                       out};
@@ -82,15 +97,7 @@ std::variant<KRows, StoreRequest> describeRows(const Graph &g, const FusionPlan 
                                                                : outIdx[off + d]);
   idx.push_back(row);
   idx.push_back(col ? *col : IndexExpr::constant(0));
-  ValueId v = value;
-  while (!written && g.node(v).cls() == OpClass::View && plan.storedBy[v] < 0 &&
-         g.node(v).op != OpKind::Input) {
-    const Node &view = g.node(v);
-    const Shape &in = g.node(view.operands[0]).shape;
-    idx = view.op == OpKind::Broadcast ? broadcastOperandIndex(in, view.shape, idx)
-                                       : viewIndex(k.ctx, view, in, idx);
-    v = view.operands[0];
-  }
+  ValueId v = written ? value : throughViews(g, plan, k.ctx, value, idx);
   IndexExpr offset = elementOffset(k.ctx, g.node(v).shape, idx);
   std::optional<int64_t> byRow = linearCoefficient(k.ctx, offset, row),
                          byCol = col ? linearCoefficient(k.ctx, offset, *col) : 0;
@@ -182,14 +189,7 @@ std::optional<StoreRequest> describeValues(const Graph &g, const FusionPlan &pla
                                                                       : outIdx[off + d]);
   vIdx.push_back(k.n);
   vIdx.push_back(a.dd);
-  while (g.node(v).cls() == OpClass::View && plan.storedBy[v] < 0 &&
-         g.node(v).op != OpKind::Input) {
-    const Node &view = g.node(v);
-    const Shape &in = g.node(view.operands[0]).shape;
-    vIdx = view.op == OpKind::Broadcast ? broadcastOperandIndex(in, view.shape, vIdx)
-                                        : viewIndex(k.ctx, view, in, vIdx);
-    v = view.operands[0];
-  }
+  v = throughViews(g, plan, k.ctx, v, vIdx);
   IndexExpr vOff = elementOffset(k.ctx, g.node(v).shape, vIdx);
   std::optional<int64_t> vn1 = linearCoefficient(k.ctx, vOff, k.n),
                          vd = linearCoefficient(k.ctx, vOff, a.dd);

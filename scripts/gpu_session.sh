@@ -2,8 +2,9 @@
 # Runs on the GPU machine, from the repository root, with the executables built
 # here carried in build/bin (the GPU machine has no LLVM or GoogleTest to build
 # with). Writes every log under $OUT (or ./gpu-logs).
-#   scripts/gpu_session.sh [tests] [bench] [anchors] [general] [samples] [train] [tune] [sanitize]
-#                          [random] [mutation] [dlpack] [pictures] [devices] [spread] [kernelbench]
+#   scripts/gpu_session.sh [tests] [python] [bench] [anchors] [general] [samples] [train] [tune]
+#                          [sanitize] [random] [mutation] [dlpack] [pictures] [devices] [spread]
+#                          [kernelbench]
 # general: the generalization suite (minijit_bench --suite general, fused) and
 # its PyTorch anchors (bench/torch_general.py) in the same call, joined into
 # general_table.md.
@@ -38,9 +39,32 @@ date -u +"%Y-%m-%d %H:%M UTC" | tee "$out/date.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 
 if want tests; then
-  timeout 500 $bin/minijit_gpu_tests --gtest_filter="${TESTS_FILTER:-*}" > "$out/gpu_tests.log" 2>&1
-  echo "gpu tests: exit $?"; grep -E "^\[  (PASSED|FAILED)|tests ran" "$out/gpu_tests.log"
+  # TEST_SHARDS processes (default: one a core), each its own gtest shard: the
+  # suite's NVRTC compiles go side by side, and a CUDA fault (which fails every
+  # later test of its process) stays in its shard, whose first failure names it.
+  shards=${TEST_SHARDS:-$(nproc)}; pids=()
+  for ((i = 0; i < shards; i++)); do
+    ( GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout ${TESTS_TIMEOUT:-500} \
+        $bin/minijit_gpu_tests --gtest_filter="${TESTS_FILTER:-*}" > "/tmp/minijit-gpu-tests.$i.log" 2>&1
+      echo "shard $i: exit $?" >> "/tmp/minijit-gpu-tests.$i.log" ) &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+  for ((i = 0; i < shards; i++)); do cat "/tmp/minijit-gpu-tests.$i.log"; done > "$out/gpu_tests.log"
+  rm -f /tmp/minijit-gpu-tests.*.log
+  echo "gpu tests: $(grep -c '^\[       OK' "$out/gpu_tests.log") passed," \
+       "$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$out/gpu_tests.log") failed," \
+       "$(grep -c '^shard .*: exit [^0]' "$out/gpu_tests.log") of $shards shards did not exit 0"
+  grep -E "^shard .*: exit [^0]" "$out/gpu_tests.log"
   grep -B2 -A14 "Failure" "$out/gpu_tests.log" | head -80
+fi
+if want python; then
+  # The Python package and the torch backend on the GPU (pytest; the GPU cases
+  # run here, skipped elsewhere), with the executables' C library.
+  PYTHONPATH=python MINIJIT_LIBRARY=${MINIJIT_LIBRARY:-$bin/../lib/libminijit_c.so} \
+    timeout ${PYTEST_TIMEOUT:-400} python3 -m pytest -q -rfEs --tb=short -n ${PYTEST_WORKERS:-3} \
+    -p no:cacheprovider python/tests > "$out/pytest.log" 2>&1
+  echo "pytest: exit $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -20
 fi
 if want samples; then
   for s in gelu softmax layernorm rmsnorm; do

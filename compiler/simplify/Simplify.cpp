@@ -262,6 +262,8 @@ private:
     auto zero = [](int64_t c) { return c == 0; };
     if (llvm::all_of(s.before, zero) && llvm::all_of(s.after, zero))
       return s.operands[0];
+    if (std::optional<ValueId> v = shiftedScan(s))
+      return *v;
     const Node &x = out(s.operands[0]);
     if (x.op == OpKind::Pad && x.value == s.value && std::signbit(x.value) == std::signbit(s.value)) {
       s.operands[0] = x.operands[0];
@@ -270,6 +272,37 @@ private:
         s.after[d] += x.after[d];
       }
     }
+    return emit(s);
+  }
+
+  /// An exclusive scan written as the inclusive one shifted along its axis,
+  /// pad(slice(scan(x), 0 .. e), before = k) with the scan's identity (0 for
+  /// cumsum, 1 for cumprod), is the scan of x shifted the same way:
+  /// scan(pad(slice(x, 0 .. e), before = k)). The shift is then views in the
+  /// scan kernel's loads, one kernel where the shifted result took a copy
+  /// kernel of its own. The products and sums are the same, the identity
+  /// first (exact). Other forms: nullopt.
+  std::optional<ValueId> shiftedScan(const NodeSpec &pad) {
+    const Node &slice = out(pad.operands[0]);
+    if (slice.op != OpKind::Slice || slice.start != 0 || slice.step != 1)
+      return std::nullopt;
+    const Node &scan = out(slice.operands[0]);
+    if (scan.cls() != OpClass::Scan || scan.axis != slice.axis)
+      return std::nullopt;
+    for (size_t d = 0; d < pad.before.size(); ++d)
+      if (pad.after[d] != 0 || (static_cast<int64_t>(d) != scan.axis && pad.before[d] != 0))
+        return std::nullopt;
+    if (pad.value != (scan.op == OpKind::Cumsum ? 0.0 : 1.0))
+      return std::nullopt;
+    NodeSpec x = specOf(slice);
+    x.operands = {scan.operands[0]};
+    x.name.clear();
+    NodeSpec shifted = pad;
+    shifted.operands = {emit(x)};
+    shifted.name.clear();
+    NodeSpec s = specOf(scan);
+    s.operands = {emit(shifted)};
+    s.name = pad.name;
     return emit(s);
   }
 

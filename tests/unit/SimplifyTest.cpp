@@ -308,3 +308,38 @@ TEST(Simplify, AScanAlongAnAxisOfOneIsItsOperand) {
   EXPECT_EQ(text.find("cum"), std::string::npos) << text;
   expectSameResults(g, s);
 }
+
+TEST(Simplify, AnExclusiveScanShiftsItsInput) {
+  // pad(slice(scan(x))) by the scan's identity along its axis is the scan of
+  // x shifted: the shift becomes views the scan kernel reads through.
+  Graph g("exclusive");
+  Tensor x = g.input("x", DType::F32, {3, 9});
+  Tensor n = g.input("n", DType::I32, {9, 4});
+  g.output(pad(slice(cumsum(x, 1), 1, 0, 8), {0, 1}, {0, 0}), "e");
+  g.output(pad(slice(cumprod(x, -1), 1, 0, 5), {0, 3}, {0, 0}, 1.0), "p");
+  g.output(pad(slice(cumsum(n, 0), 0, 0, 7), {2, 0}, {0, 0}), "i");
+  Graph s = simplifyGraph(g);
+  std::string text = printGraph(s);
+  EXPECT_NE(text.find("%e = cumsum %"), std::string::npos) << text;
+  EXPECT_NE(text.find("%p = cumprod %"), std::string::npos) << text;
+  EXPECT_NE(text.find("%i = cumsum %"), std::string::npos) << text;
+  expectSameResults(g, s);
+}
+
+TEST(Simplify, OtherShiftsOfAScanStay) {
+  // Not the scan's identity, padded behind or on another axis, a slice not
+  // from the start: the pad stays after the scan.
+  Graph g("shifts");
+  Tensor x = g.input("x", DType::F32, {3, 9});
+  g.output(pad(slice(cumsum(x, 1), 1, 0, 8), {0, 1}, {0, 0}, 5.0), "value");
+  g.output(pad(slice(cumsum(x, 1), 1, 0, 8), {0, 0}, {0, 1}), "behind");
+  g.output(pad(slice(cumsum(x, 1), 1, 0, 8), {1, 1}, {0, 0}), "other_axis");
+  g.output(pad(slice(cumsum(x, 1), 1, 1, 9), {0, 1}, {0, 0}), "from_one");
+  g.output(pad(slice(cumprod(x, 1), 1, 0, 8), {0, 1}, {0, 0}), "prod_by_zero");
+  Graph s = simplifyGraph(g);
+  std::string text = printGraph(s);
+  for (const char *name : {"value", "behind", "other_axis", "from_one", "prod_by_zero"})
+    EXPECT_NE(text.find(std::string("%") + name + " = pad"), std::string::npos) << name << "\n"
+                                                                                << text;
+  expectSameResults(g, s);
+}

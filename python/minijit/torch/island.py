@@ -56,11 +56,10 @@ class Island(torch.nn.Module):
         # The common case, run without the general path's work: no named sizes,
         # every tensor input of rank 1 or more passed as it comes (no permute, no
         # split sizes), on the GPU; then runDirect. None: the general path.
+        tensorSpecs = [spec for spec in translation.inputs if spec.kind == "tensor"]
         self.directInputs = None
         if mode == "cuda" and not translation.bindings and all(
-                order is None and declared is None and spec.shape
-                for (_, order, declared), spec in zip(self.tensorInputs,
-                                                      [s for s in translation.inputs if s.kind == "tensor"])):
+                spec.order is None and spec.declared is None and spec.shape for spec in tensorSpecs):
             self.directInputs = [i for i, _, _ in self.tensorInputs]
         if mode == "cuda":
             if not any(spec.kind == "tensor" for spec in translation.inputs):
@@ -138,15 +137,9 @@ class Island(torch.nn.Module):
         return tuple(self.shape(b, spec, dims) for b, spec in zip(buffers, t.outputs))
 
     def runDirect(self, args):
-        """runMinijit where directInputs holds: the inputs as they come."""
-        tensors = [args[i] for i in self.directInputs]
-        tensors = [a if a.is_contiguous() else a.contiguous() for a in tensors]
-        if Island.keepInputs:
-            self.__dict__["lastInputs"] = tensors
-        buffers = self.compiled.run(*tensors)
-        outputs = self.translation.outputs
-        return tuple(b if b.dtype == spec.dtype and spec.perm is None and b.dim() == len(spec.symbolicSize)
-                     else self.shape(b, spec, {}) for b, spec in zip(buffers, outputs))
+        """runMinijit where directInputs holds: the inputs as they come, no sizes to bind."""
+        buffers = self.runCuda([args[i] for i in self.directInputs], None)
+        return tuple(self.shape(b, spec, {}) for b, spec in zip(buffers, self.translation.outputs))
 
     def runCuda(self, tensors, dims):
         """Runs on PyTorch's current stream; the outputs come from PyTorch's allocator.

@@ -533,8 +533,8 @@ std::string describeAttentionKernel(const Graph &g, const KernelGroup &kg) {
     return head + ": " + describeAttention(g, f) +
            (stats ? ", storing the rows' max and sum for its backward" : "");
   }
-  const AttentionBackwardMatch &b = findAttentionBackward(g, f).value().match.value();
-  AttentionBackwardMatch part = b;
+  // A copy of the match: findAttentionBackward's result is a temporary.
+  AttentionBackwardMatch part = findAttentionBackward(g, f).value().match.value();
   bool keys = kg.kind == KernelKind::AttentionBackwardKV;
   (keys ? part.dq : part.dk) = -1;
   if (!keys)

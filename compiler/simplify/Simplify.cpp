@@ -294,13 +294,13 @@ private:
         return std::nullopt;
     if (pad.value != (scan.op == OpKind::Cumsum ? 0.0 : 1.0))
       return std::nullopt;
-    NodeSpec x = specOf(slice);
+    // The specs first: emit adds nodes, which may move `slice` and `scan`.
+    NodeSpec x = specOf(slice), s = specOf(scan);
     x.operands = {scan.operands[0]};
     x.name.clear();
     NodeSpec shifted = pad;
     shifted.operands = {emit(x)};
     shifted.name.clear();
-    NodeSpec s = specOf(scan);
     s.operands = {emit(shifted)};
     s.name = pad.name;
     return emit(s);

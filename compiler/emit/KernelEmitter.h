@@ -23,6 +23,15 @@ namespace minijit {
 
 /// How element work addresses the lanes of one thread's vector.
 struct LaneCtx {
+  /// One element at a time: element index `x`, named `var`, over `extent`.
+  static LaneCtx elements(std::string var, IndexExpr x, int64_t extent) {
+    LaneCtx lc;
+    lc.var = std::move(var);
+    lc.x = std::move(x);
+    lc.extent = extent;
+    return lc;
+  }
+
   std::string var;      ///< the vector (or element) index: vi, kv, k, i, n
   IndexExpr x;          ///< the element index it splits: LoweredKernel::elem or ::k
   int64_t extent;       ///< elements covered, a multiple of vec

@@ -26,12 +26,7 @@ void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::str
   for (size_t i = 0; i < k.values.size(); ++i)
     if (k.values[i].kind == KValue::Kind::MatmulResult && e.Need[i])
       e.W.line("const float " + e.Names[i] + " = " + dot + ";" + e.comment(static_cast<int>(i)));
-  LaneCtx lc;
-  lc.vec = 1;
-  lc.x = k.n;
-  lc.extent = mm.N;
-  lc.var = "n";
-  e.elementWork(0, lc, "");
+  e.elementWork(0, LaneCtx::elements("n", k.n, mm.N), "");
   e.W.line("mj_score = " + e.ref(k.attention->score) + "; // what the softmax reads");
   if (inside)
     inside();

@@ -99,12 +99,7 @@ void MatmulEmitter::epilogue(const std::string &accExpr) {
   for (size_t i = 0; i < K.values.size(); ++i)
     if (K.values[i].kind == KValue::Kind::MatmulResult && E.Need[i])
       W.line("const float " + E.Names[i] + " = " + accExpr + ";" + E.comment(static_cast<int>(i)));
-  LaneCtx lc;
-  lc.vec = 1;
-  lc.x = K.n;
-  lc.extent = mm.N;
-  lc.var = "n";
-  E.elementWork(0, lc, "");
+  E.elementWork(0, LaneCtx::elements("n", K.n, mm.N), "");
   W.close();
 }
 

@@ -55,12 +55,7 @@ void emitPointwise(KernelEmitter &e, const PointwiseSchedule &s) {
   // The elements the vectors leave, one per thread of block 0, from `done`.
   auto scalarTail = [&](const std::string &done) {
     w.line("const " + Idx + " i = " + done + " + threadIdx.x;");
-    LaneCtx t;
-    t.vec = 1;
-    t.x = k.elem;
-    t.extent = k.numel;
-    t.var = "i";
-    e.elementWork(0, t, "");
+    e.elementWork(0, LaneCtx::elements("i", k.elem, k.numel), "");
     w.close();
   };
   if (e.symbolic() && s.vec > 1 && e.K.symbolic->extent.coef % s.vec != 0) {

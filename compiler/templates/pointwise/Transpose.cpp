@@ -115,11 +115,7 @@ void emitTranspose(KernelEmitter &e, const TransposeSchedule &s) {
     return;
   }
   w.line("const int tx = threadIdx.x % " + t + ", ty = threadIdx.x / " + t + ";");
-  LaneCtx lc;
-  lc.vec = 1;
-  lc.x = k.elem;
-  lc.extent = k.numel;
-  lc.var = "i";
+  LaneCtx lc = LaneCtx::elements("i", k.elem, k.numel);
   lc.elem = k.elem;
   lc.elemIs = at;
 

@@ -97,11 +97,7 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
     w.line("const " + Idx + " row = " + raw + ";");
   }
   e.rowValues(0);
-  LaneCtx lc;
-  lc.vec = 1;
-  lc.x = k.k;
-  lc.extent = k.K;
-  lc.var = "k";
+  LaneCtx lc = LaneCtx::elements("k", k.k, k.K);
   std::string storeGuard = partial ? "if (rowValid) " : "";
   for (int p = 0; p < k.passes; ++p) {
     w.line(e.passTitle(p));

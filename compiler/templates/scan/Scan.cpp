@@ -63,11 +63,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   for (const One &o : scans)
     w.line(o.type + " " + o.carry + " = " + o.identity + "; // the tiles before");
   w.open("for (" + Idx + " first = 0; first < " + K + "; first += " + tile + ")");
-  LaneCtx lc;
-  lc.vec = 1;
-  lc.x = k.k;
-  lc.extent = k.K;
-  lc.var = "k";
+  LaneCtx lc = LaneCtx::elements("k", k.k, k.K);
   std::string block = std::to_string(s.block);
   // The tile's inputs at consecutive elements a warp, into the tile.
   w.line("#pragma unroll");

@@ -25,14 +25,9 @@ protected:
   /// Compiles `g` fused (no NVRTC), checks whether it holds the backward's
   /// two kernels, then runs it fused and unfused as expectMatches does.
   void expectBackward(const Graph &g, bool fuses, uint64_t seed) {
-    CompileOptions opt;
-    opt.compileKernels = false;
-    opt.tuning = CompileOptions::Tuning::Off;
-    CompiledGraph cg = compileGraph(g, opt);
-    size_t backward = 0;
-    for (const CompiledKernel &k : cg.detail->kernels)
-      backward += k.schedule.kind() == ScheduleKind::AttentionBackward;
-    EXPECT_EQ(backward, fuses ? 2u : 0u) << g.name() << "\n" << cg.fusedText();
+    std::string fused;
+    size_t backward = kernelsOfKind(g, {ScheduleKind::AttentionBackward}, fused);
+    EXPECT_EQ(backward, fuses ? 2u : 0u) << g.name() << "\n" << fused;
     expectMatches(g, seed);
   }
 };

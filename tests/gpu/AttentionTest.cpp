@@ -23,15 +23,10 @@ protected:
   /// Compiles `g` fused (no NVRTC) and checks whether it holds one attention
   /// kernel, then runs it as expectMatches does.
   void expectAttention(const Graph &g, bool fuses, uint64_t seed) {
-    CompileOptions opt;
-    opt.compileKernels = false;
-    opt.tuning = CompileOptions::Tuning::Off;
-    CompiledGraph cg = compileGraph(g, opt);
-    size_t attention = 0;
-    for (const CompiledKernel &k : cg.detail->kernels)
-      attention += k.schedule.kind() == ScheduleKind::Attention ||
-                   k.schedule.kind() == ScheduleKind::AttentionMma;
-    EXPECT_EQ(attention, fuses ? 1u : 0u) << g.name() << "\n" << cg.fusedText();
+    std::string fused;
+    size_t attention =
+        kernelsOfKind(g, {ScheduleKind::Attention, ScheduleKind::AttentionMma}, fused);
+    EXPECT_EQ(attention, fuses ? 1u : 0u) << g.name() << "\n" << fused;
     expectMatches(g, seed);
   }
 };

@@ -8,12 +8,15 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/CompileDetail.h"
 #include "tools/Harness.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -102,6 +105,21 @@ protected:
           << "graph " << g.name() << " (seed " << seed << ") output %"
           << g.node(g.outputs()[i]).name << ": " << r.compare[i].summary << "\n"
           << r.compiled.fusedText();
+  }
+
+  /// How many of `g`'s fused kernels (compiled without NVRTC, no tuning)
+  /// have a schedule of one of `kinds`; `fused` gets the --emit=fused text.
+  static size_t kernelsOfKind(const Graph &g, std::initializer_list<ScheduleKind> kinds,
+                              std::string &fused) {
+    CompileOptions opt;
+    opt.compileKernels = false;
+    opt.tuning = CompileOptions::Tuning::Off;
+    CompiledGraph cg = compileGraph(g, opt);
+    fused = cg.fusedText();
+    size_t count = 0;
+    for (const CompiledKernel &k : cg.detail->kernels)
+      count += std::find(kinds.begin(), kinds.end(), k.schedule.kind()) != kinds.end();
+    return count;
   }
 
   static inline std::optional<Device> Gpu;

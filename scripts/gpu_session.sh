@@ -151,12 +151,14 @@ if want kernelbench; then
   # KernelBench levels 1 and 2 through torch.compile(backend="minijit"), KB_SHARDS processes
   # side by side taking turns on the GPU for checks and timings (--gpu-lock); KB_ROOT is a
   # KernelBench checkout carried along (never committed), KB_ARGS more options of run.py.
+  # Each shard cuts the batch of a problem whose inputs pass KB_INPUT_MIB (default 1024):
+  # eight shards holding published sizes (up to 16 GiB an input) run out of memory.
   lib=${MINIJIT_LIBRARY:-$bin/../lib/libminijit_c.so}
   n=${KB_SHARDS:-8}; pids=(); rm -f /tmp/kb*.jsonl /tmp/kb*.err
   for ((k = 0; k < n; k++)); do
     PYTHONPATH=python MINIJIT_LIBRARY=$lib TORCHINDUCTOR_COMPILE_THREADS=2 timeout ${KB_BUDGET:-540} \
       python3 bench/kernelbench/run.py --root "${KB_ROOT:?KB_ROOT: a KernelBench checkout}" --levels 1,2 \
-      --shard $k/$n --gpu-lock /tmp/minijit-kb.lock ${KB_ARGS:-} > "/tmp/kb$k.jsonl" 2> "/tmp/kb$k.err" &
+      --shard $k/$n --gpu-lock /tmp/minijit-kb.lock --input-budget-mib ${KB_INPUT_MIB:-1024} ${KB_ARGS:-} > "/tmp/kb$k.jsonl" 2> "/tmp/kb$k.err" &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p"; done

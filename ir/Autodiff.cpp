@@ -308,10 +308,12 @@ private:
       return giveTo(0, [&] { return dropout(g, x(1), x(2), n.value); });
     // A flip is its own inverse.
     case OpKind::Flip: return giveTo(0, [&] { return flip(g, AxisList(n.axes)); });
-    // The sums of g from each element to the end: total - cumsum(g) + g.
-    case OpKind::Cumsum: return giveTo(0, [&] { return reverseCumsum(g, n.axis); });
-    // sum over j >= i of g_j y_j / x_i: inf or NaN where x holds a zero.
-    case OpKind::Cumprod: return giveTo(0, [&] { return reverseCumsum(g * y, n.axis) / x(0); });
+    // The sums of g from each element to the end (to the start, for a
+    // reversed scan): the scan of g the other way.
+    case OpKind::Cumsum: return giveTo(0, [&] { return cumsum(g, n.axis, !n.reverse); });
+    // sum over j >= i of g_j y_j / x_i (j <= i reversed): inf or NaN where x holds a zero.
+    case OpKind::Cumprod:
+      return giveTo(0, [&] { return cumsum(g * y, n.axis, !n.reverse) / x(0); });
     // The indices are i32: only the table gets a gradient.
     case OpKind::Take:
     case OpKind::TakeAlongAxis: return giveTo(0, [&] { return ungather(n, g); });
@@ -417,11 +419,6 @@ private:
     if (axes.empty()) // a scalar index: one element per position
       return spread.reshape(in);
     return sum(spread, axes);
-  }
-
-  /// Element i: the sum of g's elements i.. along `axis`.
-  static Tensor reverseCumsum(const Tensor &g, int64_t axis) {
-    return sum(g, {axis}, /*keepdim=*/true) - cumsum(g, axis) + g;
   }
 
   /// A reduction's gradient `g` broadcast back over the reduced axes.

@@ -187,18 +187,23 @@ Tensor prod(const Tensor &x, const AxisList &axes, bool keepdim) {
 }
 
 namespace {
-Tensor scan(OpKind op, const Tensor &x, int64_t axis) {
+Tensor scan(OpKind op, const Tensor &x, int64_t axis, bool reverse) {
   Graph &g = graphOf(opName(op), {&x});
   NodeSpec s;
   s.op = op;
   s.operands = {x.id()};
   s.axis = axis;
+  s.reverse = reverse;
   return addNode(g, s);
 }
 } // namespace
 
-Tensor cumsum(const Tensor &x, int64_t axis) { return scan(OpKind::Cumsum, x, axis); }
-Tensor cumprod(const Tensor &x, int64_t axis) { return scan(OpKind::Cumprod, x, axis); }
+Tensor cumsum(const Tensor &x, int64_t axis, bool reverse) {
+  return scan(OpKind::Cumsum, x, axis, reverse);
+}
+Tensor cumprod(const Tensor &x, int64_t axis, bool reverse) {
+  return scan(OpKind::Cumprod, x, axis, reverse);
+}
 
 Tensor argmax(const Tensor &x, int64_t axis, bool keepdim) {
   return reduce(OpKind::Argmax, x, {axis}, keepdim);

@@ -100,9 +100,10 @@ Tensor max(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 Tensor min(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 Tensor prod(const Tensor &x, const AxisList &axes = {}, bool keepdim = false);
 /// Running sums (products) along `axis`: element i is the sum (product) of
-/// elements 0..i (numpy's cumsum, cumprod).
-Tensor cumsum(const Tensor &x, int64_t axis);
-Tensor cumprod(const Tensor &x, int64_t axis);
+/// elements 0..i (numpy's cumsum, cumprod); with `reverse`, of elements
+/// i..n-1 (jax.lax.cumsum's reverse=True: flip, scan, flip in one).
+Tensor cumsum(const Tensor &x, int64_t axis, bool reverse = false);
+Tensor cumprod(const Tensor &x, int64_t axis, bool reverse = false);
 /// The i32 position of the largest (smallest) element along `axis`: ties to
 /// the lowest position, a NaN wins (numpy's argmax, argmin).
 Tensor argmax(const Tensor &x, int64_t axis, bool keepdim = false);

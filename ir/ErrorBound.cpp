@@ -308,8 +308,8 @@ private:
       for (int64_t r = b; r < e; ++r) {
         int64_t base = (r / inner) * size * inner + r % inner;
         double sumAbs = 0, sumErr = 0, prodAbs = 1, prodWide = 1;
-        for (int64_t k = 0; k < size; ++k) {
-          int64_t at = base + k * inner;
+        for (int64_t k = 0; k < size; ++k) { // the k-th step, from the end when reversed
+          int64_t at = base + (n.reverse ? size - 1 - k : k) * inner;
           double x = std::fabs(in.get(at)), err = exactIn ? 0 : Bounds[src].get(at);
           sumAbs += x;
           sumErr += err;

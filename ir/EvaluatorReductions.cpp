@@ -189,9 +189,12 @@ HostTensor scanValues(const Node &n, const HostTensor &in, DType held) {
   parallelChunks(outer * inner, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       int64_t base = (r / inner) * size * inner + r % inner;
+      // Step j visits element k: 0..size-1, or size-1..0 for a reversed scan.
+      auto at = [&](int64_t j) { return n.reverse ? size - 1 - j : j; };
       if (n.dtype == DType::I64) { // exact, wrapping
         uint64_t acc = isSum ? 0 : 1;
-        for (int64_t k = 0; k < size; ++k) {
+        for (int64_t j = 0; j < size; ++j) {
+          int64_t k = at(j);
           auto v = static_cast<uint64_t>(in.getI64(base + k * inner));
           acc = isSum ? acc + v : acc * v;
           out.setI64(base + k * inner, static_cast<int64_t>(acc));
@@ -199,7 +202,8 @@ HostTensor scanValues(const Node &n, const HostTensor &in, DType held) {
         continue;
       }
       double acc = isSum ? 0 : 1;
-      for (int64_t k = 0; k < size; ++k) {
+      for (int64_t j = 0; j < size; ++j) {
+        int64_t k = at(j);
         double v = in.get(base + k * inner);
         if (isInt)
           acc = wrap32(isSum ? static_cast<int64_t>(acc) + static_cast<int64_t>(v)

@@ -37,6 +37,7 @@ NodeSpec specOf(const Node &n) {
   s.step = n.step;
   s.before = n.before;
   s.after = n.after;
+  s.reverse = n.reverse;
   s.name = n.name;
   return s;
 }

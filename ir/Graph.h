@@ -46,6 +46,7 @@ struct Node {
   /// step (>= 1), as given with negative bounds resolved.
   int64_t start = 0, end = 0, step = 1;
   DimVector before, after; ///< Pad: elements added ahead of and behind each axis
+  bool reverse = false; ///< Scan: from the axis's last element to its first
 
   bool is(OpKind k) const { return op == k; }
   OpClass cls() const { return opClass(op); }
@@ -64,6 +65,7 @@ struct NodeSpec {
   int64_t axis = 0;          ///< Slice, Concat, Iota; negative counts from the end
   int64_t start = 0, end = 0, step = 1; ///< Slice; negative start/end count from the end
   DimVector before, after;   ///< Pad
+  bool reverse = false;      ///< Scan: from the last element to the first
   std::string name;          ///< empty: a fresh name is chosen (none for constants)
 };
 

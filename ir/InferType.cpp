@@ -326,6 +326,7 @@ void TypeRules::inferScan(Node &n) {
   checkArity(spec.op, spec.operands.size(), 1);
   checkOperandType(spec.op, operand(0), spelling);
   n.axis = normalizedAxis(op, spec.axis, operand(0).shape.rank());
+  n.reverse = spec.reverse;
   n.dtype = operand(0).dtype;
   n.shape = operand(0).shape;
 }

@@ -462,8 +462,8 @@ private:
         expected = spec.op == OpKind::Full ? "shape, value, dtype" : "shape, axis, dtype";
         break;
       case OpClass::Concat:
-      case OpClass::Gather:
-      case OpClass::Scan: expected = "axis"; break;
+      case OpClass::Gather: expected = "axis"; break;
+      case OpClass::Scan: expected = "axis, reverse"; break;
       case OpClass::Random: expected = spec.op == OpKind::Dropout ? "p" : "shape, dtype"; break;
       case OpClass::Input:
       case OpClass::Constant:
@@ -487,6 +487,11 @@ private:
       if (v.text != "true" && v.text != "false")
         error(v, "expected true or false, got " + describe(v));
       spec.keepdim = v.text == "true";
+    } else if (key.text == "reverse" && cls == OpClass::Scan) {
+      Token v = expect(Tok::Ident, "true or false");
+      if (v.text != "true" && v.text != "false")
+        error(v, "expected true or false, got " + describe(v));
+      spec.reverse = v.text == "true";
     } else if (key.text == "axes" && spec.op == OpKind::Flip) {
       spec.axes = parseIntList("axis");
     } else if (key.text == "perm" && spec.op == OpKind::Permute) {

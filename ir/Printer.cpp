@@ -101,8 +101,12 @@ void printNode(llvm::raw_ostream &os, const Graph &g, ValueId id) {
     break;
   case OpClass::Concat:
   case OpClass::Gather:
+    os << " axis=" << n.axis;
+    break;
   case OpClass::Scan:
     os << " axis=" << n.axis;
+    if (n.reverse)
+      os << " reverse=true";
     break;
   case OpClass::Random:
     if (n.op == OpKind::Dropout)

@@ -25,6 +25,8 @@ def workloads():
         ("cumsum_masked_f32_128x400000", [((128, 400000), f32)],
          lambda x: torch.cumsum(torch.where(x > 0, x, 0.0), 1)),
         ("cumprod_f32_32768x1000", [((32768, 1000), f32)], lambda x: torch.cumprod(x, 1)),
+        ("cumsum_reverse_f32_4096x32768", [((4096, 32768), f32)],
+         lambda x: torch.cumsum(x.flip(1), 1).flip(1)),
     ]
 
 

@@ -255,6 +255,7 @@ mjStatus mjGraphAddOp(mjGraph g, const char *op, size_t numOperands, const mjVal
     if (isArgReduction(kind) && a.numAxes < 0)
       s.axes = DimVector{a.axis};
     s.keepdim = a.keepdim != 0;
+    s.reverse = a.reverse != 0;
     s.axis = a.axis;
     if (a.rank >= 0)
       s.shape = toShape(a.rank, a.shape, call);

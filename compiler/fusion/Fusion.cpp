@@ -37,8 +37,10 @@ struct Signature {
   Shape domain;
   DimVector axes;
   ValueId matmul = -1;
+  bool reverse = false; ///< Scan: its scans walk the rows from the end
   bool operator==(const Signature &o) const {
-    return kind == o.kind && domain == o.domain && axes == o.axes && matmul == o.matmul;
+    return kind == o.kind && domain == o.domain && axes == o.axes && matmul == o.matmul &&
+           reverse == o.reverse;
   }
 };
 
@@ -231,7 +233,8 @@ private:
       const Node &sn = G.node(scan);
       for (ValueId v : held) {
         const Node &q = G.node(v);
-        if (q.cls() == OpClass::Scan && (q.shape != sn.shape || q.axis != sn.axis))
+        if (q.cls() == OpClass::Scan &&
+            (q.shape != sn.shape || q.axis != sn.axis || q.reverse != sn.reverse))
           return request(v, FusionReasonKind::ScanOwnKernel, {v});
         // A matmul before the scan is stored for it; a scan that feeds a
         // matmul (held sorts it first) is stored for the matmul to read.
@@ -248,6 +251,7 @@ private:
       if (r.shape != sn.shape)
         return request(scan, FusionReasonKind::ScanOwnKernel, {scan});
       sig = {KernelKind::Scan, sn.shape, {sn.axis}};
+      sig.reverse = sn.reverse;
       return std::nullopt;
     }
     if (!Parts.empty() && Parts[root].kind != KernelKind::Pointwise) { // an attention's, with its backward
@@ -642,8 +646,12 @@ void printFusionPlan(llvm::raw_ostream &os, const Graph &g, const FusionPlan &pl
     else if (isAttentionKind(kg.kind))
       os << describeAttentionKernel(g, kg) << "\n";
     else if (kg.kind == KernelKind::Scan)
-      os << "scan of " << kg.domain.str() << " along axis " << kg.reducedAxes[0] << " ("
-         << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize() << ")\n";
+      os << "scan of " << kg.domain.str() << " along axis " << kg.reducedAxes[0]
+         << (llvm::any_of(kg.held, [&](ValueId v) { return g.node(v).reverse; })
+                 ? ", from the last element"
+                 : "")
+         << " (" << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize()
+         << ")\n";
     else
       os << "reduction of " << kg.domain.str() << " over axes " << Shape(kg.reducedAxes).str()
          << " (" << kg.rows() << (kg.rows() == 1 ? " row of " : " rows of ") << kg.reducedSize()

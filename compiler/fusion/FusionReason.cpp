@@ -45,7 +45,7 @@ std::string describeReason(const Graph &g, const FusionReason &r) {
     return llvm::formatv("%{0} has shape {1}, not the shape {2} of matmul %{3}", name(0), shape(0),
                          shape(1), name(1));
   case FusionReasonKind::ScanOwnKernel:
-    return llvm::formatv("%{0} is stored: a scan kernel holds scans of one shape and axis, their "
+    return llvm::formatv("%{0} is stored: a scan kernel holds scans of one shape, axis and direction, their "
                          "prologue and an epilogue of their shape, and reads a scan's input "
                          "from memory when it is computed from another scan",
                          name(0));

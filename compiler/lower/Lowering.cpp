@@ -496,7 +496,11 @@ private:
       // of a scan reads the inner one from memory.
       if (L.values[input].stage != 0)
         return fail(n.operands[0], FusionReasonKind::ScanOwnKernel, {n.operands[0]});
+      // The kernel walks its rows one way: a scan the other way is stored.
+      if (!L.reductions.empty() && L.reductions[0].reverse != n.reverse)
+        return fail(id, FusionReasonKind::ScanOwnKernel, {id});
       L.reductions.push_back({id, n.name, n.dtype, n.op, input, 0});
+      L.reductions.back().reverse = n.reverse;
       r = static_cast<int>(L.reductions.size() - 1);
     }
     return reductionValue(id, r);

@@ -65,6 +65,9 @@ struct KReduction {
   /// `input` in the same pass (online softmax, sumExpsOnline): -1 for a
   /// plain reduction of `input`.
   int onlineMax = -1;
+  /// Cumsum, Cumprod: from the row's last element to its first (every scan
+  /// of a kernel goes the same way).
+  bool reverse = false;
 };
 
 /// The matmul of a Matmul kernel: C[b, m, n] = sum over kk of A[b, m, kk] * B[b, kk, n],

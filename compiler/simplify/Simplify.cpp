@@ -46,6 +46,13 @@ public:
     std::vector<bool> isOutput(G.size(), false);
     for (ValueId o : G.outputs())
       isOutput[o] = true;
+    Uses.assign(G.size(), 0);
+    for (size_t i = 0; i < G.size(); ++i) {
+      if (live[i])
+        for (ValueId o : G.nodes()[i].operands)
+          ++Uses[o];
+      Uses[i] += isOutput[i];
+    }
     for (size_t i = 0; i < G.size(); ++i) {
       const Node &n = G.nodes()[i];
       if (n.op == OpKind::Input) {
@@ -114,8 +121,8 @@ private:
         k += "=" + literalText(s.value, s.dtype);
       break;
     case OpClass::Concat:
-    case OpClass::Gather:
-    case OpClass::Scan: k += "a" + std::to_string(s.axis); break;
+    case OpClass::Gather: k += "a" + std::to_string(s.axis); break;
+    case OpClass::Scan: k += "a" + std::to_string(s.axis) + (s.reverse ? "r" : ""); break;
     // A random op's numbers are a function of its operands and attributes:
     // two with the same seed, offset, shape and dtype (or x and p) are the
     // same numbers, and one serves both.
@@ -186,8 +193,11 @@ private:
         return padOf(s);
       if (n.op == OpKind::Reshape)
         return reshapeTo(s.operands[0], n.shape, n.name);
-      if (n.op == OpKind::Flip)
-        return flipOf(n, s);
+      if (n.op == OpKind::Flip) {
+        if (std::optional<ValueId> v = flippedScan(n, s))
+          return *v;
+        return flipOf(s);
+      }
       if (out(s.operands[0]).shape == n.shape &&
           (n.op == OpKind::Broadcast || isIdentityPerm(n.perm)))
         return s.operands[0];
@@ -218,12 +228,36 @@ private:
 
   /// A flip of size-1 axes only is its operand; a flip of a flip of the same
   /// axes is the flipped value.
-  ValueId flipOf(const Node &n, NodeSpec &s) {
+  ValueId flipOf(const NodeSpec &s) {
     const Node &x = out(s.operands[0]);
-    if (llvm::all_of(n.axes, [&](int64_t a) { return x.shape[a] == 1; }))
+    const DimVector &axes = *s.axes;
+    if (llvm::all_of(axes, [&](int64_t a) { return x.shape[a] == 1; }))
       return s.operands[0];
-    if (x.op == OpKind::Flip && x.axes == n.axes)
+    if (x.op == OpKind::Flip && x.axes == axes)
       return x.operands[0];
+    return emit(s);
+  }
+
+  /// A flip of a scan it alone reads, flip_A(scan(w)), is the scan of the
+  /// flipped operand, scan(flip_A(w)), the other way along the scan's axis
+  /// when A holds it (a reversed scan is flip, scan, flip in one). The flip
+  /// is then a view in the scan kernel's loads, where the flipped result took
+  /// a copy kernel of its own: flip(cumsum(flip(x))), the reversed cumsum as
+  /// PyTorch code writes it, becomes one reversed scan of x. The sums and
+  /// products are the same, in the same order. Other forms: nullopt.
+  std::optional<ValueId> flippedScan(const Node &n, const NodeSpec &flip) {
+    if (G.node(n.operands[0]).cls() != OpClass::Scan || Uses[n.operands[0]] != 1)
+      return std::nullopt;
+    const Node &scan = out(flip.operands[0]);
+    if (scan.cls() != OpClass::Scan)
+      return std::nullopt;
+    // The specs first: emit adds nodes, which may move `scan`.
+    NodeSpec s = specOf(scan), inner = flip;
+    s.reverse = scan.reverse != llvm::is_contained(*flip.axes, scan.axis);
+    s.name = flip.name;
+    inner.operands = {scan.operands[0]};
+    inner.name.clear();
+    s.operands = {flipOf(inner)};
     return emit(s);
   }
 
@@ -287,7 +321,7 @@ private:
     if (slice.op != OpKind::Slice || slice.start != 0 || slice.step != 1)
       return std::nullopt;
     const Node &scan = out(slice.operands[0]);
-    if (scan.cls() != OpClass::Scan || scan.axis != slice.axis)
+    if (scan.cls() != OpClass::Scan || scan.axis != slice.axis || scan.reverse)
       return std::nullopt;
     for (size_t d = 0; d < pad.before.size(); ++d)
       if (pad.after[d] != 0 || (static_cast<int64_t>(d) != scan.axis && pad.before[d] != 0))
@@ -363,6 +397,7 @@ private:
   Graph Out;
   std::vector<ValueId> Map;
   std::map<std::string, ValueId> Seen;
+  std::vector<int> Uses; ///< of each node of G: its live readers, and 1 more for an output
 };
 
 } // namespace

@@ -39,7 +39,7 @@ class OpAttributes(Structure):
                 ("axis", c_int64), ("rank", c_int32), ("shape", POINTER(c_int64)),
                 ("dtype", c_int), ("start", c_int64), ("end", c_int64), ("step", c_int64),
                 ("numPad", c_int32), ("before", POINTER(c_int64)), ("after", POINTER(c_int64)),
-                ("value", c_double)]
+                ("value", c_double), ("reverse", c_int)]
 
 
 def _candidates():

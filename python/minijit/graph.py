@@ -152,7 +152,7 @@ class Graph:
 
     def op(self, op, *operands, name=None, axes=None, keepdim=False, axis=None, shape=None,
            perm=None, dtype=None, start=None, end=None, step=1, before=None, after=None,
-           value=None):
+           value=None, reverse=False):
         """Appends op `op` (its text-format name: "exp", "add", "sum", "matmul",
         "reshape", ...) with the attributes docs/FORMAT.md gives it. A number
         among the operands becomes a literal of the first Value's dtype."""
@@ -177,6 +177,7 @@ class Graph:
             listed = [listed] if isinstance(listed, int) else list(listed)
             a.numAxes, a.axes = len(listed), arr(listed)
         a.keepdim = bool(keepdim)
+        a.reverse = bool(reverse)
         if axis is not None:
             a.axis = axis
         if shape is not None:

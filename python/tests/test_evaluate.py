@@ -127,9 +127,10 @@ def test_builder_takes_every_kind_of_attribute():
     g.output(g.op("take", x, i, axis=0), "tk")
     g.output(g.op("cast", x, dtype="i32"), "ct")
     g.output(g.op("iota", shape=(2, 3), axis=1, dtype="i32"), "io")
+    g.output(g.op("cumsum", x, axis=1, reverse=True), "rcs")
     x_np = rng(7).standard_normal((4, 6), dtype=np.float32) * 4
     i_np = np.array([3, 0, 2], np.int32)
-    am, cs, sl, pd, pm, tk, ct, io = minijit.evaluate(g, x_np, i_np)
+    am, cs, sl, pd, pm, tk, ct, io, rcs = minijit.evaluate(g, x_np, i_np)
     np.testing.assert_array_equal(am, x_np.argmax(axis=1))
     np.testing.assert_allclose(cs, np.cumsum(x_np.astype(np.float64), axis=1), rtol=1e-6)
     np.testing.assert_array_equal(sl, x_np[:, 1:6:2])
@@ -138,6 +139,7 @@ def test_builder_takes_every_kind_of_attribute():
     np.testing.assert_array_equal(tk, x_np[i_np])
     np.testing.assert_array_equal(ct, np.trunc(x_np).astype(np.int32))
     np.testing.assert_array_equal(io, [[0, 1, 2], [0, 1, 2]])
+    np.testing.assert_allclose(rcs, np.cumsum(x_np.astype(np.float64)[:, ::-1], axis=1)[:, ::-1], rtol=1e-6)
 
 
 def test_f16_and_bf16():

@@ -337,7 +337,9 @@ private:
       push(takeAlongAxis(t, argmax(t, d, true), d) - t);
       return;
     }
-    case 4: push(cumsum(tanh(a), d) * (1.0 / static_cast<double>(size))); return;
+    case 4: // reversed along odd axes (no draw: the stream of graphs stays as it was)
+      push(cumsum(tanh(a), d, /*reverse=*/size % 2 == 1) * (1.0 / static_cast<double>(size)));
+      return;
     case 5:
       if (size > 64)
         return;

@@ -571,6 +571,9 @@ TEST(Autodiff, ScanRulesMatchFiniteDifferences) {
       {"cumsum_rows", {Shape{3, 7}}, [](auto &x) { return cumsum(x[0], 1); }},
       {"cumsum_cols", {Shape{4, 3}}, [](auto &x) { return exp(cumsum(x[0], 0)); }},
       {"cumprod", {Shape{2, 5}}, [](auto &x) { return cumprod(x[0], 1); }, awayFromZero},
+      {"cumsum_reversed", {Shape{3, 7}}, [](auto &x) { return exp(cumsum(x[0], 1, true)); }},
+      {"cumprod_reversed", {Shape{4, 3}}, [](auto &x) { return cumprod(x[0], 0, true); },
+       awayFromZero},
   };
   for (const GradCase &tc : cases)
     checkBoth(tc);

@@ -567,6 +567,32 @@ TEST(Scan, BuilderTextAndReference) {
             "t.mj:2:8: error: cumsum needs the attribute axis=...");
 }
 
+TEST(Scan, AReversedScanRunsFromTheEnd) {
+  Graph g("r");
+  Tensor x = g.input("x", DType::I32, {2, 3}); // 0 1 2 / 3 4 5
+  Tensor l = g.input("l", DType::I64, {3});
+  g.output(cumsum(x, 1, /*reverse=*/true), "rows");
+  g.output(cumprod(x + 1, 0, /*reverse=*/true), "cols");
+  g.output(cumsum(l, 0, /*reverse=*/true), "long");
+  HostTensor longs(DType::I64, Shape{3});
+  for (int k = 0; k < 3; ++k)
+    longs.setI64(k, int64_t(1) << (40 + k));
+  std::vector<HostTensor> outs = evaluate(g, {counting(DType::I32, {2, 3}), longs});
+  EXPECT_EQ(valuesOf(outs[0]), (std::vector<double>{3, 3, 2, 12, 9, 5}));
+  EXPECT_EQ(valuesOf(outs[1]), (std::vector<double>{4, 10, 18, 4, 5, 6}));
+  EXPECT_EQ(outs[2].getI64(0), (int64_t(7) << 40));
+  EXPECT_EQ(outs[2].getI64(2), (int64_t(1) << 42));
+  const char *text = R"(graph g(%x: f32[4, 6]) {
+  %a = cumsum %x axis=1 reverse=true : f32[4, 6]
+  %b = cumprod %x axis=0 : f32[4, 6]
+  return %a, %b
+}
+)";
+  EXPECT_EQ(printGraph(parseGraphs(text, "t.mj")[0]), text);
+  EXPECT_EQ(parseErrorOf("graph g(%x: f32[4]) {\n  %a = cumsum %x axis=0 reverse=1\n  return %a\n}\n"),
+            "t.mj:2:33: error: expected true or false, got '1'");
+}
+
 TEST(Scan, ReferenceWrapsIntegersAndPropagatesNaN) {
   Graph g("s");
   Tensor x = g.input("x", DType::I32, {3});

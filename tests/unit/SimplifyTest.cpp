@@ -326,6 +326,45 @@ TEST(Simplify, AnExclusiveScanShiftsItsInput) {
   expectSameResults(g, s);
 }
 
+TEST(Simplify, AFlippedScanIsTheScanTheOtherWay) {
+  // flip_A(scan(w)) is scan(flip_A(w)), reversed when A holds the scan's
+  // axis; the flips of flip(cumsum(flip(x))) then cancel.
+  Graph g("flipped");
+  Tensor x = g.input("x", DType::F32, {3, 9});
+  Tensor n = g.input("n", DType::I32, {9, 4});
+  g.output(flip(cumsum(flip(x, {1}), 1), {1}), "rev");
+  g.output(flip(cumsum(flip(x, {1}), 1, true), {-1}), "fwd");
+  g.output(flip(cumprod(x, 1), {0, 1}), "both");
+  g.output(flip(cumsum(n, 1), {0}), "other_axis");
+  Graph s = simplifyGraph(g);
+  std::string text = printGraph(s);
+  auto lineOf = [&](const std::string &name) {
+    size_t at = text.find("%" + name + " = ");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_EQ(lineOf("rev"), "%rev = cumsum %x axis=1 reverse=true : f32[3, 9]") << text;
+  EXPECT_EQ(lineOf("fwd"), "%fwd = cumsum %x axis=1 : f32[3, 9]") << text;
+  EXPECT_NE(lineOf("both").find("cumprod %"), std::string::npos) << text;
+  EXPECT_NE(lineOf("both").find("axis=1 reverse=true"), std::string::npos) << text;
+  EXPECT_NE(lineOf("other_axis").find("cumsum %"), std::string::npos) << text;
+  EXPECT_EQ(lineOf("other_axis").find("reverse"), std::string::npos) << text;
+  expectSameResults(g, s);
+}
+
+TEST(Simplify, AScanReadElsewhereKeepsItsFlip) {
+  // The scan is an output too: flipping it again would scan twice.
+  Graph g("kept");
+  Tensor x = g.input("x", DType::F32, {3, 9});
+  Tensor c = cumsum(x, 1);
+  g.output(c, "c");
+  g.output(flip(c, {1}), "f");
+  Graph s = simplifyGraph(g);
+  std::string text = printGraph(s);
+  EXPECT_NE(text.find("%f = flip %c"), std::string::npos) << text;
+  EXPECT_EQ(text.find("reverse"), std::string::npos) << text;
+  expectSameResults(g, s);
+}
+
 TEST(Simplify, OtherShiftsOfAScanStay) {
   // Not the scan's identity, padded behind or on another axis, a slice not
   // from the start: the pad stays after the scan.

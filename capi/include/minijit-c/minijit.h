@@ -176,7 +176,8 @@ MJ_API mjStatus mjGraphAddConstant(mjGraph g, double value, mjDType dtype, mjVal
  *  (docs/FORMAT.md): reductions `axes`/`keepdim`; argmax, argmin, cumsum,
  *  cumprod, slice, concat, take, take_along_axis and iota `axis`; reshape,
  *  broadcast, iota `shape`; permute `axes` (the permutation); cast and iota
- *  `dtype`; slice `start`/`end`/`step`; pad `before`/`after`/`value`. */
+ *  `dtype`; slice `start`/`end`/`step`; pad `before`/`after`/`value`;
+ *  cumsum and cumprod `reverse`. */
 typedef struct mjOpAttributes {
   int32_t numAxes;      /**< -1: not given */
   const int64_t *axes;
@@ -189,6 +190,7 @@ typedef struct mjOpAttributes {
   int32_t numPad;       /**< entries of before and after */
   const int64_t *before, *after;
   double value;
+  int reverse;          /**< cumsum, cumprod: nonzero scans from the last element */
 } mjOpAttributes;
 MJ_API void mjOpAttributesInit(mjOpAttributes *attrs);
 

@@ -6,7 +6,8 @@
 // threads' totals (shuffles) and a block scan of the warps' totals (shared
 // memory) give each thread the prefix before its elements, and the results
 // go back into the tile, read again at consecutive elements for the epilogue
-// and the stores. A carry holds the tiles before. The tile is padded by one
+// and the stores. A carry holds the tiles before. A reversed scan walks the
+// row from its end: slot 0 of the first tile is the row's last element. The tile is padded by one
 // element in 32, so a thread's consecutive elements fall in distinct banks.
 // Sums and products accumulate in f32 (f16/bf16 too), int or long long (i64).
 //===----------------------------------------------------------------------===//
@@ -41,6 +42,21 @@ std::vector<One> scansOf(KernelEmitter &e) {
   return scans;
 }
 
+/// The row's element k at a tile's `slot` (from `first`), and the block
+/// that holds what is done with it: k counts up from the row's start, or
+/// down from its end for a reversed scan (the tiles then walk the row back,
+/// and the prologue's loads and the stores read and write it from the end).
+void openElement(KernelEmitter &e, bool reverse) {
+  std::string K = std::to_string(e.K.K);
+  if (!reverse) {
+    e.W.line("const " + e.Idx + " k = first + slot;");
+    e.W.open("if (k < " + K + ")");
+    return;
+  }
+  e.W.line("const " + e.Idx + " k = " + K + " - 1 - (first + slot); // from the row's end");
+  e.W.open("if (k >= 0)");
+}
+
 } // namespace
 
 void emitScan(KernelEmitter &e, const ScanSchedule &s) {
@@ -50,6 +66,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   std::string items = std::to_string(s.items), tile = std::to_string(int64_t(s.block) * s.items);
   std::string K = std::to_string(k.K), warps = std::to_string(s.block / 32);
   std::vector<One> scans = scansOf(e);
+  const bool reverse = !k.reductions.empty() && k.reductions[0].reverse;
   int64_t tileSize = int64_t(s.block) * s.items;
   std::string padded = std::to_string(tileSize + tileSize / 32);
   for (const One &o : scans) {
@@ -69,8 +86,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   w.line("#pragma unroll");
   w.open("for (int it = 0; it < " + items + "; ++it)");
   w.line("const int slot = it * " + block + " + threadIdx.x;");
-  w.line("const " + Idx + " k = first + slot;");
-  w.open("if (k < " + K + ")");
+  openElement(e, reverse);
   e.elementWork(0, lc, "");
   for (const One &o : scans)
     w.line(o.tile + "[slot + slot / 32] = " + e.ref(k.reductions[o.r].input) + ";");
@@ -133,8 +149,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   w.line("#pragma unroll");
   w.open("for (int it = 0; it < " + items + "; ++it)");
   w.line("const int slot = it * " + block + " + threadIdx.x;");
-  w.line("const " + Idx + " k = first + slot;");
-  w.open("if (k < " + K + ")");
+  openElement(e, reverse);
   for (const One &o : scans)
     for (size_t i = 0; i < k.values.size(); ++i) {
       const KValue &v = k.values[i];

@@ -67,12 +67,12 @@ if want python; then
   echo "pytest: exit $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -20
 fi
 if want samples; then
-  for s in gelu softmax layernorm rmsnorm; do
+  for s in gelu softmax layernorm rmsnorm gpt2_block gpt2_block_train; do
     timeout 60 $bin/minijit run samples/$s.mj --check --profile >> "$out/samples.log" 2>&1
     echo "minijit run samples/$s.mj --check: exit $?"
   done
   timeout 60 $bin/minijit compare samples/softmax.mj 2>&1 | tee "$out/compare.log"
-  for s in gelu softmax layernorm rmsnorm mlp mlp_multi_gpu; do
+  for s in gelu softmax layernorm rmsnorm mlp mlp_multi_gpu gpt2_block; do
     [ -x $bin/sample_$s ] && timeout 120 $bin/sample_$s >> "$out/samples.log" 2>&1 && echo "sample_$s: ok"
   done
 fi

@@ -7,6 +7,10 @@
 # eager, torch.compile, FlexAttention and SDPA (bench/attention/variants_torch.py).
 #
 #     bench/attention/variants/run.sh [MINIJIT [PYTHON]] > variants.log   # from the repository root
+#
+# PYTHON "none" leaves PyTorch out: its compiles (torch.compile and FlexAttention
+# for each of ten variants) take minutes, so it may run on its own, in parts:
+# variants_torch.py --only plain,causal,sliding,alibi,softcap, then --only grouped,cross,padding.
 set -u
 B=${1:-build/bin/minijit}
 P=${2:-python3}
@@ -18,8 +22,9 @@ for f in "$D"/*.mj; do
   echo "== $s"
   "$B" compile "$f" --emit=fused 2>&1 | grep -E '^kernel |schedule|not attention|error'
   python3 bench/attention/variants_torch.py --small "$s" > "$tmp/$s.mj"
-  timeout 120 "$B" run "$tmp/$s.mj" --check 2>&1 | grep -E "check|error"
-  timeout 120 "$B" run "$f" --bench 2>&1 | grep -E "median|copy|error"
+  timeout 120 "$B" run "$tmp/$s.mj" --check 2>&1 | grep -E "check|error|minijit:"
+  timeout 120 "$B" run "$f" --bench 2>&1 | grep -E "median|copy|error|minijit:"
 done
+[ "$P" = none ] && exit 0
 echo "== torch"
 "$P" bench/attention/variants_torch.py

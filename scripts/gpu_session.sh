@@ -4,7 +4,9 @@
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [python] [bench] [anchors] [general] [samples] [train] [tune]
 #                          [sanitize] [random] [mutation] [dlpack] [pictures] [devices] [spread]
-#                          [kernelbench]
+#                          [kernelbench] [attention]
+# attention: bench/attention/variants/run.sh (each attention variant's kernels,
+# its check at small sizes and its time, then bench/attention/variants_torch.py).
 # general: the generalization suite (minijit_bench --suite general, fused) and
 # its PyTorch anchors (bench/torch_general.py) in the same call, joined into
 # general_table.md.
@@ -67,12 +69,12 @@ if want python; then
   echo "pytest: exit $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest.log" | tail -20
 fi
 if want samples; then
-  for s in gelu softmax layernorm rmsnorm; do
+  for s in gelu softmax layernorm rmsnorm gpt2_block gpt2_block_train; do
     timeout 60 $bin/minijit run samples/$s.mj --check --profile >> "$out/samples.log" 2>&1
     echo "minijit run samples/$s.mj --check: exit $?"
   done
   timeout 60 $bin/minijit compare samples/softmax.mj 2>&1 | tee "$out/compare.log"
-  for s in gelu softmax layernorm rmsnorm mlp mlp_multi_gpu; do
+  for s in gelu softmax layernorm rmsnorm mlp mlp_multi_gpu gpt2_block; do
     [ -x $bin/sample_$s ] && timeout 120 $bin/sample_$s >> "$out/samples.log" 2>&1 && echo "sample_$s: ok"
   done
 fi
@@ -104,6 +106,16 @@ fi
 if want anchors; then
   timeout 500 python3 bench/torch_anchor.py --json "$out/anchors.json" 2>&1 | tee "$out/anchors.log"
   [ -f "$out/minijit.json" ] && python3 bench/join.py "$out/minijit.json" "$out/anchors.json" | tee "$out/table.md"
+fi
+if want attention; then
+  # The attention variants of bench/attention/variants (its README): kernels,
+  # a check at small sizes and the time of each, then PyTorch's eager,
+  # torch.compile, FlexAttention and SDPA times, one JSON line a variant.
+  # VARIANTS_TORCH=none leaves PyTorch out (its compiles take minutes).
+  timeout 580 bench/attention/variants/run.sh $bin/minijit ${VARIANTS_TORCH:-python3} \
+    > "$out/attention_variants.log" 2>&1
+  echo "attention variants: exit $?"
+  grep -E "^==|check|median|^\{" "$out/attention_variants.log"
 fi
 if want general; then
   timeout 300 $bin/minijit_bench --suite general --fused-only --no-check --runs 100 \

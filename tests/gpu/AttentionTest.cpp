@@ -5,9 +5,9 @@
 // sequence lengths that are not whole tiles (1, 17, 1000), head dims 32,
 // 64, 80 and 128, f32, f16 and bf16, causal masks from iota, a bias,
 // grouped K/V heads and a soft-cap with a sliding window (masked tiles at
-// the start of a row). Each graph is also checked to compile
-// to the attention kernel (or not, where its rows are too short), so a
-// recognition that silently stops matching fails here.
+// the start of a row), and the GPT-2 block samples. Each graph is also
+// checked to compile to the attention kernel (or not, where its rows are too
+// short), so a recognition that silently stops matching fails here.
 //===----------------------------------------------------------------------===//
 #include "tests/gpu/GpuTest.h"
 
@@ -148,6 +148,18 @@ TEST_F(Attention, SoftCapAndSlidingWindow) {
   Tensor inWindow = logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, 64.0));
   g.output(matmul(softmax(where(inWindow, scores, -INFINITY), -1), v), "o");
   expectAttention(g, true, 23);
+}
+
+/// The GPT-2 block samples: the attention over q, k and v read in place from
+/// the QKV product is one kernel, and the training step's backward is two.
+TEST_F(Attention, Gpt2BlockSamples) {
+  for (const Graph &g : parseFile(samplePath("gpt2_block.mj")))
+    expectAttention(g, true, 29);
+  for (const Graph &g : parseFile(samplePath("gpt2_block_train.mj"))) {
+    std::string fused;
+    EXPECT_EQ(kernelsOfKind(g, {ScheduleKind::AttentionBackward}, fused), 2u) << fused;
+    expectMatches(g, 31);
+  }
 }
 
 } // namespace

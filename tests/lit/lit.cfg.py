@@ -13,6 +13,7 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in"]
 config.substitutions.append(("%minijit", os.path.join(config.minijit_bin_dir, "minijit")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%samples", os.path.join(config.minijit_src_root, "samples")))
+config.substitutions.append(("%bench", os.path.join(config.minijit_src_root, "bench")))
 # lit passes ASAN_OPTIONS, UBSAN_OPTIONS and LSAN_OPTIONS on by itself, but
 # not TSAN_OPTIONS: without it a ThreadSanitizer build (scripts/sanitize.sh
 # thread) runs the tools without tests/sanitizer/tsan.supp and fails on

@@ -32,8 +32,8 @@ arguments.
 
 A long run can go in shards side by side on one GPU: `--shard K/N` picks every
 N-th problem, `--gpu-lock FILE` (the same file for all shards) makes them take
-turns on the GPU for the checks and the timings while the others compile (the
-first, compiling call of each model runs outside the turn), and
+turns on the GPU (a shard holds it from its model's first call to the last
+timing; Inductor compiles outside it, while another shard runs), and
 `--from-json LOG...` prints the table of the shards' saved JSON lines.
 """
 
@@ -208,7 +208,7 @@ def gpuTurn(lockPath):
 def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=True, seeds=sample.SEEDS,
                gpuLock=None, inputBudget=0):
     """Runs one problem file; returns its record (never raises for the problem's own failures).
-    The first call of each compiled model (which compiles) runs outside the GPU turn.
+    Everything but Inductor's compile runs in the GPU turn, without autograd.
     inputBudget (bytes, 0: none) cuts the batch of a problem whose inputs are larger."""
     record = {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
               "minijit_us": None, "direct_us": None, "correct": None, "max_abs_err": None, "islands": None,
@@ -229,7 +229,11 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
         compiled = torch.compile(model, backend="minijit", options=minijitOptions(dev))
         start = backendModule.reportCount()
         correct, worst = True, 0.0
-        with torch.no_grad():  # one call of each outside the GPU turn: the compiled one compiles
+        # All of it in the GPU turn, the first (compiling) calls too: run outside,
+        # their kernels would share the GPU with another shard's timings. And all
+        # of it without autograd, as KernelBench checks and times: under grad mode
+        # dynamo compiles another (training) graph.
+        with torch.no_grad(), gpuTurn(gpuLock):
             torch.manual_seed(seeds)
             first = makeInputs(module, dev, sliceFirst, batchCut)
             phase = "eager"
@@ -237,7 +241,6 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
             phase = "minijit"
             compiled(*first)
             del first
-        with torch.no_grad(), gpuTurn(gpuLock):
             for seed in range(seeds):
                 phase = "eager"
                 torch.manual_seed(seed)
@@ -256,14 +259,7 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
                     record["exact_err"] = (max(seen[0], eagerErr), max(seen[1], minijitErr))
                 correct, worst = correct and close, max(worst, diff)
                 del expected, got
-        reports = backendModule.reportsSince(start)
-        summary = summarize(reports)
-        fallbacks = summary["left"] + summary["failed"]
-        # Random ops left to PyTorch draw in another order than eager's fused kernels: no comparison holds.
-        record["random"] = any("random numbers" in f for f in fallbacks)
-        record.update(correct=None if record["random"] else correct, max_abs_err=worst, islands=summary["islands"],
-                      kernels=summary["kernels"], fallbacks=fallbacks)
-        with gpuTurn(gpuLock):
+            reports = backendModule.reportsSince(start)
             phase = "eager timing"
             record["eager_us"] = common.timeEvents(lambda: model(*inputs), cuda, warmup, runs)
             phase = "minijit timing"
@@ -271,14 +267,20 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
             if cuda:
                 phase = "direct timing"
                 record["direct_us"] = directTime(reports, compiled, inputs, warmup, runs)
+        summary = summarize(reports)
+        fallbacks = summary["left"] + summary["failed"]
+        # Random ops left to PyTorch draw in another order than eager's fused kernels: no comparison holds.
+        record["random"] = any("random numbers" in f for f in fallbacks)
+        record.update(correct=None if record["random"] else correct, max_abs_err=worst, islands=summary["islands"],
+                      kernels=summary["kernels"], fallbacks=fallbacks)
         if inductor:
             phase = "inductor"
             torch._dynamo.reset()
             viaInductor = torch.compile(model)
             with torch.no_grad():
-                viaInductor(*inputs)
-            with gpuTurn(gpuLock):
-                record["inductor_us"] = common.timeEvents(lambda: viaInductor(*inputs), cuda, warmup, runs)
+                viaInductor(*inputs)  # compiles (outside the turn: one call's kernels)
+                with gpuTurn(gpuLock):
+                    record["inductor_us"] = common.timeEvents(lambda: viaInductor(*inputs), cuda, warmup, runs)
     except Exception as e:  # a failing problem is reported; the run goes on
         text = f"{type(e).__name__}: {e}".strip()
         record["error"] = f"{phase}: {text[:600]}"

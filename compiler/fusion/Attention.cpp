@@ -162,20 +162,44 @@ public:
     }
   }
 
-  /// Sets M.causal (AttentionMatch::causal).
+  /// Sets M.causal and M.window from the conditions that mask the logits:
+  /// those of where(c, x, -inf) from the logits down through x (nested
+  /// masks), each split at `and`.
   void findCausalMask() {
-    const Node &w = G.node(M.logits);
-    if (w.op != OpKind::Where)
+    ValueId at = M.logits;
+    while (G.node(at).op == OpKind::Where) {
+      const Node &w = G.node(at), &other = G.node(w.operands[2]);
+      if (other.op != OpKind::Constant || !(std::isinf(other.value) && other.value < 0))
+        return;
+      readCondition(w.operands[0]);
+      at = w.operands[1];
+    }
+  }
+
+  void readCondition(ValueId c) {
+    const Node &n = G.node(c);
+    if (n.op == OpKind::And) {
+      readCondition(n.operands[0]);
+      readCondition(n.operands[1]);
       return;
-    const Node &c = G.node(w.operands[0]), &other = G.node(w.operands[2]);
-    if (other.op != OpKind::Constant || !(std::isinf(other.value) && other.value < 0))
+    }
+    bool flipped = n.op == OpKind::Ge || n.op == OpKind::Gt; // b <= a written a >= b
+    if (n.operands.size() != 2 ||
+        !(n.op == OpKind::Le || n.op == OpKind::Lt || n.op == OpKind::Ge || n.op == OpKind::Gt))
       return;
-    if (c.op != OpKind::Le && c.op != OpKind::Ge)
-      return;
-    // le(key, query) or ge(query, key)
-    ValueId key = c.operands[c.op == OpKind::Le ? 0 : 1];
-    ValueId query = c.operands[c.op == OpKind::Le ? 1 : 0];
-    M.causal = isPosition(key, 1) && isPosition(query, 2);
+    ValueId lo = n.operands[flipped ? 1 : 0], hi = n.operands[flipped ? 0 : 1];
+    bool strict = n.op == OpKind::Lt || n.op == OpKind::Gt;
+    // key <= query: causal
+    if (!strict && isPosition(lo, 1) && isPosition(hi, 2))
+      M.causal = true;
+    // query - key < W (or <= W - 1): a window of W keys
+    const Node &d = G.node(lo), &w = G.node(hi);
+    if (d.op == OpKind::Sub && isPosition(d.operands[0], 2) && isPosition(d.operands[1], 1) &&
+        w.op == OpKind::Constant && w.value >= 1) {
+      int64_t window = static_cast<int64_t>(std::floor(w.value)) + (strict && w.value == std::floor(w.value) ? 0 : 1);
+      if (window >= 1 && (M.window == 0 || window < M.window))
+        M.window = window;
+    }
   }
 
   AttentionMatch M;
@@ -299,6 +323,8 @@ std::string describeAttention(const Graph &g, const AttentionMatch &m) {
     text += ", scale";
   if (m.mask)
     text += m.causal ? ", causal mask" : ", mask";
+  if (m.window > 0)
+    text += llvm::formatv(" (a window of {0} keys)", m.window).str();
   if (m.bias)
     text += ", bias";
   if (m.softcap)

@@ -46,6 +46,11 @@ struct AttentionMatch {
   /// (top-left): every key past a tile's last query row is masked, so the
   /// kernel stops its walk over the keys there.
   bool causal = false;
+  /// The logits keep only keys less than `window` before the query (a
+  /// condition q - k < window over the same positions, in the mask or
+  /// and-ed into it): keys before a tile's first row's window are masked
+  /// for every row of it, so the walk starts there. 0: no window.
+  int64_t window = 0;
   /// K or V is read by fewer batches than the scores have (grouped heads
   /// broadcast along a batch axis): batches of S and those of K and V.
   int64_t batches = 1, kBatches = 1, vBatches = 1;

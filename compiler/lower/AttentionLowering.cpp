@@ -289,6 +289,7 @@ LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
   a.bias = m.bias;
   a.softcap = m.softcap;
   a.causal = m.causal;
+  a.window = m.window;
   a.kBatches = m.kBatches;
   a.vBatches = m.vBatches;
   // FLOPs per output element: the two products, the score work and the

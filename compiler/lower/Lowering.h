@@ -120,6 +120,9 @@ struct KAttention {
   /// The mask is causal (AttentionMatch::causal): keys past a query tile's
   /// last row are skipped.
   bool causal = false;
+  /// Keys this many or more before a query are masked (AttentionMatch::window):
+  /// the tiles before a query tile's first row's window are skipped. 0: none.
+  int64_t window = 0;
   int64_t kBatches = 1, vBatches = 1; ///< fewer than the batches: heads broadcast
   /// The rows' max and sum of the softmax (one column): written by the
   /// forward when a fused backward reads them, read by the backward.

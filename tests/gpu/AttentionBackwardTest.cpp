@@ -97,6 +97,22 @@ TEST_F(AttentionBackward, GroupedKVHeadsSumTheirGradients) {
   }
 }
 
+TEST_F(AttentionBackward, SlidingWindowStartsTheQueriesWalk) {
+  // dQ's walk over the keys starts at the window, as the forward's does.
+  for (int64_t window : {1, 37, 200}) {
+    int64_t s = 300, d = 64;
+    Graph g(name("window_train" + std::to_string(window), DType::F32, s, d));
+    Tensor q = g.input("q", DType::F32, {1, 2, s, d});
+    Tensor k = g.input("k", DType::F32, {1, 2, s, d});
+    Tensor v = g.input("v", DType::F32, {1, 2, s, d});
+    Tensor scores = matmul(q, transpose(k)) * 0.125;
+    Tensor keyPos = iota(g, {s, s}, 1), queryPos = iota(g, {s, s}, 0);
+    Tensor kept = logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, double(window)));
+    train(g, matmul(softmax(where(kept, scores, -INFINITY), -1), v), {{q, "dq"}, {k, "dk"}, {v, "dv"}});
+    expectBackward(g, true, 59);
+  }
+}
+
 TEST_F(AttentionBackward, ABiasWithoutAGradient) {
   int64_t s = 1000, d = 80;
   Graph g(name("bias_train", DType::F32, s, d));

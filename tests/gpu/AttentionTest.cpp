@@ -150,6 +150,33 @@ TEST_F(Attention, SoftCapAndSlidingWindow) {
   expectAttention(g, true, 23);
 }
 
+TEST_F(Attention, SlidingWindowsStartTheWalkAtTheWindow) {
+  // qpos - kpos < W (and-ed with causal, or nested, or <= W - 1): each query
+  // tile's walk over the keys starts at the tile of its first row's first
+  // key kept. Windows of 1 key, not a multiple of the tile, longer than the
+  // sequence; the tensor cores' kernel (bf16) and the CUDA cores' (f32).
+  for (DType t : {DType::F32, DType::BF16})
+    for (int64_t s : {17, 1000})
+      for (int64_t window : {1, 50, 64, 301, 5000}) {
+        int64_t d = 64;
+        Graph g(name("window" + std::to_string(window), t, s, d));
+        Tensor q = g.input("q", t, {1, 2, s, d});
+        Tensor k = g.input("k", t, {1, 2, s, d});
+        Tensor v = g.input("v", t, {1, 2, s, d});
+        Tensor scores = matmul(q, transpose(k)) * (1.0 / std::sqrt(double(d)));
+        Tensor keyPos = iota(g, {s, s}, 1), queryPos = iota(g, {s, s}, 0);
+        Tensor masked =
+            window % 2 == 0
+                ? where(logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, double(window))),
+                        scores, -INFINITY)
+                : where(le(keyPos, queryPos),
+                        where(le(queryPos - keyPos, double(window - 1)), scores, -INFINITY),
+                        -INFINITY);
+        g.output(matmul(softmax(masked, -1), v), "o");
+        expectAttention(g, true, 53);
+      }
+}
+
 /// The GPT-2 block samples: the attention over q, k and v read in place from
 /// the QKV product is one kernel, and the training step's backward is two.
 TEST_F(Attention, Gpt2BlockSamples) {

@@ -36,8 +36,8 @@ public:
                .str());
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int j = 0; j < {0}; ++j) mj_o[j] = 0.0f;", outPerThread()).str());
-    std::string keys = attentionKeyBound(E, S.br);
-    W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
+    std::string keys = attentionKeyBound(E, S.br), first = attentionKeyStart(E, S.bc);
+    W.open(llvm::formatv("for ({0} n0 = {3}; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc, first).str());
     W.line("__syncthreads(); // every thread is done with the last tile of V and probabilities");
     loadTile("K", MM.bParam, MM.K, "mj_kBatch", MM.bStrideN, MM.bStrideK);
     W.line("__syncthreads();");

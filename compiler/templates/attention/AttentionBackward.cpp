@@ -297,8 +297,8 @@ private:
     W.line("const " + E.Idx + " m = m0 + mj_row;");
     loadQueries();
     accumulators("mj_dq", MM.K);
-    std::string keys = attentionKeyBound(E, S.br);
-    W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
+    std::string keys = attentionKeyBound(E, S.br), first = attentionKeyStart(E, S.bc);
+    W.open(llvm::formatv("for ({0} n0 = {3}; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc, first).str());
     W.line("__syncthreads(); // every thread is done with the last tiles");
     loadKeys("n0");
     W.line("__syncthreads();");

@@ -17,6 +17,21 @@ std::string attentionKeyBound(KernelEmitter &e, unsigned rows) {
   return "mj_keys";
 }
 
+std::string attentionKeyStart(KernelEmitter &e, unsigned cols) {
+  int64_t window = e.K.attention->window;
+  if (window <= 0)
+    return "0";
+  e.W.line(llvm::formatv("// The mask keeps {0} keys before each query: keys before the tile's first "
+                         "row's window are masked for every row of it, so the walk starts at "
+                         "the tile holding the first key kept",
+                         window)
+               .str());
+  e.W.line(llvm::formatv("const {0} mj_firstKey = m0 >= {1} ? (m0 - {1}) / {2} * {2} : 0;", e.Idx,
+                         window - 1, cols)
+               .str());
+  return "mj_firstKey";
+}
+
 void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds,
                         const std::function<void()> &inside) {
   const LoweredKernel &k = e.K;

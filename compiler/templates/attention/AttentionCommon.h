@@ -18,6 +18,11 @@ class KernelEmitter;
 /// (those past it are masked for every row of the tile), declared as mj_keys.
 std::string attentionKeyBound(KernelEmitter &e, unsigned rows);
 
+/// The first key of the walk, a multiple of `cols` (the keys a tile): 0, or
+/// with a window of W keys the tile holding key m0 - W + 1 (the keys before
+/// it are masked for every row of the tile), declared as mj_firstKey.
+std::string attentionKeyStart(KernelEmitter &e, unsigned cols);
+
 /// For the score at (m, n), whose product element is `dot`: -inf past the
 /// ends (`pastEnds` says which, as a comment), else the graph's work on the
 /// scores (scale, mask, bias, soft-cap) computed into mj_score, the value the

@@ -35,8 +35,8 @@ public:
     loadTile("Q's tile, once", "mj_q", MM.aParam, MM.K, qStride(), "m0", MM.M, "mj_qBatch",
              MM.aStrideM, MM.aStrideK, MM.aBase, S.br);
     W.line("mj_cp_async_commit();");
-    std::string keys = attentionKeyBound(E, S.br);
-    loadTile("K's first tile", "mj_k", MM.bParam, MM.K, kStride(), "0", MM.N, "mj_kBatch",
+    std::string keys = attentionKeyBound(E, S.br), first = attentionKeyStart(E, S.bc);
+    loadTile("K's first tile", "mj_k", MM.bParam, MM.K, kStride(), first, MM.N, "mj_kBatch",
              MM.bStrideN, MM.bStrideK, MM.bBase, S.bc);
     W.line("mj_cp_async_commit();");
     W.line("mj_cp_async_wait<1>(); // Q's tile is in (K's may still be on its way)");
@@ -55,7 +55,7 @@ public:
                .str());
     // K's tile n0 is copied while the last tile's P V runs, V's while S and
     // the softmax of this one run (cp.async where rows are whole 16 bytes).
-    W.open(llvm::formatv("for ({0} n0 = 0; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc).str());
+    W.open(llvm::formatv("for ({0} n0 = {3}; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc, first).str());
     W.line("mj_cp_async_wait<0>();");
     W.line("__syncthreads(); // K's tile is in; every warp is done with the last tile of V");
     loadTile("V's tile of keys n0 ...", "mj_v", A.vParam, A.valueDim, vStride(), "n0", MM.N,

@@ -182,10 +182,7 @@ private:
       if (out(s.operands[0]).shape[n.axis] == 1)
         return s.operands[0];
       return emit(s);
-    case OpClass::Concat:
-      if (s.operands.size() == 1)
-        return s.operands[0];
-      return emit(s);
+    case OpClass::Concat: return concatOf(s);
     case OpClass::View:
       if (n.op == OpKind::Slice)
         return sliceOf(s);
@@ -309,18 +306,45 @@ private:
     return emit(s);
   }
 
+  /// A concat of one operand is that operand; a `full` at either end along
+  /// the axis (a block of one value) is a pad of the rest by that value, a
+  /// view its readers fold into their loads: torch.cat((zeros, y)), the
+  /// exclusive scan's shift as PyTorch code often writes it, included.
+  ValueId concatOf(const NodeSpec &s) {
+    if (s.operands.size() == 1)
+      return s.operands[0];
+    bool front = out(s.operands.front()).op == OpKind::Full;
+    if (!front && out(s.operands.back()).op != OpKind::Full)
+      return emit(s);
+    const Node &full = out(front ? s.operands.front() : s.operands.back());
+    NodeSpec pad;
+    pad.op = OpKind::Pad;
+    pad.before = pad.after = DimVector(full.shape.rank(), 0);
+    (front ? pad.before : pad.after)[s.axis] = full.shape[s.axis];
+    pad.value = full.value;
+    pad.name = s.name;
+    NodeSpec rest = s;
+    rest.operands.erase(front ? rest.operands.begin() : rest.operands.end() - 1);
+    rest.name.clear();
+    pad.operands = {concatOf(rest)};
+    return padOf(pad);
+  }
+
   /// An exclusive scan written as the inclusive one shifted along its axis,
-  /// pad(slice(scan(x), 0 .. e), before = k) with the scan's identity (0 for
-  /// cumsum, 1 for cumprod), is the scan of x shifted the same way:
-  /// scan(pad(slice(x, 0 .. e), before = k)). The shift is then views in the
-  /// scan kernel's loads, one kernel where the shifted result took a copy
-  /// kernel of its own. The products and sums are the same, the identity
-  /// first (exact). Other forms: nullopt.
+  /// pad(slice(scan(x), 0 .. e), before = k) or pad(scan(slice(x, 0 .. e)),
+  /// before = k) (the same values: a scan's first e elements are those of
+  /// the first e) with the scan's identity (0 for cumsum, 1 for cumprod), is
+  /// the scan of x shifted the same way: scan(pad(slice(x, 0 .. e), before =
+  /// k)). The shift is then views in the scan kernel's loads, one kernel
+  /// where the shifted result took a copy kernel of its own. The products
+  /// and sums are the same, the identity first (exact). Other forms: nullopt.
   std::optional<ValueId> shiftedScan(const NodeSpec &pad) {
-    const Node &slice = out(pad.operands[0]);
+    const Node &operand = out(pad.operands[0]);
+    bool scanFirst = operand.cls() == OpClass::Scan; // pad(scan(slice(x)))
+    const Node &slice = scanFirst ? out(operand.operands[0]) : operand;
     if (slice.op != OpKind::Slice || slice.start != 0 || slice.step != 1)
       return std::nullopt;
-    const Node &scan = out(slice.operands[0]);
+    const Node &scan = scanFirst ? operand : out(slice.operands[0]);
     if (scan.cls() != OpClass::Scan || scan.axis != slice.axis || scan.reverse)
       return std::nullopt;
     for (size_t d = 0; d < pad.before.size(); ++d)
@@ -330,10 +354,14 @@ private:
       return std::nullopt;
     // The specs first: emit adds nodes, which may move `slice` and `scan`.
     NodeSpec x = specOf(slice), s = specOf(scan);
-    x.operands = {scan.operands[0]};
-    x.name.clear();
+    ValueId sliced = scan.operands[0];
+    if (!scanFirst) {
+      x.operands = {scan.operands[0]};
+      x.name.clear();
+      sliced = emit(x);
+    }
     NodeSpec shifted = pad;
-    shifted.operands = {emit(x)};
+    shifted.operands = {sliced};
     shifted.name.clear();
     s.operands = {emit(shifted)};
     s.name = pad.name;

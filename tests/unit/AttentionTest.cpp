@@ -75,19 +75,30 @@ TEST(Attention, CausalMaskFromIotaAndWhereIsHeld) {
       << g.detail->kernels[0].cuda;
 }
 
-TEST(Attention, OnlyAMaskOfKeyAtMostQueryIsCausal) {
-  // A sliding window (key <= query and query - key < 10) masks more than a
-  // causal mask; the walk over the keys is not cut short for it, nor for
-  // key >= query.
-  for (std::string cond : {"  %near = lt %dist, 10\n  %c = and %c0, %near\n", "  %c = ge %ki, %qi\n"}) {
-    std::string work = "  %qi = iota shape=[100, 100] axis=0 dtype=i32\n"
-                       "  %ki = iota shape=[100, 100] axis=1 dtype=i32\n  %c0 = le %ki, %qi\n"
-                       "  %dist = sub %qi, %ki\n" + cond + "  %t = where %c, %s, -inf\n";
-    CompiledGraph g = compiled(attention("f32", 100, 100, 64, work));
-    ASSERT_EQ(attentionKernels(g), 1u) << g.fusedText();
-    EXPECT_TRUE(says(g, "], mask, softmax")) << g.fusedText();
-    EXPECT_EQ(g.detail->kernels[0].cuda.find("mj_keys"), std::string::npos);
-  }
+TEST(Attention, ASlidingWindowBoundsTheWalkAtBothEnds) {
+  // key <= query and query - key < 10: the walk over the keys stops at the
+  // diagonal and starts at the tile of the window's first key.
+  std::string work = "  %qi = iota shape=[100, 100] axis=0 dtype=i32\n"
+                     "  %ki = iota shape=[100, 100] axis=1 dtype=i32\n  %c0 = le %ki, %qi\n"
+                     "  %dist = sub %qi, %ki\n  %near = lt %dist, 10\n  %c = and %c0, %near\n"
+                     "  %t = where %c, %s, -inf\n";
+  CompiledGraph g = compiled(attention("f32", 100, 100, 64, work));
+  ASSERT_EQ(attentionKernels(g), 1u) << g.fusedText();
+  EXPECT_TRUE(says(g, ", causal mask (a window of 10 keys), softmax")) << g.fusedText();
+  EXPECT_NE(g.detail->kernels[0].cuda.find("n0 = mj_firstKey; n0 < mj_keys"), std::string::npos)
+      << g.detail->kernels[0].cuda;
+}
+
+TEST(Attention, AMaskOfKeyAtLeastQueryIsNotCausal) {
+  // key >= query keeps the keys past the diagonal: the walk is not cut short.
+  std::string work = "  %qi = iota shape=[100, 100] axis=0 dtype=i32\n"
+                     "  %ki = iota shape=[100, 100] axis=1 dtype=i32\n  %c = ge %ki, %qi\n"
+                     "  %t = where %c, %s, -inf\n";
+  CompiledGraph g = compiled(attention("f32", 100, 100, 64, work));
+  ASSERT_EQ(attentionKernels(g), 1u) << g.fusedText();
+  EXPECT_TRUE(says(g, "], mask, softmax")) << g.fusedText();
+  EXPECT_EQ(g.detail->kernels[0].cuda.find("mj_keys"), std::string::npos);
+  EXPECT_EQ(g.detail->kernels[0].cuda.find("mj_firstKey"), std::string::npos);
 }
 
 TEST(Attention, AdditiveBiasAndSoftCapAreHeld) {

@@ -365,6 +365,23 @@ TEST(Simplify, AScanReadElsewhereKeepsItsFlip) {
   expectSameResults(g, s);
 }
 
+TEST(Simplify, AConcatWithAFullIsAPadAndAnExclusiveScan) {
+  // cat((zeros, cumsum(x[:, :-1])), 1), KernelBench's exclusive cumsum: the
+  // full becomes a pad, the pad of the scan of a prefix the scan of x shifted.
+  Graph g("cat");
+  Tensor x = g.input("x", DType::F32, {3, 9});
+  Tensor i = g.input("i", DType::I32, {3, 9});
+  g.output(concat({full(g, {3, 1}, 0.0), cumsum(slice(x, 1, 0, 8), 1)}, 1), "e");
+  g.output(concat({x, full(g, {3, 2}, -1.0), full(g, {3, 4}, 2.0)}, 1), "behind");
+  g.output(concat({full(g, {2, 9}, 7.0, DType::I32), i}, 0), "rows");
+  Graph s = simplifyGraph(g);
+  std::string text = printGraph(s);
+  EXPECT_NE(text.find("%e = cumsum %"), std::string::npos) << text;
+  EXPECT_EQ(text.find("concat"), std::string::npos) << text;
+  EXPECT_NE(text.find("before=[2, 0] after=[0, 0] value=7"), std::string::npos) << text;
+  expectSameResults(g, s);
+}
+
 TEST(Simplify, OtherShiftsOfAScanStay) {
   // Not the scan's identity, padded behind or on another axis, a slice not
   // from the start: the pad stays after the scan.

@@ -27,6 +27,8 @@ def workloads():
         ("cumprod_f32_32768x1000", [((32768, 1000), f32)], lambda x: torch.cumprod(x, 1)),
         ("cumsum_reverse_f32_4096x32768", [((4096, 32768), f32)],
          lambda x: torch.cumsum(x.flip(1), 1).flip(1)),
+        ("cumsum_exclusive_f32_4096x32768", [((4096, 32768), f32)],
+         lambda x: torch.cat((torch.zeros_like(x[:, :1]), torch.cumsum(x[:, :-1], 1)), 1)),
     ]
 
 

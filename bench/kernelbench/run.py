@@ -106,13 +106,34 @@ def cutSize(size, cut):
     return max(min(size, 2), size // cut)
 
 
+def leadingSize(module):
+    """The name of the module's int global that sizes its first input's first
+    dim (the first defined, where several have that value): get_inputs reads
+    it at call time. None where none does (or get_inputs cannot run on meta)."""
+    try:
+        with torch.device("meta"):
+            values = module.get_inputs()
+    except Exception:
+        return None
+    first = next((v for v in values if isinstance(v, torch.Tensor) and v.dim() > 0), None)
+    if first is None:
+        return None
+    for name, value in vars(module).items():
+        if not name.startswith("_") and type(value) is int and value == first.shape[0]:
+            return name
+    return None
+
+
 def cutBatch(module, cut):
     """Divides the problem's batch by `cut`: its batch_size global where it has
-    one (get_inputs reads it at call time), else the first dim of each input."""
+    one, else the global that sizes the first input's first dim (M of A [M, K]
+    @ B [K, 1], b of an einsum's [b, i, j, l]); both read by get_inputs at call
+    time. Else the first dim of each input is sliced (True)."""
     if cut <= 1:
         return False
-    if isinstance(getattr(module, "batch_size", None), int):
-        module.batch_size = cutSize(module.batch_size, cut)
+    name = "batch_size" if isinstance(getattr(module, "batch_size", None), int) else leadingSize(module)
+    if name is not None:
+        setattr(module, name, cutSize(getattr(module, name), cut))
         return False
     return True
 
@@ -293,6 +314,26 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
     return record
 
 
+def runWithRetry(path, level, **options):
+    """runProblem, run again where the first try failed for want of memory
+    (with four times the batch cut: other shards hold memory too) or where
+    eager itself refused the cut sizes (a problem whose shapes only agree at
+    the published sizes, such as a batch equal to a feature size: at them).
+    The record says what the first try met."""
+    record = runProblem(path, level, **options)
+    error = record["error"] or ""
+    again = None
+    if "OutOfMemoryError" in error:
+        again = dict(options, batchCut=record["batch_cut"] * 4)
+    elif record["batch_cut"] > 1 and error.startswith("eager: RuntimeError"):
+        again = dict(options, batchCut=1, inputBudget=0)
+    if again is None:
+        return record
+    retried = runProblem(path, level, **again)
+    retried["first_try"] = f"batch ÷ {record['batch_cut']}: {error[:200]}"
+    return retried
+
+
 def directTime(reports, compiled, inputs, warmup, runs):
     """The summed medians of the problem's islands run alone on the GPU (the
     tensors each got in one more call of the compiled model); None without islands."""
@@ -390,7 +431,8 @@ def markdown(records):
             ok = "random"
         elif r["correct"] and r.get("exact_err"):
             ok = "yes (f64)"
-        error = (r["error"] or "").replace("|", "/").replace("\n", " ")[:80]
+        error = r["error"] or (f"retried; the first try, {r['first_try']}" if r.get("first_try") else "")
+        error = error.replace("|", "/").replace("\n", " ")[:80]
         lines.append(f"| {r['level']} | {r['name']} | {r.get('batch_cut', 1)} | {fmt(r['eager_us'])} "
                      f"| {fmt(r['inductor_us'])} "
                      f"| {fmt(r['minijit_us'])} | {fmt(se, '.2f')} | {fmt(si, '.2f')} | {fmt(direct)} "
@@ -493,7 +535,7 @@ def main(argv=None):
     options = dict(dev=a.device, batchCut=a.batch_cut, runs=a.runs, warmup=a.warmup, inductor=not a.no_inductor,
                    gpuLock=a.gpu_lock, inputBudget=a.input_budget_mib << 20)
     if a.one is not None:  # the child of --isolate
-        print(json.dumps(withTimeout(a.timeout, runProblem, a.one, a.one_level, **options)), flush=True)
+        print(json.dumps(withTimeout(a.timeout, runWithRetry, a.one, a.one_level, **options)), flush=True)
         return 0
     only = [s.strip() for s in a.only.split(",") if s.strip()]
     problems = findProblems(a.root, a.levels, only, skipConv=not a.with_conv)
@@ -514,7 +556,7 @@ def main(argv=None):
             record = runIsolated(path, level, a)
         else:
             try:
-                record = withTimeout(a.timeout, runProblem, path, level, **options)
+                record = withTimeout(a.timeout, runWithRetry, path, level, **options)
             except ProblemTimeout as e:  # raised outside runProblem's own handler
                 record = {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
                           "minijit_us": None, "direct_us": None, "correct": None, "max_abs_err": None, "islands": None,

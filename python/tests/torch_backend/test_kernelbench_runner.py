@@ -51,6 +51,24 @@ def get_init_inputs():
     return []
 '''
 
+MATVEC = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+M = 64
+K = 48
+
+def get_inputs():
+    return [torch.rand(M, K), torch.rand(K, 1)]
+
+def get_init_inputs():
+    return []
+'''
+
 CONV = '''
 import torch.nn as nn
 
@@ -90,6 +108,53 @@ def test_batch_cut_shrinks_the_inputs(tmp_path):
     assert run.makeInputs(module, "cpu", False, 4)[0].shape[0] == 16
     assert run.cutBatch(module, 1000) is False and module.batch_size == 2
     assert [run.cutSize(n, 1000) for n in (1, 2, 3, 4000)] == [1, 2, 2, 4]
+
+
+def test_input_budget_cuts_through_the_sizing_global(tmp_path):
+    # No batch_size: M, the first input's first dim, is cut (B [K, 1] is left whole),
+    # by the power of two that brings the inputs within the budget.
+    run = runner()
+    path = tmp_path / "4_MatVec.py"
+    path.write_text(MATVEC)
+    module = run.sample.load("matvec_probe", path=str(path))
+    assert run.inputBytes(module) == (64 * 48 + 48) * 4
+    assert run.memoryCut(module, 0) == 1
+    assert run.memoryCut(module, (16 * 48 + 48) * 4) == 4
+    assert run.leadingSize(module) == "M"
+    assert run.cutBatch(module, 4) is False and module.M == 16 and module.K == 48
+    record = run.runProblem(str(path), 1, dev="cpu", runs=1, warmup=0, inductor=False,
+                            inputBudget=(16 * 48 + 48) * 4)
+    assert record["error"] is None and record["correct"] is True
+    assert record["batch_cut"] == 4
+
+
+def test_float64_check_judges_what_the_tolerance_cannot():
+    # Sums that cancel: eager's and any other order's results differ from the exact
+    # value by rounding; the check compares each with a float64 run of the model.
+    run = runner()
+
+    class Sum(torch.nn.Module):
+        def forward(self, x):
+            return x.sum(dim=1)
+
+    x = torch.randn(4, 100000) * 1e4
+    eager = Sum()(x)
+    other = x.flip(1).sum(dim=1)
+    eagerErr, otherErr = run.float64Errors(Sum(), [x], eager, other)
+    assert 0 < eagerErr and 0 < otherErr < 10 * eagerErr
+    wrong = eager + 100.0  # far past the rounding of either order
+    assert run.float64Errors(Sum(), [x], eager, wrong)[1] > 2 * eagerErr
+
+
+def test_table_marks_random_and_float64_problems():
+    run = runner()
+    base = {"level": 2, "max_abs_err": 0.0, "islands": 1, "kernels": 1, "fallbacks": [], "error": None,
+            "eager_us": 10.0, "inductor_us": 10.0, "minijit_us": 10.0, "direct_us": 10.0}
+    table = run.markdown([dict(base, name="r", correct=None, random=True, batch_cut=1),
+                          dict(base, name="f", correct=True, exact_err=(1e-3, 1.5e-3), batch_cut=8)])
+    assert "| 2 | r | 1 |" in table and "| random |" in table
+    assert "| 2 | f | 8 |" in table and "| yes (f64) |" in table
+    assert "random (not comparable with eager) 1; batch cut to fit memory 1; correct by the float64 check 1" in table
 
 
 def test_failing_problem_reported(tmp_path):

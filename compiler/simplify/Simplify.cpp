@@ -109,8 +109,11 @@ private:
       k += s.shape.str() + Shape(s.perm).str();
       if (s.op == OpKind::Slice)
         k += llvm::formatv("a{0}s{1}e{2}k{3}", s.axis, s.start, s.end, s.step).str();
-      if (s.op == OpKind::Pad)
-        k += Shape(s.before).str() + Shape(s.after).str() + "=" + literalText(s.value, DType::F32);
+      if (s.op == OpKind::Pad) { // the value's bits: an i32 pad of 1e9 is not one of 1e9 + 1
+        uint64_t bits;
+        std::memcpy(&bits, &s.value, 8);
+        k += Shape(s.before).str() + Shape(s.after).str() + "=" + std::to_string(bits);
+      }
       if (s.op == OpKind::Flip)
         k += "flip" + Shape(*s.axes).str();
       break;

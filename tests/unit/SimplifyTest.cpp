@@ -380,6 +380,14 @@ TEST(Simplify, AConcatWithAFullIsAPadAndAnExclusiveScan) {
   EXPECT_EQ(text.find("concat"), std::string::npos) << text;
   EXPECT_NE(text.find("before=[2, 0] after=[0, 0] value=7"), std::string::npos) << text;
   expectSameResults(g, s);
+  // Pads by large integers that one f32 would round together stay apart.
+  Graph h("big");
+  Tensor j = h.input("j", DType::I32, {4, 8});
+  h.output(concat({full(h, {4, 1}, 1000000000.0, DType::I32), j}, 1), "a");
+  h.output(concat({full(h, {4, 1}, 1000000001.0, DType::I32), j}, 1), "b");
+  Graph t = simplifyGraph(h);
+  EXPECT_NE(printGraph(t).find("value=1000000001"), std::string::npos) << printGraph(t);
+  expectSameResults(h, t);
 }
 
 TEST(Simplify, OtherShiftsOfAScanStay) {

@@ -21,9 +21,9 @@ std::string attentionKeyStart(KernelEmitter &e, unsigned cols) {
   int64_t window = e.K.attention->window;
   if (window <= 0)
     return "0";
-  e.W.line(llvm::formatv("// The mask keeps {0} keys before each query: keys before the tile's first "
-                         "row's window are masked for every row of it, so the walk starts at "
-                         "the tile holding the first key kept",
+  e.W.line(llvm::formatv("// The mask hides the keys {0} or more before each query: those before "
+                         "the tile's first row's window are hidden from every row of it, so the "
+                         "walk starts at the tile holding the first key kept",
                          window)
                .str());
   e.W.line(llvm::formatv("const {0} mj_firstKey = m0 >= {1} ? (m0 - {1}) / {2} * {2} : 0;", e.Idx,

@@ -121,6 +121,14 @@ private:
   }
   bool isIdent(llvm::StringRef s) const { return Cur.kind == Tok::Ident && Cur.text == s; }
 
+  /// `true` or `false`, an attribute's value.
+  bool parseBool() {
+    Token v = expect(Tok::Ident, "true or false");
+    if (v.text != "true" && v.text != "false")
+      error(v, "expected true or false, got " + describe(v));
+    return v.text == "true";
+  }
+
   int64_t parseInt(const Token &t, llvm::StringRef what) {
     llvm::StringRef s = t.text;
     bool neg = s.consume_front("-");
@@ -483,15 +491,9 @@ private:
     } else if (key.text == "axes" && cls == OpClass::Reduce && !isArgReduction(spec.op)) {
       spec.axes = parseIntList("axis");
     } else if (key.text == "keepdim" && cls == OpClass::Reduce) {
-      Token v = expect(Tok::Ident, "true or false");
-      if (v.text != "true" && v.text != "false")
-        error(v, "expected true or false, got " + describe(v));
-      spec.keepdim = v.text == "true";
+      spec.keepdim = parseBool();
     } else if (key.text == "reverse" && cls == OpClass::Scan) {
-      Token v = expect(Tok::Ident, "true or false");
-      if (v.text != "true" && v.text != "false")
-        error(v, "expected true or false, got " + describe(v));
-      spec.reverse = v.text == "true";
+      spec.reverse = parseBool();
     } else if (key.text == "axes" && spec.op == OpKind::Flip) {
       spec.axes = parseIntList("axis");
     } else if (key.text == "perm" && spec.op == OpKind::Permute) {

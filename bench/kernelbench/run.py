@@ -40,6 +40,7 @@ timing; Inductor compiles outside it, while another shard runs), and
 import argparse
 import collections
 import contextlib
+import copy
 import fcntl
 import json
 import math
@@ -106,15 +107,21 @@ def cutSize(size, cut):
     return max(min(size, 2), size // cut)
 
 
+def metaInputs(module):
+    """The problem's inputs at its published sizes on the meta device (nothing
+    allocated); None where get_inputs cannot run there."""
+    try:
+        with torch.device("meta"):
+            return module.get_inputs()
+    except Exception:  # a problem that builds its inputs otherwise
+        return None
+
+
 def leadingSize(module):
     """The name of the module's int global that sizes its first input's first
     dim (the first defined, where several have that value): get_inputs reads
     it at call time. None where none does (or get_inputs cannot run on meta)."""
-    try:
-        with torch.device("meta"):
-            values = module.get_inputs()
-    except Exception:
-        return None
+    values = metaInputs(module) or []
     first = next((v for v in values if isinstance(v, torch.Tensor) and v.dim() > 0), None)
     if first is None:
         return None
@@ -139,12 +146,10 @@ def cutBatch(module, cut):
 
 
 def inputBytes(module):
-    """The bytes of the problem's inputs at its published sizes, made on the meta
-    device (nothing allocated); None where get_inputs cannot run there."""
-    try:
-        with torch.device("meta"):
-            values = module.get_inputs()
-    except Exception:  # a problem that builds its inputs otherwise: no estimate
+    """The bytes of the problem's inputs at its published sizes (metaInputs);
+    None where get_inputs cannot run on the meta device."""
+    values = metaInputs(module)
+    if values is None:
         return None
     return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
@@ -197,7 +202,7 @@ def float64Errors(model, inputs, expected, got):
     zero of long sums, a result as close to the exact one as eager's is correct.
     The caller checks only outputs whose count and shapes agree with eager's."""
     try:
-        exact = tensors(copyModel(model).double()(*[v.double() if isinstance(v, torch.Tensor)
+        exact = tensors(copy.deepcopy(model).double()(*[v.double() if isinstance(v, torch.Tensor)
                                                       and v.is_floating_point() else v for v in inputs]))
     except Exception:  # a model that makes f32 tensors of its own: no float64 run, not judged close
         return math.inf, math.inf
@@ -205,11 +210,6 @@ def float64Errors(model, inputs, expected, got):
     def worst(outs):
         return max(((o.double() - e).abs().max().item() for o, e in zip(outs, exact) if e.numel()), default=0.0)
     return worst(tensors(expected)), worst(tensors(got))
-
-
-def copyModel(model):
-    import copy
-    return copy.deepcopy(model)
 
 
 def minijitOptions(dev):

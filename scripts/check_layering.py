@@ -18,8 +18,17 @@ rows/, ...) sit between the interface and the registry:
     < templates/*.cpp (the registry and the scheduling stage, which reach the
       families' rules through the interface)
 
-and no family includes another's headers. Prints each violation as
-FILE:LINE: and exits 1 when there is one.
+and no family includes another's headers. The templates' parameters are the
+exception, read by every stage from scheduling on: each family's parameter
+structs (templates/<family>/*Params.h), the base they share
+(templates/LaunchGeometry.h), their list (templates/Params.h) and the
+registry of templates (templates/Templates.def) sit between lowering and
+scheduling:
+
+  lower < the templates' parameters < schedule
+
+and include nothing later; no family's parameters include another family's.
+Prints each violation as FILE:LINE: and exits 1 when there is one.
 
   scripts/check_layering.py [ROOT]     ROOT: the repository (default: this script's parent)
 """
@@ -33,6 +42,10 @@ LAYERS = ["ir", "runtime", "compiler/simplify", "compiler/fusion", "compiler/low
 # The folder of template families: templates/FAMILY/ for any FAMILY. Files
 # directly in it are its interface (headers) or its registry (sources).
 FAMILIES = "compiler/templates"
+# The templates' parameters, a layer of their own between lowering and
+# scheduling: files of FAMILIES (or of a family in it) with these names.
+PARAMS = "compiler/templates (parameters)"
+PARAMS_FILES = ("LaunchGeometry.h", "Params.h", "Templates.def")
 # Folders above the library: they may include any layer.
 TOP = ["tools", "capi"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -40,7 +53,10 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 def layer_of(path: str):
     """The layer a repository path (a file or an include) belongs to, or None."""
-    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    folder, _, name = path.rpartition("/")
+    if folder.startswith(FAMILIES) and (name in PARAMS_FILES or name.endswith("Params.h")):
+        family = folder[len(FAMILIES) + 1:].split("/")[0]
+        return PARAMS + ("/" + family if family else "")
     if folder.startswith(FAMILIES + "/"):
         return FAMILIES + "/" + folder[len(FAMILIES) + 1:].split("/")[0]
     if folder == FAMILIES:
@@ -54,11 +70,22 @@ def layer_of(path: str):
 def rank_of(layer: str, rank: dict):
     """A layer's place in the order: a template family's is between the
     templates' interface and their registry."""
+    if layer.startswith(PARAMS):
+        return rank["compiler/schedule"] - 0.5
     if layer == FAMILIES + " (interface)":
         return rank[FAMILIES] - 0.5
     if layer.startswith(FAMILIES + "/"):
         return rank[FAMILIES] - 0.25
     return rank[layer]
+
+
+def family_of(layer: str):
+    """The template family a layer belongs to (its folder's name, for its
+    rules and bodies or its parameters), or None."""
+    for prefix in (FAMILIES + "/", PARAMS + "/"):
+        if layer.startswith(prefix):
+            return layer[len(prefix):]
+    return None
 
 
 def main() -> int:
@@ -82,8 +109,8 @@ def main() -> int:
                     bad.append(f"{rel}:{n}: includes {m.group(1)}, of a folder above the library")
                 elif target is not None and rank_of(target, rank) > rank_of(mine, rank):
                     bad.append(f"{rel}:{n}: {mine} includes {m.group(1)}, of the later stage {target}")
-                elif (target is not None and target != mine and target.startswith(FAMILIES + "/")
-                      and mine.startswith(FAMILIES + "/")):
+                elif (target is not None and family_of(mine) and family_of(target)
+                      and family_of(mine) != family_of(target)):
                     bad.append(f"{rel}:{n}: the family {mine} includes {m.group(1)}, of the family {target}")
     for b in bad:
         print(b)

@@ -180,22 +180,43 @@ unsigned Schedule::dynamicSharedBytes() const {
 
 namespace {
 
-/// Registers per thread a template needs, before ptxas says.
+/// Registers per thread a template needs, before ptxas says: its
+/// parameters' estimatedRegisters() where they have one (a matmul's
+/// accumulators and fragments), else 32.
 unsigned estimatedRegisters(const Schedule &s) {
-  if (const MatmulSimtSchedule *m = s.getIf<MatmulSimtSchedule>())
-    // accumulators, fragments (with those being read; four k-steps of a
-    // tile kept along k), addresses
-    return m->tm * m->tn + (m->fragBuffers + 1) * (m->tm + m->tn) +
-           4 * ((m->kRowsA ? m->tm : 0) + (m->kRowsB ? m->tn : 0)) + 32;
-  if (const MatmulMmaSchedule *m = s.getIf<MatmulMmaSchedule>()) {
-    unsigned wtm = m->bm / m->warpsM, wtn = m->bn / m->warpsN;
-    unsigned acc = (wtm / 16) * (wtn / 8) * 4;
-    unsigned frags = m->fragBuffers * ((wtm / 16) * 4 + (wtn / 8) * 2);
-    return acc + frags + 40;
-  }
-  if (s.getIf<MatmulWgmmaSchedule>())
-    return 168; // setmaxnreg moves registers to the consumers; the launch needs 168
-  return 32;
+  return std::visit(
+      [](const auto &p) -> unsigned {
+        if constexpr (requires { p.estimatedRegisters(); })
+          return p.estimatedRegisters();
+        else
+          return 32;
+      },
+      s.params);
+}
+
+/// Static shared memory of the kernel (the SIMT matmul's tiles).
+unsigned staticSharedBytes(const Schedule &s) {
+  return std::visit(
+      [](const auto &p) -> unsigned {
+        if constexpr (requires { p.staticSharedBytes(); })
+          return p.staticSharedBytes();
+        else
+          return 0;
+      },
+      s.params);
+}
+
+/// The units of work a persistent grid walks in rounds (the Hopper
+/// matmul's tiles or pairs of tiles), or none.
+std::optional<int64_t> walkedWork(const Schedule &s) {
+  return std::visit(
+      [](const auto &p) -> std::optional<int64_t> {
+        if constexpr (requires { p.walked(); })
+          return p.walked();
+        else
+          return std::nullopt;
+      },
+      s.params);
 }
 
 } // namespace
@@ -212,9 +233,7 @@ int blocksPerSM(const Schedule &s, const DeviceProperties &dev, unsigned registe
   int64_t byRegs = dev.regsPerSM / std::max<int64_t>(1, perWarp * warps);
   int64_t byThreads = dev.maxThreadsPerSM / std::max<unsigned>(1, g.block);
   // the driver reserves 1 KiB per block
-  int64_t shared = s.dynamicSharedBytes() + 1024;
-  if (const MatmulSimtSchedule *simt = s.getIf<MatmulSimtSchedule>())
-    shared += simt->staticSharedBytes();
+  int64_t shared = s.dynamicSharedBytes() + staticSharedBytes(s) + 1024;
   int64_t byShared = dev.sharedPerSM / shared;
   return static_cast<int>(
       std::max<int64_t>(0, std::min<int64_t>({byRegs, byThreads, byShared, dev.maxBlocksPerSM})));
@@ -232,12 +251,13 @@ std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned r
           .str();
   // A persistent grid is one wave; its blocks walk the tiles in rounds,
   // which quantize as waves do.
-  if (const MatmulWgmmaSchedule *w = s.getIf<MatmulWgmmaSchedule>()) {
-    int64_t walkers = std::max<int64_t>(1, grid / w->cluster), walked = w->walked();
+  if (std::optional<int64_t> work = walkedWork(s)) {
+    unsigned cluster = s.geometry().cluster;
+    int64_t walkers = std::max<int64_t>(1, grid / cluster), walked = *work;
     int64_t left = walked % walkers;
     text += llvm::formatv("; {0} {1} over {2} {3}: {4:f2} rounds, the last {5:f0} % full", walked,
-                          w->cluster == 1 ? "tiles" : "pairs of tiles", walkers,
-                          w->cluster == 1 ? "blocks" : "clusters",
+                          cluster == 1 ? "tiles" : "pairs of tiles", walkers,
+                          cluster == 1 ? "blocks" : "clusters",
                           double(walked) / double(walkers),
                           left == 0 ? 100.0 : 100.0 * double(left) / double(walkers))
                 .str();
@@ -278,11 +298,14 @@ SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s) {
 }
 
 int64_t workspaceBytes(const LoweredKernel &k, const Schedule &s) {
-  if (const RowSchedule *row = s.getIf<RowSchedule>(); row && row->splits > 1)
-    return splitWorkspace(k, *row).bytes();
-  if (const ColumnSchedule *col = s.getIf<ColumnSchedule>(); col && col->splits > 1)
-    return splitWorkspace(k, *col).bytes();
-  return 0;
+  return std::visit(
+      [&](const auto &p) -> int64_t {
+        if constexpr (requires { splitWorkspace(k, p); })
+          return p.splits > 1 ? splitWorkspace(k, p).bytes() : 0;
+        else
+          return 0;
+      },
+      s.params);
 }
 
 } // namespace minijit

@@ -76,6 +76,16 @@ public:
   /// The kernel's body after KernelEmitter::header, at indent 1.
   virtual void emit(KernelEmitter &e, const Schedule &s) const = 0;
 
+  /// For a kernel that may serve many sizes (LoweredKernel::symbolic):
+  /// sets `s`, chosen for `k`'s bucket (atBucketExtent), to the grid (and
+  /// tile counts) of `k`'s own extent, and says true; false (the default)
+  /// for a template whose kernel text holds its extent (a transpose, a
+  /// column reduction, a scan, attention), which is chosen per size instead.
+  virtual bool sizeGridForExtent(Schedule &, const LoweredKernel &,
+                                 const DeviceProperties &) const {
+    return false;
+  }
+
   // Launch traits: what the pipeline asks of a scheduled kernel.
 
   /// The target its kernels compile for, given the graph's `target`: the

@@ -17,7 +17,7 @@ Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperti
   if (!k.symbolic)
     return chooseSchedule(k, dev, overrides, target);
   Expected<Schedule> s = chooseSchedule(atBucketExtent(k), dev, overrides, target);
-  if (!s || sizeGridForExtent(*s, k, dev))
+  if (!s || kernelTemplate(s->kind()).sizeGridForExtent(*s, k, dev))
     return s;
   k.symbolic.reset();
   return chooseSchedule(k, dev, overrides, target);

@@ -25,7 +25,7 @@ using TemplateGetter = const KernelTemplate &(*)();
 
 /// Every template, in ScheduleKind's order.
 constexpr TemplateGetter kTemplates[] = {
-#define MINIJIT_TEMPLATE(NAME) detail::NAME,
+#define MINIJIT_TEMPLATE(KIND, PARAMS, GETTER) detail::GETTER,
 #include "compiler/templates/Templates.def"
 };
 

@@ -15,8 +15,11 @@
 namespace minijit::detail {
 
 // One getter per template, defined in its family's folder: its one object.
-#define MINIJIT_TEMPLATE(NAME) const KernelTemplate &NAME();
+#define MINIJIT_TEMPLATE(KIND, PARAMS, GETTER) const KernelTemplate &GETTER();
 #include "compiler/templates/Templates.def"
+
+/// a / b rounded up (a >= 0, b > 0).
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// "grid 512", or "grid sized at launch" for a kernel that serves many sizes.
 std::string gridWords(int64_t grid, GridText how);

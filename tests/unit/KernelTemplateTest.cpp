@@ -46,6 +46,61 @@ TEST(KernelTemplate, EveryScheduleKindHasItsOwnTemplate) {
   }
 }
 
+/// A default schedule of each template, in Templates.def's order.
+std::vector<Schedule> oneOfEachKind() {
+  return {Schedule{PointwiseSchedule{}},    Schedule{RowSchedule{}},
+          Schedule{ColumnSchedule{}},       Schedule{MatmulSimtSchedule{}},
+          Schedule{MatmulMmaSchedule{}},    Schedule{TransposeSchedule{}},
+          Schedule{ScanSchedule{}},         Schedule{MatmulWgmmaSchedule{}},
+          Schedule{AttentionSchedule{}},    Schedule{AttentionMmaSchedule{}},
+          Schedule{AttentionBackwardSchedule{}}};
+}
+
+// Templates.def makes ScheduleKind and Schedule::params from one list: each
+// kind holds its own template's parameter struct.
+TEST(KernelTemplate, EachKindHoldsItsTemplatesParameters) {
+  std::vector<Schedule> all = oneOfEachKind();
+  ASSERT_EQ(all.size(), std::variant_size_v<decltype(Schedule::params)>);
+  std::vector<ScheduleKind> kinds = {
+      ScheduleKind::Pointwise,  ScheduleKind::InnerRow,     ScheduleKind::OuterCol,
+      ScheduleKind::MatmulSimt, ScheduleKind::MatmulMma,    ScheduleKind::Transpose,
+      ScheduleKind::Scan,       ScheduleKind::MatmulWgmma,  ScheduleKind::Attention,
+      ScheduleKind::AttentionMma, ScheduleKind::AttentionBackward};
+  for (size_t i = 0; i < all.size(); ++i)
+    EXPECT_EQ(all[i].kind(), kinds[i]) << kernelTemplate(kinds[i]).name().str();
+}
+
+// A kernel that serves many sizes keeps its bucket's text where the template
+// takes its extent at launch (KernelTemplate::sizeGridForExtent): the grid
+// of a pointwise kernel, a row reduction and the matmuls; the others hold
+// their extent in the kernel's text.
+TEST(KernelTemplate, TemplatesThatSizeTheirGridAtLaunch) {
+  DeviceProperties dev = DeviceProperties::assumedH200();
+  LoweredKernel k;
+  k.numel = 1000;
+  k.rows = 10;
+  k.matmul = KMatmul{};
+  k.matmul->M = 300;
+  k.matmul->N = 64;
+  k.matmul->batch = 2;
+  std::set<ScheduleKind> sized;
+  for (Schedule s : oneOfEachKind())
+    if (kernelTemplate(s.kind()).sizeGridForExtent(s, k, dev))
+      sized.insert(s.kind());
+  EXPECT_EQ(sized, (std::set<ScheduleKind>{ScheduleKind::Pointwise, ScheduleKind::InnerRow,
+                                           ScheduleKind::MatmulSimt, ScheduleKind::MatmulMma,
+                                           ScheduleKind::MatmulWgmma}));
+  // the grids of those sizes: 1000 elements in vectors of 1, 256 a block;
+  // a block a row; 3 tiles of 128 along m, 1 along n, 2 batches
+  std::vector<Schedule> all = oneOfEachKind();
+  for (Schedule &s : all)
+    kernelTemplate(s.kind()).sizeGridForExtent(s, k, dev);
+  EXPECT_EQ(all[0].geometry().grid, 4);
+  EXPECT_EQ(all[1].geometry().grid, 10);
+  EXPECT_EQ(all[3].geometry().grid, 3 * 1 * 2);
+  EXPECT_EQ(all[3].as<MatmulSimtSchedule>().tilesM, 3);
+}
+
 // chooseSchedule reaches each family's rules through the one template that
 // carries them (KernelTemplate::rulesFor, choose).
 TEST(KernelTemplate, EachFamilysRulesSitOnOneTemplate) {

@@ -15,6 +15,13 @@ namespace {
 
 using Overrides = ScheduleOverrides;
 
+/// A block per tile: the tiles along m of the kernel's own m.
+bool sizeTiles(MatmulTile &t, const KMatmul &mm) {
+  t.tilesM = ceilDiv(mm.M, t.bm);
+  t.grid = t.tilesM * t.tilesN * mm.batch;
+  return true;
+}
+
 class MatmulSimtTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulSimt; }
@@ -82,6 +89,10 @@ public:
 
   /// Matmuls: on the CUDA cores, through mma.sync or through wgmma.
   std::vector<KernelKind> rulesFor() const override { return {KernelKind::Matmul}; }
+  bool sizeGridForExtent(Schedule &s, const LoweredKernel &k,
+                         const DeviceProperties &) const override {
+    return sizeTiles(std::get<MatmulSimtSchedule>(s.params), *k.matmul);
+  }
   Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
                             const ScheduleOverrides &o, const Target &target) const override {
     return matmulSchedule(k, dev, o, target.hasWgmma());
@@ -123,6 +134,11 @@ public:
         for (int64_t frag : {1, 2})
           out.push_back({.tile = tile, .stages = stages, .frag = frag});
     return out;
+  }
+
+  bool sizeGridForExtent(Schedule &s, const LoweredKernel &k,
+                         const DeviceProperties &) const override {
+    return sizeTiles(std::get<MatmulMmaSchedule>(s.params), *k.matmul);
   }
 
   void emit(KernelEmitter &e, const Schedule &s) const override {
@@ -204,6 +220,16 @@ public:
 
   /// wgmma and setmaxnreg need the architecture-specific target.
   Target compileTarget(const Target &target) const override { return target.specific(); }
+  /// The tiles of the kernel's own m, walked by a persistent grid.
+  bool sizeGridForExtent(Schedule &s, const LoweredKernel &k,
+                         const DeviceProperties &dev) const override {
+    auto &w = std::get<MatmulWgmmaSchedule>(s.params);
+    w.tilesM = ceilDiv(k.matmul->M, w.bm);
+    w.tiles = w.tilesM * w.tilesN * k.matmul->batch;
+    w.grid = w.persistentGrid(dev.smCount);
+    return true;
+  }
+
   /// grid = min(tiles, SMs) blocks walk the tiles.
   bool persistent() const override { return true; }
   /// The operands are read through TMA descriptors.

@@ -56,6 +56,15 @@ public:
 
   /// Pointwise kernels: the transpose template or this one.
   std::vector<KernelKind> rulesFor() const override { return {KernelKind::Pointwise}; }
+  /// The vectors and blocks of the kernel's own element count.
+  bool sizeGridForExtent(Schedule &s, const LoweredKernel &k,
+                         const DeviceProperties &) const override {
+    auto &p = std::get<PointwiseSchedule>(s.params);
+    p.numVec = k.numel / p.vec;
+    p.tail = k.numel % p.vec != 0;
+    p.grid = std::max<int64_t>(1, ceilDiv(p.numVec, int64_t(p.block) * p.items));
+    return true;
+  }
   Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
                             const ScheduleOverrides &o, const Target &) const override {
     return pointwiseSchedule(k, dev, o);

@@ -136,6 +136,13 @@ public:
 
   /// Reductions: inner rows or outer columns.
   std::vector<KernelKind> rulesFor() const override { return {KernelKind::Reduction}; }
+  /// The blocks of the kernel's own row count.
+  bool sizeGridForExtent(Schedule &s, const LoweredKernel &k,
+                         const DeviceProperties &) const override {
+    auto &r = std::get<RowSchedule>(s.params);
+    r.grid = r.splits > 1 ? k.rows * r.splits : ceilDiv(k.rows, r.rowsPerBlock);
+    return true;
+  }
   Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
                             const ScheduleOverrides &o, const Target &target) const override {
     return reductionSchedule(k, dev, o, target.hasClusters());

@@ -1,0 +1,37 @@
+//===- compiler/templates/attention/AttentionParams.h - attention's parameters -*- C++ -*-===//
+// The parameters of the attention family's templates: the forward on the CUDA
+// cores and on the tensor cores, and the backward. Read by every stage from
+// scheduling on (compiler/templates/LaunchGeometry.h).
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/templates/LaunchGeometry.h"
+
+namespace minijit {
+
+/// A block per (batch, tile of `br` query rows), `threadsPerRow` threads
+/// per row: Q's tile stays in shared memory, K's and V's tiles of `bc` keys
+/// pass through one buffer in turn, each row keeps its running max and sum
+/// (online softmax) and its share of O (dv / threadsPerRow columns) in
+/// registers. f32 arithmetic throughout (f16/bf16 converted on loading).
+struct AttentionSchedule : LaunchGeometry {
+  unsigned br = 32, bc = 32, threadsPerRow = 4;
+  int64_t tilesM = 1;       ///< query tiles per batch
+  unsigned sharedBytes = 0; ///< Q's tile, the K/V tile, the probabilities' tile
+};
+
+/// The attention template on the tensor cores (f16/bf16, head dims that are
+/// whole 16s up to 128): a warp per 16 of the block's `br` query rows (64,
+/// or 32 or 16 for few blocks), `bc` = 64 keys a tile; threadsPerRow
+/// unused (a row's four threads are mma.sync's layout).
+struct AttentionMmaSchedule : AttentionSchedule {};
+
+/// An attention's backward (KernelKind::AttentionBackwardKV or Q): a block
+/// per (batch, tile of `bc` keys) for dK and dV, walking the query tiles of
+/// `br` rows, or per (batch, tile of `br` queries) for dQ, walking the key
+/// tiles of `bc`; `threadsPerRow` threads per row of the block's tile, its
+/// share of the accumulated rows in registers; `tilesM` the block's tiles a
+/// batch. f32 (templates/attention/AttentionSchedule.cpp).
+struct AttentionBackwardSchedule : AttentionSchedule {};
+
+} // namespace minijit

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 
 namespace minijit {
 
@@ -210,6 +211,16 @@ bool sameDim(const Dim &a, const Dim &b) {
   if (a.isBound() && b.isBound())
     return a.size() == b.size();
   return a.isNamed() && b.isNamed() && a.expr() == b.expr();
+}
+
+bool sameNonUnitDims(std::span<const Dim> a, std::span<const Dim> b) {
+  std::vector<Dim> x, y;
+  std::copy_if(a.begin(), a.end(), std::back_inserter(x), [](const Dim &d) { return !isUnitDim(d); });
+  std::copy_if(b.begin(), b.end(), std::back_inserter(y), [](const Dim &d) { return !isUnitDim(d); });
+  return x.size() == y.size() &&
+         std::equal(x.begin(), x.end(), y.begin(), [](const Dim &p, const Dim &q) {
+           return sameDim(p, q);
+         });
 }
 
 namespace {

@@ -139,6 +139,14 @@ void checkShape(const Shape &s, std::string_view what);
 /// known, else the same name (a number is never a name not bound yet).
 bool sameDim(const Dim &a, const Dim &b);
 
+/// A dimension of the number 1 (not a named size, even one bound to 1).
+inline bool isUnitDim(const Dim &d) { return !d.isNamed() && d.size() == 1; }
+/// Whether `a` and `b` are the same dimensions (sameDim) in the same order
+/// once their unit dimensions (isUnitDim) are left out: shapes that lay out
+/// their elements alike, a reshape between them only adding or removing
+/// axes of size 1.
+bool sameNonUnitDims(std::span<const Dim> a, std::span<const Dim> b);
+
 /// The numpy broadcast of two shapes; a name broadcasts with itself and with
 /// 1. Throws GraphError "OP: shapes [a] and [b] do not broadcast (dim D: X vs Y)".
 Shape broadcastShapes(const Shape &a, const Shape &b, std::string_view op);

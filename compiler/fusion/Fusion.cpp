@@ -292,16 +292,16 @@ private:
     return std::nullopt;
   }
 
-  /// True when `s` is the domain with the reduced axes dropped or set to 1.
+  /// True when `s` is the domain's kept axes in order, with axes of size 1
+  /// added or dropped anywhere: the reduced axes dropped or set to 1
+  /// (keepdim), or such a result reshaped by adding or removing unit axes
+  /// (a squeeze), which lays out its elements as the rows do.
   static bool rowShapeMatches(const Shape &s, const Signature &sig) {
-    DimVector keep, drop;
-    for (unsigned d = 0; d < sig.domain.rank(); ++d) {
-      bool reduced = llvm::is_contained(sig.axes, d);
-      keep.push_back(reduced ? 1 : sig.domain[d]);
-      if (!reduced)
-        drop.push_back(sig.domain[d]);
-    }
-    return s == Shape(keep) || s == Shape(drop);
+    std::vector<Dim> kept;
+    for (unsigned d = 0; d < sig.domain.rank(); ++d)
+      if (!llvm::is_contained(sig.axes, d))
+        kept.push_back(sig.domain.dim(d));
+    return sameNonUnitDims(s.allDims(), kept);
   }
 
   struct Building {

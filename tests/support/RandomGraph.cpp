@@ -193,6 +193,16 @@ private:
     push(r);
     if (keep && pick(2))
       push(tanh(a - r));
+    // The result squeezed (its unit axes dropped, one put in front), as
+    // PyTorch's 1-D pooling leaves it: it stays in the row kernel.
+    if (pick(4) == 0) {
+      DimVector squeezed{1};
+      for (int64_t d : r.shape().dims())
+        if (d != 1)
+          squeezed.push_back(d);
+      if (squeezed.size() <= kMaxRank)
+        push(sin(r.reshape(Shape(llvm::ArrayRef<int64_t>(squeezed)))));
+    }
   }
 
   /// A permute of any rank, an op on the permuted value, the inverse permute.

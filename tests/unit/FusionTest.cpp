@@ -313,6 +313,23 @@ TEST(Fusion, ReductionNeededByKernelsOfAnotherDomainIsStored) {
                                    "over another domain ([64, 128] axes [0])");
 }
 
+TEST(Fusion, RowResultsSqueezedOrUnsqueezedStayInTheRowKernel) {
+  // PyTorch's 1-D pooling reduces through a unit height and squeezes it
+  // after: unit axes added or removed lay the result out as the rows are.
+  Graph g("squeeze");
+  Tensor x = g.input("x", DType::F32, {6, 1, 40});
+  Tensor m = max(x, {2}, true).named("m");
+  Tensor q = reshape(m, {1, 6, 1}).named("q");
+  g.output(reshape(q, {6}) * 2, "y");
+  g.output(q + 1, "z");
+  EXPECT_EQ(fused(g).kernels.size(), 1u);
+
+  Graph h("split");
+  Tensor a = h.input("a", DType::F32, {6, 40});
+  h.output(reshape(sum(a, {1}), {2, 3}) * 2, "y"); // splits the rows: another shape
+  EXPECT_EQ(fused(h).kernels.size(), 2u);
+}
+
 TEST(Fusion, ReductionBroadcastToAnotherShapeIsStored) {
   Graph g("othershape");
   Tensor x = g.input("x", DType::F32, {64, 128});

@@ -119,3 +119,16 @@ TEST(CheckShape, ProductOverflowIsCaughtNotWrapped) {
   });
   EXPECT_NE(msg.find("more than 2^40 elements"), std::string::npos) << msg;
 }
+
+TEST(Shape, SameNonUnitDimsIgnoresAxesOfOneOnly) {
+  auto same = [](Shape a, Shape b) { return sameNonUnitDims(a.allDims(), b.allDims()); };
+  EXPECT_TRUE(same(Shape({4, 1, 5}), Shape({4, 5})));
+  EXPECT_TRUE(same(Shape({1, 4, 1, 5, 1}), Shape({4, 1, 5})));
+  EXPECT_TRUE(same(Shape({1}), Shape(std::span<const int64_t>())));
+  EXPECT_FALSE(same(Shape({4, 5}), Shape({5, 4})));  // the order counts
+  EXPECT_FALSE(same(Shape({20}), Shape({4, 5})));    // a merge is not a squeeze
+  EXPECT_FALSE(same(Shape({4, 5, 2}), Shape({4, 5})));
+  // a name is never a unit axis, even bound to 1; it matches itself
+  EXPECT_TRUE(same(Shape({Dim("B"), 1, 8}), Shape({Dim("B"), 8})));
+  EXPECT_FALSE(same(Shape({Dim("B"), 8}), Shape({8})));
+}

@@ -9,6 +9,11 @@ holds the elements at i * stride + j * dilation for each output i. That is k
 slices an axis (kh + kw, not kh * kw), all views in minijit (pad and slice are
 index arithmetic), and the first of equal maxima in PyTorch's row-major scan of
 the window wins, as in PyTorch.
+
+Where the windows tile the input (stride == kernel, no dilation: the pooling of
+most networks, and every adaptive pooling taken here), the values need no
+slices: the padded input reshaped as [.., out, kernel] an axis is reduced over
+its kernel axes in one reduction kernel, each window a row.
 """
 
 import operator
@@ -79,6 +84,46 @@ def padSpatial(e, v, ws, value):
     return e.pad(v, [0] * lead + [w.pad for w in ws], [0] * lead + [w.after for w in ws], value)
 
 
+def tiles(ws):
+    """Whether the windows tile every axis: each as far from the next as it is
+    long (stride == kernel, no dilation), the pooling of most networks."""
+    return all(w.stride == w.kernel and w.dilation == 1 for w in ws)
+
+
+def tileReduce(e, v, ws, op):
+    """v (padded) pooled by windows that tile it: each spatial axis cut to out *
+    kernel and split as [out, kernel], then one reduction (`op`) over the kernel
+    axes. One reduction kernel whose rows are the windows, so that neighbouring
+    threads read neighbouring elements; the k slices an axis of the general form
+    make a pointwise kernel whose threads each read a window, kernel elements
+    apart."""
+    lead = v.rank - len(ws)
+    shape = list(v.shape[:lead])
+    for a, w in enumerate(ws):
+        v = e.slice(v, lead + a, 0, w.out * w.kernel, 1)
+        shape += [w.out, w.kernel]
+    v = e.reshape(v, shape)
+    return e.reduce(op, v, [lead + 2 * a + 1 for a in range(len(ws))], False)
+
+
+def sliceReduce(e, v, ws, op):
+    """v (padded) pooled axis by axis, innermost first: the k slices of each axis
+    combined by the binary `op`."""
+    nd = len(ws)
+    for a in reversed(range(nd)):
+        parts = ws[a].slices(e, v, v.rank - nd + a)
+        v = parts[0]
+        for p in parts[1:]:
+            v = e.binary(op, v, p)
+    return v
+
+
+def pool(e, v, ws, reduction, binary):
+    """v (padded) pooled: one reduction where the windows tile it, else slices
+    combined by `binary`."""
+    return tileReduce(e, v, ws, reduction) if tiles(ws) else sliceReduce(e, v, ws, binary)
+
+
 def checkShape(node, index, value):
     if value.shape != shapeOf(outVal(node, index)):
         raise Unsupported(f"internal: pooling to {list(value.shape)} where PyTorch has "
@@ -137,12 +182,8 @@ def maxPool(ctx, node, nd, kernel, stride, padding, dilation, ceil):
         values, indices = maxWithIndices(e, v, ws, flatIndex(e, ws))
         indices = e.cast(indices, outDtype(node, 1))
     else:
-        for a in reversed(range(nd)):
-            parts = ws[a].slices(e, v, v.rank - nd + a)
-            v = parts[0]
-            for p in parts[1:]:
-                v = e.binary("maximum", v, p)  # NaN where either is NaN, as PyTorch's max pooling
-        values, indices = v, None
+        # NaN where any element of the window is NaN, as PyTorch's max pooling
+        values, indices = pool(e, v, ws, "max", "maximum"), None
     checkShape(node, 0, values)
     return e.cast(values, outDtype(node, 0)), indices
 
@@ -182,11 +223,7 @@ def avgPool(ctx, node, nd, kernel, stride, padding, ceil, includePad, override):
     ws = windows(x, nd, kernel, stride, padding, 1, ceil)
     e = ctx.e
     v = padSpatial(e, e.cast(x, "f32"), ws, 0)
-    for a in reversed(range(nd)):
-        parts = ws[a].slices(e, v, v.rank - nd + a)
-        v = parts[0]
-        for p in parts[1:]:
-            v = e.binary("add", v, p)
+    v = pool(e, v, ws, "sum", "add")
     v = e.binary("div", v, float(override) if override else divisor(e, ws, bool(includePad)))
     checkShape(node, None, v)
     return e.cast(v, outDtype(node))

@@ -144,6 +144,40 @@ def test_max_pool_values_propagate_nan():
     torch.testing.assert_close(compileCpu(fn)(x), fn(x), equal_nan=True)
 
 
+TILED_POOLS = [
+    ("max_2x2", lambda a: F.max_pool2d(a, 2), (2, 3, 9, 11)),  # the odd last row and column dropped
+    ("avg_11x11", lambda a: F.avg_pool2d(a, 11), (1, 2, 37, 25)),  # KernelBench's window, odd sizes
+    ("avg_padded_ceil", lambda a: F.avg_pool2d(a, 3, padding=1, ceil_mode=True), (2, 3, 10, 8)),
+    ("avg_exclude_pad", lambda a: F.avg_pool2d(a, (2, 3), padding=1, count_include_pad=False), (2, 3, 7, 9)),
+    ("max_padded_ceil", lambda a: F.max_pool2d(a, 3, padding=1, ceil_mode=True), (2, 3, 10, 8)),
+    ("max_1d", lambda a: F.max_pool1d(a, 4), (3, 4, 19)),
+    ("avg_1d", lambda a: F.avg_pool1d(a, 5), (3, 4, 23)),
+    ("avg_3d", lambda a: F.avg_pool3d(a, 2), (2, 3, 7, 5, 9)),
+    ("max_3d_rect", lambda a: F.max_pool3d(a, (1, 2, 3)), (2, 3, 4, 6, 9)),
+    ("adaptive_global", lambda a: F.adaptive_avg_pool2d(a, 1), (2, 5, 7, 7)),
+    ("adaptive_max", lambda a: F.adaptive_max_pool2d(a, (2, 3)), (2, 5, 8, 9)),
+    ("avg_bf16", lambda a: F.avg_pool2d(a.bfloat16(), 2).float(), (2, 3, 9, 11)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", TILED_POOLS, ids=[p[0] for p in TILED_POOLS])
+def test_tiling_windows_pool_in_one_reduction(name, fn, shape):
+    """Windows as far apart as they are long are one reduction over the kernel
+    axes of the input reshaped [.., out, kernel] an axis: no strided slices, one
+    kernel, the result eager's (NaN included)."""
+    x = torch.randn(*shape)
+    x.view(-1)[7] = math.nan
+    start = reportCount()
+    got = compileCpu(fn)(x)
+    torch.testing.assert_close(got, fn(x), equal_nan=True, rtol=1e-5, atol=1e-5)
+    islands = [i for r in reportsSince(start) for i in r.islands]
+    assert len(islands) == 1
+    text = islands[0].text
+    assert " step=" not in text and any(f"= {op} " in text for op in ("sum", "max", "mean")), text
+    fused = minijit.compile(text).emit("fused")
+    assert "1 kernel" in fused.splitlines()[0] and "reduction of" in fused, fused
+
+
 POOLS = [
     ("max_2d", lambda a: F.max_pool2d(a, 3, 2, 1), (2, 3, 9, 11)),
     ("max_2d_overlap_ceil", lambda a: F.max_pool2d(a, (4, 3), 1, (2, 1), dilation=(1, 2), ceil_mode=True),

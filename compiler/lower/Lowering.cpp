@@ -626,39 +626,6 @@ private:
     return minijit::reshapedIndex(L.ctx, from, idx, to);
   }
 
-  /// The index of a row-shaped root of a reduction kernel (Fusion's
-  /// rowShapeMatches): the domain's kept axes, with the reduced ones at 0
-  /// where it keeps them (keepdim) or, for any other shape, its unit axes at
-  /// 0 and the kept axes of more than one element in order (a squeeze of
-  /// the result).
-  Index rowRootIndex(const Shape &shape) {
-    std::vector<Dim> dropDims, keepDims;
-    Index drop, keep, nonUnit;
-    for (unsigned d = 0; d < KG.domain.rank(); ++d) {
-      if (llvm::is_contained(KG.reducedAxes, d)) {
-        keepDims.push_back(Dim(1));
-        keep.push_back(IndexExpr::constant(0));
-        continue;
-      }
-      dropDims.push_back(KG.domain.dim(d));
-      keepDims.push_back(KG.domain.dim(d));
-      drop.push_back(DomainIdx[d]);
-      keep.push_back(DomainIdx[d]);
-      if (!isUnitDim(KG.domain.dim(d)))
-        nonUnit.push_back(DomainIdx[d]);
-    }
-    if (shape == Shape(std::span<const Dim>(dropDims)))
-      return drop;
-    if (shape == Shape(std::span<const Dim>(keepDims)))
-      return keep;
-    Index idx;
-    size_t next = 0;
-    for (unsigned d = 0; d < shape.rank(); ++d)
-      idx.push_back(isUnitDim(shape.dim(d)) ? IndexExpr::constant(0) : nonUnit[next++]);
-    assert(next == nonUnit.size() && "a root the fusion took for row-shaped");
-    return idx;
-  }
-
   /// Lowers `root` and stores it; false when lowering failed.
   bool addStore(ValueId root) {
     const Node &n = G.node(root);
@@ -671,7 +638,7 @@ private:
       idx = reshapedIndex(KG.domain, DomainIdx, n.shape);
     } else {
       assert(isRowKernel(KG.kind) && "pointwise roots have the domain's shape");
-      idx = rowRootIndex(n.shape);
+      idx = rowRootIndex(KG.domain, KG.reducedAxes, DomainIdx, n.shape);
     }
     int v = value(root, idx);
     if (v < 0)

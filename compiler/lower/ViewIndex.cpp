@@ -4,6 +4,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <cassert>
 #include <string>
 
 namespace minijit {
@@ -65,6 +66,35 @@ Index reshapedIndex(IndexContext &ctx, const Shape &from, const Index &idx, cons
   for (unsigned d = 0; d < to.rank(); ++d)
     out.push_back(ctx.mod(ctx.div(lin, strides[d]), to[d]));
   return out;
+}
+
+Index rowRootIndex(const Shape &domain, const DimVector &reducedAxes,
+                   const Index &domainIdx, const Shape &shape) {
+  std::vector<Dim> dropDims, keepDims;
+  Index drop, keep, nonUnit;
+  for (unsigned d = 0; d < domain.rank(); ++d) {
+    if (llvm::is_contained(reducedAxes, int64_t(d))) {
+      keepDims.push_back(Dim(1));
+      keep.push_back(IndexExpr::constant(0));
+      continue;
+    }
+    dropDims.push_back(domain.dim(d));
+    keepDims.push_back(domain.dim(d));
+    drop.push_back(domainIdx[d]);
+    keep.push_back(domainIdx[d]);
+    if (!isUnitDim(domain.dim(d)))
+      nonUnit.push_back(domainIdx[d]);
+  }
+  if (shape == Shape(std::span<const Dim>(dropDims)))
+    return drop;
+  if (shape == Shape(std::span<const Dim>(keepDims)))
+    return keep;
+  Index idx;
+  size_t next = 0;
+  for (unsigned d = 0; d < shape.rank(); ++d)
+    idx.push_back(isUnitDim(shape.dim(d)) ? IndexExpr::constant(0) : nonUnit[next++]);
+  assert(next == nonUnit.size() && "a root the fusion took for row-shaped");
+  return idx;
 }
 
 std::optional<int64_t> linearCoefficient(IndexContext &ctx, const IndexExpr &e, const IndexExpr &v) {

@@ -40,6 +40,14 @@ Index viewIndex(IndexContext &ctx, const Node &n, const Shape &in, const Index &
 /// row-major order (the same number of elements).
 Index reshapedIndex(IndexContext &ctx, const Shape &from, const Index &idx, const Shape &to);
 
+/// The index of a row-shaped root of a reduction kernel over `domain`
+/// (Fusion's rowShapeMatches), from the domain's index `domainIdx`: the kept
+/// axes, with the reduced ones at 0 where the root keeps them (keepdim) or,
+/// for any other shape, its unit axes at 0 and the kept axes of more than
+/// one element in order (a squeeze of the result).
+Index rowRootIndex(const Shape &domain, const DimVector &reducedAxes,
+                   const Index &domainIdx, const Shape &shape);
+
 /// The coefficient c with e = c*v + (terms without v), where `v` is a
 /// variable; nullopt when `e` is not linear in `v` (v inside a division).
 std::optional<int64_t> linearCoefficient(IndexContext &ctx, const IndexExpr &e, const IndexExpr &v);

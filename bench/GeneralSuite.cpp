@@ -156,6 +156,7 @@ std::vector<GeneralWorkload> generalWorkloads() {
       {"softmax 262144x32", [] { return rowSoftmax(262144, 32); }, false},
       {"softmax 8191x1023", [] { return rowSoftmax(8191, 1023); }, false},
       {"softmax 8x1048576", [] { return rowSoftmax(8, 1 << 20); }, false},
+      {"softmax 512x393216", [] { return rowSoftmax(512, 393216); }, false},
       {"column softmax 4096x4096", [] { return columnSoftmax(4096, 4096); }, false},
       {"layernorm 16x4194304", [] { return layerNormRows(16, 1 << 22); }, false},
       {"layernorm bf16 4097x3001", [=] { return layerNormRows(4097, 3001, bf16); }, false},

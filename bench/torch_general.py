@@ -54,6 +54,7 @@ def workloads():
         ("softmax 262144x32", [((262144, 32), f32)], lambda x: torch.softmax(x, -1)),
         ("softmax 8191x1023", [((8191, 1023), f32)], lambda x: torch.softmax(x, -1)),
         ("softmax 8x1048576", [((8, 1 << 20), f32)], lambda x: torch.softmax(x, -1)),
+        ("softmax 512x393216", [((512, 393216), f32)], lambda x: torch.softmax(x, -1)),
         ("column softmax 4096x4096", [((4096, 4096), f32)], lambda x: torch.softmax(x, 0)),
         ("layernorm 16x4194304", [((16, 1 << 22), f32), ((1 << 22,), f32), ((1 << 22,), f32)],
          layernorm),

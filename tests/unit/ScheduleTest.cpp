@@ -661,6 +661,27 @@ TEST(Schedule, OddRowsStartMidVector) {
   EXPECT_TRUE(lower(rowSum(64, 1001), true, "vec=2").detail->kernels[0].schedule.as<RowSchedule>().alignedTo);
 }
 
+TEST(Schedule, SoftmaxRowsReadFromDramRunOnline) {
+  // Rows of 393216 floats (1.5 MB, KernelBench's softmax): the rows the
+  // resident blocks read at once hold far more than the L2, so each pass
+  // reads them from DRAM, and the online sum saves one read of every row.
+  for (int64_t rows : {512, 4096, 128}) {
+    CompiledGraph c = lower(softmax(rows, 393216));
+    EXPECT_EQ(c.detail->kernels[0].lowered.passes, 2) << rows;
+    EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_online_exp_sum(")) << rows;
+    EXPECT_EQ(lower(softmax(rows, 393216), true, "online=0").detail->kernels[0].lowered.passes, 3);
+  }
+  // Rows re-read from the L2 keep their passes: a vocabulary's (f32 and
+  // bf16), few long rows split over blocks (32 MB in all), rows held in
+  // registers.
+  Graph vocab("vocab");
+  Tensor h = vocab.input("h", DType::BF16, {2048, 50257});
+  vocab.output(softmax(h.cast(DType::F32), 1).cast(DType::BF16), "p");
+  for (const Graph &g : {softmax(2048, 50257), softmax(256, 50257), vocab, softmax(8, 1 << 20),
+                         softmax(1024, 32768)})
+    EXPECT_EQ(lower(g).detail->kernels[0].lowered.passes, 3) << g.name();
+}
+
 TEST(Schedule, SumsOfExpOfTheMaxsInputRunOnline) {
   // online=1 on a softmax: the max and the sum of exp(x - max) in one pass,
   // then the stores; bf16 values computed in f32 too, not bf16 arithmetic

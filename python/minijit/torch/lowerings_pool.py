@@ -139,13 +139,21 @@ def flatIndex(e, ws):
         plane *= d
     if plane >= 2**31:
         raise Unsupported("max pooling indices past i32 in one plane")
+    return padSpatial(e, flatPositions(e, spatial), ws, 0)
+
+
+def flatPositions(e, spatial):
+    """[H, W] (i32): each position's index in its plane, h * W + w."""
+    plane = 1
+    for d in spatial:
+        plane *= d
     idx, stride = None, plane
     for a, d in enumerate(spatial):
         stride //= d
         term = e.iota(spatial, a, "i32")
         term = e.binary("mul", term, stride) if stride != 1 else term
         idx = term if idx is None else e.binary("add", idx, term)
-    return padSpatial(e, idx, ws, 0)
+    return idx
 
 
 def maxWithIndices(e, v, ws, idx):
@@ -302,6 +310,27 @@ def shift(e, g, ws, offsets):
     return e.pad(g, before, after, 0)
 
 
+def spread(e, g, ws, fill):
+    """For windows that tile the input: each window's value of g to every input
+    element it covers, `fill` where none does (the tail past the last window).
+    g reshaped [.., out, 1] an axis, broadcast to [.., out, kernel], merged, and
+    moved from padded coordinates to the input's: views only, each element reads
+    one value of g."""
+    lead = g.rank - len(ws)
+    ones, tiles = list(g.shape[:lead]), list(g.shape[:lead])
+    for w in ws:
+        ones += [w.out, 1]
+        tiles += [w.out, w.kernel]
+    v = e.broadcast(e.reshape(g, ones), tiles)
+    v = e.reshape(v, list(g.shape[:lead]) + [w.out * w.kernel for w in ws])
+    after = [0] * v.rank
+    for a, w in enumerate(ws):
+        end = min(w.out * w.kernel, w.pad + w.size)  # the covered part of the input, padded coordinates
+        v = e.slice(v, lead + a, w.pad, end, 1)
+        after[lead + a] = w.size - (end - w.pad)
+    return e.pad(v, [0] * v.rank, after, fill)
+
+
 def addAll(e, parts):
     parts = [p for p in parts if p is not None]
     total = parts[0]
@@ -326,6 +355,8 @@ def lowerAvgPoolBackward(ctx, node):
 
 def avgGradient(e, g, ws, override, includePad, dtype):
     g = e.binary("div", e.cast(g, "f32"), float(override) if override else divisor(e, ws, includePad))
+    if tiles(ws):
+        return e.cast(spread(e, g, ws, 0.0), dtype)
     g = dilate(e, g, ws)
     for a, w in enumerate(ws):
         offsets = [None] * len(ws)
@@ -349,6 +380,11 @@ def maxGradient(e, g, idx, ws, dtype):
         plane *= w.size
     if plane >= 2**31:
         raise Unsupported("max pooling indices past i32 in one plane")
+    if tiles(ws):
+        # one window an element: its g where the window's max came from it
+        here = spread(e, e.cast(idx, "i32"), ws, -1)
+        position = flatPositions(e, tuple(w.size for w in ws))
+        return e.cast(e.where(e.binary("eq", here, position), spread(e, e.cast(g, "f32"), ws, 0.0), 0.0), dtype)
     g, idx = dilate(e, e.cast(g, "f32"), ws), dilate(e, e.cast(idx, "i32"), ws)
     # idx minus the flat index of q itself, so that each offset compares with a number.
     base, stride = None, plane

@@ -191,6 +191,12 @@ POOLS = [
     ("avg_1d", lambda a: F.avg_pool1d(a, 4, 1, 2), (3, 4, 13)),
     ("avg_3d", lambda a: F.avg_pool3d(a, 3, 2, 1), (2, 3, 7, 5, 9)),
     ("adaptive", lambda a: F.adaptive_avg_pool2d(a, (3, 5)) + F.adaptive_max_pool2d(a, (3, 1)), (2, 3, 9, 10)),
+    # windows that tile the input: the gradient spread by views, one window an element
+    ("max_2d_tiles", lambda a: F.max_pool2d(a, 2), (2, 3, 9, 11)),
+    ("max_1d_tiles_padded_ceil", lambda a: F.max_pool1d(a, 4, padding=2, ceil_mode=True), (3, 4, 19)),
+    ("avg_2d_tiles_exclude_ceil", lambda a: F.avg_pool2d(a, 3, padding=1, ceil_mode=True, count_include_pad=False),
+     (2, 3, 10, 8)),
+    ("avg_3d_tiles", lambda a: F.avg_pool3d(a, (1, 2, 3)), (2, 3, 4, 6, 10)),
 ]
 
 

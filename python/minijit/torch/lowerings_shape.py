@@ -161,6 +161,41 @@ def lowerFlip(ctx, node):
     return ctx.e.flip(ctx.tensor(node.args[0]), list(node.args[1]))
 
 
+@lowers(aten.unfold.default)
+def lowerUnfold(ctx, node):
+    """x.unfold(axis, size, step): the windows x[i * step + j] along `axis`, i over
+    the axis (count = (n - size) // step + 1), j in a new last axis of `size`.
+    Windows that do not overlap (step >= size, a ViT's patches) are a view: the
+    axis cut (or padded) to count * step, split into [count, step], the first
+    `size` of each kept and moved last. Overlapping ones are `size` strided
+    slices, one per offset j, joined along the new axis."""
+    x = ctx.tensor(node.args[0])
+    axis, size, step = normAxis(node.args[1], x.rank), node.args[2], node.args[3]
+    if not all(isinstance(a, int) for a in (size, step)):
+        raise Unsupported("an unfold whose window is computed at run time")
+    n = x.shape[axis]
+    if not isinstance(n, int):
+        raise Unsupported(f"an unfold along the named dimension {n}")
+    count = (n - size) // step + 1
+    e = ctx.e
+    if step >= size:
+        span = count * step
+        if span <= n:
+            x = e.slice(x, axis, 0, span, 1)
+        else:  # the last window's stride reaches past the axis: padding no window reads
+            x = e.pad(x, [0] * x.rank, [span - n if a == axis else 0 for a in range(x.rank)], 0)
+        split = e.reshape(x, x.shape[:axis] + (count, step) + x.shape[axis + 1:])
+        y = e.slice(split, axis + 1, 0, size, 1)
+    else:
+        if size > 64:
+            raise Unsupported(f"an unfold of overlapping windows of {size} (minijit's concat takes 64)")
+        last = (count - 1) * step + 1
+        parts = [e.slice(x, axis, j, j + last, step) for j in range(size)]
+        y = e.concat([e.reshape(p, p.shape[:axis + 1] + (1,) + p.shape[axis + 1:]) for p in parts], axis + 1)
+    perm = [a for a in range(y.rank) if a != axis + 1] + [axis + 1]
+    return e.permute(y, perm)
+
+
 @lowers(aten.repeat.default)
 def lowerRepeat(ctx, node):
     """x tiled: each repeated axis d as [1, d] broadcast to [r, d], then merged to r*d."""

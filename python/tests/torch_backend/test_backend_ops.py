@@ -145,6 +145,11 @@ CASES = [
     ("adaptive_max_pool2d", lambda a: F.adaptive_max_pool2d(a, (7, 3), return_indices=True), (r(2, 3, 7, 9),),
      "aten.adaptive_max_pool2d.default"),
     ("repeat", lambda a: a.repeat(2, 1, 3) + 1, (r(3, 5),), "aten.repeat.default"),
+    # Level 3's gaps: a ViT's patches (windows that do not overlap), overlapping
+    # windows, and windows whose stride reaches past the axis.
+    ("unfold_patches", lambda a: a.unfold(2, 4, 4).unfold(3, 4, 4) * 2, (r(2, 3, 8, 12),), "aten.unfold.default"),
+    ("unfold_overlap", lambda a: a.unfold(-1, 5, 2) + 1, (r(2, 3, 13),), "aten.unfold.default"),
+    ("unfold_gaps", lambda a: a.unfold(1, 3, 5) + 1, (r(2, 14, 3),), "aten.unfold.default"),
 ]
 
 

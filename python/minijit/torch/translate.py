@@ -182,7 +182,13 @@ def translateIsland(gm, name="island"):
         if not isinstance(v, Value):
             raise Unsupported(f"the output {r} is not a tensor")
         val = r.meta["val"]
-        perm = layoutOf(val)
+        try:
+            perm = layoutOf(val)
+        except Unsupported:
+            # A view into a larger buffer (a select of a result: Mamba2's new_states[:, -1])
+            # or one that repeats elements (an expand): no permutation of a buffer gives
+            # those strides, so it comes back contiguous, the same sizes and values.
+            perm = None
         if perm is not None:
             v = e.permute(v, perm)
         outValues.append(v)

@@ -9,6 +9,7 @@ compile stays in PyTorch too, with a warning that names the op.
 """
 
 import collections
+import contextlib
 import warnings
 
 import torch
@@ -34,6 +35,39 @@ NATIVE = [
 EXTRA = [aten.native_dropout.default, aten.t.default, aten.transpose.int, aten.var_mean.correction]
 
 
+def lstmShapesFixed(input, hx, params, *args):
+    """torch's own aten.lstm.input decomposition, its final states given the shape
+    of the states passed in: where oneDNN is not used (on a GPU, or traced with it
+    off), torch 2.11's decomposition returns h_n and c_n as [layers, 1, batch,
+    hidden] (one_layer_lstm squeezes axis 1, not 0; pytorch/pytorch#151200). The
+    elements are in the right order, so a reshape mends it."""
+    from torch._decomp.decompositions import lstm_impl
+    out, h, c = lstm_impl(input, hx, params, *args)
+    return out, h.reshape(hx[0].shape), c.reshape(hx[1].shape)
+
+
+@contextlib.contextmanager
+def lstmMended():
+    """aten.lstm.input decomposed by lstmShapesFixed while AOTAutograd traces:
+    torch's decomposition is the op's own Python kernel (CompositeImplicitAutograd
+    and Autograd), which the Python dispatcher runs before any decomposition
+    table is read, so it is swapped for the trace and put back after."""
+    op = aten.lstm.input
+    keys = (torch._C.DispatchKey.CompositeImplicitAutograd, torch._C.DispatchKey.Autograd)
+    saved = {k: op.py_kernels[k] for k in keys if k in op.py_kernels}
+    if len(saved) != len(keys):  # another torch: leave it as it is
+        yield
+        return
+    try:
+        for k in keys:
+            op.py_kernels[k] = lstmShapesFixed
+        op._dispatch_cache.clear()
+        yield
+    finally:
+        op.py_kernels.update(saved)
+        op._dispatch_cache.clear()
+
+
 def decompositions():
     from torch._decomp import core_aten_decompositions, get_decompositions
     core = core_aten_decompositions()  # a CustomDecompTable: read through its keys()
@@ -41,6 +75,7 @@ def decompositions():
     table.update(get_decompositions(EXTRA))
     for op in NATIVE:
         table.pop(op, None)
+    table[aten.lstm.input] = lstmShapesFixed
     return table
 
 
@@ -178,10 +213,14 @@ def backend(gm, example_inputs, **kwargs):
     addresses; GPU only); other keys go to minijit.compile (fusion=..., and the
     other compile options)."""
     options = dict(kwargs.get("options") or {})
-    return aot_autograd(
-        fw_compiler=_compiler(options, "forward"),
-        bw_compiler=_compiler(options, "backward"),
-        inference_compiler=_compiler(options, "inference"),
-        decompositions=decompositions(),
-        partition_fn=_partitioner(),
-    )(gm, example_inputs)
+    # Traced with oneDNN off: on the CPU the LSTM's decomposition otherwise keeps
+    # each layer whole as mkldnn_rnn_layer, which minijit lacks; off, it is the
+    # products and pointwise ops the GPU gets (the CPU mode checks those).
+    with torch.backends.mkldnn.flags(enabled=False), lstmMended():
+        return aot_autograd(
+            fw_compiler=_compiler(options, "forward"),
+            bw_compiler=_compiler(options, "backward"),
+            inference_compiler=_compiler(options, "inference"),
+            decompositions=decompositions(),
+            partition_fn=_partitioner(),
+        )(gm, example_inputs)

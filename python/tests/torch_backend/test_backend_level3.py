@@ -40,3 +40,43 @@ def test_an_expanded_output_comes_back_materialized():
     assert not failed(start), failed(start)
     assert len(islands(start)) == 1
     torch.testing.assert_close(got, fn(x))
+
+
+def leftOut(start):
+    return {op: reason for r in reportsSince(start) for op, reason in r.leftOut}
+
+
+def compareRnn(make, inputs):
+    """A recurrent layer traced into the graph (Dynamo's allow_rnn), eager and through
+    the backend from the same weights: every output, its shape and values."""
+    torch.manual_seed(5)
+    layer = make().eval()
+    start = reportCount()
+    with torch.no_grad(), torch._dynamo.config.patch(allow_rnn=True):
+        got = compileCpu(layer)(*inputs)
+        expected = layer(*inputs)
+    flat = lambda o: [t for x in o for t in flat(x)] if isinstance(o, tuple) else [o]
+    for g, e in zip(flat(got), flat(expected), strict=True):
+        assert g.shape == e.shape
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+    return start
+
+
+def test_lstm_final_states_have_their_shape():
+    """torch 2.11's LSTM decomposition returns h_n and c_n as [layers, 1, batch,
+    hidden]; the backend traces a mended one (and with oneDNN off, so that the CPU
+    gets the GPU's products rather than mkldnn_rnn_layer), and puts torch's back."""
+    op = torch.ops.aten.lstm.input
+    kernels = dict(op.py_kernels)
+    x, h, c = torch.randn(3, 4, 6), torch.randn(4, 3, 5), torch.randn(4, 3, 5)
+    start = compareRnn(lambda: torch.nn.LSTM(6, 5, 2, batch_first=True, bidirectional=True), (x, (h, c)))
+    assert not failed(start), failed(start)
+    assert islands(start) and not any("mkldnn" in op for op in leftOut(start)), leftOut(start)
+    assert dict(op.py_kernels) == kernels
+
+
+def test_gru_runs_on_minijit():
+    x, h = torch.randn(4, 3, 6), torch.randn(2, 3, 5)
+    start = compareRnn(lambda: torch.nn.GRU(6, 5, 2), (x, h))
+    assert not failed(start) and not leftOut(start), (failed(start), leftOut(start))
+    assert len(islands(start)) == 1

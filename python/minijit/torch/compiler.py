@@ -47,6 +47,18 @@ def lstmShapesFixed(input, hx, params, *args):
 
 
 @contextlib.contextmanager
+def oneDnnOff():
+    """oneDNN (mkldnn) off, and only that flag (torch.backends.mkldnn.flags sets the
+    others to their defaults too)."""
+    enabled = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        yield
+    finally:
+        torch._C._set_mkldnn_enabled(enabled)
+
+
+@contextlib.contextmanager
 def lstmMended():
     """aten.lstm.input decomposed by lstmShapesFixed while AOTAutograd traces:
     torch's decomposition is the op's own Python kernel (CompositeImplicitAutograd
@@ -216,7 +228,7 @@ def backend(gm, example_inputs, **kwargs):
     # Traced with oneDNN off: on the CPU the LSTM's decomposition otherwise keeps
     # each layer whole as mkldnn_rnn_layer, which minijit lacks; off, it is the
     # products and pointwise ops the GPU gets (the CPU mode checks those).
-    with torch.backends.mkldnn.flags(enabled=False), lstmMended():
+    with oneDnnOff(), lstmMended():
         return aot_autograd(
             fw_compiler=_compiler(options, "forward"),
             bw_compiler=_compiler(options, "backward"),

@@ -15,8 +15,10 @@ from it at most twice eager's (+ 1e-4) is "yes (f64)" (outputs near zero of long
 sums, where any other order of the additions misses a fixed tolerance). A problem
 with random ops left to PyTorch is "random": its draws cannot match eager's.
 --input-budget-mib cuts the batch of a problem whose inputs are larger (by powers
-of two; the table's "batch ÷" column), for shards that share the GPU's memory;
-then eager, minijit and Inductor are timed on one set of inputs (CUDA events,
+of two; the table's "batch ÷" column, "tied" where eager refused the batch cut
+alone and the globals of its value were cut with it), for shards that share the
+GPU's memory; --allow-rnn lets Dynamo trace recurrent layers (by default
+torch.compile leaves nn.LSTM, nn.GRU and nn.RNN whole to PyTorch); then eager, minijit and Inductor are timed on one set of inputs (CUDA events,
 warm-up, median of --runs calls). "direct us" is the time of the same minijit
 graphs run alone through the C library, as `minijit run` runs them (each
 island on the tensors it got in one call of the model, the medians summed):
@@ -63,7 +65,7 @@ from minijit.torch import compiler as backendModule  # noqa: E402
 from minijit.torch.explain import summarize  # noqa: E402
 from minijit.torch.island import Island  # noqa: E402
 
-CONV = re.compile(r"conv", re.IGNORECASE)
+CONV = re.compile(r"conv(?!ersion)", re.IGNORECASE)  # not Mamba2's "state-to-output conversion"
 
 
 class ProblemTimeout(Exception):
@@ -131,18 +133,29 @@ def leadingSize(module):
     return None
 
 
-def cutBatch(module, cut):
+def cutBatch(module, cut, tied=False):
     """Divides the problem's batch by `cut`: its batch_size global where it has
     one, else the global that sizes the first input's first dim (M of A [M, K]
     @ B [K, 1], b of an einsum's [b, i, j, l]); both read by get_inputs at call
-    time. Else the first dim of each input is sliced (True)."""
+    time. Else the first dim of each input is sliced (True). tied: every other
+    global of the batch's published value is cut with it, an int or an int in
+    a tuple or list (the hinge loss's input_shape = (32768,) beside a batch of
+    32768, which broadcast against each other)."""
     if cut <= 1:
         return False
     name = "batch_size" if isinstance(getattr(module, "batch_size", None), int) else leadingSize(module)
-    if name is not None:
-        setattr(module, name, cutSize(getattr(module, name), cut))
-        return False
-    return True
+    if name is None:
+        return True
+    published = getattr(module, name)
+    setattr(module, name, cutSize(published, cut))
+    for other, value in list(vars(module).items()) if tied else ():
+        if other == name or other.startswith("_"):
+            continue
+        if type(value) is int and value == published:
+            setattr(module, other, cutSize(value, cut))
+        elif isinstance(value, (tuple, list)) and published in value and all(type(v) is int for v in value):
+            setattr(module, other, type(value)(cutSize(v, cut) if v == published else v for v in value))
+    return False
 
 
 def inputBytes(module):
@@ -233,10 +246,11 @@ def gpuTurn(lockPath):
 
 
 def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=True, seeds=sample.SEEDS,
-               gpuLock=None, inputBudget=0):
+               gpuLock=None, inputBudget=0, tied=False):
     """Runs one problem file; returns its record (never raises for the problem's own failures).
     Everything but Inductor's compile runs in the GPU turn, without autograd.
-    inputBudget (bytes, 0: none) cuts the batch of a problem whose inputs are larger."""
+    inputBudget (bytes, 0: none) cuts the batch of a problem whose inputs are larger;
+    tied cuts the globals of the batch's value with it (cutBatch)."""
     record = {"name": problemName(path), "level": level, "eager_us": None, "inductor_us": None,
               "minijit_us": None, "direct_us": None, "correct": None, "max_abs_err": None, "islands": None,
               "kernels": None, "fallbacks": [], "error": None, "batch_cut": batchCut, "exact_err": None,
@@ -247,7 +261,8 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
         torch._dynamo.reset()
         module = sample.load(f"kernelbench_l{level}_{record['name']}", path=path)
         batchCut = record["batch_cut"] = max(batchCut, memoryCut(module, inputBudget))
-        sliceFirst = cutBatch(module, batchCut)
+        sliceFirst = cutBatch(module, batchCut, tied)
+        record["tied"] = tied and batchCut > 1
         phase = "build"
         torch.manual_seed(42)
         with torch.device(dev):
@@ -320,22 +335,27 @@ def runProblem(path, level, dev="cuda", batchCut=1, runs=20, warmup=3, inductor=
     return record
 
 
+def eagerRefused(record):
+    return record["batch_cut"] > 1 and (record["error"] or "").startswith("eager: RuntimeError")
+
+
 def runWithRetry(path, level, **options):
     """runProblem, run again where the first try failed for want of memory
     (with four times the batch cut: other shards hold memory too) or where
     eager itself refused the cut sizes (a problem whose shapes only agree at
-    the published sizes, such as a batch equal to a feature size: at them).
-    The record says what the first try met."""
+    the published sizes, such as a batch equal to a feature size): then with
+    the globals of the batch's value cut alike (tied), and where eager refuses
+    those too, at the published sizes. The record says what the first try met."""
     record = runProblem(path, level, **options)
     error = record["error"] or ""
-    again = None
     if "OutOfMemoryError" in error:
-        again = dict(options, batchCut=record["batch_cut"] * 4)
-    elif record["batch_cut"] > 1 and error.startswith("eager: RuntimeError"):
-        again = dict(options, batchCut=1, inputBudget=0)
-    if again is None:
+        retried = runProblem(path, level, **dict(options, batchCut=record["batch_cut"] * 4))
+    elif eagerRefused(record):
+        retried = runProblem(path, level, **dict(options, tied=True))
+        if eagerRefused(retried):
+            retried = runProblem(path, level, **dict(options, batchCut=1, inputBudget=0))
+    else:
         return record
-    retried = runProblem(path, level, **again)
     retried["first_try"] = f"batch ÷ {record['batch_cut']}: {error[:200]}"
     return retried
 
@@ -386,6 +406,8 @@ def runIsolated(path, level, a):
             "--warmup", str(a.warmup), "--timeout", str(a.timeout), "--input-budget-mib", str(a.input_budget_mib)]
     if a.no_inductor:
         argv.append("--no-inductor")
+    if a.allow_rnn:
+        argv.append("--allow-rnn")
     if a.gpu_lock:
         argv += ["--gpu-lock", a.gpu_lock]
     try:
@@ -439,7 +461,7 @@ def markdown(records):
             ok = "yes (f64)"
         error = r["error"] or (f"retried; the first try, {r['first_try']}" if r.get("first_try") else "")
         error = error.replace("|", "/").replace("\n", " ")[:80]
-        lines.append(f"| {r['level']} | {r['name']} | {r.get('batch_cut', 1)} | {fmt(r['eager_us'])} "
+        lines.append(f"| {r['level']} | {r['name']} | {r.get('batch_cut', 1)}{' tied' if r.get('tied') else ''} | {fmt(r['eager_us'])} "
                      f"| {fmt(r['inductor_us'])} "
                      f"| {fmt(r['minijit_us'])} | {fmt(se, '.2f')} | {fmt(si, '.2f')} | {fmt(direct)} "
                      f"| {fmt(sd, '.3f')} | {ok} "
@@ -502,6 +524,9 @@ def parseArgs(argv):
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timeout", type=int, default=300, help="seconds per problem, 0 for none")
     ap.add_argument("--no-inductor", action="store_true")
+    ap.add_argument("--allow-rnn", action="store_true",
+                    help="Dynamo traces nn.LSTM, nn.GRU and nn.RNN into the graph (torch._dynamo.config.allow_rnn, "
+                         "for minijit and Inductor alike); without it they stay whole in PyTorch")
     ap.add_argument("--isolate", action="store_true", help="each problem in a child process")
     ap.add_argument("--markdown", help="also write the markdown table to this file")
     ap.add_argument("--list", action="store_true", help="print the problems chosen and stop")
@@ -538,6 +563,7 @@ def main(argv=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
+    torch._dynamo.config.allow_rnn = a.allow_rnn
     options = dict(dev=a.device, batchCut=a.batch_cut, runs=a.runs, warmup=a.warmup, inductor=not a.no_inductor,
                    gpuLock=a.gpu_lock, inputBudget=a.input_budget_mib << 20)
     if a.one is not None:  # the child of --isolate

@@ -221,3 +221,64 @@ def test_problem_on_gpu_beside_inductor(tmp_path):
     assert r["islands"] >= 1
     assert r["eager_us"] > 0 and r["minijit_us"] > 0 and r["inductor_us"] > 0
     assert 0 < r["direct_us"] <= r["minijit_us"] * 1.5
+
+
+HINGE = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, predictions, targets):
+        return torch.mean(torch.clamp(1 - predictions * targets, min=0))
+
+batch_size = 64
+input_shape = (64,)
+dim = 1
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape), torch.randint(0, 2, (batch_size,)).float() * 2 - 1]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_eager_refusing_the_cut_batch_cuts_the_sizes_tied_to_it(tmp_path):
+    # The hinge loss broadcasts targets [batch] against predictions [batch, 64]:
+    # only equal sizes agree. Cut alone, eager refuses; the retry cuts input_shape's
+    # 64 with the batch (not dim = 1) and runs cut, not at the published sizes.
+    run = runner()
+    path = tmp_path / "100_HingeLoss.py"
+    path.write_text(HINGE)
+    module = run.sample.load("hinge_probe", path=str(path))
+    assert run.cutBatch(module, 4, tied=True) is False
+    assert (module.batch_size, module.input_shape, module.dim) == (16, (16,), 1)
+    record = run.runWithRetry(str(path), 1, dev="cpu", batchCut=4, runs=1, warmup=0, inductor=False)
+    assert record["error"] is None and record["correct"] is True
+    assert record["batch_cut"] == 4 and record["tied"] is True
+    assert record["first_try"].startswith("batch ÷ 4: eager: RuntimeError")
+    assert "| 1 | 100_HingeLoss | 4 tied |" in run.markdown([record])
+
+
+def test_find_problems_keeps_a_conversion(tmp_path):
+    run = runner()
+    folder = tmp_path / "KernelBench" / "level3"
+    folder.mkdir(parents=True)
+    (folder / "48_Mamba.py").write_text(PROBLEM + "\n# 4. Compute state-to-output conversion\n")
+    (folder / "5_Conv.py").write_text(CONV)
+    assert [run.problemName(p) for _, p in run.findProblems(str(tmp_path), [3])] == ["48_Mamba"]
+
+
+def test_allow_rnn_lets_dynamo_trace_recurrent_layers(tmp_path, capsys):
+    run = runner()
+    folder = tmp_path / "KernelBench" / "level3"
+    folder.mkdir(parents=True)
+    (folder / "39_GRU.py").write_text(PROBLEM)
+    try:
+        assert run.main(["--root", str(tmp_path), "--levels", "3", "--device", "cpu", "--list", "--allow-rnn"]) == 0
+        assert torch._dynamo.config.allow_rnn is True
+        assert "3 39_GRU" in capsys.readouterr().out
+        run.main(["--root", str(tmp_path), "--levels", "3", "--device", "cpu", "--list"])
+        assert torch._dynamo.config.allow_rnn is False
+    finally:
+        torch._dynamo.config.allow_rnn = False

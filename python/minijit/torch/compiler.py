@@ -17,7 +17,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
-from .emitter import Unsupported
+from .emitter import MAX_DEPTH, Unsupported
 from .island import Island
 from .support import MinijitSupport, isComputeNode, qualifiedName
 
@@ -129,6 +129,29 @@ def resolveDevice(options, example_inputs):
     return "cpu"
 
 
+def splitByDepth(nodes, graphOrder, depths):
+    """A partition's nodes as dicts (node -> None) of pieces whose minijit graphs
+    stay within MAX_DEPTH ops deep: a recurrent network unrolled over its steps
+    is one chain thousands of ops long. A node's depth is its deepest operand's
+    in the partition plus the depth of its own lowering (support.depths), and
+    the pieces are bands of it: along any path of the partition depth never
+    falls, and no path leaves it and comes back, so the pieces fuse without a
+    cycle; a node's depth within its band is at most the band's width plus its
+    own lowering's."""
+    inside = dict.fromkeys(n for n in graphOrder if n in nodes)  # in graph order
+    own = max((depths.get(n, 0) for n in inside), default=0)
+    width = MAX_DEPTH - own - 8  # room for the reshapes and permutes of inputs and outputs
+    depth = {}
+    for n in inside:
+        depth[n] = depths.get(n, 0) + max((depth[i] for i in n.all_input_nodes if i in inside), default=0)
+    if width < 1 or max(depth.values(), default=0) <= width:
+        return [inside]
+    bands = collections.defaultdict(dict)
+    for n in inside:
+        bands[depth[n] // width][n] = None
+    return [bands[k] for k in sorted(bands)]
+
+
 def compileAten(gm, example_inputs, options, kind):
     """Partitions one ATen graph; returns it with its islands run by minijit."""
     device = resolveDevice(options, example_inputs)
@@ -140,9 +163,10 @@ def compileAten(gm, example_inputs, options, kind):
     support = MinijitSupport(device)
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
-    chosen = [p for p in partitions if sum(isComputeNode(n) for n in p.nodes) >= max(minOps, 1)]
+    pieces = [piece for p in partitions for piece in splitByDepth(p.nodes, gm.graph.nodes, support.depths)]
+    chosen = [p for p in pieces if sum(isComputeNode(n) for n in p) >= max(minOps, 1)]
     report = Report(kind)
-    inIsland = {n for p in chosen for n in p.nodes}
+    inIsland = {n for p in chosen for n in p}
     for node in gm.graph.nodes:
         if node.op == "call_function" and node not in inIsland:
             reason = support.reasons.get(node)
@@ -154,7 +178,7 @@ def compileAten(gm, example_inputs, options, kind):
                     and "sym_" not in qualifiedName(node.target):
                 report.leftOut.append((qualifiedName(node.target), reason))
     if chosen:
-        fuse_by_partitions(gm, [{n: None for n in p.nodes} for p in chosen],
+        fuse_by_partitions(gm, chosen,
                            prefix="minijit_", always_return_tuple=True)
     for node in list(gm.graph.nodes):
         if node.op == "call_module" and node.target.startswith("minijit_"):

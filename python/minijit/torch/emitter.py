@@ -32,6 +32,8 @@ class Value:
 
 
 FLOATS = ("f32", "f16", "bf16")
+CONCAT_OPERANDS = 64  # the most operands of one concat (kMaxConcatOperands, ir/Limits.h)
+MAX_DEPTH = 1024  # the longest chain of ops a graph may hold (kMaxDepth, ir/Limits.h)
 NUMERIC = FLOATS + ("i32", "i64")
 
 
@@ -115,6 +117,10 @@ class Emitter:
         self.lineOwners = []
         self.owner = None
         self.counter = 0
+        # Each value's depth: the longest chain of ops from an argument to it, which
+        # minijit bounds (kMaxDepth, ir/Limits.h); the partitioner splits deeper islands.
+        self.depths = {}
+        self.maxDepth = 0
 
     # Graph structure.
     def argument(self, dtype, shape):
@@ -144,6 +150,9 @@ class Emitter:
             raise Unsupported(f"rank {len(shape)} exceeds minijit's 8 dimensions")
         name = f"%v{self.counter}"
         self.counter += 1
+        depth = 1 + max((self.depths.get(o, 0) for o in operands), default=0)
+        self.depths[name] = depth
+        self.maxDepth = max(self.maxDepth, depth)
         ops = ", ".join(operands)
         stmt = f"{name} = {op}"
         if ops:
@@ -310,8 +319,9 @@ class Emitter:
             raise Unsupported("a concat along a named dimension")
         if len(values) == 1:
             return values[0]
-        if len(values) > 64:
-            raise Unsupported(f"a concat of {len(values)} operands (minijit takes 64)")
+        if len(values) > CONCAT_OPERANDS:  # a concat of concats, each of 64 operands at most
+            groups = [values[i:i + CONCAT_OPERANDS] for i in range(0, len(values), CONCAT_OPERANDS)]
+            return self.concat([self.concat(g, axis) for g in groups], axis)
         shape = list(values[0].shape)
         shape[axis] = sum(sizes)
         return self._emit(values[0].dtype, shape, "concat", [v.name for v in values], f"axis={axis}")

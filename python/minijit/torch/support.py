@@ -52,6 +52,7 @@ class MinijitSupport(OperatorSupportBase):
         super().__init__()
         self.device = device  # "cpu" (any tensor, run on the CPU reference) or "cuda"
         self.reasons = {}
+        self.depths = {}  # node -> the depth of the ops its lowering emits (checkNode)
 
     def is_node_supported(self, submodules, node):
         if node.op != "call_function":
@@ -80,7 +81,7 @@ class MinijitSupport(OperatorSupportBase):
         if self.device == "cuda" and tensorDevices(node) - {"cuda"}:
             return "a tensor not on a CUDA device"
         try:
-            checkNode(node)
+            self.depths[node] = checkNode(node)
         except Unsupported as e:
             return str(e)
         return None

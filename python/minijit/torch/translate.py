@@ -202,7 +202,8 @@ def translateIsland(gm, name="island"):
 
 
 def checkNode(node):
-    """Raises Unsupported (with the reason) unless `node` lowers on its own."""
+    """Raises Unsupported (with the reason) unless `node` lowers on its own; returns
+    the depth of its ops (the longest chain from its operands to its results)."""
     fn = LOWERINGS.get(node.target)
     if fn is None:
         raise Unsupported("no lowering")
@@ -236,3 +237,4 @@ def checkNode(node):
             raise Unsupported(f"result {i} is not computed by minijit")
         if r.rank != val.dim():
             raise Unsupported(f"internal: rank {r.rank} where PyTorch has {val.dim()}")
+    return e.maxDepth

@@ -80,3 +80,35 @@ def test_gru_runs_on_minijit():
     start = compareRnn(lambda: torch.nn.GRU(6, 5, 2), (x, h))
     assert not failed(start) and not leftOut(start), (failed(start), leftOut(start))
     assert len(islands(start)) == 1
+
+
+def test_a_long_unrolled_recurrence_is_split_within_minijits_depth():
+    """KernelBench's VanillaRNNHidden: a Python loop over 256 steps, one chain of
+    ops deeper than a minijit graph may be (1024), and a cat of every step's
+    output (more operands than one concat takes). The chain becomes islands of
+    bands of depth; the cat a concat of concats."""
+    from minijit.torch.emitter import MAX_DEPTH
+
+    steps = 180  # six ops deep a step
+
+    def fn(x, u):
+        h = torch.zeros(x.shape[1], u.shape[1])
+        outs = []
+        for t in range(steps):
+            h = torch.tanh((torch.sigmoid(h @ u + x[t]) - 0.5) * 2.0 + h * 0.1)
+            outs.append(h)
+        return torch.cat(outs, 0), h
+
+    x, u = torch.randn(steps, 2, 4), torch.randn(4, 4) * 0.5
+    start = reportCount()
+    got = compileCpu(fn)(x, u)
+    assert not failed(start), failed(start)
+    assert not leftOut(start), leftOut(start)
+    pieces = islands(start)
+    assert len(pieces) >= 2
+    for island in pieces:
+        depths = island.translation.emitter.depths
+        assert max(depths.values()) <= MAX_DEPTH
+    assert any("concat" in i.text for i in pieces)
+    for g, e in zip(got, fn(x, u), strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)

@@ -140,7 +140,9 @@ def splitByDepth(nodes, graphOrder, depths):
     own lowering's."""
     inside = dict.fromkeys(n for n in graphOrder if n in nodes)  # in graph order
     own = max((depths.get(n, 0) for n in inside), default=0)
-    width = MAX_DEPTH - own - 8  # room for the reshapes and permutes of inputs and outputs
+    # Half the bound: minijit's own rewrites may deepen a chain (a concat becomes pads
+    # and adds), and room for the reshapes and permutes of inputs and outputs.
+    width = (MAX_DEPTH - own - 8) // 2
     depth = {}
     for n in inside:
         depth[n] = depths.get(n, 0) + max((depth[i] for i in n.all_input_nodes if i in inside), default=0)

@@ -129,6 +129,31 @@ def resolveDevice(options, example_inputs):
     return "cpu"
 
 
+# Graphs of more call nodes than this are partitioned by partitionByBarriers: the
+# CapabilityBasedPartitioner keeps every node's set of downstream nodes, memory that
+# grows with the square of a long chain's length (an LSTM of 512 steps and 6 layers
+# unrolled: tens of GB).
+LARGE_GRAPH = 3000
+
+
+def partitionByBarriers(gm, support):
+    """The nodes minijit takes, grouped by their barrier count: the most nodes left
+    to PyTorch on any path from the graph's inputs to them. Along a path the count
+    never falls and rises past each node left to PyTorch, so no path leaves a group
+    and comes back to it, and the groups fuse without a cycle; memory and time
+    linear in the graph."""
+    barrier, groups = {}, collections.defaultdict(dict)
+    for n in gm.graph.nodes:
+        count = max((barrier[i] for i in n.all_input_nodes), default=0)
+        if n.op == "call_function":
+            if support.is_node_supported(None, n):
+                groups[count][n] = None
+            else:
+                count += 1
+        barrier[n] = count
+    return [groups[k] for k in sorted(groups)]
+
+
 def splitByDepth(nodes, graphOrder, depths):
     """A partition's nodes as dicts (node -> None) of pieces whose minijit graphs
     stay within MAX_DEPTH ops deep: a recurrent network unrolled over its steps
@@ -163,9 +188,12 @@ def compileAten(gm, example_inputs, options, kind):
     if options.get("graph_replay"):
         compileOptions["graph_replay"] = True
     support = MinijitSupport(device)
-    partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
-    partitions = partitioner.propose_partitions()
-    pieces = [piece for p in partitions for piece in splitByDepth(p.nodes, gm.graph.nodes, support.depths)]
+    if sum(n.op == "call_function" for n in gm.graph.nodes) > LARGE_GRAPH:
+        partitions = partitionByBarriers(gm, support)
+    else:
+        partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
+        partitions = [p.nodes for p in partitioner.propose_partitions()]
+    pieces = [piece for p in partitions for piece in splitByDepth(p, gm.graph.nodes, support.depths)]
     chosen = [p for p in pieces if sum(isComputeNode(n) for n in p) >= max(minOps, 1)]
     report = Report(kind)
     inIsland = {n for p in chosen for n in p}

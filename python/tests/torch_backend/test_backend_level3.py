@@ -115,3 +115,28 @@ def test_a_long_unrolled_recurrence_is_split_within_minijits_depth():
     assert any("concat" in i.text for i in pieces)
     for g, e in zip(got, fn(x, w, b), strict=True):
         torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_large_graphs_are_partitioned_by_barriers(monkeypatch):
+    """Past LARGE_GRAPH call nodes the nodes minijit takes are grouped by how many
+    nodes left to PyTorch lie on a path to them (linear memory, where the
+    CapabilityBasedPartitioner's grows with the square of a chain's length): the
+    float64 detour in the middle splits the graph in two islands, without a cycle."""
+    from minijit.torch import compiler
+
+    def fn(x):
+        y = x.exp()
+        z = y.double().sin().float()
+        return (y * 2 + z).relu(), x + 1
+
+    monkeypatch.setattr(compiler, "LARGE_GRAPH", 0)
+    x = torch.randn(4, 5)
+    start = reportCount()
+    got = compileCpu(fn)(x)
+    assert not failed(start), failed(start)
+    pieces = islands(start)
+    assert len(pieces) == 2
+    assert {str(op) for op in pieces[0].ops()} >= {"aten.exp.default", "aten.add.Tensor"}
+    assert {str(op) for op in pieces[1].ops()} >= {"aten.relu.default"}
+    for g, e in zip(got, fn(x), strict=True):
+        torch.testing.assert_close(g, e)

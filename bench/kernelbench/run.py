@@ -461,7 +461,8 @@ def markdown(records):
             ok = "yes (f64)"
         error = r["error"] or (f"retried; the first try, {r['first_try']}" if r.get("first_try") else "")
         error = error.replace("|", "/").replace("\n", " ")[:80]
-        lines.append(f"| {r['level']} | {r['name']} | {r.get('batch_cut', 1)}{' tied' if r.get('tied') else ''} | {fmt(r['eager_us'])} "
+        cut = f"{r.get('batch_cut', 1)}{' tied' if r.get('tied') else ''}"
+        lines.append(f"| {r['level']} | {r['name']} | {cut} | {fmt(r['eager_us'])} "
                      f"| {fmt(r['inductor_us'])} "
                      f"| {fmt(r['minijit_us'])} | {fmt(se, '.2f')} | {fmt(si, '.2f')} | {fmt(direct)} "
                      f"| {fmt(sd, '.3f')} | {ok} "

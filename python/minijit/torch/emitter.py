@@ -319,9 +319,11 @@ class Emitter:
             raise Unsupported("a concat along a named dimension")
         if len(values) == 1:
             return values[0]
-        if len(values) > CONCAT_OPERANDS:  # a concat of concats, each of 64 operands at most
-            groups = [values[i:i + CONCAT_OPERANDS] for i in range(0, len(values), CONCAT_OPERANDS)]
-            return self.concat([self.concat(g, axis) for g in groups], axis)
+        if len(values) > CONCAT_OPERANDS:
+            # Not a concat of concats: its kernel would select among all the operands in
+            # every element, CUDA that grows with their number (512 of them: 12000 lines
+            # and a minute of NVRTC), where PyTorch's cat copies each once.
+            raise Unsupported(f"a concat of {len(values)} operands (minijit takes {CONCAT_OPERANDS})")
         shape = list(values[0].shape)
         shape[axis] = sum(sizes)
         return self._emit(values[0].dtype, shape, "concat", [v.name for v in values], f"axis={axis}")

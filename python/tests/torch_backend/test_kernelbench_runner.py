@@ -282,3 +282,34 @@ def test_allow_rnn_lets_dynamo_trace_recurrent_layers(tmp_path, capsys):
         assert torch._dynamo.config.allow_rnn is False
     finally:
         torch._dynamo.config.allow_rnn = False
+
+
+RANDOM_STATE = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        h0 = torch.randn(x.shape[0], 4)  # level 3 #35 draws its LSTM's initial states so
+        return torch.tanh(x * 2.0 + h0)
+
+batch_size = 8
+
+def get_inputs():
+    return [torch.randn(batch_size, 4)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_random_ops_that_drew_alike_are_judged(tmp_path):
+    # torch.randn left to PyTorch draws from the seed the runner sets before each call,
+    # as eager's does: the outputs match, and the problem counts as correct.
+    run = runner()
+    path = tmp_path / "35_RandomState.py"
+    path.write_text(RANDOM_STATE)
+    record = run.runProblem(str(path), 3, dev="cpu", runs=1, warmup=0, inductor=False)
+    assert record["error"] is None and record["random"] is True
+    assert record["correct"] is True and record["islands"] >= 1
+    assert "| yes |" in run.markdown([record])

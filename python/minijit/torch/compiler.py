@@ -87,7 +87,6 @@ def decompositions():
     table.update(get_decompositions(EXTRA))
     for op in NATIVE:
         table.pop(op, None)
-    table[aten.lstm.input] = lstmShapesFixed
     return table
 
 

@@ -156,6 +156,8 @@ std::string CompiledGraph::cudaText() const {
     s += randomPreamble();
   if (llvm::any_of(d.kernels, [](const CompiledKernel &k) { return holdsI64(k.lowered); }))
     s += i64Preamble();
+  if (llvm::any_of(d.kernels, [](const CompiledKernel &k) { return holdsWelford(k.lowered); }))
+    s += welfordPreamble();
   std::set<std::string> pieces;
   for (const CompiledKernel &k : d.kernels)
     if (const MatmulWgmmaSchedule *w = k.schedule.getIf<MatmulWgmmaSchedule>())

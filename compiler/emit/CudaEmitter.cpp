@@ -18,6 +18,13 @@ bool holdsRandom(const LoweredKernel &k) {
   return llvm::any_of(k.held, [](const KHeld &h) { return opClass(h.op) == OpClass::Random; });
 }
 
+bool holdsWelford(const LoweredKernel &k) {
+  for (const KReduction &r : k.reductions)
+    if (r.welfordMean >= 0)
+      return true;
+  return false;
+}
+
 bool holdsI64(const LoweredKernel &k) {
   auto isI64 = [](DType t) { return t == DType::I64; };
   return llvm::any_of(k.values, [&](const KValue &v) { return isI64(v.dtype); }) ||

@@ -237,6 +237,15 @@ void KernelEmitter::elementOutputs(ElementWork &w) {
         W.line("float " + w.onlineIn[static_cast<int>(r)] + "[" + std::to_string(lc.vec) +
                "]; // the lanes' values for the online sum");
       }
+  // So does a Welford sum (one merge a vector; where some lanes lie outside
+  // the row, its lanes inside it one at a time).
+  if (vec)
+    for (size_t r = 0; r < K.reductions.size(); ++r)
+      if (K.reductions[r].pass == pass && K.reductions[r].welfordMean >= 0) {
+        w.welfordIn[static_cast<int>(r)] = W.unique(cudaIdentifier(K.reductions[r].name) + "_in");
+        W.line("float " + w.welfordIn[static_cast<int>(r)] + "[" + std::to_string(lc.vec) +
+               "]; // the lanes' values for Welford's update");
+      }
 }
 
 void KernelEmitter::laneValues(ElementWork &w) {
@@ -300,6 +309,16 @@ void KernelEmitter::laneAccumulations(ElementWork &w) {
                accOnlineMaxName(static_cast<int>(r)) + ", " + ref(red.input) + ");");
       continue;
     }
+    if (red.welfordMean >= 0) {
+      std::string triple = accName(static_cast<int>(r)) + ", " +
+                           accWelfordMeanName(static_cast<int>(r)) + ", " +
+                           accWelfordCountName(static_cast<int>(r));
+      if (auto in = w.welfordIn.find(static_cast<int>(r)); in != w.welfordIn.end())
+        W.line(in->second + "[j] = " + ref(red.input) + ";");
+      else
+        W.line(w.laneGuard + "mj_welford_push(" + triple + ", " + ref(red.input) + ");");
+      continue;
+    }
     if (isArgReduction(red.op)) {
       // The position along the reduced axis is the element's k.
       W.line(w.laneGuard + "mj_arg_update<" + (red.op == OpKind::Argmax ? "true" : "false") +
@@ -338,6 +357,10 @@ void KernelEmitter::vectorStores(ElementWork &w, const std::string &storeGuard) 
   const bool midRow = w.midRow;
   for (const auto &[r, in] : w.onlineIn)
     W.line("mj_online_exp_sum(" + accName(r) + ", " + accOnlineMaxName(r) + ", " + in + ");");
+  for (const auto &[r, in] : w.welfordIn)
+    W.line("mj_welford_add" + std::string(midRow ? "_row" : "") + "(" + accName(r) + ", " +
+           accWelfordMeanName(r) + ", " + accWelfordCountName(r) + ", " + in +
+           (midRow ? ", k0, " + std::to_string(lc.rowLength) : std::string()) + ");");
   for (int s : w.stores) {
     const KStore &st = K.stores[s];
     const KParam &p = K.params[st.param];

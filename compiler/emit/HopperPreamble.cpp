@@ -169,7 +169,9 @@ std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {
   std::string cluster = s.geometry().cluster > 1 ? clusterPreamble() : std::string();
   std::string random = holdsRandom(k) ? randomPreamble() : std::string();
   std::string i64 = holdsI64(k) ? i64Preamble() : std::string();
-  return cudaPreamble() + cluster + random + i64 + (w ? hopperPreamble(k, *w) : std::string());
+  std::string welford = holdsWelford(k) ? welfordPreamble() : std::string();
+  return cudaPreamble() + cluster + random + i64 + welford +
+         (w ? hopperPreamble(k, *w) : std::string());
 }
 
 std::string hopperPreamble(const std::set<std::string> &wgmmas) {

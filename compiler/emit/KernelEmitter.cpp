@@ -317,7 +317,19 @@ void KernelEmitter::declareAccumulators(int pass) {
     if (red.onlineMax >= 0)
       W.line("float " + accOnlineMaxName(static_cast<int>(r)) + " = " +
              reduceText(OpKind::Max, false).identity + "; // the max it is relative to");
+    if (red.welfordMean >= 0)
+      W.line("float " + accWelfordMeanName(static_cast<int>(r)) + " = 0.0f, " +
+             accWelfordCountName(static_cast<int>(r)) +
+             " = 0.0f; // the mean and count of the elements seen (Welford)");
   }
+}
+
+std::string KernelEmitter::accWelfordMeanName(int r) {
+  return reductionLocal(WelfordMeanNames, r, "_mean");
+}
+
+std::string KernelEmitter::accWelfordCountName(int r) {
+  return reductionLocal(WelfordCountNames, r, "_n");
 }
 
 std::string KernelEmitter::accOnlineMaxName(int r) {
@@ -338,33 +350,61 @@ std::string KernelEmitter::secondIdentity(int r) const {
   return isArgReduction(K.reductions[r].op) ? "2147483647" : reduceText(OpKind::Max, false).identity;
 }
 
-void KernelEmitter::storePartial(int r, const std::function<std::string(int)> &at) {
-  assert(!accIsLong(r) && "i64 reductions are not split over blocks (noSplitReductions)");
-  std::string acc = accName(r);
-  W.line("mj_partial[" + at(r) + "] = " +
-         (accIsInt(r) ? "(unsigned)" + acc : "__float_as_uint(" + acc + ")") + ";");
-  if (!hasSecondWord(K.reductions[r]))
-    return;
-  // an argmax's position is an int, an online sum's max a float
-  bool position = isArgReduction(K.reductions[r].op);
-  std::string second = secondName(r);
-  W.line("mj_partial[" + at(secondWordSlot(K, r)) + "] = " +
-         (position ? "(unsigned)" + second : "__float_as_uint(" + second + ")") + ";");
+std::vector<std::string> KernelEmitter::partialLocals(int r) {
+  const KReduction &red = K.reductions[r];
+  if (red.welfordMean >= 0)
+    return {accName(r), accWelfordMeanName(r), accWelfordCountName(r)};
+  if (hasSecondWord(red))
+    return {accName(r), secondName(r)};
+  return {accName(r)};
 }
 
-std::pair<std::string, std::string>
-KernelEmitter::loadedPartial(int r, const std::function<std::string(int)> &at) {
-  auto raw = [&](int slot) { return "__ldcg(&mj_partial[" + at(slot) + "])"; };
-  std::string value = accIsInt(r) ? "(int)" + raw(r) : "__uint_as_float(" + raw(r) + ")";
-  if (!hasSecondWord(K.reductions[r]))
-    return {value, ""};
-  int slot = secondWordSlot(K, r);
-  bool position = isArgReduction(K.reductions[r].op);
-  return {value, position ? "(int)" + raw(slot) : "__uint_as_float(" + raw(slot) + ")"};
+std::vector<std::string> KernelEmitter::partialIdentities(int r) const {
+  const KReduction &red = K.reductions[r];
+  if (red.welfordMean >= 0)
+    return {"0.0f", "0.0f", "0.0f"}; // the empty triple
+  if (hasSecondWord(red))
+    return {accIdentity(r), secondIdentity(r)};
+  return {accIdentity(r)};
+}
+
+namespace {
+
+/// Where word `w` of reduction r's partial lies among a block's words.
+int partialSlot(const LoweredKernel &k, int r, int w) {
+  return w == 0 ? r : secondWordSlot(k, r) + w - 1;
+}
+
+} // namespace
+
+void KernelEmitter::storePartial(int r, const std::function<std::string(int)> &at) {
+  assert(!accIsLong(r) && "i64 reductions are not split over blocks (noSplitReductions)");
+  std::vector<std::string> locals = partialLocals(r);
+  for (int w = 0; w < static_cast<int>(locals.size()); ++w) {
+    // the value of an int reduction and an argmax's position are ints, the rest floats
+    bool isInt = w == 0 ? accIsInt(r) : isArgReduction(K.reductions[r].op);
+    W.line("mj_partial[" + at(partialSlot(K, r, w)) + "] = " +
+           (isInt ? "(unsigned)" + locals[w] : "__float_as_uint(" + locals[w] + ")") + ";");
+  }
+}
+
+std::vector<std::string> KernelEmitter::loadedPartial(int r,
+                                                      const std::function<std::string(int)> &at) {
+  std::vector<std::string> words;
+  for (int w = 0; w < 1 + extraWords(K.reductions[r]); ++w) {
+    std::string raw = "__ldcg(&mj_partial[" + at(partialSlot(K, r, w)) + "])";
+    bool isInt = w == 0 ? accIsInt(r) : isArgReduction(K.reductions[r].op);
+    words.push_back(isInt ? "(int)" + raw : "__uint_as_float(" + raw + ")");
+  }
+  return words;
 }
 
 bool KernelEmitter::hasOnlineSum() const {
   return llvm::any_of(K.reductions, [](const KReduction &r) { return r.onlineMax >= 0; });
+}
+
+bool KernelEmitter::hasWelford() const {
+  return llvm::any_of(K.reductions, [](const KReduction &r) { return r.welfordMean >= 0; });
 }
 
 int KernelEmitter::trackingSum(int r) const {
@@ -395,6 +435,19 @@ void KernelEmitter::finishReductions(int pass, ReduceScope scope, unsigned width
                ", mj_smem_f, mj_smem_m);");
         break;
       case ReduceScope::Column: llvm_unreachable("online sums run in row kernels only");
+      }
+      continue;
+    }
+    if (red.welfordMean >= 0) {
+      std::string triple = acc + ", " + accWelfordMeanName(static_cast<int>(r)) + ", " +
+                           accWelfordCountName(static_cast<int>(r));
+      switch (scope) {
+      case ReduceScope::Warp: W.line("mj_warp_reduce_welford<" + n + ">(" + triple + ");"); break;
+      case ReduceScope::Block:
+        W.line("mj_block_reduce_welford<" + n + ">(" + triple +
+               ", mj_smem_f, mj_smem_wmean, mj_smem_wn);");
+        break;
+      case ReduceScope::Column: llvm_unreachable("Welford sums run in row kernels only");
       }
       continue;
     }
@@ -501,7 +554,9 @@ std::string KernelEmitter::passTitle(int pass) const {
     if (r.pass == pass)
       what += (what.empty() ? ": " : ", ") + std::string("%") + r.name + " = " + std::string(opName(r.op)) +
               (r.onlineMax >= 0 ? " of exp(x - %" + K.reductions[r.onlineMax].name + "), online"
-                                 : std::string());
+               : r.welfordMean >= 0
+                   ? " of (x - %" + K.reductions[r.welfordMean].name + ")^2, Welford"
+                   : std::string());
   bool stores = llvm::any_of(K.stores, [&](const KStore &st) {
     return !st.perRow && K.values[st.value].stage == pass;
   });

@@ -135,6 +135,14 @@ public:
   /// Some reduction is an online sum (KReduction::onlineMax): its block
   /// combine needs scratch for the maxes too.
   bool hasOnlineSum() const;
+  /// Some reduction is a Welford sum of squared deviations
+  /// (KReduction::welfordMean): its block combine needs scratch for the
+  /// threads' means and counts too.
+  bool hasWelford() const;
+  /// A Welford reduction's running mean and count of the elements it has
+  /// seen (beside accName's sum of squared deviations from that mean).
+  std::string accWelfordMeanName(int r);
+  std::string accWelfordCountName(int r);
   /// An argmax's or argmin's index accumulator (beside accName's value).
   std::string accIndexName(int r);
   /// An online sum's own running max, which its sum is relative to.
@@ -150,14 +158,18 @@ public:
 
   // ---- the partials of a reduction split over blocks (SplitWorkspace)
   /// The lines that leave reduction r's accumulators in mj_partial: its
-  /// value at at(r) and, for a pair (hasSecondWord), its second word (an
-  /// online sum's max, an argmax's position) at at(secondWordSlot(r)).
+  /// value at at(r) and its further words (extraWords: an online sum's max,
+  /// an argmax's position, a Welford sum's mean and count) from
+  /// at(secondWordSlot(r)) on.
   void storePartial(int r, const std::function<std::string(int)> &at);
   /// Reduction r's partial as read back from mj_partial (through the L2,
-  /// addressed like storePartial): the value's expression, and the second
-  /// word's (empty for a partial of one word).
-  std::pair<std::string, std::string> loadedPartial(int r,
-                                                    const std::function<std::string(int)> &at);
+  /// addressed like storePartial): an expression a word, in the order of
+  /// partialLocals.
+  std::vector<std::string> loadedPartial(int r, const std::function<std::string(int)> &at);
+  /// The locals that hold reduction r's partial, a word each (its
+  /// accumulator first), and the identities they start from.
+  std::vector<std::string> partialLocals(int r);
+  std::vector<std::string> partialIdentities(int r) const;
   /// The local holding the second word of reduction r and its identity.
   std::string secondName(int r);
   std::string secondIdentity(int r) const;
@@ -228,6 +240,7 @@ private:
     std::map<int, std::string> outArray; ///< store -> its output vector
     std::map<int, LaneAccess> storeAccess;
     std::map<int, std::string> onlineIn; ///< online sum -> the lanes' values
+    std::map<int, std::string> welfordIn; ///< Welford reduction -> the lanes' values
     /// `offset` is the one that aligns the vectors of a mid-row start.
     bool aligned(const IndexExpr &offset) const {
       return midRow && offset.key() == lc.alignedOffset->key();
@@ -243,6 +256,7 @@ private:
   void vectorStores(ElementWork &w, const std::string &storeGuard);
 
   std::map<int, std::string> CacheNames, AccNames, AccIndexNames, OnlineMaxNames;
+  std::map<int, std::string> WelfordMeanNames, WelfordCountNames;
 };
 
 } // namespace minijit

@@ -313,6 +313,78 @@ __device__ __forceinline__ float mj_dropout(float x, int seed, int offset, long 
   return text;
 }
 
+const std::string &welfordPreamble() {
+  static const std::string text =
+      R"(// ---- variance in one pass: Welford's update, Chan's combine ----
+// A thread keeps (m2, mean, n): the count n of the elements it has seen,
+// their mean, and the sum m2 of their squared deviations from that mean.
+// Two such triples combine into the triple of all their elements (Chan,
+// Golub and LeVeque, 1979); an empty one changes nothing.
+__device__ __forceinline__ void mj_welford_merge(float &m2, float &mean, float &n, float m2b, float meanb, float nb) {
+  if (nb == 0.0f) return;
+  if (n == 0.0f) { m2 = m2b; mean = meanb; n = nb; return; }
+  const float total = n + nb, w = nb / total, delta = meanb - mean;
+  mean += delta * w;
+  m2 += m2b + delta * delta * n * w;
+  n = total;
+}
+// One element (Welford, 1962).
+__device__ __forceinline__ void mj_welford_push(float &m2, float &mean, float &n, float a) {
+  n += 1.0f;
+  const float d = a - mean;
+  mean += d / n;
+  m2 += d * (a - mean);
+}
+// A vector of N elements: its own mean and squared deviations first, then one merge.
+template <int N> __device__ __forceinline__ void mj_welford_add(float &m2, float &mean, float &n, const float (&a)[N]) {
+  float s = 0.0f;
+#pragma unroll
+  for (int j = 0; j < N; ++j) s += a[j];
+  const float mv = s * (1.0f / N);
+  float q = 0.0f;
+#pragma unroll
+  for (int j = 0; j < N; ++j) q += (a[j] - mv) * (a[j] - mv);
+  mj_welford_merge(m2, mean, n, q, mv, (float)N);
+}
+// A vector whose lanes are positions k0.. of a row of `len`: merged whole
+// where it lies inside the row, else its lanes inside the row one at a time.
+template <int N, typename I, typename J> __device__ __forceinline__ void mj_welford_add_row(float &m2, float &mean, float &n, const float (&a)[N], I k0, J len) {
+  if (k0 >= 0 && k0 + N <= len) { mj_welford_add(m2, mean, n, a); return; }
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    if (k0 + j >= 0 && k0 + j < len) mj_welford_push(m2, mean, n, a[j]);
+}
+// Combines the triples of WIDTH consecutive lanes; every lane gets the same
+// triple (each pair merges the lower lane's first).
+template <int WIDTH> __device__ __forceinline__ void mj_warp_reduce_welford(float &m2, float &mean, float &n) {
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o /= 2) {
+    const float m2b = __shfl_xor_sync(0xffffffffu, m2, o), meanb = __shfl_xor_sync(0xffffffffu, mean, o),
+                nb = __shfl_xor_sync(0xffffffffu, n, o);
+    if (threadIdx.x & o) {
+      float lm2 = m2b, lmean = meanb, ln = nb;
+      mj_welford_merge(lm2, lmean, ln, m2, mean, n);
+      m2 = lm2; mean = lmean; n = ln;
+    } else {
+      mj_welford_merge(m2, mean, n, m2b, meanb, nb);
+    }
+  }
+}
+// The same over the whole block, the warps' triples in order through shared memory.
+template <int THREADS> __device__ __forceinline__ void mj_block_reduce_welford(float &m2, float &mean, float &n, float *smem_m2, float *smem_mean, float *smem_n) {
+  mj_warp_reduce_welford<32>(m2, mean, n);
+  __syncthreads(); // the previous reduction may still be reading smem
+  if (threadIdx.x % 32 == 0) { smem_m2[threadIdx.x / 32] = m2; smem_mean[threadIdx.x / 32] = mean; smem_n[threadIdx.x / 32] = n; }
+  __syncthreads();
+  float rm2 = smem_m2[0], rmean = smem_mean[0], rn = smem_n[0];
+#pragma unroll
+  for (int w = 1; w < THREADS / 32; ++w) mj_welford_merge(rm2, rmean, rn, smem_m2[w], smem_mean[w], smem_n[w]);
+  m2 = rm2; mean = rmean; n = rn;
+}
+)";
+  return text;
+}
+
 const std::string &clusterPreamble() {
   static const std::string text =
       R"(// ---- a cluster of blocks (sm_90) ----

@@ -66,6 +66,8 @@ public:
                           r.input, r.pass);
       if (r.onlineMax >= 0)
         OS << llvm::formatv(" (online: exp(v{0} - reduction {1}))", r.input, r.onlineMax);
+      if (r.welfordMean >= 0)
+        OS << llvm::formatv(" (Welford: (v{0} - reduction {1})^2)", r.input, r.welfordMean);
       OS << "\n";
     }
     for (const KStore &s : K.stores)

@@ -65,6 +65,11 @@ struct KReduction {
   /// `input` in the same pass (online softmax, sumExpsOnline): -1 for a
   /// plain reduction of `input`.
   int onlineMax = -1;
+  /// A Sum or Mean of (input - mean)^2, where the mean is reduction
+  /// `welfordMean` (a Mean of `input`) in the same pass (sumSquaresOnline):
+  /// accumulated by Welford's update, each thread's count, mean and sum of
+  /// squared deviations combined by Chan's formula; -1 for a plain reduction.
+  int welfordMean = -1;
   /// Cumsum, Cumprod: from the row's last element to its first (every scan
   /// of a kernel goes the same way).
   bool reverse = false;
@@ -259,6 +264,20 @@ constexpr int kMaxPasses = 32;
 /// once before the stores instead of twice, a logsumexp once in all. Returns
 /// the rewritten kernel, or nullopt where no sum qualifies.
 std::optional<LoweredKernel> sumExpsOnline(const LoweredKernel &k);
+
+/// Finds the sums (or means) of (x - mean(x))^2 of a row kernel whose mean is
+/// over the same x and rows one pass earlier, and accumulates each in the
+/// pass of its mean by Welford's update: a variance or a norm reads its rows
+/// once before the stores instead of twice. Returns the rewritten kernel, or
+/// nullopt where none qualifies.
+std::optional<LoweredKernel> sumSquaresOnline(const LoweredKernel &k);
+
+/// sumExpsOnline, then sumSquaresOnline: the kernel with every reduction
+/// that can run a pass earlier so rewritten, or nullopt where none can.
+std::optional<LoweredKernel> reduceOnline(const LoweredKernel &k);
+
+/// Some reduction of the kernel is kept online (onlineMax or welfordMean).
+bool hasOnlineReduction(const LoweredKernel &k);
 
 /// The passes a reduction kernel makes over its rows: one per reduction
 /// stage, the last one also storing what is known only after it.

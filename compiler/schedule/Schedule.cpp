@@ -265,23 +265,29 @@ std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned r
   return text;
 }
 
-bool hasSecondWord(const KReduction &r) { return r.onlineMax >= 0 || isArgReduction(r.op); }
+int extraWords(const KReduction &r) {
+  if (r.welfordMean >= 0)
+    return 2;
+  return r.onlineMax >= 0 || isArgReduction(r.op) ? 1 : 0;
+}
+
+bool hasSecondWord(const KReduction &r) { return extraWords(r) > 0; }
 
 int secondWordSlot(const LoweredKernel &k, int r) {
   assert(hasSecondWord(k.reductions[r]) && "a partial of one word");
   int slot = static_cast<int>(k.reductions.size());
   for (int o = 0; o < r; ++o)
-    slot += hasSecondWord(k.reductions[o]);
+    slot += extraWords(k.reductions[o]);
   return slot;
 }
 
 namespace {
 
-/// Words of one block's partials: one per reduction, two for a pair.
+/// Words of one block's partials: one per reduction, and its extraWords.
 int partialWords(const LoweredKernel &k) {
   int words = static_cast<int>(k.reductions.size());
   for (const KReduction &r : k.reductions)
-    words += hasSecondWord(r);
+    words += extraWords(r);
   return words;
 }
 

@@ -38,9 +38,9 @@ enum class GridText { Number, AtLaunch };
 /// columns one per block of 32 columns), then the partial results, `words`
 /// per block: the one of reduction r from block `part` of row (or column)
 /// `row` at (row * splits + part) * words + r, and after one word per
-/// reduction the second words of the partials that are pairs (an online
-/// sum's max, an argmax's or argmin's position), in reduction order
-/// (secondWordSlot). The emitter addresses it; the compiler allocates
+/// reduction the further words of the partials that are pairs or triples
+/// (an online sum's max, an argmax's or argmin's position, a Welford
+/// triple's mean and count), in reduction order (secondWordSlot). The emitter addresses it; the compiler allocates
 /// bytes() for the launch, zeroed, and the kernel leaves it zeroed.
 struct SplitWorkspace {
   int64_t rows;
@@ -52,12 +52,15 @@ struct SplitWorkspace {
   int64_t bytes() const { return (counters() + partials()) * 4; }
 };
 
-/// Whether reduction `r`'s partial result is a pair, two words in the
-/// split workspace: an online sum's (sum, max), an argmax's or argmin's
-/// (value, position).
+/// The words of reduction `r`'s partial result past its value in the split
+/// workspace: one for an online sum's max or an argmax's or argmin's
+/// position, two for a Welford sum's mean and count, none otherwise.
+int extraWords(const KReduction &r);
+/// Whether reduction `r`'s partial result is more than one word (extraWords).
 bool hasSecondWord(const KReduction &r);
 /// Where a block's partials hold the second word of reduction `r` (one
-/// with hasSecondWord): after one word per reduction, in reduction order.
+/// with hasSecondWord; its third, if any, follows): after one word per
+/// reduction, in reduction order.
 int secondWordSlot(const LoweredKernel &k, int r);
 
 namespace detail {

@@ -63,17 +63,20 @@ Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const Device
   // rows from the L2, the update's extra work costs about what the saved
   // read does, or more (docs/PERFORMANCE_LOG.md); online=1 asks for it
   // anyway.
+  //
+  // A variance's sum of squared deviations moves into its mean's pass
+  // (Welford) on the same terms.
   bool never = overrides.online == 0, always = overrides.online.value_or(0) != 0;
   if (r.schedule.kind() != ScheduleKind::InnerRow || never)
     return r;
-  std::optional<LoweredKernel> online = sumExpsOnline(r.lowered);
+  std::optional<LoweredKernel> online = reduceOnline(r.lowered);
   if (!online ||
       (online->passes != 1 && !always && !rereadsFromDram(r.lowered, r.schedule, dev)))
     return r;
-  r.lowered = std::move(*online);
-  Expected<Schedule> again = chooseScheduleForSizes(r.lowered, dev, overrides, target);
+  Expected<Schedule> again = chooseScheduleForSizes(*online, dev, overrides, target);
   if (!again)
     return again.refusal();
+  r.lowered = std::move(*online);
   r.schedule = std::move(*again);
   return r;
 }

@@ -346,5 +346,69 @@ TEST_F(Reductions, LoopedRowsLoadingVectorsAhead) {
     GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
 }
 
+TEST_F(Reductions, VarianceKeptOnlineByWelford) {
+  // Norms and variances with the sum of squared deviations in the mean's
+  // pass (Welford's update, Chan's combine; online=1 where the rule would
+  // keep the passes): rows of a block (vectors merged whole), odd rows
+  // (elements pushed one at a time), rows of a warp and of part of one,
+  // rows that start mid-vector (a slice), 16-bit inputs, a torch.var (a Sum
+  // divided apart), few rows split over blocks that pass their triples
+  // through the workspace (and over a cluster's blocks), and values far
+  // from zero around a small spread, where a sum of squares less n mean^2
+  // would lose every digit.
+  struct Case {
+    DType t;
+    Shape s;
+    int64_t sliceFrom; ///< the rows start at this column of the input
+    double offset;     ///< added to the random values
+    const char *overrides;
+  };
+  for (const Case &c : {Case{DType::F32, {267, 50257}, 0, 0.0, "online=1"},
+                        Case{DType::F32, {529, 1023}, 0, 0.0, "online=1"},
+                        Case{DType::F32, {529, 1023}, 0, 0.0, "online=1,vec=1"},
+                        Case{DType::F32, {300, 96}, 0, 0.0, "online=1"},
+                        Case{DType::F32, {1000, 24}, 0, 0.0, "online=1"},
+                        Case{DType::F32, {264, 4097}, 1, 0.0, "online=1"},
+                        Case{DType::BF16, {333, 32000}, 0, 0.0, "online=1"},
+                        Case{DType::F32, {140, 65536}, 0, 1000.0, "online=1"},
+                        Case{DType::F16, {777, 3001}, 0, 0.0, "online=1"},
+                        Case{DType::F32, {67, 50257}, 0, 0.0, "online=1"},
+                        Case{DType::BF16, {5, 1000003}, 0, 0.0, "online=1"},
+                        Case{DType::F32, {40, 65536}, 0, 1000.0, "online=1,cached=0"},
+                        Case{DType::F32, {150, 50257}, 0, 0.0, "online=1,rowcluster=4"}}) {
+    Graph g("welford");
+    Tensor x = g.input("x", c.t, c.s);
+    Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
+    if (c.sliceFrom)
+      xf = slice(xf, 1, c.sliceFrom, c.s[1]);
+    if (c.offset != 0.0)
+      xf = xf * 0.01 + c.offset;
+    int64_t n = c.s[1] - c.sliceFrom;
+    Tensor d = xf - mean(xf, {1}, true);
+    Tensor var = mean(d * d, {1}, true);
+    g.output((d * rsqrt(var + 1e-5)).cast(c.t), "y");
+    g.output(var.reshape({c.s[0]}), "var");
+    g.output(sum(d * d, {1}) / double(n - 1), "unbiased");
+    SCOPED_TRACE(std::string(dtypeName(c.t)) + c.s.str() + " " + c.overrides);
+    CompileOptions look;
+    look.compileKernels = false;
+    look.scheduleOverrides = *parseScheduleOverrides(c.overrides);
+    CompiledGraph cg = compileGraph(g, look);
+    EXPECT_TRUE(llvm::any_of(cg.detail->kernels, [](const CompiledKernel &k) {
+      return llvm::any_of(k.lowered.reductions, [](const KReduction &r) { return r.welfordMean >= 0; });
+    })) << cg.fusedText();
+    expectMatchesUnder(g, c.overrides, static_cast<uint64_t>(c.s[1]), Gpu);
+  }
+  // Split rows run again on one executable and under graph replay: the
+  // workspace's counters reset themselves.
+  Graph g("welford_split");
+  Tensor x = g.input("x", DType::F32, {12, 300007});
+  Tensor d = x - mean(x, {1}, true);
+  g.output(d * rsqrt(mean(d * d, {1}, true) + 1e-5), "y");
+  expectSplitRunsRepeat(g, /*waits=*/true, /*cluster=*/1, "online=1");
+  if (!Gpu)
+    GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
+}
+
 } // namespace
 } // namespace minijit

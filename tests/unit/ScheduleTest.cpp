@@ -724,6 +724,82 @@ TEST(Schedule, SumsOfExpOfTheMaxsInputRunOnline) {
   EXPECT_EQ(lower(columns).detail->kernels[0].lowered.passes, 3);
 }
 
+/// (x - mean(x)) * rsqrt(mean((x - mean(x))^2) + eps) over rows, as the
+/// torch backend writes every norm.
+Graph normRows(int64_t rows, int64_t cols) {
+  Graph g("norm");
+  Tensor x = g.input("x", DType::F32, {rows, cols});
+  Tensor d = x - mean(x, {1}, true);
+  g.output(d * rsqrt(mean(d * d, {1}, true) + 1e-5), "y");
+  return g;
+}
+
+bool keepsVarianceOnline(const CompiledGraph &c) {
+  return llvm::any_of(c.detail->kernels[0].lowered.reductions,
+                      [](const KReduction &r) { return r.welfordMean >= 0; });
+}
+
+TEST(Schedule, NormRowsReadFromDramKeepTheirVarianceOnline) {
+  // Instance norm's rows of 262144 floats (1 MB), 512 or 1000 of them, 896
+  // rows of 524288 (group norm), and few long rows split over the blocks
+  // of the grid (128 of 262144, 16 of 4194304): the resident blocks' rows
+  // hold more than the L2, so each pass reads them from DRAM; Welford's
+  // update sums the squared deviations in the mean's pass, one read of
+  // every row fewer. Split rows pass their triples between their blocks.
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{512, 262144}, {1000, 262144}, {896, 524288},
+                            {128, 262144}, {16, 1 << 22}}) {
+    CompiledGraph c = lower(normRows(rows, cols));
+    EXPECT_EQ(c.detail->kernels[0].lowered.passes, 2) << rows;
+    EXPECT_TRUE(keepsVarianceOnline(c)) << rows;
+    EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_welford_add(")) << rows;
+    EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce_welford<")) << rows;
+    EXPECT_EQ(lower(normRows(rows, cols), true, "online=0").detail->kernels[0].lowered.passes, 3);
+  }
+  const std::string &split = lower(normRows(16, 1 << 22)).detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(split, "mj_row_barrier(")) << split;
+  EXPECT_TRUE(contains(split, "_n = lane < ")) << split; // each block's count read back
+  // Rows read again from the L2 or held in registers keep their passes.
+  for (const Graph &g : {normRows(4096, 1024), normRows(2048, 32000)}) {
+    CompiledGraph c = lower(g);
+    EXPECT_EQ(c.detail->kernels[0].lowered.passes, 3) << g.name();
+    EXPECT_FALSE(keepsVarianceOnline(c));
+  }
+  // online=1 asks for it: rows of a warp (the warp's combine), odd rows (one
+  // element a push); the variance of torch.var (a Sum) too.
+  for (const Graph &g : {normRows(4096, 1000), normRows(4096, 1001), normRows(64, 96)}) {
+    CompiledGraph c = lower(g, true, "online=1");
+    EXPECT_EQ(c.detail->kernels[0].lowered.passes, 2) << g.name();
+    EXPECT_TRUE(keepsVarianceOnline(c)) << g.name();
+  }
+  // rows that start mid-vector merge whole vectors and push the lanes at
+  // their ends; vectors of one element push each
+  EXPECT_TRUE(contains(lower(normRows(4096, 1001), true, "online=1").detail->kernels[0].cuda,
+                       "mj_welford_add_row("));
+  EXPECT_TRUE(contains(lower(normRows(4096, 1001), true, "online=1,vec=1").detail->kernels[0].cuda,
+                       "mj_welford_push("));
+  EXPECT_TRUE(contains(lower(normRows(64, 96), true, "online=1").detail->kernels[0].cuda,
+                       "mj_warp_reduce_welford<"));
+  Graph var("var");
+  Tensor v = var.input("v", DType::F32, {300, 5000});
+  Tensor dv = v - mean(v, {1}, true);
+  var.output(sum(dv * dv, {1}) / 4999.0, "s");
+  CompiledGraph cv = lower(var, true, "online=1");
+  EXPECT_EQ(cv.detail->kernels[0].lowered.passes, 1);
+  EXPECT_TRUE(keepsVarianceOnline(cv));
+  // Not a variance: squares about another row's mean, about a max, or of
+  // a difference the other way round are summed in their own pass.
+  Graph other("other");
+  Tensor a = other.input("a", DType::F32, {64, 4096});
+  Tensor b = other.input("b", DType::F32, {64, 4096});
+  Tensor db = b - mean(a, {1}, true), dm = a - max(a, {1}, true);
+  other.output(sum(db * db, {1}), "s");
+  other.output(sum(dm * dm, {1}), "t");
+  CompiledGraph co = lower(other, true, "online=1");
+  for (const CompiledKernel &k : co.detail->kernels)
+    for (const KReduction &r : k.lowered.reductions)
+      EXPECT_LT(r.welfordMean, 0) << r.name;
+}
+
 TEST(Schedule, RowsThatDoNotFitAWarpsRegistersTakeMoreThreads) {
   // rmsnorm of f16 rows of 4096: a warp would hold 128 values a thread and
   // read the row twice; 64 threads hold it in registers.

@@ -45,7 +45,9 @@ static void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool 
   for (size_t r = 0; r < k.reductions.size(); ++r) {
     const KReduction &red = k.reductions[r];
     int ri = static_cast<int>(r);
-    auto [value, position] = e.loadedPartial(ri, at("p"));
+    std::vector<std::string> words = e.loadedPartial(ri, at("p"));
+    const std::string &value = words[0];
+    std::string position = words.size() > 1 ? words[1] : std::string();
     std::string acc = e.accName(ri);
     w.line(acc + " = " + e.accIdentity(ri) + ";");
     if (isArgReduction(red.op))

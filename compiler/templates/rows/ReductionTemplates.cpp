@@ -87,9 +87,8 @@ std::vector<Overrides> rowCandidates(const LoweredKernel &body, const ScheduledK
     out.insert(out.end(), more.begin(), more.end());
   };
   // The online sum, the other way from the default, where the kernel has one.
-  if (sumExpsOnline(body)) {
-    bool defaultOnline = llvm::any_of(def.lowered.reductions,
-                                      [](const KReduction &r) { return r.onlineMax >= 0; });
+  if (reduceOnline(body)) {
+    bool defaultOnline = hasOnlineReduction(def.lowered);
     int64_t flip = defaultOnline ? 0 : 1;
     out.push_back({.online = flip}); // the rules' threads per row for the rewritten kernel
     append(eachWith(bases, &Overrides::online, flip));

@@ -82,6 +82,8 @@ private:
       W.line("__shared__ int mj_smem_at[32]; // argmax/argmin positions");
     if (Block && E.hasOnlineSum())
       W.line("__shared__ float mj_smem_m[32]; // the maxes of the online sums");
+    if (Block && E.hasWelford())
+      W.line("__shared__ float mj_smem_wmean[32], mj_smem_wn[32]; // Welford's means and counts");
     if (S.splits > 1) {
       if (!S.waits)
         W.line("__shared__ bool mj_last; // this block is the last of its row to finish");
@@ -284,18 +286,17 @@ private:
   }
 
   /// Lane `lane` takes the partial of block `lane` of the row into
-  /// reduction r's accumulators (both words of a pair); lanes past the
-  /// row's blocks take the identities.
+  /// reduction r's accumulators (each word of a pair or triple); lanes past
+  /// the row's blocks take the identities.
   void readPartial(const SplitWorkspace &ws, int r) {
-    auto [value, second] = E.loadedPartial(r, partialAt(ws, "lane"));
-    auto orIdentity = [&](const std::string &v, const std::string &identity) {
-      return S.splits == S.block ? v
-                                 : "lane < " + std::to_string(ws.splits) + " ? " + v + " : " +
-                                       identity;
-    };
-    W.line(E.accName(r) + " = " + orIdentity(value, E.accIdentity(r)) + ";");
-    if (!second.empty())
-      W.line(E.secondName(r) + " = " + orIdentity(second, E.secondIdentity(r)) + ";");
+    std::vector<std::string> words = E.loadedPartial(r, partialAt(ws, "lane"));
+    std::vector<std::string> locals = E.partialLocals(r), identities = E.partialIdentities(r);
+    for (size_t w = 0; w < words.size(); ++w)
+      W.line(locals[w] + " = " +
+             (S.splits == S.block ? words[w]
+                                  : "lane < " + std::to_string(ws.splits) + " ? " + words[w] +
+                                        " : " + identities[w]) +
+             ";");
   }
 
   bool reducesIn(int pass) const {

@@ -62,6 +62,16 @@ Graph layerNormRows(int64_t rows, int64_t cols, DType t = DType::F32) {
   return g;
 }
 
+/// F.instance_norm of x [n, c, h, w] without weights: each (n, c) plane
+/// normalized over its h * w elements.
+Graph instanceNorm(const Shape &s) {
+  Graph g("instance_norm");
+  Tensor x = g.input("x", DType::F32, s);
+  Tensor d = x - mean(x, {2, 3}, true);
+  g.output(d * rsqrt(mean(d * d, {2, 3}, true) + 1e-5), "y");
+  return g;
+}
+
 Graph rmsNormRows(int64_t rows, int64_t cols, DType t) {
   Graph g("rmsnorm");
   Tensor x = g.input("x", t, {rows, cols}), w = g.input("w", t, {cols});
@@ -160,6 +170,8 @@ std::vector<GeneralWorkload> generalWorkloads() {
       {"column softmax 4096x4096", [] { return columnSoftmax(4096, 4096); }, false},
       {"layernorm 16x4194304", [] { return layerNormRows(16, 1 << 22); }, false},
       {"layernorm bf16 4097x3001", [=] { return layerNormRows(4097, 3001, bf16); }, false},
+      {"instance norm 8x64x512x512", [] { return instanceNorm({8, 64, 512, 512}); }, false},
+      {"instance norm 3x111x317x1021", [] { return instanceNorm({3, 111, 317, 1021}); }, false},
       {"rmsnorm f16 16384x4096", [=] { return rmsNormRows(16384, 4096, f16); }, false},
       // a whole-tensor reduction that feeds the tensor again
       {"divide by sum 4096x4096", [] { return divideBySum(4096, 4096); }, false},

@@ -58,6 +58,8 @@ def workloads():
         ("column softmax 4096x4096", [((4096, 4096), f32)], lambda x: torch.softmax(x, 0)),
         ("layernorm 16x4194304", [((16, 1 << 22), f32), ((1 << 22,), f32), ((1 << 22,), f32)],
          layernorm),
+        ("instance norm 8x64x512x512", [((8, 64, 512, 512), f32)], lambda x: F.instance_norm(x)),
+        ("instance norm 3x111x317x1021", [((3, 111, 317, 1021), f32)], lambda x: F.instance_norm(x)),
         ("layernorm bf16 4097x3001", [((4097, 3001), bf16), ((3001,), bf16), ((3001,), bf16)],
          layernorm),
         ("rmsnorm f16 16384x4096", [((16384, 4096), f16), ((4096,), f16)], rmsnorm),

@@ -755,7 +755,7 @@ TEST(Schedule, NormRowsReadFromDramKeepTheirVarianceOnline) {
     EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce_welford<")) << rows;
     EXPECT_EQ(lower(normRows(rows, cols), true, "online=0").detail->kernels[0].lowered.passes, 3);
   }
-  const std::string &split = lower(normRows(16, 1 << 22)).detail->kernels[0].cuda;
+  std::string split = lower(normRows(16, 1 << 22)).detail->kernels[0].cuda;
   EXPECT_TRUE(contains(split, "mj_row_barrier(")) << split;
   EXPECT_TRUE(contains(split, "_n = lane < ")) << split; // each block's count read back
   // Rows read again from the L2 or held in registers keep their passes.

@@ -335,7 +335,9 @@ __device__ __forceinline__ void mj_welford_push(float &m2, float &mean, float &n
   mean += d / n;
   m2 += d * (a - mean);
 }
-// A vector of N elements: its own mean and squared deviations first, then one merge.
+// A vector of N elements: its own mean and squared deviations first, then
+// one merge, without a branch (N > 0; while n is 0, w is 1 and the product
+// of the deviations' weights is 0).
 template <int N> __device__ __forceinline__ void mj_welford_add(float &m2, float &mean, float &n, const float (&a)[N]) {
   float s = 0.0f;
 #pragma unroll
@@ -344,7 +346,10 @@ template <int N> __device__ __forceinline__ void mj_welford_add(float &m2, float
   float q = 0.0f;
 #pragma unroll
   for (int j = 0; j < N; ++j) q += (a[j] - mv) * (a[j] - mv);
-  mj_welford_merge(m2, mean, n, q, mv, (float)N);
+  const float total = n + (float)N, w = (float)N * __frcp_rn(total), delta = mv - mean;
+  mean += delta * w;
+  m2 += q + delta * (delta * (n * w));
+  n = total;
 }
 // A vector whose lanes are positions k0.. of a row of `len`: merged whole
 // where it lies inside the row, else its lanes inside the row one at a time.

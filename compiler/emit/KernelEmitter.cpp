@@ -4,6 +4,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/KernelEmitter.h"
 
+#include "compiler/emit/CudaEmitter.h"
 #include "compiler/emit/ExprEmitter.h"
 #include "compiler/lower/CudaNames.h"
 #include "ir/Printer.h"
@@ -403,9 +404,7 @@ bool KernelEmitter::hasOnlineSum() const {
   return llvm::any_of(K.reductions, [](const KReduction &r) { return r.onlineMax >= 0; });
 }
 
-bool KernelEmitter::hasWelford() const {
-  return llvm::any_of(K.reductions, [](const KReduction &r) { return r.welfordMean >= 0; });
-}
+bool KernelEmitter::hasWelford() const { return holdsWelford(K); }
 
 int KernelEmitter::trackingSum(int r) const {
   for (size_t s = 0; s < K.reductions.size(); ++s)

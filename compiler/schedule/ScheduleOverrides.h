@@ -31,8 +31,8 @@ struct ScheduleOverrides {
   std::optional<int64_t> transpose = {}; ///< pointwise: 0 keeps permuted operands out of tiles
   /// inner rows: a sum of exp(x - max) in its max's pass (online softmax)
   /// and a sum of squared deviations in its mean's (Welford): 0 never,
-  /// 1 always; unset where the kernel then reads its rows once, or its
-  /// passes read them from DRAM
+  /// 1 always; unset: the online sum where the kernel then reads its rows
+  /// once, both where its passes read them from DRAM
   std::optional<int64_t> online = {};
   /// inner rows read in a loop: vectors a thread loads before it works on
   /// them (1: one at a time)

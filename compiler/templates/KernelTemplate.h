@@ -140,12 +140,12 @@ Expected<Schedule> chooseScheduleForSizes(LoweredKernel &k, const DeviceProperti
 
 /// The scheduling stage for one kernel: chooseScheduleForSizes, and for an
 /// inner row kernel whose sum of exp(x - max) can run in its max's pass
-/// (sumExpsOnline), or whose sum of squared deviations can run in its
-/// mean's (sumSquaresOnline), that
-/// rewrite where the kernel then reads its rows once in all or its passes
-/// read them from DRAM, or always with `online=1` (never with `online=0`),
-/// scheduled anew. `body` is the kernel as lowering made it. Refuses an override the
-/// kernel cannot take: the pipeline reports it, the search drops it.
+/// (sumExpsOnline), that rewrite where the kernel then reads its rows once
+/// in all; it and the sum of squared deviations in its mean's pass
+/// (sumSquaresOnline) where its passes read the rows from DRAM; both always
+/// with `online=1` (never with `online=0`); scheduled anew. `body` is the
+/// kernel as lowering made it. Refuses an override the kernel cannot take:
+/// the pipeline reports it, the search drops it.
 Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const DeviceProperties &dev,
                                          const ScheduleOverrides &overrides,
                                          const Target &target);

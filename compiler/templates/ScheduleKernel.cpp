@@ -65,13 +65,20 @@ Expected<ScheduledKernel> scheduleKernel(const LoweredKernel &body, const Device
   // anyway.
   //
   // A variance's sum of squared deviations moves into its mean's pass
-  // (Welford) on the same terms.
+  // (Welford) only where the passes read the rows from DRAM: where they
+  // come again from the L2 or registers, the update costs more than the
+  // read it saves, even where the kernel then reads its rows once.
   bool never = overrides.online == 0, always = overrides.online.value_or(0) != 0;
   if (r.schedule.kind() != ScheduleKind::InnerRow || never)
     return r;
-  std::optional<LoweredKernel> online = reduceOnline(r.lowered);
-  if (!online ||
-      (online->passes != 1 && !always && !rereadsFromDram(r.lowered, r.schedule, dev)))
+  bool rereads = rereadsFromDram(r.lowered, r.schedule, dev);
+  std::optional<LoweredKernel> online = sumExpsOnline(r.lowered);
+  if (online && online->passes != 1 && !always && !rereads)
+    online.reset();
+  if (always || rereads)
+    if (std::optional<LoweredKernel> squares = sumSquaresOnline(online ? *online : r.lowered))
+      online = std::move(squares);
+  if (!online)
     return r;
   Expected<Schedule> again = chooseScheduleForSizes(*online, dev, overrides, target);
   if (!again)

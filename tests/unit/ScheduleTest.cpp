@@ -753,6 +753,8 @@ TEST(Schedule, NormRowsReadFromDramKeepTheirVarianceOnline) {
     EXPECT_TRUE(keepsVarianceOnline(c)) << rows;
     EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_welford_add(")) << rows;
     EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce_welford<")) << rows;
+    // two vectors ahead, not four: the merges' registers
+    EXPECT_EQ(c.detail->kernels[0].schedule.getIf<RowSchedule>()->ahead, 2u) << rows;
     EXPECT_EQ(lower(normRows(rows, cols), true, "online=0").detail->kernels[0].lowered.passes, 3);
   }
   std::string split = lower(normRows(16, 1 << 22)).detail->kernels[0].cuda;
@@ -786,6 +788,14 @@ TEST(Schedule, NormRowsReadFromDramKeepTheirVarianceOnline) {
   CompiledGraph cv = lower(var, true, "online=1");
   EXPECT_EQ(cv.detail->kernels[0].lowered.passes, 1);
   EXPECT_TRUE(keepsVarianceOnline(cv));
+  // By default a variance alone whose second pass reads its rows from the
+  // L2 or registers keeps it: the update costs more than that read.
+  EXPECT_FALSE(keepsVarianceOnline(lower(var)));
+  Graph vocab("vocab_var");
+  Tensor w = vocab.input("w", DType::F32, {2048, 32000});
+  Tensor dw = w - mean(w, {1}, true);
+  vocab.output(sum(dw * dw, {1}), "s");
+  EXPECT_EQ(lower(vocab).detail->kernels[0].lowered.passes, 2);
   // Not a variance: squares about another row's mean, about a max, or of
   // a difference the other way round are summed in their own pass.
   Graph other("other");

@@ -305,6 +305,10 @@ MaybeRefusal chooseAhead(const LoweredKernel &k, const ScheduleOverrides &o, Row
   if (k.passes > 1 || splitArgs ||
       llvm::any_of(k.reductions, [](const KReduction &r) { return r.onlineMax >= 0; }))
     s.ahead = std::clamp(s.itemsPerThread, 1u, 4u);
+  // Welford's merges hold registers of their own: two vectors a thread keep
+  // a block of 512 within 32 registers, four blocks an SM.
+  if (llvm::any_of(k.reductions, [](const KReduction &r) { return r.welfordMean >= 0; }))
+    s.ahead = std::min(s.ahead, 2u);
   if (!o.ahead)
     return std::nullopt;
   if (*o.ahead < 1 || *o.ahead > 16)

@@ -130,3 +130,28 @@ def test_refusals(fake):
     with pytest.raises(minijit.GraphError, match="B is given as 2 but the inputs make it 5"):
         c.run(FakeTensor(torch, (5, 8), torch.float32), w, dims={"B": 2})
     assert calls == []
+
+
+def test_outputs_made_by_the_fast_allocation_on_the_current_gpu_only(fake):
+    """Where torch has Inductor's allocation (sizes, strides, dtype, on the current
+    GPU), the outputs come from it, contiguous; on another GPU, torch.empty."""
+    torch, calls = fake
+    fast, current = [], [0]  # what was allocated fast; the current GPU
+
+    def emptyStrided(shape, strides, dtype):
+        fast.append((shape, strides, dtype))
+        return FakeTensor(torch, shape, dtype, current[0], ptr=0x9000 + 0x100 * len(fast))
+
+    torch._C._dynamo = types.SimpleNamespace(guards=types.SimpleNamespace(_empty_strided_cuda=emptyStrided))
+    torch._C._cuda_getDevice = lambda: current[0]
+    c = minijit.compile(ROWS)
+    w = FakeTensor(torch, (8,), torch.float32)
+    y, s = c.run(FakeTensor(torch, (5, 8), torch.float32), w)
+    assert fast == [((5, 8), (8, 1), torch.float32), ((5,), (1,), torch.float32)]
+    assert calls[-1][2] == [(y.data_ptr(), "f32", (5, 8)), (s.data_ptr(), "f32", (5,))]
+    # An empty batch: strides as torch gives them, never a zero.
+    c.run(FakeTensor(torch, (0, 8), torch.float32), w)
+    assert fast[-2] == ((0, 8), (8, 1), torch.float32)
+    # Inputs on GPU 1 while GPU 0 is current: torch.empty, on GPU 1.
+    y1, _ = c.run(FakeTensor(torch, (6, 8), torch.float32, 1), FakeTensor(torch, (8,), torch.float32, 1))
+    assert len(fast) == 4 and y1.get_device() == 1

@@ -215,6 +215,10 @@ def compileAten(gm, example_inputs, options, kind):
             island = buildIsland(sub, node.target, device, compileOptions, report)
             if island is not None:
                 setattr(gm, node.target, island)
+                # Also an instance attribute, which the generated forward's
+                # `self.minijit_0` finds at once; a submodule alone is found by
+                # nn.Module.__getattr__, a microsecond a call.
+                gm.__dict__[node.target] = island
     gm.recompile()
     global _reportTotal
     REPORTS.append(report)

@@ -44,6 +44,9 @@ class Island(torch.nn.Module):
         # The fused submodule's own ATen ops, run by PyTorch where minijit
         # fails at run time (a compile for new sizes, a refused tensor).
         self.fallback = fallback
+        # Read on every call: a plain attribute, where the submodule itself is
+        # found by nn.Module.__getattr__ (a microsecond a call).
+        self.canFallBack = fallback is not None
         self.translation = translation
         self.mode = mode
         self.name = name
@@ -104,7 +107,7 @@ class Island(torch.nn.Module):
 
     def forward(self, *args):
         run = self.runMinijit if self.directInputs is None else self.runDirect
-        if self.fallback is None:
+        if not self.canFallBack:
             return run(args)
         try:
             return run(args)

@@ -250,7 +250,9 @@ void Executable::acquireMemory(Instance &in) {
 Executable::Executable(Executable &&o) noexcept
     : Dev(o.Dev), GraphName(std::move(o.GraphName)), Arguments(std::move(o.Arguments)),
       Make(std::move(o.Make)), Stream(std::move(o.Stream)), Instances(std::move(o.Instances)),
-      Cur(std::exchange(o.Cur, nullptr)), UseGraph(o.UseGraph) {}
+      Cur(std::exchange(o.Cur, nullptr)), UseGraph(o.UseGraph),
+      LastRunDone(std::move(o.LastRunDone)), LastRunStream(o.LastRunStream),
+      LastRunHoldsOwnMemory(std::exchange(o.LastRunHoldsOwnMemory, false)) {}
 
 Executable::~Executable() {
   // The handles release the graphs, the modules and the stream after this,
@@ -307,6 +309,12 @@ Executable::Instance &Executable::select(const char *call, std::span<const Shape
     // to the caching allocator, once the work that reads them is done.
     if (Cur && (!Cur->Slots.empty() || !Cur->Work.empty())) {
       synchronize();
+      // The last run may have been on a caller's stream, which synchronize()
+      // does not wait for.
+      if (LastRunHoldsOwnMemory)
+        Driver::get().check(Driver::get().cuEventSynchronize(LastRunDone.get()),
+                            "cuEventSynchronize");
+      LastRunHoldsOwnMemory = false;
       Cur->Slots.clear();
       Cur->Work.clear();
       std::fill(Cur->WorkAddress.begin(), Cur->WorkAddress.end(), 0);
@@ -445,9 +453,16 @@ void Executable::launchAll(Instance &in, CUstream stream) {
 
 void Executable::launchOrdered(Instance &in, CUstream stream) {
   const Driver &d = Driver::get();
-  if (LastRunDone && stream != LastRunStream)
+  if (LastRunHoldsOwnMemory && stream != LastRunStream)
     d.check(d.cuStreamWaitEvent(stream, LastRunDone.get(), 0), "cuStreamWaitEvent");
   launchAll(in, stream);
+  // Only a run that uses the executable's own memory (temporaries, scratch)
+  // must end before a run on another stream begins; one that reads and
+  // writes the caller's tensors alone is ordered by its caller, as the
+  // caller's own kernels are, and records no event (host time a run).
+  LastRunHoldsOwnMemory = !in.Slots.empty() || !in.Work.empty();
+  if (!LastRunHoldsOwnMemory)
+    return;
   if (!LastRunDone)
     d.check(d.cuEventCreate(LastRunDone.receive(), CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   d.check(d.cuEventRecord(LastRunDone.get(), stream), "cuEventRecord");

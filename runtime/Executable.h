@@ -122,7 +122,7 @@ public:
   /// synchronize() does not wait for it. With graph replay the launches are
   /// captured on the executable's stream and the graph launched on `stream`.
   /// A run on another stream than the last run's waits for that run first
-  /// (both use the executable's temporaries).
+  /// where that run used the executable's temporaries or scratch.
   void enqueueOn(CUstream stream, std::span<const DeviceTensor> inputs,
                  std::span<const DeviceTensor> outputs);
   /// Waits for everything enqueued; throws CudaError for a failed kernel.
@@ -187,10 +187,12 @@ private:
   std::vector<std::unique_ptr<Instance>> Instances;
   Instance *Cur = nullptr; ///< the binding in use
   bool UseGraph = false;
-  /// The end of the last run and its stream (LastRunDone empty before the
-  /// first): a run on another stream waits for it.
+  /// The end of the last run and its stream, recorded where that run used
+  /// the executable's own memory (LastRunHoldsOwnMemory): a run on another
+  /// stream waits for it.
   EventHandle LastRunDone;
   CUstream LastRunStream = nullptr;
+  bool LastRunHoldsOwnMemory = false;
 };
 
 } // namespace minijit

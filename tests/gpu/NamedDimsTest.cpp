@@ -6,6 +6,7 @@
 
 #include "compiler/cache/KernelCache.h"
 #include "ir/Bind.h"
+#include "runtime/Driver.h"
 #include "tests/support/Expect.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -147,6 +148,44 @@ TEST_F(NamedDims, InputsThatDisagreeLaunchNothing) {
   EXPECT_EQ(graphErrorOf([&] { exe.program(); }),
             "graph 'pair' has named dimensions and has not run yet: its program depends on the "
             "sizes its inputs bring (run, bind or allocateOutputs(inputs) first)");
+}
+
+// Runs on callers' streams (PyTorch's current streams): an unfused graph
+// holds temporaries, so a run on another stream than the last waits for it,
+// and a binding that takes over waits for the last run on a caller's stream
+// before its temporaries go back; a one-kernel graph holds none and records
+// nothing. Each run's outputs are read after its own stream alone is waited for.
+TEST_F(NamedDims, RunsOnCallersStreamsKeepTheirTemporariesOrdered) {
+  Graph unfused = mlpRows();
+  Graph plain = softmaxRows();
+  if (!Gpu)
+    return compileOnly(unfused, {4097, 1000});
+  const Driver &d = Driver::get();
+  gpu().makeCurrent();
+  StreamHandle streams[2];
+  for (StreamHandle &s : streams)
+    d.check(d.cuStreamCreate(s.receive(), CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  CompileOptions opt;
+  opt.fusion = false;
+  for (const Graph &g : {unfused, plain}) {
+    Executable exe = compile(g, gpu(), g.name() == plain.name() ? CompileOptions{} : opt);
+    int run = 0;
+    for (int64_t b : {4097, 4097, 1000, 4097}) {
+      Graph bound = bindDims(g, {{"B", b}});
+      std::vector<HostTensor> ins = randomInputs(bound, 300 + static_cast<uint64_t>(run));
+      std::vector<DeviceTensor> din;
+      for (const HostTensor &h : ins)
+        din.push_back(DeviceTensor::fromHost(gpu(), h));
+      std::vector<DeviceTensor> dout = exe.allocateOutputs(din);
+      poisonTensors(dout);
+      CUstream stream = streams[run++ % 2].get();
+      exe.enqueueOn(stream, din, dout);
+      d.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize");
+      CompareResult c = compareTensors(dout[0].download(), evaluate(bound, ins)[0],
+                                       toleranceFor(bound, bound.outputs()[0]));
+      EXPECT_TRUE(c.ok) << g.name() << " at B=" << b << ", run " << run << ": " << c.summary;
+    }
+  }
 }
 
 } // namespace

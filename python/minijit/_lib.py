@@ -158,7 +158,10 @@ _declare("mjExecutableCreate", [H, H, H, P(H)])
 _declare("mjExecutableLoad", [H, H, P(H)])
 _declare("mjExecutableDestroy", [H], None, False)
 _declare("mjExecutableSetGraphReplay", [H, c_int])
-_declare("mjExecutableEnqueue", [H, c_size_t, P(TensorRef), c_size_t, P(TensorRef), c_void_p])
+# Its status is checked by its caller (compiled.py): the run path's hot call,
+# where an errcheck would cost a Python call a run.
+_declare("mjExecutableEnqueue", [H, c_size_t, P(TensorRef), c_size_t, P(TensorRef), c_void_p],
+         checked=False)
 _declare("mjExecutableEnqueueDLPack", [H, c_size_t, P(c_void_p), c_size_t, P(c_void_p), c_void_p])
 _declare("mjExecutableRun", [H, c_size_t, P(TensorRef), c_size_t, P(TensorRef)])
 _declare("mjExecutableSynchronize", [H])

@@ -226,7 +226,7 @@ class CompiledGraph:
         torch = sys.modules.get("torch")
         if tensors and torch is not None and isinstance(tensors[0], torch.Tensor):
             if tensors[0].is_cuda:
-                return self._run_torch(torch, tensors, dims, stream, out)
+                return self.run_torch(tensors, dims, stream, out)
             res = self._run_host([t.numpy() for t in tensors], dims, device)
             return [torch.from_numpy(r) for r in res]
         if np is not None and (not tensors or isinstance(tensors[0], np.ndarray)):
@@ -234,6 +234,11 @@ class CompiledGraph:
         if tensors and hasattr(tensors[0], "__dlpack__"):
             return self._run_dlpack(tensors, dims, stream, device)
         return self._run_host(tensors, dims, device)
+
+    def run_torch(self, tensors, dims=None, stream=None, out=None):
+        """run() on a sequence of torch CUDA tensors, without run()'s look at
+        what kind of tensors they are: the torch backend's call."""
+        return self._run_torch(sys.modules["torch"], tensors, dims, stream, out)
 
     def _run_torch(self, torch, tensors, dims, stream, out):
         key = tuple([t.shape for t in tensors])
@@ -268,10 +273,12 @@ class CompiledGraph:
             if t.dtype is not p.torch_in_dtypes[i] or t.get_device() != ordinal \
                     or not t.is_contiguous():
                 self._refuse_torch(t, i, p)
-            if t.data_ptr() % 16:  # a view that starts mid-vector: the kernels read by 16 bytes
+            ptr = t.data_ptr()
+            if ptr % 16:  # a view that starts mid-vector: the kernels read by 16 bytes
                 t = t.clone()
                 copies.append(t)
-            ins[i].data = t.data_ptr()
+                ptr = t.data_ptr()
+            ins[i].data = ptr
         if out is None:
             fast = p.fast_empty
             if fast is not None and fast[1]() == ordinal:
@@ -285,7 +292,9 @@ class CompiledGraph:
         outs = p.outs
         for i, t in enumerate(out):
             outs[i].data = t.data_ptr()
-        lib.mjExecutableEnqueue(p.exe, len(tensors), ins, len(out), outs, s)
+        status = lib.mjExecutableEnqueue(p.exe, len(tensors), ins, len(out), outs, s)
+        if status:
+            _lib._check(status, None, None)
         if other is not None:  # memory of the current stream's pool, used on another
             for t in copies + list(out):
                 t.record_stream(other)

@@ -61,6 +61,7 @@ class Island(torch.nn.Module):
         # split sizes), on the GPU; then runDirect. None: the general path.
         tensorSpecs = [spec for spec in translation.inputs if spec.kind == "tensor"]
         self.directInputs = None
+        self.outputsAsTraced = False  # runDirect's: its outputs need no reshape, cast or permute
         if mode == "cuda" and not translation.bindings and all(
                 spec.order is None and spec.declared is None and spec.shape for spec in tensorSpecs):
             self.directInputs = [i for i, _, _ in self.tensorInputs]
@@ -140,9 +141,20 @@ class Island(torch.nn.Module):
         return tuple(self.shape(b, spec, dims) for b, spec in zip(buffers, t.outputs))
 
     def runDirect(self, args):
-        """runMinijit where directInputs holds: the inputs as they come, no sizes to bind."""
-        buffers = self.runCuda([args[i] for i in self.directInputs], None)
-        return tuple(self.shape(b, spec, {}) for b, spec in zip(buffers, self.translation.outputs))
+        """runMinijit where directInputs holds: the inputs as they come, no sizes to
+        bind, straight to the package's torch path (contiguous inputs; others are
+        copied first). The outputs' shapes never change here: once they are seen
+        to come out as PyTorch traced them, they are returned as they are."""
+        tensors = [args[i] if args[i].is_contiguous() else args[i].contiguous()
+                   for i in self.directInputs]
+        if Island.keepInputs:
+            self.__dict__["lastInputs"] = tensors
+        buffers = self.compiled.run_torch(tensors)
+        if self.outputsAsTraced:
+            return tuple(buffers)
+        shaped = tuple(self.shape(b, spec, {}) for b, spec in zip(buffers, self.translation.outputs))
+        self.__dict__["outputsAsTraced"] = all(s is b for s, b in zip(shaped, buffers))
+        return shaped
 
     def runCuda(self, tensors, dims):
         """Runs on PyTorch's current stream; the outputs come from PyTorch's allocator.

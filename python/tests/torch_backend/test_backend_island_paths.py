@@ -29,6 +29,9 @@ class FakeCompiled:
         results = library.evaluate(self.text, [t.numpy() for t in tensors], dims or self.dims or {})
         return [torch.from_numpy(r.copy()) for r in results]
 
+    def run_torch(self, tensors):
+        return self.run(*tensors)
+
 
 @pytest.fixture
 def onFakeGpu(monkeypatch):
@@ -62,6 +65,28 @@ def test_direct_path_passes_inputs_as_they_come(onFakeGpu):
     (ins, contiguous, dims), = FakeCompiled.calls[-1:]
     assert all(contiguous) and dims is None
     torch.testing.assert_close(ins[0], x)
+    # seen to come out as traced: later calls return the buffers as they are
+    assert isl.outputsAsTraced
+    x2 = torch.randn(5, 7)
+    with torch.no_grad():
+        torch.testing.assert_close(compiledOnGpu(f)(x2, y), f(x2, y))
+
+
+def test_direct_path_shapes_outputs_that_differ_from_the_trace(onFakeGpu):
+    def f(x):
+        return (x * 2.0).t(), x.sum()  # the first: x's layout as traced, permuted back
+
+    start = reportCount()
+    with torch.no_grad():
+        run = compiledOnGpu(f)
+        for _ in range(2):  # the second call too: the outputs are reshaped and cast each time
+            x = torch.randn(6, 5)
+            got = run(x)
+            assert got[0].shape == (5, 6) and got[0].stride() == (1, 5) and got[1].shape == ()
+            torch.testing.assert_close(got[0], f(x)[0])
+            torch.testing.assert_close(got[1], f(x)[1])
+    (isl,) = islands(start)
+    assert isl.directInputs is not None and not isl.outputsAsTraced
 
 
 def test_direct_path_copies_a_non_contiguous_input(onFakeGpu):

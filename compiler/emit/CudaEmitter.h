@@ -28,6 +28,9 @@ const std::string &clusterPreamble();
 const std::string &randomPreamble();
 /// Whether kernel `k` holds a random op (and needs randomPreamble()).
 bool holdsRandom(const LoweredKernel &k);
+/// After cudaPreamble() for a chained scan (ScanSchedule::chained): the
+/// status words of its tiles and the decoupled look-back.
+const std::string &chainedScanPreamble();
 /// After cudaPreamble() for a kernel that holds a variance kept online
 /// (KReduction::welfordMean): Welford's update and its combines.
 const std::string &welfordPreamble();
@@ -61,7 +64,8 @@ std::string wgmmaName(unsigned n, DType dtype);
 /// The preamble kernel `k` scheduled as `s` is compiled after: cudaPreamble(),
 /// clusterPreamble() for a kernel of clusters, randomPreamble() for one that
 /// holds a random op, welfordPreamble() for one that holds a variance kept
-/// online, and hopperPreamble() for a Hopper matmul.
+/// online, chainedScanPreamble() for a chained scan, and hopperPreamble()
+/// for a Hopper matmul.
 std::string kernelPreamble(const LoweredKernel &k, const Schedule &s);
 
 /// A name that says the schedule and the ops: poi_mul_tanh_add_k1,

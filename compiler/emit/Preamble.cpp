@@ -313,6 +313,56 @@ __device__ __forceinline__ float mj_dropout(float x, int seed, int offset, long 
   return text;
 }
 
+const std::string &chainedScanPreamble() {
+  static const std::string text =
+      R"(// ---- a scan whose tiles are chained over blocks: the decoupled look-back ----
+// (Merrill and Garland, "Single-pass Parallel Prefix Scan with Decoupled
+// Look-back", 2016.) A status word per tile: the launch's epoch (bits 63-33),
+// whether the value is the tile's inclusive prefix or only its own total
+// (bit 32), and the value's 32 bits. One 64-bit store publishes both, so a
+// reader sees a value with its flag; words of another epoch are not yet written.
+__device__ __forceinline__ unsigned mj_bits(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned mj_bits(int v) { return (unsigned)v; }
+__device__ __forceinline__ void mj_from_bits(float &v, unsigned b) { v = __uint_as_float(b); }
+__device__ __forceinline__ void mj_from_bits(int &v, unsigned b) { v = (int)b; }
+__device__ __forceinline__ void mj_tile_publish(unsigned long long *status, unsigned epoch, bool inclusive, unsigned bits) {
+  *(volatile unsigned long long *)status = ((unsigned long long)epoch << 33) | ((unsigned long long)inclusive << 32) | bits;
+}
+// Called by a whole warp once the tile's total is known: publishes it (as the
+// inclusive prefix for a row's first tile), reads the tiles before, 32 at a
+// time (lane 0 the nearest), waiting for each to publish, until one holds its
+// inclusive prefix; combines what it read up to that tile, publishes this
+// tile's inclusive prefix and returns the combine of the tiles before.
+template <typename Op, typename T>
+__device__ T mj_scan_look_back(unsigned long long *status, long long tile, unsigned epoch, T total, T identity) {
+  const int lane = threadIdx.x % 32;
+  if (lane == 0) mj_tile_publish(status + tile, epoch, tile == 0, mj_bits(total));
+  T prefix = identity;
+  for (long long end = tile; end > 0; end -= 32) {
+    const long long j = end - 1 - lane;
+    bool inclusive = true; // before the row's first tile: nothing, as an inclusive prefix
+    T v = identity;
+    if (j >= 0) {
+      unsigned long long word;
+      do {
+        word = *(volatile const unsigned long long *)(status + j);
+      } while ((unsigned)(word >> 33) != epoch);
+      inclusive = (word >> 32) & 1ull;
+      mj_from_bits(v, (unsigned)word);
+    }
+    const unsigned found = __ballot_sync(0xffffffffu, inclusive);
+    if (found != 0u && lane > __ffs(found) - 1) v = identity; // past the nearest inclusive prefix
+    v = __shfl_sync(0xffffffffu, mj_warp_scan<Op>(v), 31);
+    prefix = Op::apply(v, prefix);
+    if (found != 0u) break;
+  }
+  if (lane == 0 && tile > 0) mj_tile_publish(status + tile, epoch, true, mj_bits(Op::apply(prefix, total)));
+  return prefix;
+}
+)";
+  return text;
+}
+
 const std::string &welfordPreamble() {
   static const std::string text =
       R"(// ---- variance in one pass: Welford's update, Chan's combine ----

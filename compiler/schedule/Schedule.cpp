@@ -303,6 +303,10 @@ SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s) {
   return SplitWorkspace{k.rows, s.splits, partialWords(k), (k.rows + 31) / 32};
 }
 
+SplitWorkspace splitWorkspace(const LoweredKernel &k, const ScanSchedule &s) {
+  return SplitWorkspace{k.rows, s.splits, 2, 2};
+}
+
 int64_t workspaceBytes(const LoweredKernel &k, const Schedule &s) {
   return std::visit(
       [&](const auto &p) -> int64_t {

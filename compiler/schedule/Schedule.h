@@ -114,6 +114,9 @@ std::string wavesText(const Schedule &s, const DeviceProperties &dev, unsigned r
 /// The workspace of `k` scheduled as `s`, whether split or not.
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s);
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s);
+/// A chained scan's: the blocks' ticket counter (two words), then a status
+/// word pair per tile (ScanSchedule::splits a row).
+SplitWorkspace splitWorkspace(const LoweredKernel &k, const ScanSchedule &s);
 /// Bytes of workspace the schedule's launch needs; 0 when it is not split.
 int64_t workspaceBytes(const LoweredKernel &k, const Schedule &s);
 

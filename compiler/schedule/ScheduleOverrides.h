@@ -28,6 +28,10 @@ struct ScheduleOverrides {
   /// outer columns: blocks sharing a group of columns; inner rows of a
   /// block each: blocks sharing a row
   std::optional<int64_t> splits = {};
+  /// scans: 1 chains a row's tiles over blocks, one a block (a decoupled
+  /// look-back), 0 keeps a block walking each row; unset: the rule (chained
+  /// where the rows alone leave SMs idle)
+  std::optional<int64_t> chain = {};
   std::optional<int64_t> transpose = {}; ///< pointwise: 0 keeps permuted operands out of tiles
   /// inner rows: a sum of exp(x - max) in its max's pass (online softmax)
   /// and a sum of squared deviations in its mean's (Welford): 0 never,
@@ -87,7 +91,7 @@ struct ScheduleOverrides {
   /// "key=value,..." of the fields set, in one fixed order (tile, bm, bn,
   /// bk, tpr, block, transpose, vec, items, parts, splits, online, cached,
   /// ahead, tn, cpasync, krows, stages, staged, frag, wm, wn, wgmma,
-  /// pingpong, cluster, rowcluster, pad, splitk); empty when none is.
+  /// pingpong, cluster, rowcluster, pad, splitk, chain); empty when none is.
   /// parseScheduleOverrides(o.str()) gives `o` back.
   std::string str() const;
   bool operator==(const ScheduleOverrides &other) const;

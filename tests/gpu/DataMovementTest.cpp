@@ -421,5 +421,70 @@ TEST_F(Scan, ReversedScansMatchTheReference) {
     }
 }
 
+/// Whether `g` compiles (without NVRTC) to a chained scan.
+bool scansChained(const Graph &g) {
+  CompileOptions opt;
+  opt.compileKernels = false;
+  return compileGraph(g, opt).fusedText().find("chained over blocks") != std::string::npos;
+}
+
+/// Few long rows: each row's tiles chained over blocks (a tile a block, the
+/// tiles before added by the decoupled look-back), in several dtypes, a
+/// product, reversed, exclusive, masked, along a strided axis. Then one
+/// executable run again and again, plain and replayed as a CUDA graph: each
+/// launch marks its status words with its own epoch.
+TEST_F(Scan, ChainedTilesMatchTheReference) {
+  for (DType t : {DType::F32, DType::BF16, DType::I32}) {
+    Graph g(nameOf("scan_chained", t, 100003));
+    Tensor x = g.input("x", t, {3, 100003});
+    g.output(cumsum(x, 1), "y");
+    EXPECT_TRUE(scansChained(g)) << printGraph(g);
+    expectMatches(g, 11);
+  }
+  std::vector<Graph> graphs;
+  graphs.emplace_back("chained_prod");
+  Tensor p = graphs.back().input("x", DType::F32, {2, 50001});
+  graphs.back().output(cumprod(1.0 + p * 0.001, 1), "y");
+  graphs.emplace_back("chained_reversed");
+  Tensor r = graphs.back().input("x", DType::F32, {3, 60001});
+  graphs.back().output(cumsum(r, 1, /*reverse=*/true) * 0.5 + 1.0, "y");
+  graphs.emplace_back("chained_exclusive");
+  Tensor e = graphs.back().input("x", DType::F32, {3, 40000});
+  graphs.back().output(pad(slice(cumsum(e, 1), 1, 0, 39999), {0, 1}, {0, 0}), "y");
+  graphs.emplace_back("chained_masked");
+  Tensor m = graphs.back().input("x", DType::F32, {4, 99999});
+  graphs.back().output(cumsum(where(gt(m, 0.0), m, 0.0), 1), "y");
+  graphs.emplace_back("chained_strided");
+  Tensor c = graphs.back().input("x", DType::F32, {70001, 3});
+  graphs.back().output(cumsum(c, 0), "y");
+  for (const Graph &g : graphs) {
+    EXPECT_TRUE(scansChained(g)) << printGraph(g);
+    expectMatches(g, 12);
+  }
+  Graph g("chained_repeated");
+  Tensor x = g.input("x", DType::F32, {5, 123457});
+  g.output(cumsum(x, 1), "y");
+  if (!Gpu)
+    return;
+  CompileOptions opt;
+  opt.device = gpu().properties();
+  CompiledGraph cg = compileGraph(g, opt);
+  ASSERT_EQ(cg.program.kernels.size(), 1u) << cg.fusedText();
+  EXPECT_GT(cg.program.kernels[0].workspaceBytes, 0) << cg.fusedText();
+  std::vector<HostTensor> in = randomInputs(g, 13);
+  HostTensor ref = evaluate(g, in)[0];
+  Executable exe(gpu(), cg.program);
+  std::vector<DeviceTensor> din{DeviceTensor::fromHost(gpu(), in[0])};
+  for (int run = 0; run < 5; ++run) {
+    exe.setGraphReplay(run >= 2);
+    std::vector<DeviceTensor> dout = exe.allocateOutputs();
+    poisonTensors(dout);
+    exe.enqueue(din, dout);
+    exe.synchronize();
+    CompareResult cr = compareTensors(dout[0].download(), ref, toleranceFor(g, g.outputs()[0]));
+    EXPECT_TRUE(cr.ok) << "run " << run << ": " << cr.summary;
+  }
+}
+
 } // namespace
 } // namespace minijit

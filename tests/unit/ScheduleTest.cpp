@@ -1419,4 +1419,51 @@ TEST(Schedule, HopperClustersOfTwoShareB) {
   EXPECT_TRUE(contains(compileErrorOf(g, "cluster=2,bn=64"), "n-major B needs bn of 128 or 256"));
 }
 
+/// cumsum of `rows` rows of `cols` elements of `t`.
+Graph scanRows(int64_t rows, int64_t cols, DType t = DType::F32) {
+  Graph g("scan_rows");
+  Tensor x = g.input("x", t, {rows, cols});
+  g.output(cumsum(x, 1), "y");
+  return g;
+}
+
+TEST(Schedule, FewLongScanRowsChainTheirTiles) {
+  // 128 rows of 400000 a block each fill 128 of 132 SMs that hold eight
+  // such blocks: each row's tiles of 256 threads x 16 elements go to blocks
+  // of their own, 98 a row, chained by the look-back; the workspace holds
+  // their ticket counter and a status word a tile.
+  CompiledGraph c = lower(scanRows(128, 400000));
+  const ScanSchedule *s = c.detail->kernels[0].schedule.getIf<ScanSchedule>();
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->chained);
+  EXPECT_EQ(s->splits, 98u);
+  EXPECT_EQ(s->grid, 128 * 98);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 + 128 * 98 * 2) * 4);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_scan_look_back<MjSum>(status, tileOfRow"));
+  EXPECT_TRUE(contains(c.fusedText(), "98 tiles chained over blocks"));
+  // Rows enough to fill the machine, a row of one tile, an i64 scan (its
+  // value does not fit a status word) and chain=0: a block walks each row.
+  for (const Graph &g : {scanRows(4096, 32768), scanRows(128, 4096), scanRows(128, 400000, DType::I64)}) {
+    CompiledGraph d = lower(g);
+    EXPECT_FALSE(d.detail->kernels[0].schedule.getIf<ScanSchedule>()->chained) << d.fusedText();
+    EXPECT_EQ(d.program.kernels[0].workspaceBytes, 0);
+    EXPECT_FALSE(contains(d.detail->kernels[0].cuda, "mj_scan_look_back"));
+  }
+  EXPECT_FALSE(lower(scanRows(128, 400000), true, "chain=0")
+                   .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained);
+  // chain=1 asks for it where rows are many; refused where it cannot be.
+  EXPECT_TRUE(lower(scanRows(4096, 32768), true, "chain=1")
+                  .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained);
+  EXPECT_TRUE(contains(compileErrorOf(scanRows(128, 400000, DType::I64), "chain=1"),
+                       "chain=1 needs one scan of 32-bit values"));
+  // The tile: 16 elements a thread from rows of 512 on, up to 256 threads.
+  const ScanSchedule *shortRows =
+      lower(scanRows(32768, 1000)).detail->kernels[0].schedule.getIf<ScanSchedule>();
+  EXPECT_EQ(shortRows->items, 16u);
+  EXPECT_EQ(shortRows->block, 64u);
+  const ScanSchedule *tiny = lower(scanRows(4096, 100)).detail->kernels[0].schedule.getIf<ScanSchedule>();
+  EXPECT_EQ(tiny->items, 2u);
+  EXPECT_EQ(tiny->block, 64u);
+}
+
 } // namespace

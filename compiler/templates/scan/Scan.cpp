@@ -9,6 +9,9 @@
 // and the stores. A carry holds the tiles before. A reversed scan walks the
 // row from its end: slot 0 of the first tile is the row's last element. The tile is padded by one
 // element in 32, so a thread's consecutive elements fall in distinct banks.
+// Chained (ScanSchedule::chained), a block scans one tile, taken by a ticket
+// in the order the blocks start, and its first warp finds the carry by the
+// decoupled look-back of the preamble (chainedScanPreamble).
 // Sums and products accumulate in f32 (f16/bf16 too), int or long long (i64).
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/ExprEmitter.h"
@@ -57,6 +60,27 @@ void openElement(KernelEmitter &e, bool reverse) {
   e.W.open("if (k >= 0)");
 }
 
+/// A chained scan's ticket: the blocks number their tiles in the order they
+/// start, so the tiles before a block's have all started and the look-back
+/// waits on running blocks only. The counter runs on across launches; each
+/// launch takes the grid's worth, its epoch, which marks the status words it
+/// writes (zero, the fresh workspace's, is no launch's).
+void takeTicket(KernelEmitter &e, const ScanSchedule &s) {
+  CodeWriter &w = e.W;
+  std::string tiles = std::to_string(s.splits), total = std::to_string(s.grid);
+  w.line("__shared__ unsigned long long ticketShared;");
+  w.line("if (threadIdx.x == 0) ticketShared = atomicAdd(reinterpret_cast<unsigned long long "
+         "*>(mj_work), 1ull);");
+  w.line("__syncthreads();");
+  w.line("const unsigned long long ticket = ticketShared;");
+  w.line("const unsigned epoch = (unsigned)(ticket / " + total +
+         "ull % 0x7fffffffull) + 1u; // this launch's");
+  w.line("const " + e.Idx + " row = (" + e.Idx + ")(ticket % " + total + "ull / " + tiles + ");");
+  w.line("const " + e.Idx + " tileOfRow = (" + e.Idx + ")(ticket % " + tiles + "ull);");
+  w.line("unsigned long long *const status = reinterpret_cast<unsigned long long *>(mj_work) + 1 "
+         "+ row * " + tiles + "; // the row's tiles' status words");
+}
+
 } // namespace
 
 void emitScan(KernelEmitter &e, const ScanSchedule &s) {
@@ -74,12 +98,23 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
     w.line("__shared__ " + o.type + " " + o.tile + "[" + padded +
            "]; // the tile, one element in 32 left out (no bank conflicts)");
   }
-  w.line("const " + Idx + " row = blockIdx.x;");
+  std::string carried;
+  if (s.chained) {
+    carried = w.unique(scans[0].carry + "_shared");
+    w.line("__shared__ " + scans[0].type + " " + carried + "; // the tiles before, found by warp 0");
+    takeTicket(e, s);
+  } else {
+    w.line("const " + Idx + " row = blockIdx.x;");
+  }
   w.line("const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;");
   e.rowValues(0);
-  for (const One &o : scans)
-    w.line(o.type + " " + o.carry + " = " + o.identity + "; // the tiles before");
-  w.open("for (" + Idx + " first = 0; first < " + K + "; first += " + tile + ")");
+  if (s.chained) {
+    w.line("const " + Idx + " first = tileOfRow * " + tile + "; // this block's tile");
+  } else {
+    for (const One &o : scans)
+      w.line(o.type + " " + o.carry + " = " + o.identity + "; // the tiles before");
+    w.open("for (" + Idx + " first = 0; first < " + K + "; first += " + tile + ")");
+  }
   LaneCtx lc = LaneCtx::elements("k", k.k, k.K);
   std::string block = std::to_string(s.block);
   // The tile's inputs at consecutive elements a warp, into the tile.
@@ -122,17 +157,29 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
     w.line("const " + o.type + " " + t + " = mj_warp_scan<" + o.functor + ">(lane < " + warps +
            " ? " + o.smem + "[lane] : " + o.identity + ");");
     w.line(o.smem + "[lane] = " + t + ";");
+    if (s.chained) {
+      std::string aggregate = w.unique("tileTotal");
+      w.line("const " + o.type + " " + aggregate + " = __shfl_sync(0xffffffffu, " + t + ", " +
+             warps + " - 1);");
+      w.line("const " + o.type + " prefix = mj_scan_look_back<" + o.functor +
+             ">(status, tileOfRow, epoch, " + aggregate + ", " + o.identity + ");");
+      w.line("if (lane == 0) " + carried + " = prefix;");
+    }
     w.close();
     w.line("__syncthreads();");
+    if (s.chained)
+      w.line("const " + o.type + " " + o.carry + " = " + carried + ";");
     // The prefix before this thread's elements: the tiles before, the warps
     // before, the lanes before.
     w.line("const " + o.type + " " + lanes + " = __shfl_up_sync(0xffffffffu, " + incl + ", 1);");
     w.line("const " + o.type + " " + before + " = " + o.functor + "::apply(" + o.carry + ", " +
            o.functor + "::apply(warp == 0 ? " + o.identity + " : " + o.smem +
            "[warp - 1], lane == 0 ? " + o.identity + " : " + lanes + "));");
-    w.line(o.carry + " = " + o.functor + "::apply(" + o.carry + ", " + o.smem + "[" + warps +
-           " - 1]);");
-    w.line("__syncthreads(); // the next tile writes " + o.smem);
+    if (!s.chained) {
+      w.line(o.carry + " = " + o.functor + "::apply(" + o.carry + ", " + o.smem + "[" + warps +
+             " - 1]);");
+      w.line("__syncthreads(); // the next tile writes " + o.smem);
+    }
     w.line("#pragma unroll");
     w.line("for (int it = 0; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +
            "::apply(" + before + ", " + o.v + "[it]);");
@@ -160,8 +207,10 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   e.elementWork(1, lc, "");
   w.close();
   w.close();
-  w.line("__syncthreads(); // the next tile writes the tile");
-  w.close();
+  if (!s.chained) {
+    w.line("__syncthreads(); // the next tile writes the tile");
+    w.close();
+  }
   w.raw("}\n");
 }
 

@@ -1,8 +1,11 @@
 //===- compiler/templates/scan/ScanSchedule.cpp - cumsum/cumprod along rows ---===//
-// A block per row: as many threads as a tile of the row needs, up to 512,
-// and four consecutive elements per thread once the row is long enough to
-// keep them busy (fewer warps to combine per tile). The tile goes through
-// shared memory (emit/Scan.cpp), which bounds block * items.
+// Sixteen consecutive elements a thread where rows hold 512 or more (fewer
+// for shorter rows, a warp's worth of threads at least), and as many threads
+// as a tile of the row needs, up to 256: each thread has many loads in
+// flight, and a tile's warps are few to combine. A block walks each row, or,
+// where the rows are too few to fill the machine, the rows' tiles are
+// chained over blocks (chainTiles). The tile goes through shared memory
+// (Scan.cpp), which bounds block * items.
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/scan/ScanInternal.h"
 
@@ -14,10 +17,42 @@
 
 namespace minijit::detail {
 
+namespace {
+
+/// `s` with its rows' tiles chained over blocks (ScanSchedule::chained)
+/// where the rows, a block each, fill less than one wave of the machine and
+/// a row holds two tiles or more: 128 rows of 400000 give 128 blocks on
+/// 132 SMs that hold four each. Chained, each block scans one tile and
+/// waits only for the status words of the tiles before it; the kernel
+/// still reads and writes each element once. One scan of 32-bit
+/// accumulators (a status word holds a value and its flag), sizes known
+/// when compiled (the grid and the workspace hold the tile count).
+Expected<Schedule> chainTiles(const LoweredKernel &k, const DeviceProperties &dev,
+                              const ScheduleOverrides &o, ScanSchedule s) {
+  int64_t tile = int64_t(s.block) * s.items;
+  int64_t tiles = (k.K + tile - 1) / tile;
+  bool can = !k.symbolic && k.reductions.size() == 1 && k.reductions[0].dtype != DType::I64 &&
+             tiles >= 2 && k.rows * tiles < (int64_t(1) << 31);
+  int64_t wave = int64_t(dev.smCount) * std::max(1, blocksPerSM(Schedule{s}, dev, 0));
+  bool chain = o.chain ? *o.chain != 0 : can && k.rows < wave;
+  if (chain && !can)
+    return refuse("chain=1 needs one scan of 32-bit values (not i64), sizes known when compiled, "
+                  "and rows of two tiles (block * items elements) or more");
+  if (chain) {
+    s.chained = true;
+    s.splits = static_cast<unsigned>(tiles);
+    s.grid = k.rows * tiles;
+  }
+  return Schedule{s};
+}
+
+} // namespace
+
 Expected<Schedule> scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                 const ScheduleOverrides &o) {
   ScanSchedule s;
-  s.items = k.K >= 2048 ? 4 : 1;
+  s.items = static_cast<unsigned>(
+      std::clamp<uint64_t>(llvm::PowerOf2Floor(static_cast<uint64_t>(std::max<int64_t>(k.K / 32, 1))), 1, 16));
   if (o.items) {
     if (*o.items < 1 || *o.items > 16)
       return refuse("items must be 1..16");
@@ -25,7 +60,7 @@ Expected<Schedule> scanSchedule(const LoweredKernel &k, const DeviceProperties &
   }
   int64_t threads = (k.K + s.items - 1) / s.items;
   s.block = static_cast<unsigned>(
-      std::clamp<uint64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(threads)), 32, 512));
+      std::clamp<uint64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(threads)), 32, 256));
   if (o.block) {
     if (*o.block < 32 || *o.block > 1024 || *o.block % 32)
       return refuse("block must be a multiple of 32 up to 1024");
@@ -53,7 +88,7 @@ Expected<Schedule> scanSchedule(const LoweredKernel &k, const DeviceProperties &
     return refuse("a kernel of " + std::to_string(k.reductions.size()) +
                   " scans needs more shared memory than a block has");
   s.grid = k.rows;
-  return Schedule{s};
+  return chainTiles(k, dev, o, s);
 }
 
 } // namespace minijit::detail

@@ -29,6 +29,13 @@ def workloads():
          lambda x: torch.cumsum(x.flip(1), 1).flip(1)),
         ("cumsum_exclusive_f32_4096x32768", [((4096, 32768), f32)],
          lambda x: torch.cat((torch.zeros_like(x[:, :1]), torch.cumsum(x[:, :-1], 1)), 1)),
+        # shapes the rules were not tuned on
+        ("cumsum_f32_1x16777216", [((1, 16777216), f32)], lambda x: torch.cumsum(x, 1)),
+        ("cumsum_f32_33x1000003", [((33, 1000003), f32)], lambda x: torch.cumsum(x, 1)),
+        ("cumsum_f32_500x65536", [((500, 65536), f32)], lambda x: torch.cumsum(x, 1)),
+        ("cumsum_bf16_64x300007", [((64, 300007), torch.bfloat16)], lambda x: torch.cumsum(x, 1)),
+        ("cumsum_f32_100003x97", [((100003, 97), f32)], lambda x: torch.cumsum(x, 1)),
+        ("cumsum_f32_axis0_200003x7", [((200003, 7), f32)], lambda x: torch.cumsum(x, 0)),
     ]
 
 

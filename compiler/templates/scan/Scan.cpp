@@ -81,6 +81,57 @@ void takeTicket(KernelEmitter &e, const ScanSchedule &s) {
          "+ row * " + tiles + "; // the row's tiles' status words");
 }
 
+/// Scan `o` of the tile in registers: each thread's elements, a warp scan of
+/// the threads' totals, a block scan of the warps' (warp 0, which for a
+/// chained scan also looks back for the tiles before, into `carried`), then
+/// the prefix before each thread's elements added to them.
+void scanTile(KernelEmitter &e, const ScanSchedule &s, const One &o, const std::string &carried) {
+  CodeWriter &w = e.W;
+  const LoweredKernel &k = e.K;
+  std::string items = std::to_string(s.items), warps = std::to_string(s.block / 32);
+  w.line("// %" + k.reductions[o.r].name + " = " + std::string(opName(k.reductions[o.r].op)) +
+         ": the tile's scan");
+  w.line("#pragma unroll");
+  w.line("for (int it = 1; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +
+         "::apply(" + o.v + "[it - 1], " + o.v + "[it]);");
+  std::string incl = w.unique(o.v + "_incl"), before = w.unique(o.v + "_before");
+  w.line("const " + o.type + " " + incl + " = mj_warp_scan<" + o.functor + ">(" + o.v + "[" +
+         std::to_string(s.items - 1) + "]);");
+  w.line("if (lane == 31) " + o.smem + "[warp] = " + incl + ";");
+  w.line("__syncthreads();");
+  w.open("if (warp == 0)");
+  std::string t = w.unique("scanned"), lanes = w.unique("lanesBefore");
+  w.line("const " + o.type + " " + t + " = mj_warp_scan<" + o.functor + ">(lane < " + warps +
+         " ? " + o.smem + "[lane] : " + o.identity + ");");
+  w.line(o.smem + "[lane] = " + t + ";");
+  if (s.chained) {
+    std::string aggregate = w.unique("tileTotal");
+    w.line("const " + o.type + " " + aggregate + " = __shfl_sync(0xffffffffu, " + t + ", " +
+           warps + " - 1);");
+    w.line("const " + o.type + " prefix = mj_scan_look_back<" + o.functor +
+           ">(status, tileOfRow, epoch, " + aggregate + ", " + o.identity + ");");
+    w.line("if (lane == 0) " + carried + " = prefix;");
+  }
+  w.close();
+  w.line("__syncthreads();");
+  if (s.chained)
+    w.line("const " + o.type + " " + o.carry + " = " + carried + ";");
+  // The prefix before this thread's elements: the tiles before, the warps
+  // before, the lanes before.
+  w.line("const " + o.type + " " + lanes + " = __shfl_up_sync(0xffffffffu, " + incl + ", 1);");
+  w.line("const " + o.type + " " + before + " = " + o.functor + "::apply(" + o.carry + ", " +
+         o.functor + "::apply(warp == 0 ? " + o.identity + " : " + o.smem +
+         "[warp - 1], lane == 0 ? " + o.identity + " : " + lanes + "));");
+  if (!s.chained) {
+    w.line(o.carry + " = " + o.functor + "::apply(" + o.carry + ", " + o.smem + "[" + warps +
+           " - 1]);");
+    w.line("__syncthreads(); // the next tile writes " + o.smem);
+  }
+  w.line("#pragma unroll");
+  w.line("for (int it = 0; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +
+         "::apply(" + before + ", " + o.v + "[it]);");
+}
+
 } // namespace
 
 void emitScan(KernelEmitter &e, const ScanSchedule &s) {
@@ -141,49 +192,8 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   for (const One &o : scans)
     w.line(o.v + "[it] = " + o.tile + "[slot + slot / 32];");
   w.close();
-  for (const One &o : scans) {
-    w.line("// %" + k.reductions[o.r].name + " = " + std::string(opName(k.reductions[o.r].op)) +
-           ": the tile's scan");
-    w.line("#pragma unroll");
-    w.line("for (int it = 1; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +
-           "::apply(" + o.v + "[it - 1], " + o.v + "[it]);");
-    std::string incl = w.unique(o.v + "_incl"), before = w.unique(o.v + "_before");
-    w.line("const " + o.type + " " + incl + " = mj_warp_scan<" + o.functor + ">(" + o.v + "[" +
-           std::to_string(s.items - 1) + "]);");
-    w.line("if (lane == 31) " + o.smem + "[warp] = " + incl + ";");
-    w.line("__syncthreads();");
-    w.open("if (warp == 0)");
-    std::string t = w.unique("scanned"), lanes = w.unique("lanesBefore");
-    w.line("const " + o.type + " " + t + " = mj_warp_scan<" + o.functor + ">(lane < " + warps +
-           " ? " + o.smem + "[lane] : " + o.identity + ");");
-    w.line(o.smem + "[lane] = " + t + ";");
-    if (s.chained) {
-      std::string aggregate = w.unique("tileTotal");
-      w.line("const " + o.type + " " + aggregate + " = __shfl_sync(0xffffffffu, " + t + ", " +
-             warps + " - 1);");
-      w.line("const " + o.type + " prefix = mj_scan_look_back<" + o.functor +
-             ">(status, tileOfRow, epoch, " + aggregate + ", " + o.identity + ");");
-      w.line("if (lane == 0) " + carried + " = prefix;");
-    }
-    w.close();
-    w.line("__syncthreads();");
-    if (s.chained)
-      w.line("const " + o.type + " " + o.carry + " = " + carried + ";");
-    // The prefix before this thread's elements: the tiles before, the warps
-    // before, the lanes before.
-    w.line("const " + o.type + " " + lanes + " = __shfl_up_sync(0xffffffffu, " + incl + ", 1);");
-    w.line("const " + o.type + " " + before + " = " + o.functor + "::apply(" + o.carry + ", " +
-           o.functor + "::apply(warp == 0 ? " + o.identity + " : " + o.smem +
-           "[warp - 1], lane == 0 ? " + o.identity + " : " + lanes + "));");
-    if (!s.chained) {
-      w.line(o.carry + " = " + o.functor + "::apply(" + o.carry + ", " + o.smem + "[" + warps +
-             " - 1]);");
-      w.line("__syncthreads(); // the next tile writes " + o.smem);
-    }
-    w.line("#pragma unroll");
-    w.line("for (int it = 0; it < " + items + "; ++it) " + o.v + "[it] = " + o.functor +
-           "::apply(" + before + ", " + o.v + "[it]);");
-  }
+  for (const One &o : scans)
+    scanTile(e, s, o, carried);
   // The results back into the tile, then read at consecutive elements a
   // warp: what is computed from them (an epilogue) and the stores.
   w.line("#pragma unroll");

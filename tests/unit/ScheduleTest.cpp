@@ -1457,13 +1457,13 @@ TEST(Schedule, FewLongScanRowsChainTheirTiles) {
   EXPECT_TRUE(contains(compileErrorOf(scanRows(128, 400000, DType::I64), "chain=1"),
                        "chain=1 needs one scan of 32-bit values"));
   // The tile: 16 elements a thread from rows of 512 on, up to 256 threads.
-  const ScanSchedule *shortRows =
-      lower(scanRows(32768, 1000)).detail->kernels[0].schedule.getIf<ScanSchedule>();
-  EXPECT_EQ(shortRows->items, 16u);
-  EXPECT_EQ(shortRows->block, 64u);
-  const ScanSchedule *tiny = lower(scanRows(4096, 100)).detail->kernels[0].schedule.getIf<ScanSchedule>();
-  EXPECT_EQ(tiny->items, 2u);
-  EXPECT_EQ(tiny->block, 64u);
+  ScanSchedule shortRows =
+      lower(scanRows(32768, 1000)).detail->kernels[0].schedule.as<ScanSchedule>();
+  EXPECT_EQ(shortRows.items, 16u);
+  EXPECT_EQ(shortRows.block, 64u);
+  ScanSchedule tiny = lower(scanRows(4096, 100)).detail->kernels[0].schedule.as<ScanSchedule>();
+  EXPECT_EQ(tiny.items, 2u);
+  EXPECT_EQ(tiny.block, 64u);
 }
 
 } // namespace

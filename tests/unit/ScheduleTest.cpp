@@ -1428,33 +1428,35 @@ Graph scanRows(int64_t rows, int64_t cols, DType t = DType::F32) {
 }
 
 TEST(Schedule, FewLongScanRowsChainTheirTiles) {
-  // 128 rows of 400000 a block each fill 128 of 132 SMs that hold eight
-  // such blocks: each row's tiles of 256 threads x 16 elements go to blocks
-  // of their own, 98 a row, chained by the look-back; the workspace holds
-  // their ticket counter and a status word a tile.
-  CompiledGraph c = lower(scanRows(128, 400000));
+  // 64 rows of 400000 a block each would leave 68 of 132 SMs idle: each
+  // row's tiles of 256 threads x 16 elements go to blocks of their own, 98 a
+  // row, chained by the look-back; the workspace holds their ticket counter
+  // and a status word a tile.
+  CompiledGraph c = lower(scanRows(64, 400000));
   const ScanSchedule *s = c.detail->kernels[0].schedule.getIf<ScanSchedule>();
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(s->chained);
   EXPECT_EQ(s->splits, 98u);
-  EXPECT_EQ(s->grid, 128 * 98);
-  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 + 128 * 98 * 2) * 4);
+  EXPECT_EQ(s->grid, 64 * 98);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 + 64 * 98 * 2) * 4);
   EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_scan_look_back<MjSum>(status, tileOfRow"));
   EXPECT_TRUE(contains(c.fusedText(), "98 tiles chained over blocks"));
-  // Rows enough to fill the machine, a row of one tile, an i64 scan (its
-  // value does not fit a status word) and chain=0: a block walks each row.
-  for (const Graph &g : {scanRows(4096, 32768), scanRows(128, 4096), scanRows(128, 400000, DType::I64)}) {
+  // Rows enough to fill the machine (128 of them: 7/8 of the SMs and more), a
+  // row of one tile, an i64 scan (its value does not fit a status word) and
+  // chain=0: a block walks each row.
+  for (const Graph &g : {scanRows(4096, 32768), scanRows(128, 400000), scanRows(64, 4096),
+                         scanRows(64, 400000, DType::I64)}) {
     CompiledGraph d = lower(g);
     EXPECT_FALSE(d.detail->kernels[0].schedule.getIf<ScanSchedule>()->chained) << d.fusedText();
     EXPECT_EQ(d.program.kernels[0].workspaceBytes, 0);
     EXPECT_FALSE(contains(d.detail->kernels[0].cuda, "mj_scan_look_back"));
   }
-  EXPECT_FALSE(lower(scanRows(128, 400000), true, "chain=0")
+  EXPECT_FALSE(lower(scanRows(64, 400000), true, "chain=0")
                    .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained);
   // chain=1 asks for it where rows are many; refused where it cannot be.
   EXPECT_TRUE(lower(scanRows(4096, 32768), true, "chain=1")
                   .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained);
-  EXPECT_TRUE(contains(compileErrorOf(scanRows(128, 400000, DType::I64), "chain=1"),
+  EXPECT_TRUE(contains(compileErrorOf(scanRows(64, 400000, DType::I64), "chain=1"),
                        "chain=1 needs one scan of 32-bit values"));
   // The tile: 16 elements a thread from rows of 512 on, up to 256 threads.
   ScanSchedule shortRows =

@@ -3,8 +3,8 @@
 // for shorter rows, a warp's worth of threads at least), and as many threads
 // as a tile of the row needs, up to 256: each thread has many loads in
 // flight, and a tile's warps are few to combine. A block walks each row, or,
-// where the rows are too few to fill the machine, the rows' tiles are
-// chained over blocks (chainTiles). The tile goes through shared memory
+// where the rows are fewer than the SMs, the rows' tiles are chained over
+// blocks (chainTiles). The tile goes through shared memory
 // (Scan.cpp), which bounds block * items.
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/scan/ScanInternal.h"
@@ -20,21 +20,24 @@ namespace minijit::detail {
 namespace {
 
 /// `s` with its rows' tiles chained over blocks (ScanSchedule::chained)
-/// where the rows, a block each, fill less than one wave of the machine and
-/// a row holds two tiles or more: 128 rows of 400000 give 128 blocks on
-/// 132 SMs that hold four each. Chained, each block scans one tile and
-/// waits only for the status words of the tiles before it; the kernel
-/// still reads and writes each element once. One scan of 32-bit
-/// accumulators (a status word holds a value and its flag), sizes known
-/// when compiled (the grid and the workspace hold the tile count).
+/// where the rows, a block each, would leave SMs idle and a row holds two
+/// tiles or more. Chained, each block scans one tile and waits only for the
+/// status words of the tiles before it; the kernel still reads and writes
+/// each element once. A chained scan streams at a little over half of copy
+/// whatever the rows; a block walking its row at about 1/200 of copy (one
+/// block an SM), so a block a row pays from about 7/8 of the SMs on
+/// (docs/PERFORMANCE_LOG.md, "Scans: tiles of sixteen elements a thread,
+/// chained tiles for few rows"). One scan of 32-bit accumulators (a status
+/// word holds a value and its flag), sizes known when compiled (the grid and
+/// the workspace hold the tile count).
 Expected<Schedule> chainTiles(const LoweredKernel &k, const DeviceProperties &dev,
                               const ScheduleOverrides &o, ScanSchedule s) {
   int64_t tile = int64_t(s.block) * s.items;
   int64_t tiles = (k.K + tile - 1) / tile;
   bool can = !k.symbolic && k.reductions.size() == 1 && k.reductions[0].dtype != DType::I64 &&
              tiles >= 2 && k.rows * tiles < (int64_t(1) << 31);
-  int64_t wave = int64_t(dev.smCount) * std::max(1, blocksPerSM(Schedule{s}, dev, 0));
-  bool chain = o.chain ? *o.chain != 0 : can && k.rows < wave;
+  bool fewRows = k.rows * 8 < int64_t(dev.smCount) * 7;
+  bool chain = o.chain ? *o.chain != 0 : can && fewRows;
   if (chain && !can)
     return refuse("chain=1 needs one scan of 32-bit values (not i64), sizes known when compiled, "
                   "and rows of two tiles (block * items elements) or more");

@@ -36,7 +36,9 @@ def _fast_empty(torch):
     return (allocate, device) if allocate is not None and device is not None else None
 
 
-def _contiguous_strides(shape):
+def contiguous_strides(shape):
+    """The strides, in elements, of a contiguous tensor of `shape` (a size 0 or
+    1 counted as 1, as torch gives them)."""
     strides, step = [], 1
     for size in reversed(shape):
         strides.append(step)
@@ -257,7 +259,7 @@ class CompiledGraph:
             p.torch_in_dtypes = [t.dtype for t in tensors]
             p.torch_out_dtypes = [inv[d] for d in p.out_dtypes]
             p.torch_device = torch.device("cuda", p.ordinal)
-            p.torch_out_layouts = [(tuple(s), _contiguous_strides(s), d)
+            p.torch_out_layouts = [(tuple(s), contiguous_strides(s), d)
                                    for s, d in zip(p.out_shapes, p.torch_out_dtypes)]
             p.fast_empty = _fast_empty(torch)
         ordinal = p.ordinal

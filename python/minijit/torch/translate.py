@@ -10,6 +10,7 @@ import re
 
 import torch
 
+from ..compiled import contiguous_strides
 from .emitter import Emitter, Unsupported, Value
 from .lowerings import LOWERINGS, Context, dimOf, mjDtype, shapeOf
 
@@ -54,24 +55,17 @@ class OutputSpec:
         self.symbolicSize = tuple(dimOf(s) for s in val.shape)
 
 
-def contiguousStrides(sizes):
-    strides, running = [], 1
-    for s in reversed(sizes):
-        strides.append(running)
-        running *= max(s, 1)
-    return tuple(reversed(strides))
-
 
 def layoutOf(val):
     """The permutation whose contiguous buffer has val's strides, None if val is
     contiguous; raises Unsupported for layouts no permutation gives."""
     sizes = [hintInt(s) for s in val.shape]
     strides = [hintInt(s) for s in val.stride()]
-    if all(s == t or n == 1 for s, t, n in zip(strides, contiguousStrides(sizes), sizes)):
+    if all(s == t or n == 1 for s, t, n in zip(strides, contiguous_strides(sizes), sizes)):
         return None
     order = sorted(range(len(sizes)), key=lambda i: (-strides[i], i))
     physical = [sizes[i] for i in order]
-    expected = contiguousStrides(physical)
+    expected = contiguous_strides(physical)
     if all(strides[i] == expected[k] or sizes[i] == 1 for k, i in enumerate(order)):
         return order
     raise Unsupported(f"an output with strides {strides} (sizes {sizes})")

@@ -50,6 +50,9 @@ struct Executable::Instance {
   GraphExecHandle GraphExec;
   std::vector<CUdeviceptr> GraphAddress; ///< the addresses the graph was captured with
 
+  /// Whether the instance holds memory of its own now (temporaries, scratch).
+  bool holdsMemory() const { return !Slots.empty() || !Work.empty(); }
+
   void buildParams() {
     Params.clear();
     for (size_t k = 0; k < Prog.kernels.size(); ++k) {
@@ -223,7 +226,7 @@ std::unique_ptr<Executable::Instance> Executable::load(Program program, DimBindi
 }
 
 void Executable::acquireMemory(Instance &in) {
-  if (!in.Slots.empty() || !in.Work.empty())
+  if (in.holdsMemory())
     return;
   const Driver &d = Driver::get();
   const Program &prog = in.Prog;
@@ -307,7 +310,7 @@ Executable::Instance &Executable::select(const char *call, std::span<const Shape
   if (found != Cur) {
     // Another binding takes over: the one in use gives its temporaries back
     // to the caching allocator, once the work that reads them is done.
-    if (Cur && (!Cur->Slots.empty() || !Cur->Work.empty())) {
+    if (Cur && Cur->holdsMemory()) {
       synchronize();
       // The last run may have been on a caller's stream, which synchronize()
       // does not wait for.
@@ -460,7 +463,7 @@ void Executable::launchOrdered(Instance &in, CUstream stream) {
   // must end before a run on another stream begins; one that reads and
   // writes the caller's tensors alone is ordered by its caller, as the
   // caller's own kernels are, and records no event (host time a run).
-  LastRunHoldsOwnMemory = !in.Slots.empty() || !in.Work.empty();
+  LastRunHoldsOwnMemory = in.holdsMemory();
   if (!LastRunHoldsOwnMemory)
     return;
   if (!LastRunDone)

@@ -28,7 +28,7 @@ const std::string &clusterPreamble();
 const std::string &randomPreamble();
 /// Whether kernel `k` holds a random op (and needs randomPreamble()).
 bool holdsRandom(const LoweredKernel &k);
-/// After cudaPreamble() for a chained scan (ScanSchedule::chained): the
+/// After cudaPreamble() for a chained scan (ScanSchedule::chained()): the
 /// status words of its tiles and the decoupled look-back.
 const std::string &chainedScanPreamble();
 /// After cudaPreamble() for a kernel that holds a variance kept online

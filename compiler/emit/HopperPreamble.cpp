@@ -171,7 +171,7 @@ std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {
   std::string i64 = holdsI64(k) ? i64Preamble() : std::string();
   std::string welford = holdsWelford(k) ? welfordPreamble() : std::string();
   const ScanSchedule *scan = s.getIf<ScanSchedule>();
-  std::string chained = scan && scan->chained ? chainedScanPreamble() : std::string();
+  std::string chained = scan && scan->chained() ? chainedScanPreamble() : std::string();
   return cudaPreamble() + cluster + random + i64 + welford + chained +
          (w ? hopperPreamble(k, *w) : std::string());
 }

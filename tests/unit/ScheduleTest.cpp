@@ -1435,7 +1435,7 @@ TEST(Schedule, FewLongScanRowsChainTheirTiles) {
   CompiledGraph c = lower(scanRows(64, 400000));
   const ScanSchedule *s = c.detail->kernels[0].schedule.getIf<ScanSchedule>();
   ASSERT_NE(s, nullptr);
-  EXPECT_TRUE(s->chained);
+  EXPECT_TRUE(s->chained());
   EXPECT_EQ(s->splits, 98u);
   EXPECT_EQ(s->grid, 64 * 98);
   EXPECT_EQ(c.program.kernels[0].workspaceBytes, (2 + 64 * 98 * 2) * 4);
@@ -1447,15 +1447,15 @@ TEST(Schedule, FewLongScanRowsChainTheirTiles) {
   for (const Graph &g : {scanRows(4096, 32768), scanRows(128, 400000), scanRows(64, 4096),
                          scanRows(64, 400000, DType::I64)}) {
     CompiledGraph d = lower(g);
-    EXPECT_FALSE(d.detail->kernels[0].schedule.getIf<ScanSchedule>()->chained) << d.fusedText();
+    EXPECT_FALSE(d.detail->kernels[0].schedule.getIf<ScanSchedule>()->chained()) << d.fusedText();
     EXPECT_EQ(d.program.kernels[0].workspaceBytes, 0);
     EXPECT_FALSE(contains(d.detail->kernels[0].cuda, "mj_scan_look_back"));
   }
   EXPECT_FALSE(lower(scanRows(64, 400000), true, "chain=0")
-                   .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained);
+                   .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained());
   // chain=1 asks for it where rows are many; refused where it cannot be.
   EXPECT_TRUE(lower(scanRows(4096, 32768), true, "chain=1")
-                  .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained);
+                  .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained());
   EXPECT_TRUE(contains(compileErrorOf(scanRows(64, 400000, DType::I64), "chain=1"),
                        "chain=1 needs one scan of 32-bit values"));
   // The tile: 16 elements a thread from rows of 512 on, up to 256 threads.

@@ -9,7 +9,7 @@
 // and the stores. A carry holds the tiles before. A reversed scan walks the
 // row from its end: slot 0 of the first tile is the row's last element. The tile is padded by one
 // element in 32, so a thread's consecutive elements fall in distinct banks.
-// Chained (ScanSchedule::chained), a block scans one tile, taken by a ticket
+// Chained (ScanSchedule::chained()), a block scans one tile, taken by a ticket
 // in the order the blocks start, and its first warp finds the carry by the
 // decoupled look-back of the preamble (chainedScanPreamble).
 // Sums and products accumulate in f32 (f16/bf16 too), int or long long (i64).
@@ -104,7 +104,7 @@ void scanTile(KernelEmitter &e, const ScanSchedule &s, const One &o, const std::
   w.line("const " + o.type + " " + t + " = mj_warp_scan<" + o.functor + ">(lane < " + warps +
          " ? " + o.smem + "[lane] : " + o.identity + ");");
   w.line(o.smem + "[lane] = " + t + ";");
-  if (s.chained) {
+  if (s.chained()) {
     std::string aggregate = w.unique("tileTotal");
     w.line("const " + o.type + " " + aggregate + " = __shfl_sync(0xffffffffu, " + t + ", " +
            warps + " - 1);");
@@ -114,7 +114,7 @@ void scanTile(KernelEmitter &e, const ScanSchedule &s, const One &o, const std::
   }
   w.close();
   w.line("__syncthreads();");
-  if (s.chained)
+  if (s.chained())
     w.line("const " + o.type + " " + o.carry + " = " + carried + ";");
   // The prefix before this thread's elements: the tiles before, the warps
   // before, the lanes before.
@@ -122,7 +122,7 @@ void scanTile(KernelEmitter &e, const ScanSchedule &s, const One &o, const std::
   w.line("const " + o.type + " " + before + " = " + o.functor + "::apply(" + o.carry + ", " +
          o.functor + "::apply(warp == 0 ? " + o.identity + " : " + o.smem +
          "[warp - 1], lane == 0 ? " + o.identity + " : " + lanes + "));");
-  if (!s.chained) {
+  if (!s.chained()) {
     w.line(o.carry + " = " + o.functor + "::apply(" + o.carry + ", " + o.smem + "[" + warps +
            " - 1]);");
     w.line("__syncthreads(); // the next tile writes " + o.smem);
@@ -150,7 +150,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
            "]; // the tile, one element in 32 left out (no bank conflicts)");
   }
   std::string carried;
-  if (s.chained) {
+  if (s.chained()) {
     carried = w.unique(scans[0].carry + "_shared");
     w.line("__shared__ " + scans[0].type + " " + carried + "; // the tiles before, found by warp 0");
     takeTicket(e, s);
@@ -159,7 +159,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   }
   w.line("const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;");
   e.rowValues(0);
-  if (s.chained) {
+  if (s.chained()) {
     w.line("const " + Idx + " first = tileOfRow * " + tile + "; // this block's tile");
   } else {
     for (const One &o : scans)
@@ -217,7 +217,7 @@ void emitScan(KernelEmitter &e, const ScanSchedule &s) {
   e.elementWork(1, lc, "");
   w.close();
   w.close();
-  if (!s.chained) {
+  if (!s.chained()) {
     w.line("__syncthreads(); // the next tile writes the tile");
     w.close();
   }

@@ -19,7 +19,7 @@ namespace minijit::detail {
 
 namespace {
 
-/// `s` with its rows' tiles chained over blocks (ScanSchedule::chained)
+/// `s` with its rows' tiles chained over blocks (ScanSchedule::chained())
 /// where the rows, a block each, would leave SMs idle and a row holds two
 /// tiles or more. Chained, each block scans one tile and waits only for the
 /// status words of the tiles before it; the kernel still reads and writes
@@ -42,7 +42,6 @@ Expected<Schedule> chainTiles(const LoweredKernel &k, const DeviceProperties &de
     return refuse("chain=1 needs one scan of 32-bit values (not i64), sizes known when compiled, "
                   "and rows of two tiles (block * items elements) or more");
   if (chain) {
-    s.chained = true;
     s.splits = static_cast<unsigned>(tiles);
     s.grid = k.rows * tiles;
   }

@@ -22,7 +22,7 @@ public:
 
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<ScanSchedule>();
-    if (s.chained)
+    if (s.chained())
       return llvm::formatv("scan: each row's {0} tiles chained over blocks (a tile a block, the "
                            "tiles before added by a decoupled look-back), {1} threads, {2} "
                            "consecutive elements per thread, warp then block scan, {3}",
@@ -43,7 +43,7 @@ public:
       for (int64_t b : pow2Around(s.block, 64, 1024))
         out.push_back({.block = b, .items = items});
     // The other way of walking the rows, where the rule chose chained tiles.
-    if (s.chained)
+    if (s.chained())
       out.push_back({.chain = 0});
     return out;
   }

@@ -293,14 +293,20 @@ def host_loop_us(fn, args, calls=2000):
 
 def rotated_arg_sets(inputs, l2):
     """Buffer sets of `inputs` ([(shape, dtype)]) that together hold 3x the L2
-    (at most 8 sets, one if that passes 24 GiB): standard normal values scaled by
-    1/sqrt(the last dimension)."""
+    (at most 8 sets, one if that passes 24 GiB) of random_tensor's values."""
     per_set = sum(math.prod(s) * torch.tensor([], dtype=t).element_size() for s, t in inputs)
     sets = max(1, min(8, -(-3 * l2 // per_set)))
     if per_set * sets > 24 << 30:
         sets = 1
-    return [[torch.randn(s, device="cuda", dtype=t) / math.sqrt(s[-1]) for s, t in inputs]
-            for _ in range(sets)]
+    return [[random_tensor(s, t) for s, t in inputs] for _ in range(sets)]
+
+
+def random_tensor(shape, dtype):
+    """Standard normal values scaled by 1/sqrt(the last dimension); a bool
+    tensor true at about half its elements."""
+    if dtype == torch.bool:
+        return torch.rand(shape, device="cuda") < 0.5
+    return torch.randn(shape, device="cuda", dtype=dtype) / math.sqrt(shape[-1])
 
 
 def copy_gbps(nbytes=1 << 30, runs=20):

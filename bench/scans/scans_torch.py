@@ -36,6 +36,8 @@ def workloads():
         ("cumsum_bf16_64x300007", [((64, 300007), torch.bfloat16)], lambda x: torch.cumsum(x, 1)),
         ("cumsum_f32_100003x97", [((100003, 97), f32)], lambda x: torch.cumsum(x, 1)),
         ("cumsum_f32_axis0_200003x7", [((200003, 7), f32)], lambda x: torch.cumsum(x, 0)),
+        ("cumsum_masked_input_f32_4096x32768", [((4096, 32768), f32), ((4096, 32768), torch.bool)],
+         lambda x, mask: torch.cumsum(x * mask, 1)),
     ]
 
 

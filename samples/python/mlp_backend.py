@@ -11,7 +11,10 @@ the time of a step (synchronized median), the host time of the call alone, and
 the CUDA kernels a step launches. Then each whole step (Python, Dynamo and
 autograd's launches, minijit's islands among them) captured once in a CUDA graph
 (torch.cuda.graph, the input in a static tensor) and replayed: what a step costs
-without its host time, beside eager's and Inductor's steps captured the same way.
+without its host time, beside eager's and Inductor's steps captured the same way;
+and the same with the SGD update after the backward (torch.optim.SGD, lr 0.01,
+PyTorch's foreach kernels under every backend), the C++ sample's whole step
+(samples/mlp_train.mj applies SGD inside its fused kernels).
 
     PYTHONPATH=python MINIJIT_LIBRARY=build/lib/libminijit_c.so python3 samples/python/mlp_backend.py
 
@@ -30,7 +33,7 @@ import torch.nn.functional as F
 
 import minijit.torch  # noqa: F401  (registers backend="minijit")
 
-LAYERS, WIDTH, BATCH, TOLERANCE = 16, 128, 128, 1e-4
+LAYERS, WIDTH, BATCH, TOLERANCE, LR = 16, 128, 128, 1e-4, 0.01
 
 
 class Mlp(nn.Module):
@@ -52,19 +55,24 @@ def step(model, x):
     return loss
 
 
-def captured(run, model, x):
+def captured(run, model, x, sgd=False):
     """A replay of one step of `run` captured in a CUDA graph: the warm-up and
     the capture on one side stream (the islands' last runs were on it), the
-    gradients allocated in the graph's pool. Returns the replay and the loss."""
+    gradients allocated in the graph's pool; with sgd, the update by
+    torch.optim.SGD (lr LR) captured after the backward (the warm-up leaves the
+    weights as they were). Returns the replay and the loss."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         for _ in range(3):
             step(run, x)
     torch.cuda.current_stream().wait_stream(stream)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR, foreach=True) if sgd else None
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=stream):
         loss = step(run, x)
+        if optimizer is not None:
+            optimizer.step()
     return graph.replay, loss
 
 
@@ -113,24 +121,28 @@ def main():
         else:
             print(f"{name:<15} {'-':>10} {'-':>10} {'-':>8} {worst:>20.2e}")
     if dev == "cuda":
+        refWeights = [(p - LR * g).detach() for p, g in zip(eager.parameters(), refGrads)]
         print(f"\n{'captured step':<15} {'replay us':>10} {'':>10} {'kernels':>8} {'max |diff| vs eager':>20}")
         for name, compileArgs in [("eager", None), ("minijit", dict(backend="minijit")),
                                   ("inductor", dict())][:2 if a.no_inductor else 3]:
-            torch._dynamo.reset()
-            model = copy.deepcopy(base)
-            run = model if compileArgs is None else torch.compile(model, **compileArgs)
-            replay, loss = captured(run, model, x)
-            replay()
-            sync = torch.cuda.synchronize
-            sync()
-            diffs = [common.maxDiff(loss, refLoss)] + \
-                [common.maxDiff(p.grad, g) for p, g in zip(model.parameters(), refGrads)]
-            worst = max(diffs) / scale
-            if name == "minijit" and not worst <= TOLERANCE:
-                ok = False
-            wall = common.timeEvents(replay, runs=a.runs)
-            kernels = common.kernelsPerStep(replay)
-            print(f"{name:<15} {wall:>10.1f} {'':>10} {kernels:>8} {worst:>20.2e}")
+            for sgd in (False, True):
+                torch._dynamo.reset()
+                model = copy.deepcopy(base)
+                run = model if compileArgs is None else torch.compile(model, **compileArgs)
+                replay, loss = captured(run, model, x, sgd)
+                replay()
+                torch.cuda.synchronize()
+                diffs = [common.maxDiff(loss, refLoss)] + \
+                    [common.maxDiff(p.grad, g) for p, g in zip(model.parameters(), refGrads)]
+                if sgd:  # the weights after one update, against eager's
+                    diffs += [common.maxDiff(p, w) for p, w in zip(model.parameters(), refWeights)]
+                worst = max(diffs) / scale
+                if name == "minijit" and not worst <= TOLERANCE:
+                    ok = False
+                wall = common.timeEvents(replay, runs=a.runs)
+                kernels = common.kernelsPerStep(replay)
+                label = name + ("+SGD" if sgd else "")
+                print(f"{label:<15} {wall:>10.1f} {'':>10} {kernels:>8} {worst:>20.2e}")
     print(f"\nminijit's loss and gradients {'match' if ok else 'DO NOT match'} eager's "
           f"(relative tolerance {TOLERANCE:g})")
     return 0 if ok else 1

@@ -1458,14 +1458,57 @@ TEST(Schedule, FewLongScanRowsChainTheirTiles) {
                   .detail->kernels[0].schedule.getIf<ScanSchedule>()->chained());
   EXPECT_TRUE(contains(compileErrorOf(scanRows(64, 400000, DType::I64), "chain=1"),
                        "chain=1 needs one scan of 32-bit values"));
-  // The tile: 16 elements a thread from rows of 512 on, up to 256 threads.
-  ScanSchedule shortRows =
-      lower(scanRows(32768, 1000)).detail->kernels[0].schedule.as<ScanSchedule>();
-  EXPECT_EQ(shortRows.items, 16u);
-  EXPECT_EQ(shortRows.block, 64u);
-  ScanSchedule tiny = lower(scanRows(4096, 100)).detail->kernels[0].schedule.as<ScanSchedule>();
-  EXPECT_EQ(tiny.items, 2u);
-  EXPECT_EQ(tiny.block, 64u);
+  // The tile: 4 elements a thread where the rows fill every SM four times
+  // (528 rows of the assumed H200's 132 SMs), 16 where they leave SMs few
+  // blocks; fewer for short rows; up to 256 threads.
+  auto tileOf = [](int64_t rows, int64_t cols) {
+    ScanSchedule s = lower(scanRows(rows, cols)).detail->kernels[0].schedule.as<ScanSchedule>();
+    return std::pair{s.block, s.items};
+  };
+  EXPECT_EQ(tileOf(4096, 32768), std::pair(256u, 4u));
+  EXPECT_EQ(tileOf(32768, 1000), std::pair(256u, 4u));
+  EXPECT_EQ(tileOf(528, 65536), std::pair(256u, 4u));
+  EXPECT_EQ(tileOf(527, 65536), std::pair(256u, 16u));
+  EXPECT_EQ(tileOf(128, 400000), std::pair(256u, 16u));
+  EXPECT_EQ(tileOf(4096, 100), std::pair(64u, 2u));
+  EXPECT_EQ(tileOf(8, 1000), std::pair(64u, 16u));
+}
+
+/// AvgPool1d as the torch backend writes it: the input padded by `pad`, its
+/// `kernel` windows (slices shifted by one element each) summed.
+Graph overlappingWindows(int64_t rows, int64_t cols, int64_t kernel, int64_t padding) {
+  Graph g("windows");
+  Tensor x = g.input("x", DType::F32, {rows, cols});
+  Tensor p = pad(x, {int64_t(0), padding}, {int64_t(0), padding});
+  int64_t out = cols + 2 * padding - kernel + 1;
+  Tensor sum = slice(p, 1, 0, out);
+  for (int64_t j = 1; j < kernel; ++j)
+    sum = sum + slice(p, 1, j, j + out);
+  g.output(sum / double(kernel), "y");
+  return g;
+}
+
+TEST(Schedule, ShiftedWindowsNarrowTheVectorsWhereL1WouldBound) {
+  // Eight windows read a scalar a lane at 4-wide vectors: a warp's load spans
+  // four times its lines, 16.5 bytes through L1 a byte of DRAM, over the 11
+  // L1 moves: 2-wide vectors, two a thread. Five windows (10.5) keep 4-wide
+  // vectors, and so does a window beside an aligned read.
+  auto pointwiseOf = [](const Graph &g) {
+    return lower(g).detail->kernels[0].schedule.as<PointwiseSchedule>();
+  };
+  PointwiseSchedule eight = pointwiseOf(overlappingWindows(8192, 65536, 8, 4));
+  EXPECT_EQ(eight.vec, 2u);
+  EXPECT_EQ(eight.items, 2u);
+  PointwiseSchedule five = pointwiseOf(overlappingWindows(1536, 200003, 5, 2));
+  EXPECT_EQ(five.vec, 4u);
+  EXPECT_EQ(five.items, 1u);
+  PointwiseSchedule two = pointwiseOf(overlappingWindows(4096, 4096, 2, 0));
+  EXPECT_EQ(two.vec, 4u);
+  // Set by hand, the vectors are as asked, one a thread.
+  PointwiseSchedule asked =
+      lower(overlappingWindows(8192, 65536, 8, 4), true, "vec=4").detail->kernels[0].schedule.as<PointwiseSchedule>();
+  EXPECT_EQ(asked.vec, 4u);
+  EXPECT_EQ(asked.items, 1u);
 }
 
 } // namespace

@@ -1,11 +1,9 @@
 //===- compiler/templates/scan/ScanSchedule.cpp - cumsum/cumprod along rows ---===//
-// Sixteen consecutive elements a thread where rows hold 512 or more (fewer
-// for shorter rows, a warp's worth of threads at least), and as many threads
-// as a tile of the row needs, up to 256: each thread has many loads in
-// flight, and a tile's warps are few to combine. A block walks each row, or,
-// where the rows are fewer than the SMs, the rows' tiles are chained over
-// blocks (chainTiles). The tile goes through shared memory
-// (Scan.cpp), which bounds block * items.
+// Consecutive elements a thread (elementsPerThread) and as many threads as a
+// tile of the row needs, up to 256. A block walks each row, or, where the
+// rows are fewer than the SMs, the rows' tiles are chained over blocks
+// (chainTiles). The tile goes through shared memory (Scan.cpp), which bounds
+// block * items.
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/scan/ScanInternal.h"
 
@@ -48,13 +46,26 @@ Expected<Schedule> chainTiles(const LoweredKernel &k, const DeviceProperties &de
   return Schedule{s};
 }
 
+/// Elements a thread when not set by hand: 16 where the rows leave each SM
+/// fewer than four blocks (there the blocks' threads are all an SM runs, and
+/// each needs many loads in flight; the 64 to 80 registers of 16 elements cost
+/// nothing), 4 where the rows fill every SM four times or more (about 32
+/// registers, so eight blocks of 256 threads fit an SM and one block's loads
+/// overlap another's scan; at 16, three blocks fit and a scan whose loads are
+/// many runs at half of copy: docs/PERFORMANCE_LOG.md, "The masked cumsum and
+/// overlapping windows"). Fewer for rows shorter than 32 threads' worth.
+unsigned elementsPerThread(const LoweredKernel &k, const DeviceProperties &dev) {
+  uint64_t most = k.rows < 4 * int64_t(dev.smCount) ? 16 : 4;
+  uint64_t forRow = llvm::PowerOf2Floor(static_cast<uint64_t>(std::max<int64_t>(k.K / 32, 1)));
+  return static_cast<unsigned>(std::clamp<uint64_t>(forRow, 1, most));
+}
+
 } // namespace
 
 Expected<Schedule> scanSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                 const ScheduleOverrides &o) {
   ScanSchedule s;
-  s.items = static_cast<unsigned>(
-      std::clamp<uint64_t>(llvm::PowerOf2Floor(static_cast<uint64_t>(std::max<int64_t>(k.K / 32, 1))), 1, 16));
+  s.items = elementsPerThread(k, dev);
   if (o.items) {
     if (*o.items < 1 || *o.items > 16)
       return refuse("items must be 1..16");

@@ -4,7 +4,11 @@
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [python] [bench] [anchors] [general] [samples] [train] [tune]
 #                          [sanitize] [random] [mutation] [dlpack] [pictures] [devices] [spread]
-#                          [kernelbench] [attention]
+#                          [kernelbench] [attention] [folders]
+# folders: the graphs of each folder of FOLDERS (default bench/scans
+# bench/pooling), each timed by `minijit run --bench` (and first checked
+# against the CPU reference with CHECK=1), then the folder's *_torch.py
+# anchors in the same call; one log a folder.
 # attention: bench/attention/variants/run.sh (each attention variant's kernels,
 # its check at small sizes and its time, then bench/attention/variants_torch.py).
 # general: the generalization suite (minijit_bench --suite general, fused) and
@@ -219,6 +223,22 @@ if want spread; then
     echo "$n: exit $?"
   done | tee "$out/spread.log"
   tar czf "$out/spread.tar.gz" -C "$scratch" spread && rm -rf "$scratch"
+fi
+if want folders; then
+  for dir in ${FOLDERS:-bench/scans bench/pooling}; do
+    log="$out/$(basename "$dir").log"
+    for f in "$dir"/*.mj; do
+      echo "== $f" >> "$log"
+      if [ "${CHECK:-0}" = 1 ]; then
+        timeout 300 $bin/minijit run "$f" --check 2>&1 | grep -E "check:|rror|minijit:" >> "$log"
+      fi
+      timeout 120 $bin/minijit run "$f" --bench 2>&1 | grep -E "bench:|rror|minijit:" >> "$log"
+    done
+    for anchors in "$dir"/*_torch.py; do
+      [ -f "$anchors" ] && timeout 300 python3 "$anchors" --runs 30 >> "$log" 2>&1
+    done
+    echo "$dir: $(grep -c 'bench: median' "$log") graphs timed, $(grep -c '"compile_us"' "$log") anchored"
+  done
 fi
 if want tune; then
   while read -r only sched; do

@@ -6,6 +6,7 @@
 #include "tests/gpu/GpuTest.h"
 
 #include <cmath>
+#include <tuple>
 
 namespace minijit {
 namespace {
@@ -162,6 +163,29 @@ TEST_F(DataMovement, ConcatsAndPadsAtWholeVectors) {
       if (t != DType::Bool)
         g.output(touch(concat({-slice(x, 2, 32, 64), slice(x, 2, 0, 32)}, 2)), "rotated");
       expectMatches(g, cut);
+    }
+}
+
+/// Overlapping windows, as the torch backend writes a 1-D pooling of stride
+/// 1: the input padded, `kernel` slices shifted by one element each, summed.
+/// Loads that are not whole vectors make the rule narrow the vectors (several
+/// a thread); odd row lengths leave tails at every vector width.
+TEST_F(DataMovement, OverlappingWindowsAtNarrowedVectors) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (auto [rows, cols, kernel] : {std::tuple<int64_t, int64_t, int64_t>{3, 1001, 8},
+                                      {7, 64, 8},
+                                      {1, 4099, 5},
+                                      {5, 333, 3}}) {
+      Graph g(nameOf("windows", t, rows * 10000 + cols * 10 + kernel));
+      Tensor x = g.input("x", t, {rows, cols});
+      int64_t padding = kernel / 2, out = cols + 2 * padding - kernel + 1;
+      Tensor p = pad(x, {int64_t(0), padding}, {int64_t(0), padding});
+      Tensor sum = slice(p, 1, 0, out);
+      for (int64_t j = 1; j < kernel; ++j)
+        sum = sum + slice(p, 1, j, j + out);
+      g.output(sum / double(kernel), "pooled");
+      g.output(slice(p, 1, 1, out, 2) * 2.0, "strided");
+      expectMatches(g, uint64_t(cols));
     }
 }
 

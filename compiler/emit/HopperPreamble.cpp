@@ -153,10 +153,24 @@ std::string wgmmaFunction(unsigned n, DType dtype) {
   return s;
 }
 
+/// MatmulWgmmaSchedule::promote's add: a k-slice's product, once its wgmmas
+/// are done, into the tile's sum.
+const char *const kPromoteHelper = R"(// ---- a k-slice's product into the sum (promote=1) ----
+// sum += part, element by element, rounded to nearest as the CUDA cores add,
+// once part's wgmmas are done (wgmma.wait_group).
+template <int R> __device__ __forceinline__ void mj_add_acc(float (&sum)[R], float (&part)[R]) {
+  mj_fence_acc(part);
+#pragma unroll
+  for (int i = 0; i < R; ++i) sum[i] = __fadd_rn(sum[i], part[i]);
+}
+)";
+
 std::set<std::string> hopperPieces(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
   std::set<std::string> extra{wgmmaFunction(s.bn, k.matmul->dtype)};
   if (s.cluster > 1)
     extra.insert(kClusterHelpers);
+  if (s.promote)
+    extra.insert(kPromoteHelper);
   return extra;
 }
 

@@ -37,7 +37,7 @@ const Key kKeys[] = {
     {"wgmma", &ScheduleOverrides::wgmma},     {"pingpong", &ScheduleOverrides::pingpong},
     {"cluster", &ScheduleOverrides::cluster}, {"rowcluster", &ScheduleOverrides::rowcluster},
     {"pad", &ScheduleOverrides::pad},         {"splitk", &ScheduleOverrides::splitk},
-    {"chain", &ScheduleOverrides::chain},
+    {"chain", &ScheduleOverrides::chain},     {"promote", &ScheduleOverrides::promote},
 };
 
 /// The value of key `k` in `o`, if set (a flag as 0 or 1).
@@ -81,7 +81,7 @@ Expected<ScheduleOverrides> parseScheduleOverrides(std::string_view textView) {
       return Refusal{"schedule override: unknown key '" + key.str() +
                      "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
                      "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, "
-                     "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain)"};
+                     "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain, promote)"};
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       return Refusal{"schedule override: '" + p.str() + "' needs a non-negative integer"};

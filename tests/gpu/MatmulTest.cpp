@@ -386,6 +386,63 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
   EXPECT_EQ(compileGraph(narrow, look).fusedText().find("TF32"), std::string::npos);
 }
 
+/// promote=1: each k-slice's TF32 product added to the tile's sum by the
+/// CUDA cores (rounded to nearest) once done, even and odd slices in
+/// accumulators of their own; an even and an odd number of slices, one slice,
+/// batches, both flags. Checked as the two tests above, and the deviation
+/// from the exact product printed beside the same product without it and on
+/// the CUDA cores.
+TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
+  struct Case {
+    int64_t batch, m, n, k;
+    bool aT, bT, x3;
+  };
+  const Case cases[] = {
+      {1, 600, 700, 136, false, true, true},    // 3 x 136 = 408 of k: 13 slices
+      {1, 1000, 1200, 1000, false, true, true}, // 94 slices
+      {3, 520, 530, 200, false, false, true},   // batched, B transposed by the split's copy
+      {1, 300, 520, 8, false, true, false},     // TF32, one slice
+      {1, 200, 264, 1001, false, true, false},  // TF32, k padded to 1004: 32 slices
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
+                 "x" + std::to_string(c.k) + (c.x3 ? " 3xTF32" : " TF32"));
+    CompileOptions opt;
+    (c.x3 ? opt.tf32x3 : opt.allowTf32) = true;
+    Graph g("tf32_promoted");
+    auto [a, b] = layoutPair(g, c.aT, c.bT, c.m, c.n, c.k, c.batch);
+    g.output(matmul(a, b), "c");
+    std::string fused;
+    {
+      ScheduleEnv env("promote=1");
+      CompileOptions look = opt;
+      look.compileKernels = false;
+      fused = compileGraph(g, look).fusedText();
+      EXPECT_NE(fused.find("each k-slice's product added to the sum by the CUDA cores"),
+                std::string::npos)
+          << fused;
+      if (!Gpu) {
+        expectMatchesWith(g, opt); // compiles through NVRTC, marks the test skipped
+        continue;
+      }
+    }
+    uint64_t seed = static_cast<uint64_t>(c.m + c.k);
+    auto deviation = [&](const char *overrides, const CompileOptions &o) {
+      ScheduleEnv env(overrides);
+      CheckedRun r = runAndCheck(g, gpu(), o, seed);
+      EXPECT_TRUE(r.compare[0].ok) << overrides << ": " << r.compare[0].summary;
+      return tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k,
+                           c.x3 ? OperandsAs::Exact : OperandsAs::Rounded);
+    };
+    double promoted = deviation("promote=1", opt), plain = deviation("", opt);
+    double cores = deviation("", CompileOptions{});
+    std::printf("[ PROMOTE  ] deviation from the exact product%s: %.3f of the f32 accumulation's "
+                "bound (without promote: %.3f; CUDA cores, exact operands: %.3f)\n",
+                c.x3 ? "" : " of the operands rounded to TF32", promoted, plain, cores);
+    EXPECT_LE(promoted, 1.0) << fused;
+  }
+}
+
 TEST_F(Matmul, BatchedWithBroadcasting) {
   for (DType t : {DType::F32, DType::BF16}) {
     Graph g("bmm");

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <optional>
 #include <cstdlib>
 #include <string>
 #include <sys/wait.h>
@@ -1371,6 +1372,56 @@ TEST(Schedule, HopperEpilogueStagedAndTileRounds) {
   EXPECT_NE(text.find("192 pairs of tiles over 66 clusters: 2.91 rounds, the last 91 % full"),
             std::string::npos)
       << text;
+}
+
+/// promote=1 (TF32 on Hopper): each k-slice's product in accumulators of its
+/// own, even and odd slices apart, added to the tile's sum by the CUDA cores
+/// once done; asked for by hand only, cooperative, bn at most 128.
+TEST(Schedule, Tf32SlicesAddedOnTheCudaCoresWhereAsked) {
+  Graph tf("tf32");
+  tf.output(matmul(tf.input("a", DType::F32, {4096, 1024}),
+                   transpose(tf.input("b", DType::F32, {4096, 1024}))),
+            "c");
+  auto compileWith = [](const Graph &g, const std::string &overrides, bool tf32,
+                        std::string *error) -> std::optional<CompiledGraph> {
+    ::unsetenv("MINIJIT_SCHEDULE");
+    CompileOptions opt;
+    opt.compileKernels = false;
+    opt.allowTf32 = tf32;
+    opt.scheduleOverrides = *parseScheduleOverrides(overrides);
+    try {
+      return compileGraph(g, opt);
+    } catch (const CompileError &e) {
+      *error = e.what();
+    }
+    return std::nullopt;
+  };
+  std::string error;
+  std::optional<CompiledGraph> asked = compileWith(tf, "promote=1", true, &error);
+  ASSERT_TRUE(asked) << error;
+  const MatmulWgmmaSchedule &w = asked->detail->kernels[0].schedule.as<MatmulWgmmaSchedule>();
+  EXPECT_TRUE(w.promote);
+  EXPECT_EQ(w.bn, 128u);
+  const std::string &cuda = asked->detail->kernels[0].cuda;
+  EXPECT_TRUE(contains(cuda, "float mj_even[64], mj_odd[64];")) << cuda;
+  EXPECT_TRUE(contains(cuda, "(mj_even, descA + k8 * 2, descB + k8 * 2, k8 > 0)")) << cuda;
+  EXPECT_TRUE(contains(cuda, "if (t % 2 == 1) mj_add_acc(acc, mj_even);")) << cuda;
+  EXPECT_TRUE(contains(asked->fusedText(), "each k-slice's product added to the sum by the CUDA cores"));
+  std::optional<CompiledGraph> plain = compileWith(tf, "", true, &error);
+  ASSERT_TRUE(plain) << error;
+  EXPECT_FALSE(plain->detail->kernels[0].schedule.as<MatmulWgmmaSchedule>().promote);
+  EXPECT_FALSE(contains(plain->detail->kernels[0].cuda, "mj_add_acc"));
+  EXPECT_FALSE(compileWith(tf, "promote=1,pingpong=1", true, &error));
+  EXPECT_TRUE(contains(error, "promote=1 needs the cooperative form")) << error;
+  EXPECT_FALSE(compileWith(tf, "promote=1,bn=256", true, &error));
+  EXPECT_TRUE(contains(error, "promote=1 needs bn of 64 or 128")) << error;
+  EXPECT_FALSE(compileWith(tf, "promote=2", true, &error));
+  EXPECT_TRUE(contains(error, "promote must be 0 or 1")) << error;
+  Graph half("f16");
+  half.output(matmul(half.input("a", DType::F16, {4096, 1024}), half.input("b", DType::F16, {1024, 4096})),
+              "c");
+  EXPECT_FALSE(compileWith(half, "promote=1", false, &error));
+  EXPECT_TRUE(contains(error, "promote=1 is for f32 products read as TF32")) << error;
 }
 
 /// Clusters of two (cluster=2): the blocks of a cluster walk pairs of tiles

@@ -117,6 +117,13 @@ struct MatmulWgmmaSchedule : MatmulTile {
   /// warp. It pays most where the stores are most of the work (a short k:
   /// attention scores, outer products).
   bool stagedEpilogue = false;
+  /// TF32 only: each k-slice's product goes into accumulators of its own
+  /// (two sets, even and odd slices, so that one is added while the next
+  /// slice's wgmmas run), which the CUDA cores add to the tile's sum rounded
+  /// to nearest once the slice is done. The tensor cores' sums round more
+  /// coarsely than an f32 add; this keeps their part to 32 of k. Three sets
+  /// of bn / 2 accumulators a thread: bn at most 128, cooperative only.
+  bool promote = false;
   /// Bytes of one consumer's buffer: 64 rows of 64 floats, padded by 8 so
   /// that the pairs' stores fall in distinct banks.
   static constexpr unsigned kStagedRowFloats = 64 + 8;

@@ -351,6 +351,20 @@ Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
   }
   if (halfBoxes && s.bn < 128)
     return refuse("cluster=2 with an n-major B needs bn of 128 or 256");
+  if (o.promote) {
+    if (*o.promote > 1)
+      return refuse("promote must be 0 or 1");
+    s.promote = *o.promote == 1;
+  }
+  if (s.promote) {
+    if (s.elementBytes != 4)
+      return refuse("promote=1 is for f32 products read as TF32 (--allow-tf32, --tf32x3)");
+    if (s.pingpong)
+      return refuse("promote=1 needs the cooperative form (pingpong=0)");
+    if (o.bn && *o.bn > 128)
+      return refuse("promote=1 needs bn of 64 or 128 (three sets of accumulators a thread)");
+    s.bn = std::min(s.bn, 128u);
+  }
   s.stagedEpilogue = stagesEpilogue(k, s, stagesThatFit(s, dev, true));
   if (o.staged) {
     if (*o.staged > 1)

@@ -172,7 +172,10 @@ std::string describeWgmma(const MatmulWgmmaSchedule &s, GridText grid) {
                                         : "cooperative: 64 rows each",
                        s.elementBytes == 4 ? llvm::formatv("{0} TF32", s.kStep()).str()
                                            : std::to_string(s.kStep()),
-                       s.stagedEpilogue ? "epilogue staged through shared memory, " : "")
+                       std::string(s.promote ? "each k-slice's product added to the sum by "
+                                               "the CUDA cores (rounded to nearest), "
+                                             : "") +
+                           (s.stagedEpilogue ? "epilogue staged through shared memory, " : ""))
       .str();
 }
 
@@ -181,7 +184,8 @@ public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulWgmma; }
   llvm::StringRef name() const override { return "matmul_wgmma"; }
   llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
-    static const llvm::StringRef keys[] = {"bn", "stages", "pingpong", "cluster", "staged", "wgmma"};
+    static const llvm::StringRef keys[] = {"bn",     "stages", "pingpong", "cluster",
+                                           "staged", "wgmma",  "promote"};
     return keys;
   }
   bool tilesComeInWaves() const override { return true; }

@@ -225,6 +225,69 @@ private:
   /// counts the block's tiles: tile i's k-slices take slots i * kTiles .. of
   /// the ring.
   void consumer() {
+    bool pp = S.pingpong;
+    std::string acc = pp ? "acc[mh]" : "acc";
+    if (pp)
+      W.line("// warpgroups 1 and 2, the consumers: every other tile each, all 128 rows");
+    else
+      W.line("// warpgroups 1 and 2, the consumers: rows c * 64 .. c * 64 + 63 of each tile");
+    W.line("mj_setmaxnreg_inc<232>();");
+    W.line("const int c = threadIdx.x / 128 - 1;");
+    W.line("const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;");
+    if (pp)
+      W.line("float acc[2][" + Regs + "]; // rows 0..63 and 64..127 of the tile");
+    else
+      W.line("float acc[" + Regs + "];");
+    if (S.promote)
+      W.line("float mj_even[" + Regs + "], mj_odd[" + Regs +
+             "]; // the even and odd k-slices' products, each started afresh, added to acc once "
+             "done");
+    if (pp)
+      W.open("for (int i = c, tile = blockIdx.x + c * gridDim.x; tile < " + tilesText() +
+             "; i += 2, tile += 2 * gridDim.x)");
+    else
+      W.open("for (int i = 0, tile = " + First + "; tile < " + tilesText() + "; ++i, tile += " +
+             Stride + ")");
+    tileCoordinates(epilogueUsesBatch());
+    W.line("const long long slot = (long long)i * kTiles; // this tile's first slot of the ring");
+    W.line("int s = slot % " + Stages + ";");
+    W.line("unsigned phase = slot / " + Stages + " % 2;");
+    if (S.promote) {
+      W.line("#pragma unroll");
+      W.line("for (int r = 0; r < " + Regs + "; ++r) acc[r] = 0.0f; // this tile's sum");
+    }
+    if (pp) {
+      // The mainloops take turns: a consumer waits until the other has
+      // multiplied tile i - 1 (its ((i - 1) / 2)-th), so the two never wait on
+      // ring slots more than one round apart (a parity names one round only).
+      W.line("if (i > 0) // the other's mainloop of tile i - 1 is done");
+      W.line("  mj_mbar_wait(&mj_turn[c], (i - 1) / 2 % 2);");
+    }
+    kSlices(acc);
+    if (pp) { // every slot of this tile has landed: the other may wait on the slots after them
+      W.line("if (threadIdx.x % 128 == 0) // its turn, during this epilogue");
+      W.line("  mj_mbar_arrive(&mj_turn[c ^ 1]);");
+    }
+    W.line("mj_wgmma_wait<0>();");
+    if (S.promote) {
+      W.line("if ((kTiles - 1) % 2 == 0) mj_add_acc(acc, mj_even); // the last slice");
+      W.line("else mj_add_acc(acc, mj_odd);");
+    }
+    if (pp) {
+      W.line("mj_fence_acc(acc[0]);");
+      W.line("mj_fence_acc(acc[1]);");
+    } else {
+      W.line("mj_fence_acc(acc);");
+    }
+    W.line(release("(s + " + std::to_string(S.stages - 1) + ") % " + Stages));
+    tileEpilogue(acc);
+    W.close();
+  }
+
+  /// A tile's k-slices: each waits for its stage, multiplies it into `acc`
+  /// (or, with promote, into the even or odd slice's accumulators, the one
+  /// before added to acc once done) and frees the stage before it.
+  void kSlices(const std::string &acc) {
     const KMatmul &mm = *K.matmul;
     bool pp = S.pingpong;
     std::string fn = wgmmaName(S.bn, mm.dtype) + "<" + (S.a.kMajor ? "0" : "1") + ", " +
@@ -238,44 +301,21 @@ private:
       return "mj_wgmma_desc(" + at + ", " + (w.kMajor ? "16" : "8192") + ", 1024)";
     };
     std::string aStep = S.a.kMajor ? "2" : "128", bStep = S.b.kMajor ? "2" : "128";
-    std::string acc = pp ? "acc[mh]" : "acc";
     std::string last = std::to_string(S.stages - 1);
-    if (pp)
-      W.line("// warpgroups 1 and 2, the consumers: every other tile each, all 128 rows");
-    else
-      W.line("// warpgroups 1 and 2, the consumers: rows c * 64 .. c * 64 + 63 of each tile");
-    W.line("mj_setmaxnreg_inc<232>();");
-    W.line("const int c = threadIdx.x / 128 - 1;");
-    W.line("const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;");
-    if (pp)
-      W.line("float acc[2][" + Regs + "]; // rows 0..63 and 64..127 of the tile");
-    else
-      W.line("float acc[" + Regs + "];");
-    if (pp)
-      W.open("for (int i = c, tile = blockIdx.x + c * gridDim.x; tile < " + tilesText() +
-             "; i += 2, tile += 2 * gridDim.x)");
-    else
-      W.open("for (int i = 0, tile = " + First + "; tile < " + tilesText() + "; ++i, tile += " +
-             Stride + ")");
-    tileCoordinates(epilogueUsesBatch());
-    W.line("const long long slot = (long long)i * kTiles; // this tile's first slot of the ring");
-    W.line("int s = slot % " + Stages + ";");
-    W.line("unsigned phase = slot / " + Stages + " % 2;");
-    if (pp) {
-      // The mainloops take turns: a consumer waits until the other has
-      // multiplied tile i - 1 (its ((i - 1) / 2)-th), so the two never wait on
-      // ring slots more than one round apart (a parity names one round only).
-      W.line("if (i > 0) // the other's mainloop of tile i - 1 is done");
-      W.line("  mj_mbar_wait(&mj_turn[c], (i - 1) / 2 % 2);");
-    }
     W.open("for (int t = 0; t < kTiles; ++t)");
     W.line("mj_mbar_wait(&mj_full[s], phase);");
     W.line("const unsigned char *const stage = tiles + s * " + StageBytes + ";");
     W.line("const unsigned long long descB = " + desc(S.b, "stage + " + ABytes) + ";");
     W.line("mj_wgmma_fence();");
     std::string ks = "k" + std::to_string(S.kStep()); // k16 or k8: the wgmma of the slice
-    std::string call = fn + "(" + acc + ", descA + " + ks + " * " + aStep + ", descB + " + ks +
-                       " * " + bStep + ", t > 0 || " + ks + " > 0);";
+    // The slice's four wgmmas into `into`, adding to it where `accumulate`.
+    auto slice = [&](const std::string &into, const std::string &accumulate) {
+      W.line("#pragma unroll");
+      W.line("for (int " + ks + " = 0; " + ks + " < 4; ++" + ks +
+             ") // the descriptors move by 16-byte units");
+      W.line("  " + fn + "(" + into + ", descA + " + ks + " * " + aStep + ", descB + " + ks +
+             " * " + bStep + ", " + accumulate + ");");
+    };
     if (pp) {
       W.line("#pragma unroll");
       W.open("for (int mh = 0; mh < 2; ++mh)");
@@ -283,30 +323,36 @@ private:
     } else {
       W.line("const unsigned long long descA = " + desc(S.a, "stage + c * 8192") + ";");
     }
-    W.line("#pragma unroll");
-    W.line("for (int " + ks + " = 0; " + ks + " < 4; ++" + ks +
-           ") // the descriptors move by 16-byte units");
-    W.line("  " + call);
+    if (S.promote) {
+      W.open("if (t % 2 == 0)");
+      slice("mj_even", ks + " > 0");
+      W.close();
+      W.open("else");
+      slice("mj_odd", ks + " > 0");
+      W.close();
+    } else {
+      slice(acc, "t > 0 || " + ks + " > 0");
+    }
     if (pp)
       W.close();
     W.line("mj_wgmma_commit();");
     W.line("mj_wgmma_wait<1>(); // the slice before this one is done: free its stage");
+    if (S.promote) {
+      W.line("// slice t - 1 is done: its product into the sum");
+      W.open("if (t > 0)");
+      W.line("if (t % 2 == 1) mj_add_acc(acc, mj_even);");
+      W.line("else mj_add_acc(acc, mj_odd);");
+      W.close();
+    }
     W.line("if (t > 0)");
     W.line("  " + release("(s + " + last + ") % " + Stages));
     W.line("if (++s == " + Stages + ") s = 0, phase ^= 1;");
     W.close();
-    if (pp) { // every slot of this tile has landed: the other may wait on the slots after them
-      W.line("if (threadIdx.x % 128 == 0) // its turn, during this epilogue");
-      W.line("  mj_mbar_arrive(&mj_turn[c ^ 1]);");
-    }
-    W.line("mj_wgmma_wait<0>();");
-    if (pp) {
-      W.line("mj_fence_acc(acc[0]);");
-      W.line("mj_fence_acc(acc[1]);");
-    } else {
-      W.line("mj_fence_acc(acc);");
-    }
-    W.line(release("(s + " + last + ") % " + Stages));
+  }
+
+  /// The fused epilogue on the accumulators `acc` of a finished tile.
+  void tileEpilogue(const std::string &acc) {
+    bool pp = S.pingpong;
     W.line("// epilogue: accumulator r holds row 16 * warp + lane / 4 (+8 for r / 2 odd) of the "
            "64, column 8 * (r / 4) + 2 * (lane % 4) (+1 for r odd)");
     if (pp) {
@@ -338,7 +384,6 @@ private:
     }
     if (pp)
       W.close();
-    W.close();
   }
 
   /// The epilogue through the consumer's buffer in shared memory (after the

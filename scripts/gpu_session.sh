@@ -4,7 +4,11 @@
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [python] [bench] [anchors] [general] [samples] [train] [tune]
 #                          [sanitize] [random] [mutation] [dlpack] [pictures] [devices] [spread]
-#                          [kernelbench] [attention] [folders]
+#                          [kernelbench] [attention] [folders] [tf32]
+# tf32: issue 45's study of f32 products on the tensor cores: the error of
+# each form against cuBLAS's SGEMM, both against f64 (tf32_error.log), then
+# the time of --tf32x3 with and without promote=1 beside the CUDA cores and
+# cuBLAS on the f32 products of bench/matmul/f32 (tf32_time.log).
 # folders: the graphs of each folder of FOLDERS (default bench/scans
 # bench/pooling), each timed by `minijit run --bench` (and first checked
 # against the CPU reference with CHECK=1), then the folder's *_torch.py
@@ -239,6 +243,19 @@ if want folders; then
     done
     echo "$dir: $(grep -c 'bench: median' "$log") graphs timed, $(grep -c '"compile_us"' "$log") anchored"
   done
+fi
+if want tf32; then
+  PYTHONPATH=python MINIJIT_LIBRARY=${MINIJIT_LIBRARY:-$bin/../lib/libminijit_c.so} \
+    timeout 400 python3 bench/matmul/f32/tf32x3_error.py > "$out/tf32_error.log" 2>&1
+  echo "tf32x3_error.py: exit $?"; tail -5 "$out/tf32_error.log"
+  for f in mm_4096 odd_3000 linear_4096 mm_4096x4096x1001 linear_2048x1027x3001; do
+    for opts in "" "--tf32x3" "--tf32x3 --schedule=promote=1"; do
+      echo "== $f $opts: $(timeout 120 $bin/minijit run bench/matmul/f32/$f.mj --bench $opts 2>&1 |
+                            grep -E 'bench: median|rror|minijit:' | head -1)" >> "$out/tf32_time.log"
+    done
+  done
+  timeout 300 python3 bench/matmul/f32/torch_f32.py >> "$out/tf32_time.log" 2>&1
+  grep -c "bench: median" "$out/tf32_time.log"
 fi
 if want tune; then
   while read -r only sched; do

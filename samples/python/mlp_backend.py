@@ -13,8 +13,9 @@ autograd's launches, minijit's islands among them) captured once in a CUDA graph
 (torch.cuda.graph, the input in a static tensor) and replayed: what a step costs
 without its host time, beside eager's and Inductor's steps captured the same way;
 and the same with the SGD update after the backward (torch.optim.SGD, lr 0.01,
-PyTorch's foreach kernels under every backend), the C++ sample's whole step
-(samples/mlp_train.mj applies SGD inside its fused kernels).
+PyTorch's foreach kernels under every backend), to set beside the C++ sample's
+replayed step (sample_mlp_train: the gradients accumulated in place inside its
+fused kernels).
 
     PYTHONPATH=python MINIJIT_LIBRARY=build/lib/libminijit_c.so python3 samples/python/mlp_backend.py
 

@@ -85,10 +85,10 @@ Expected<Schedule> pointwiseSchedule(const LoweredKernel &k, const DevicePropert
   // Narrower vectors where the loads that are not whole vectors would make L1
   // the bound, with as many of them a thread (items) as keep its 16 bytes of
   // stores: the same bytes in flight, a warp's scalar loads on fewer lines.
-  unsigned storesVec = s.vec, items = 1;
+  const unsigned storesVec = s.vec;
   while (s.vec > 1 && l1PerDramByte(k, s.vec, k.numel / s.vec) > kL1BytesPerDramByte)
     s.vec /= 2;
-  items = storesVec / s.vec;
+  unsigned items = storesVec / s.vec;
   Expected<std::optional<unsigned>> vec = vecOverride(k, o);
   if (!vec)
     return vec.refusal();

@@ -44,17 +44,18 @@ struct CompileOptions {
   /// operand stored the other way, or with k not a multiple of 4, is copied
   /// first when the product is large enough for the copy to pay.
   bool allowTf32 = false;
-  /// f32 matmuls may run on Hopper's tensor cores as three TF32 products
-  /// (CUTLASS's "3xTF32"; PyTorch's set_float32_matmul_precision("high")
-  /// permits the like): each operand is split into two TF32 parts, hi and
-  /// lo, and A @ B = Ahi@Bhi + Ahi@Blo + Alo@Bhi is summed in f32 by the
-  /// tensor cores. More accurate than TF32 and less than f32 on the CUDA
-  /// cores (the bound per term: rewriteMatmuls, compiler/simplify/
-  /// MatmulRewrites.h; errors and speed: docs/PERFORMANCE_LOG.md, "f32 products
-  /// as three TF32 products"). Only where the operands' copies pay
-  /// (tf32x3Pays); smaller products stay on the CUDA cores. Off by default
-  /// (f32 exactly, PyTorch's default "highest"); allowTf32 takes precedence.
-  bool tf32x3 = false;
+  /// Large f32 matmuls run on Hopper's tensor cores as three TF32 products
+  /// (CUTLASS's "3xTF32"): each operand is split into two TF32 parts, hi
+  /// and lo, A @ B = Ahi@Bhi + Ahi@Blo + Alo@Bhi, each k-slice of 32 summed
+  /// by the tensor cores and added to the tile's sum on the CUDA cores,
+  /// rounded to nearest (MatmulWgmmaSchedule::promote). Its error is within
+  /// twice cuBLAS's exact SGEMM's (bench/matmul/f32/tf32x3_error.py; the
+  /// bound per term: rewriteMatmuls, compiler/simplify/MatmulRewrites.h) at
+  /// about twice its speed (docs/PERFORMANCE.md). Only where the operands'
+  /// copies pay (tf32x3Pays); smaller products stay on the CUDA cores. On by
+  /// default; false (`--exact-f32`) keeps every f32 product on the CUDA
+  /// cores, exactly f32 (PyTorch's "highest"); allowTf32 takes precedence.
+  bool tf32x3 = true;
   /// Schedules are sized for this device; without a GPU, an H200.
   DeviceProperties device = DeviceProperties::assumedH200();
   /// The target as NVRTC spells it ("sm_80", "sm_90a"); empty: the device's

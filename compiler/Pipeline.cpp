@@ -401,8 +401,10 @@ private:
     D->plan = std::move(f.plan);
     for (LoweredKernel &lk : f.kernels) {
       countMutationSites(lk.misreadReads);
-      if (lk.matmul && lk.matmul->dtype == DType::F32)
-        lk.matmul->tf32 = Opt.allowTf32 || splitIntoTf32x3(lk.matmul->node);
+      if (lk.matmul && lk.matmul->dtype == DType::F32) {
+        lk.matmul->threeParts = splitIntoTf32x3(lk.matmul->node);
+        lk.matmul->tf32 = Opt.allowTf32 || lk.matmul->threeParts;
+      }
       CompiledKernel ck;
       ck.group = D->plan.kernels[lk.index];
       ck.body = std::move(lk);

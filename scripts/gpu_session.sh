@@ -6,11 +6,13 @@
 #                          [sanitize] [random] [mutation] [dlpack] [pictures] [devices] [spread]
 #                          [kernelbench] [attention] [folders] [tf32]
 # tf32: issue 45's study of f32 products on the tensor cores: the error of
-# each form against cuBLAS's SGEMM, both against f64 (tf32_error.log), then
-# the time of --tf32x3 with and without promote=1 beside the CUDA cores and
-# cuBLAS on the f32 products of bench/matmul/f32 (tf32_time.log).
-# folders: the graphs of each folder of FOLDERS (default bench/scans
-# bench/pooling), each timed by `minijit run --bench` (and first checked
+# each form against cuBLAS's SGEMM, both against f64, at m = n = 1024
+# (tf32_error.log) and 4096 (tf32_error_4096.log), then the time of the
+# default (three TF32 products, promoted, where the rule says), with promote=0
+# and with promote=0 on the promoted tile's width beside --exact-f32 (the CUDA
+# cores) and cuBLAS on the f32 products of bench/matmul/f32 (tf32_time.log).
+# folders: the graphs of each folder of FOLDERS (default bench/scans,
+# bench/pooling and bench/softmax), each timed by `minijit run --bench` (and first checked
 # against the CPU reference with CHECK=1), then the folder's *_torch.py
 # anchors in the same call; one log a folder.
 # attention: bench/attention/variants/run.sh (each attention variant's kernels,
@@ -229,7 +231,7 @@ if want spread; then
   tar czf "$out/spread.tar.gz" -C "$scratch" spread && rm -rf "$scratch"
 fi
 if want folders; then
-  for dir in ${FOLDERS:-bench/scans bench/pooling}; do
+  for dir in ${FOLDERS:-bench/scans bench/pooling bench/softmax}; do
     log="$out/$(basename "$dir").log"
     for f in "$dir"/*.mj; do
       echo "== $f" >> "$log"
@@ -246,10 +248,14 @@ if want folders; then
 fi
 if want tf32; then
   PYTHONPATH=python MINIJIT_LIBRARY=${MINIJIT_LIBRARY:-$bin/../lib/libminijit_c.so} \
-    timeout 400 python3 bench/matmul/f32/tf32x3_error.py > "$out/tf32_error.log" 2>&1
+    timeout 300 python3 bench/matmul/f32/tf32x3_error.py > "$out/tf32_error.log" 2>&1
   echo "tf32x3_error.py: exit $?"; tail -5 "$out/tf32_error.log"
+  PYTHONPATH=python MINIJIT_LIBRARY=${MINIJIT_LIBRARY:-$bin/../lib/libminijit_c.so} \
+    timeout 300 python3 bench/matmul/f32/tf32x3_error.py --m 4096 --n 4096 --ks 1024,4096,16384 \
+    > "$out/tf32_error_4096.log" 2>&1
+  echo "tf32x3_error.py --m 4096 --n 4096: exit $?"; tail -5 "$out/tf32_error_4096.log"
   for f in mm_4096 odd_3000 linear_4096 mm_4096x4096x1001 linear_2048x1027x3001; do
-    for opts in "" "--tf32x3" "--tf32x3 --schedule=promote=1"; do
+    for opts in "--exact-f32" "" "--schedule=promote=0" "--schedule=promote=0,bn=128"; do
       echo "== $f $opts: $(timeout 120 $bin/minijit run bench/matmul/f32/$f.mj --bench $opts 2>&1 |
                             grep -E 'bench: median|rror|minijit:' | head -1)" >> "$out/tf32_time.log"
     done

@@ -113,11 +113,15 @@ struct CommandLine {
       llvm::cl::sub(compileCmd), llvm::cl::sub(runCmd), llvm::cl::sub(tuneCmd)};
   llvm::cl::opt<bool> tf32x3{
       "tf32x3",
-      llvm::cl::desc("large f32 matmuls may run as three TF32 products on "
-                     "tensor cores (each operand "
-                     "split into two TF32 parts; errors about ten times f32's "
-                     "and a tenth of TF32's, at "
-                     "1.3-2.7 times the speed); Hopper targets"),
+      llvm::cl::desc("large f32 matmuls run as three TF32 products on tensor "
+                     "cores where that pays (the default on Hopper targets; "
+                     "kept for scripts)"),
+      llvm::cl::sub(compileCmd), llvm::cl::sub(runCmd), llvm::cl::sub(tuneCmd)};
+  llvm::cl::opt<bool> exactF32{
+      "exact-f32",
+      llvm::cl::desc("every f32 matmul on the CUDA cores in f32, as cuBLAS's "
+                     "SGEMM (by default large ones run as three TF32 products "
+                     "on Hopper, within twice SGEMM's error)"),
       llvm::cl::sub(compileCmd), llvm::cl::sub(runCmd), llvm::cl::sub(tuneCmd)};
   llvm::cl::opt<std::string> schedule{
       "schedule",

@@ -149,7 +149,7 @@ int cmdCompile(const std::vector<Graph> &gs, bool fusion, bool reassociate, bool
 struct RunFlags {
   bool fusion = true, check = false, bench = false, profile = false, graphReplay = false;
   bool allowTf32 = false; ///< --allow-tf32
-  bool tf32x3 = false;    ///< --tf32x3
+  bool tf32x3 = true;     ///< not --exact-f32
   std::string schedule;   ///< --schedule KEY=V,...
   std::string trace;
   std::string profileJson; ///< --profile-json: the per-kernel profile as data
@@ -308,7 +308,7 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
 }
 
 struct TuneFlags {
-  bool fusion = true, dryRun = false, allowTf32 = false, tf32x3 = false;
+  bool fusion = true, dryRun = false, allowTf32 = false, tf32x3 = true;
   double budgetS = 60;
   int runs = 30;
   unsigned maxCandidates = 48;
@@ -470,6 +470,11 @@ bool badUsage(const CommandLine &flags) {
     llvm::errs() << "minijit: --max-candidates 0: at least the default is a candidate\n";
     return true;
   }
+  if (flags.tf32x3 && flags.exactF32) {
+    llvm::errs() << "minijit: --tf32x3 and --exact-f32 contradict each other (--tf32x3 is the "
+                    "default: give --exact-f32 alone to keep every f32 product on the CUDA cores)\n";
+    return true;
+  }
   if (flags.tuneCmd && flags.tuneRuns < 1) {
     llvm::errs() << "minijit: --runs " << flags.tuneRuns << ": at least 1 timed run a candidate\n";
     return true;
@@ -503,7 +508,7 @@ int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
     if (flags.evalCmd)
       return cmdEval(gs, flags.seed, data);
     if (flags.compileCmd)
-      return cmdCompile(gs, !flags.noFusion, !flags.noReassociate, flags.allowTf32, flags.tf32x3,
+      return cmdCompile(gs, !flags.noFusion, !flags.noReassociate, flags.allowTf32, !flags.exactF32,
                         flags.emit, flags.arch, flags.timing, flags.schedule);
     if (flags.reduceCmd)
       return cmdReduce(gs, flags.file, flags.until, flags.reduceOut);
@@ -511,7 +516,7 @@ int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
       TuneFlags t;
       t.fusion = !flags.noFusion;
       t.allowTf32 = flags.allowTf32;
-      t.tf32x3 = flags.tf32x3;
+      t.tf32x3 = !flags.exactF32;
       t.dryRun = flags.dryRun;
       t.budgetS = flags.budget;
       t.runs = flags.tuneRuns;
@@ -524,7 +529,7 @@ int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
     f.fusion = !flags.noFusion;
     f.check = flags.check;
     f.allowTf32 = flags.allowTf32;
-    f.tf32x3 = flags.tf32x3;
+    f.tf32x3 = !flags.exactF32;
     f.schedule = flags.schedule;
     f.bench = flags.bench;
     f.profile = flags.profile;

@@ -79,7 +79,8 @@ std::optional<AttentionCandidate> findAttention(const Graph &g, ValueId pv,
                                                 llvm::function_ref<bool(ValueId)> stored);
 
 /// Per value of `g`: true for the scores product and the product with V of
-/// each attention the template takes (findAttention, nothing stored). The
+/// each attention the template takes (findAttention, nothing stored), and
+/// the products of its backward where the fused kernels take that. The
 /// matmul rewrites leave them as written (MatmulRewriteOptions::keptProducts).
 std::vector<bool> attentionProducts(const Graph &g);
 

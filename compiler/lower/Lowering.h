@@ -87,6 +87,10 @@ struct KMatmul {
   /// f32 operands may be read as TF32 on tensor cores
   /// (CompileOptions::allowTf32); the schedule decides where it can.
   bool tf32 = false;
+  /// The product multiplies the parts of an f32 product split into three
+  /// TF32 products (CompileOptions::tf32x3): the Hopper schedule adds each
+  /// k-slice's sum on the CUDA cores (MatmulWgmmaSchedule::promote).
+  bool threeParts = false;
 };
 
 /// The attention of an Attention kernel, O = softmax(g(S)) @ V: S is the

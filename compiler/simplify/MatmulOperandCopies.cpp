@@ -114,15 +114,15 @@ std::optional<ValueId> Rewriter::float4Operands(const Node &n, ValueId a, ValueI
   return add(s);
 }
 
-std::optional<ValueId> Rewriter::splitK(const Node &n, ValueId a, ValueId b) {
-  if (n.dtype != DType::F32 || n.shape.hasNames() || out(a).shape.rank() != 2 ||
-      out(b).shape.rank() != 2)
-    return std::nullopt;
+int64_t Rewriter::splitKSlices(const Node &n, ValueId a, ValueId b) {
+  if (!SplitK.enabled() || n.dtype != DType::F32 || n.shape.hasNames() ||
+      out(a).shape.rank() != 2 || out(b).shape.rank() != 2)
+    return 1;
   int64_t M = n.shape[0], N = n.shape[1], K = out(a).shape[1];
   OperandRows ra = operandRows(a), rb = operandRows(b);
   if (!paddable(ra) || !paddable(rb) || out(ra.src).shape.hasNames() ||
       out(rb.src).shape.hasNames())
-    return std::nullopt;
+    return 1;
   // The elements that padding k would copy: an operand whose rows run
   // along m or n (A stored transposed, B row-major) with that extent not
   // whole float4s is copied to whole ones anyway (splitOperand).
@@ -133,8 +133,15 @@ std::optional<ValueId> Rewriter::splitK(const Node &n, ValueId a, ValueId b) {
   };
   int64_t copies = padCopies(ra, true) + padCopies(rb, false);
   int64_t slices = SplitK.force > 0 ? SplitK.force : SplitK.rule ? SplitK.rule(M, N, K, copies) : 1;
-  if (slices < 2 || K < 8 * slices)
+  return slices < 2 || K < 8 * slices ? 1 : slices;
+}
+
+std::optional<ValueId> Rewriter::splitK(const Node &n, ValueId a, ValueId b) {
+  int64_t slices = splitKSlices(n, a, b);
+  if (slices < 2)
     return std::nullopt;
+  int64_t K = out(a).shape[1];
+  OperandRows ra = operandRows(a), rb = operandRows(b);
   int64_t ks = sliceDepth(K, slices);
   NodeSpec s = specOf(n);
   s.operands = {splitOperand(ra, true, slices, ks, K), splitOperand(rb, false, slices, ks, K)};

@@ -63,18 +63,19 @@ std::pair<std::string, std::string> tf32x3PartsNames(const std::string &prefix) 
 }
 
 bool tf32x3Pays(int64_t m, int64_t n, int64_t k) {
-  // Times per batch on the H200 (docs/PERFORMANCE.md): the CUDA cores'
-  // 2mnk at about 44 TFLOP/s; split, the copies (each operand read once,
-  // its three parts written, then read by the product: 28 bytes an element
-  // of A and B at about 4 TB/s) and 3 * 2mnk at about 360 TFLOP/s of TF32.
-  // The split saves time where 2mnk (1/44 - 3/360) > 7 (m + n) k / 1000,
-  // that is where mn / (m + n) > 243, rounded to 256: a square product past
-  // 512, a wide one whose smaller side is past 256 (4096^2: 2048; an
-  // nn.Linear of 1024 rows and 8192 columns: 910; 128 rows through any
-  // layer: less than 128).
+  // Per batch: the CUDA cores' 2mnk at about 44 TFLOP/s; split, the copies
+  // (each operand read once, its three parts written, then read by the
+  // product: 28 bytes an element of A and B at about 3 TB/s) and 3 * 2mnk on
+  // the tensor cores, promoted, at about 276 TFLOP/s (H100, 2026-12-06).
+  // By those rates the split saves time where mn / (m + n) > 400; measured,
+  // the parts' kernels, the fusions the product loses (a layer norm read in
+  // its prologue) and the persistent grid's last round move that to about
+  // 700 (2048 x 1027 x 3001, at 684: 446 against 449 us), so past 768:
+  // a square product past 1536, an nn.Linear of 1024 rows and 8192 columns
+  // (910); 4096 rows through a layer 768 wide (576) stay on the CUDA cores.
   if (m * n * k < (int64_t(1) << 24))
     return false;
-  return double(m) * double(n) / double(m + n) > 256.0;
+  return double(m) * double(n) / double(m + n) > 768.0;
 }
 
 namespace detail {

@@ -127,6 +127,9 @@ private:
   /// and sliced back, as float4Operands does. Each operand becomes a view of
   /// its padded copy with the slices as a batch.
   std::optional<ValueId> splitK(const Node &n, ValueId a, ValueId b);
+  /// The slices split-K cuts product `n` of operands a and b into (1: none,
+  /// where the rule or the operands' layout says so).
+  int64_t splitKSlices(const Node &n, ValueId a, ValueId b);
 
   /// One operand of a split product: its stored source (rank 2) padded with
   /// zeros along k to slices * ks (and, where m or n is its contiguous axis,

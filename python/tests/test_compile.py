@@ -47,6 +47,26 @@ def test_compile_from_a_path_and_by_name():
     assert [n for n, _, _ in g.inputs] == ["x", "w"]
 
 
+SQUARE = """graph mm(%a: f32[2048, 2048], %b: f32[2048, 2048]) {
+  %c = matmul %a, %b
+  return %c
+}
+"""
+
+
+def test_large_f32_products_are_three_tf32_products_unless_exact():
+    def fused(**options):
+        return minijit.compile(SQUARE, **options).emit("fused")
+    assert "three TF32 products" in fused()
+    assert "added to the sum by the CUDA cores" in fused()
+    assert "three TF32 products" in fused(tf32x3=True)
+    for exact in ({"exact_f32": True}, {"tf32x3": False}):
+        text = fused(**exact)
+        assert "three TF32 products" not in text and "matmul on CUDA cores" in text
+    with pytest.raises(ValueError, match="contradict"):
+        minijit.compile(SQUARE, tf32x3=True, exact_f32=True)
+
+
 def test_arch_option_reaches_nvrtc():
     ptx = minijit.compile(SOFTMAX, arch="sm_80").emit("ptx")
     assert ".target sm_80" in ptx

@@ -91,6 +91,15 @@ protected:
     }
   }
 
+  /// Options that keep every f32 product on the CUDA cores (three TF32
+  /// products are the default for large ones): for the tests of the CUDA
+  /// cores' templates and of what they fuse with.
+  static CompileOptions exactF32() {
+    CompileOptions opt;
+    opt.tf32x3 = false;
+    return opt;
+  }
+
   /// Runs `g` compiled with `opt` (device set from the GPU) and checks every
   /// output against the reference; without a GPU, compiles it through NVRTC
   /// and marks the test skipped, as expectMatches does.
@@ -110,8 +119,7 @@ protected:
   /// How many of `g`'s fused kernels (compiled without NVRTC, no tuning)
   /// have a schedule of one of `kinds`; `fused` gets the --emit=fused text.
   static size_t kernelsOfKind(const Graph &g, std::initializer_list<ScheduleKind> kinds,
-                              std::string &fused) {
-    CompileOptions opt;
+                              std::string &fused, CompileOptions opt = {}) {
     opt.compileKernels = false;
     opt.tuning = CompileOptions::Tuning::Off;
     CompiledGraph cg = compileGraph(g, opt);

@@ -20,7 +20,7 @@ protected:
   /// schedule, compiled for this device where there is one (the rule counts
   /// its SMs).
   void expectDeeperPipeline(const Graph &g) const {
-    CompileOptions opt;
+    CompileOptions opt = exactF32();
     if (Gpu)
       opt.device = gpu().properties();
     std::string fused = compileGraph(g, opt).fusedText();
@@ -167,7 +167,7 @@ TEST_F(Matmul, DeeperF32PipelineByRule) {
         auto [a, b] = layoutPair(g, aT, bT, 2600, 2601, k);
         g.output(matmul(a, b) * 0.5, "c");
         expectDeeperPipeline(g);
-        expectMatches(g, static_cast<uint64_t>(31 + 2 * aT + bT + k));
+        expectMatchesWith(g, exactF32(), static_cast<uint64_t>(31 + 2 * aT + bT + k));
       }
   // Both operands copied as stored (A [k, m], B [k, n]) take it with whole
   // lines too: rows of 2720 and 2656 floats, 22 x 21 tiles, edge tiles in
@@ -178,7 +178,7 @@ TEST_F(Matmul, DeeperF32PipelineByRule) {
     auto [a, b] = layoutPair(g, true, false, 2720, 2656, k);
     g.output(relu(matmul(a, b)), "c");
     expectDeeperPipeline(g);
-    expectMatches(g, static_cast<uint64_t>(71 + k));
+    expectMatchesWith(g, exactF32(), static_cast<uint64_t>(71 + k));
   }
 }
 
@@ -190,7 +190,7 @@ TEST_F(Matmul, DeeperF32PipelineBatched) {
   auto [a, b] = layoutPair(g, true, false, 2720, 2656, 36, /*batch=*/2);
   g.output(matmul(a, b) * 0.5, "c");
   expectDeeperPipeline(g);
-  expectMatches(g, 97);
+  expectMatchesWith(g, exactF32(), 97);
 }
 
 /// How tf32Deviation reads the operands: as TF32 reads them (the low 13
@@ -314,15 +314,16 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
     bool aT, bT;
   };
   const Case cases[] = {
-      {1, 600, 700, 77, false, true},  // nn.Linear's layout, k padded to 80
-      {1, 600, 700, 136, false, false}, // B transposed by the split's copy
-      {1, 600, 700, 136, true, true},   // A transposed
-      {1, 600, 700, 301, true, false},  // both, k padded
-      {3, 520, 530, 200, false, false}, // batched
-      {1, 1000, 1200, 1000, false, true},
+      {1, 1600, 1700, 77, false, true},  // nn.Linear's layout, k padded to 80
+      {1, 1600, 1700, 136, false, false}, // B transposed by the split's copy
+      {1, 1600, 1700, 136, true, true},   // A transposed
+      {1, 1600, 1700, 301, true, false},  // both, k padded
+      {3, 1560, 1570, 200, false, false}, // batched
+      {1, 1600, 1800, 1000, false, true},
   };
   CompileOptions opt;
   opt.tf32x3 = true;
+  opt.scheduleOverrides.splitk = 0; // (a product of few tiles is split along k instead)
   for (const Case &c : cases) {
     SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
                  "x" + std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T" : " B"));
@@ -346,7 +347,7 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
     EXPECT_FALSE(r.compiled.tf32Matmuls); // (the checks' bound is 3xTF32's, not TF32's)
     EXPECT_TRUE(r.compare[0].ok) << r.compare[0].summary << "\n" << fused;
     double split = tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Exact);
-    CheckedRun f32 = runAndCheck(g, gpu(), CompileOptions{}, seed);
+    CheckedRun f32 = runAndCheck(g, gpu(), exactF32(), seed);
     EXPECT_TRUE(f32.compare[0].ok) << f32.compare[0].summary;
     double cores = tf32Deviation(f32, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Exact);
     std::printf("[ 3xTF32   ] deviation from the exact product: %.3f of the f32 accumulation's "
@@ -356,7 +357,7 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
   }
   // The epilogue in the accumulators' registers; a product of 128 rows (the
   // copies would cost more than the split saves) stays on the CUDA cores.
-  Graph g = linearGeluF32("tf32x3_linear_gelu", 1000, 900, 520);
+  Graph g = linearGeluF32("tf32x3_linear_gelu", 1600, 1700, 520);
   CompileOptions look = opt;
   look.compileKernels = false;
   CompiledGraph cg = compileGraph(g, look);
@@ -367,7 +368,7 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
   // x's lo and cross hi are 0), on the GPU.
   if (Gpu) {
     Graph s("tf32x3_specials");
-    auto [sa, sb] = layoutPair(s, false, true, 600, 700, 136);
+    auto [sa, sb] = layoutPair(s, false, true, 1600, 1700, 136);
     s.output(matmul(sa, sb), "c");
     std::vector<HostTensor> in = randomInputs(s, 9);
     const double inf = std::numeric_limits<double>::infinity();
@@ -398,9 +399,9 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
     bool aT, bT, x3;
   };
   const Case cases[] = {
-      {1, 600, 700, 136, false, true, true},    // 3 x 136 = 408 of k: 13 slices
-      {1, 1000, 1200, 1000, false, true, true}, // 94 slices
-      {3, 520, 530, 200, false, false, true},   // batched, B transposed by the split's copy
+      {1, 1600, 1700, 136, false, true, true},  // 3 x 136 = 408 of k: 13 slices
+      {1, 1600, 1800, 1000, false, true, true}, // 94 slices
+      {3, 1560, 1570, 200, false, false, true}, // batched, B transposed by the split's copy
       {1, 300, 520, 8, false, true, false},     // TF32, one slice
       {1, 200, 264, 1001, false, true, false},  // TF32, k padded to 1004: 32 slices
   };
@@ -414,7 +415,9 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
     g.output(matmul(a, b), "c");
     std::string fused;
     {
-      ScheduleEnv env("promote=1");
+      // (splitk=0: a product of few tiles would be split along k on the
+      // CUDA cores instead)
+      ScheduleEnv env("promote=1,splitk=0");
       CompileOptions look = opt;
       look.compileKernels = false;
       fused = compileGraph(g, look).fusedText();
@@ -431,14 +434,25 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
       ScheduleEnv env(overrides);
       CheckedRun r = runAndCheck(g, gpu(), o, seed);
       EXPECT_TRUE(r.compare[0].ok) << overrides << ": " << r.compare[0].summary;
-      return tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k,
-                           c.x3 ? OperandsAs::Exact : OperandsAs::Rounded);
+      if (c.x3)
+        return tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Exact);
+      // (an operand read in place is cut to TF32 by the tensor cores, a
+      // copied one rounded by its copy: as Tf32OnTensorCores, the nearer)
+      return std::min(tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Cut),
+                      tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Rounded));
     };
-    double promoted = deviation("promote=1", opt), plain = deviation("", opt);
-    double cores = deviation("", CompileOptions{});
-    std::printf("[ PROMOTE  ] deviation from the exact product%s: %.3f of the f32 accumulation's "
-                "bound (without promote: %.3f; CUDA cores, exact operands: %.3f)\n",
-                c.x3 ? "" : " of the operands rounded to TF32", promoted, plain, cores);
+    double promoted = deviation("promote=1,splitk=0", opt);
+    double plain = deviation("promote=0,splitk=0", opt);
+    CompileOptions exact;
+    exact.tf32x3 = false;
+    if (c.x3)
+      std::printf("[ PROMOTE  ] deviation from the exact product: %.3f of the f32 accumulation's "
+                  "bound (without promote: %.3f; CUDA cores: %.3f)\n",
+                  promoted, plain, deviation("", exact));
+    else
+      std::printf("[ PROMOTE  ] deviation from the product of the operands as TF32: %.3f of the "
+                  "f32 accumulation's bound (without promote: %.3f)\n",
+                  promoted, plain);
     EXPECT_LE(promoted, 1.0) << fused;
   }
 }
@@ -530,13 +544,13 @@ TEST_F(Matmul, OddF32OperandsPaddedToWholeFloat4s) {
                       : g.input("b", DType::F32, shape(k, n));
     Tensor bias = g.input("bias", DType::F32, {n});
     g.output(relu(matmul(a, b) + bias), "y");
-    CompileOptions opt;
+    CompileOptions opt = exactF32();
     opt.compileKernels = false;
     std::string fused = compileGraph(g, opt).fusedText();
     EXPECT_NE(fused.find("whole float4s"), std::string::npos) << fused;
     EXPECT_NE(fused.find("A by float4"), std::string::npos) << fused;
     EXPECT_NE(fused.find("B by float4"), std::string::npos) << fused;
-    expectMatches(g, 40 + layout);
+    expectMatchesWith(g, exactF32(), 40 + layout);
   }
 }
 

@@ -228,8 +228,10 @@ TEST(MatmulRewrites, TheCompilerNamesThemAndOnlyWithFusion) {
 /// kernel found by the product's name, which the parts' nodes must not take:
 /// here the product has a name the graph would give a fresh value), the
 /// epilogue in it; without the flag the CUDA cores; checks widened for it.
+/// By default (tf32x3 on) where the product has tiles enough; one of too few
+/// tiles is split along k on the CUDA cores instead.
 TEST(MatmulRewrites, TheCompilerRunsTheTf32x3SplitOnTensorCores) {
-  Graph g = parseGraphs(R"(graph linear(%x: f32[1024, 2048], %w: f32[2048, 2048], %b: f32[2048]) {
+  Graph g = parseGraphs(R"(graph linear(%x: f32[4096, 2048], %w: f32[2048, 2048], %b: f32[2048]) {
   %t0 = permute %w perm=[1, 0]
   %t1 = matmul %x, %t0
   %t2 = add %t1, %b
@@ -238,10 +240,10 @@ TEST(MatmulRewrites, TheCompilerRunsTheTf32x3SplitOnTensorCores) {
 })")[0];
   CompileOptions opt;
   opt.compileKernels = false;
-  opt.tf32x3 = true;
+  EXPECT_TRUE(opt.tf32x3); // the default
   CompiledGraph c = compileGraph(g, opt);
   ASSERT_EQ(c.numKernels(), 3u) << c.fusedText(); // the parts of x and of w, the product
-  EXPECT_NE(c.fusedText().find("matmul %t1 [1024, 6144] @ [6144, 2048] with its elementwise "
+  EXPECT_NE(c.fusedText().find("matmul %t1 [4096, 6144] @ [6144, 2048] with its elementwise "
                                "epilogue\n  schedule: matmul on tensor cores (wgmma m64n"),
             std::string::npos)
       << c.fusedText();
@@ -252,6 +254,15 @@ TEST(MatmulRewrites, TheCompilerRunsTheTf32x3SplitOnTensorCores) {
   CompiledGraph cores = compileGraph(g, opt);
   EXPECT_NE(cores.fusedText().find("matmul on CUDA cores"), std::string::npos);
   EXPECT_FALSE(cores.tf32x3Matmuls);
+  // 1024 rows: 128 tiles, split along k in two on the CUDA cores
+  opt.tf32x3 = true;
+  Graph few = parseGraphs(R"(graph few(%x: f32[1024, 2048], %w: f32[2048, 2048]) {
+  %y = matmul %x, %w
+  return %y
+})")[0];
+  CompiledGraph split = compileGraph(few, opt);
+  EXPECT_FALSE(split.tf32x3Matmuls) << split.fusedText();
+  EXPECT_NE(split.fusedText().find("split along k"), std::string::npos) << split.fusedText();
 }
 
 } // namespace
@@ -367,6 +378,7 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
     opt.arch = "sm_90";
     opt.stopAfter = Stage::Fused;
     opt.scheduleOverrides.splitk = 0; // 88 tiles would be split along k
+    opt.tf32x3 = false;               // (and unsplit, go to the tensor cores)
     std::string fused = compileGraph(g, opt).fusedText();
     EXPECT_NE(fused.find("A by float4"), std::string::npos) << fused;
     EXPECT_NE(fused.find("B by float4"), std::string::npos) << fused;
@@ -453,19 +465,20 @@ TEST(MatmulRewrites, Tf32OperandsAreCopiedKMajor) {
 TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
   EXPECT_TRUE(tf32x3Pays(4096, 4096, 4096));
   EXPECT_TRUE(tf32x3Pays(1024, 8192, 8192)); // nn.Linear of 1024 rows: mn / (m + n) = 910
-  EXPECT_TRUE(tf32x3Pays(600, 700, 77));
+  EXPECT_TRUE(tf32x3Pays(1600, 1700, 77));   // 824
+  EXPECT_FALSE(tf32x3Pays(600, 700, 77));    // 323
   EXPECT_FALSE(tf32x3Pays(128, 32768, 32768)); // 128 rows: the copies cost more
   EXPECT_FALSE(tf32x3Pays(32, 32768, 32768));  // 32 rows: likewise
-  EXPECT_TRUE(tf32x3Pays(4096, 300, 4096));    // mn / (m + n) = 280
-  EXPECT_FALSE(tf32x3Pays(4096, 256, 4096));   // 241
+  EXPECT_TRUE(tf32x3Pays(4096, 1000, 4096));   // mn / (m + n) = 804
+  EXPECT_FALSE(tf32x3Pays(4096, 768, 4096));   // 647
   EXPECT_FALSE(tf32x3Pays(64, 64, 64));        // 2^18 multiply-adds
 
   struct Case {
     int64_t batch, m, n, k;
     bool aT, bT;
   };
-  const Case cases[] = {{1, 600, 700, 77, false, true}, {1, 600, 700, 136, true, false},
-                        {2, 520, 600, 100, false, false}};
+  const Case cases[] = {{1, 1600, 1700, 77, false, true}, {1, 1600, 1700, 136, true, false},
+                        {2, 1520, 1600, 100, false, false}};
   for (const Case &c : cases) {
     SCOPED_TRACE(std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T" : " B"));
     Graph g("tf32x3");
@@ -507,8 +520,8 @@ TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
   // inf - inf or inf * 0 appears that the product does not have; the
   // largest f32s, whose TF32 rounding overflows, stay finite.
   Graph g("tf32x3_specials");
-  Tensor a = g.input("a", DType::F32, {600, 77});
-  Tensor b = g.input("b", DType::F32, {700, 77});
+  Tensor a = g.input("a", DType::F32, {1600, 77});
+  Tensor b = g.input("b", DType::F32, {1700, 77});
   g.output(matmul(a, transpose(b)), "c");
   MatmulRewriteResult r = rewriteMatmuls(g, {.alignRows = true, .tf32x3 = true});
   ASSERT_EQ(r.applied.size(), 1u);
@@ -531,8 +544,8 @@ TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
       EXPECT_TRUE(std::isfinite(v)) << "at " << i << ": " << v << " for " << w;
     }
   }
-  EXPECT_GT(specials, 700 * 3);
-  EXPECT_NEAR(got.get(3 * 700 + 6), want.get(3 * 700 + 6), std::fabs(want.get(3 * 700 + 6)) * 1e-3);
+  EXPECT_GT(specials, 1700 * 3);
+  EXPECT_NEAR(got.get(3 * 1700 + 6), want.get(3 * 1700 + 6), std::fabs(want.get(3 * 1700 + 6)) * 1e-3);
 }
 
 } // namespace

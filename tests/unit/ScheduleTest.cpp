@@ -17,11 +17,14 @@ using namespace minijit;
 
 namespace {
 
-/// Compiles without NVRTC, for the assumed H200.
+/// Compiles without NVRTC, for the assumed H200, f32 products on the CUDA
+/// cores (the templates these tests read; three TF32 products, the default
+/// for large ones, are tested where asked for).
 CompiledGraph lower(const Graph &g, bool fusion = true, const std::string &overrides = "",
                     bool reassociate = true) {
   ::unsetenv("MINIJIT_SCHEDULE");
   CompileOptions opt;
+  opt.tf32x3 = false;
   opt.fusion = fusion;
   opt.reassociate = reassociate;
   opt.compileKernels = false;
@@ -71,10 +74,12 @@ Graph softmax(int64_t rows, int64_t cols, DType t = DType::F32) {
 
 /// The CompileError of a compile given `overrides` as $MINIJIT_SCHEDULE:
 /// text that does not parse is refused where it enters, a value the kernel
-/// cannot take by the template that reads it.
+/// cannot take by the template that reads it (f32 products on the CUDA
+/// cores, as lower's).
 std::string compileErrorOf(const Graph &g, const std::string &overrides) {
   ::setenv("MINIJIT_SCHEDULE", overrides.c_str(), 1);
   CompileOptions opt;
+  opt.tf32x3 = false;
   opt.compileKernels = false;
   std::string what;
   try {
@@ -1376,18 +1381,20 @@ TEST(Schedule, HopperEpilogueStagedAndTileRounds) {
 
 /// promote=1 (TF32 on Hopper): each k-slice's product in accumulators of its
 /// own, even and odd slices apart, added to the tile's sum by the CUDA cores
-/// once done; asked for by hand only, cooperative, bn at most 128.
+/// once done; cooperative, bn at most 128. By default for three TF32
+/// products (--tf32x3) where the tile allows it, by hand for TF32.
 TEST(Schedule, Tf32SlicesAddedOnTheCudaCoresWhereAsked) {
   Graph tf("tf32");
   tf.output(matmul(tf.input("a", DType::F32, {4096, 1024}),
                    transpose(tf.input("b", DType::F32, {4096, 1024}))),
             "c");
   auto compileWith = [](const Graph &g, const std::string &overrides, bool tf32,
-                        std::string *error) -> std::optional<CompiledGraph> {
+                        std::string *error, bool x3 = false) -> std::optional<CompiledGraph> {
     ::unsetenv("MINIJIT_SCHEDULE");
     CompileOptions opt;
     opt.compileKernels = false;
     opt.allowTf32 = tf32;
+    opt.tf32x3 = x3;
     opt.scheduleOverrides = *parseScheduleOverrides(overrides);
     try {
       return compileGraph(g, opt);
@@ -1417,6 +1424,22 @@ TEST(Schedule, Tf32SlicesAddedOnTheCudaCoresWhereAsked) {
   EXPECT_TRUE(contains(error, "promote=1 needs bn of 64 or 128")) << error;
   EXPECT_FALSE(compileWith(tf, "promote=2", true, &error));
   EXPECT_TRUE(contains(error, "promote must be 0 or 1")) << error;
+  // Three TF32 products: promoted unless promote=0, ping-pong or bn=256
+  // (which then keep one accumulator rather than fail).
+  auto promoted = [&](const std::string &overrides) {
+    std::optional<CompiledGraph> x3 = compileWith(tf, overrides, false, &error, true);
+    EXPECT_TRUE(x3) << overrides << ": " << error;
+    if (!x3)
+      return false;
+    const CompiledKernel &mm = x3->detail->kernels.back();
+    EXPECT_TRUE(mm.lowered.matmul && mm.lowered.matmul->threeParts) << x3->fusedText();
+    return mm.schedule.as<MatmulWgmmaSchedule>().promote;
+  };
+  EXPECT_TRUE(promoted(""));
+  EXPECT_FALSE(promoted("promote=0"));
+  EXPECT_FALSE(promoted("pingpong=1"));
+  EXPECT_FALSE(promoted("bn=256"));
+  EXPECT_TRUE(promoted("bn=64"));
   Graph half("f16");
   half.output(matmul(half.input("a", DType::F16, {4096, 1024}), half.input("b", DType::F16, {1024, 4096})),
               "c");

@@ -9,9 +9,10 @@ For each k and each kind of input (below), one product A [m, k] @ B [k, n] is
 computed by:
   - cuBLAS's SGEMM (torch, TF32 off): the bar;
   - minijit on the CUDA cores (the default, exact f32);
-  - minijit --tf32x3 (three TF32 products on the tensor cores);
-  - minijit --tf32x3 with promote=1 (each k-slice's product added to the sum
-    on the CUDA cores, rounded to nearest);
+  - minijit --tf32x3 with promote=0 (three TF32 products on the tensor
+    cores, summed by them over all of k);
+  - minijit --tf32x3 (since 2026-12-06 with promote=1 by default: each
+    k-slice's product added to the sum on the CUDA cores, rounded to nearest);
   - minijit --allow-tf32 (one TF32 product), for scale.
 Each result's error is measured two ways against torch's float64 product of
 the same f32 inputs: the largest |c - c64| / (|A| @ |B|) over the outputs
@@ -76,8 +77,8 @@ def variants(m, n, k):
     out = [
         ("cuBLAS SGEMM", None),
         ("minijit f32 (CUDA cores)", minijit.compile(text)),
-        ("minijit --tf32x3", minijit.compile(text, tf32x3=True)),
-        ("minijit --tf32x3, promote=1", minijit.compile(text, tf32x3=True, schedule="promote=1")),
+        ("minijit --tf32x3, promote=0", minijit.compile(text, tf32x3=True, schedule="promote=0")),
+        ("minijit --tf32x3 (promote=1)", minijit.compile(text, tf32x3=True)),
         ("minijit --allow-tf32", minijit.compile(text, allow_tf32=True)),
     ]
     # a product too small for the split to pay stays on the CUDA cores: say so

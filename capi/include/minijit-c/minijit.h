@@ -223,7 +223,8 @@ MJ_API mjStatus mjGraphSetUpdate(mjGraph g, mjValue input, mjValue v);
 
 /* ---- compiling -----------------------------------------------------------*/
 
-/** Defaults: fusion on, reassociation on, no TF32, the tuning database, the
+/** Defaults: fusion on, reassociation on, no TF32, large f32 products as
+ *  three TF32 products on Hopper (within twice SGEMM's error), the tuning database, the
  *  schedules sized for an H200 (or the device given), NVRTC's arch from it. */
 MJ_API mjStatus mjCompileOptionsCreate(mjCompileOptions *out);
 MJ_API void mjCompileOptionsDestroy(mjCompileOptions o);
@@ -231,7 +232,8 @@ MJ_API mjStatus mjCompileOptionsSetFusion(mjCompileOptions o, int on);
 MJ_API mjStatus mjCompileOptionsSetReassociate(mjCompileOptions o, int on);
 /** f32 matmuls may run on tensor cores in TF32 (torch's allow_tf32). */
 MJ_API mjStatus mjCompileOptionsSetAllowTf32(mjCompileOptions o, int on);
-/** f32 matmuls may run as three TF32 products ("3xTF32"). */
+/** Large f32 matmuls run as three TF32 products ("3xTF32") on Hopper, the
+ *  default; 0 keeps every f32 product on the CUDA cores, exactly f32. */
 MJ_API mjStatus mjCompileOptionsSetTf32x3(mjCompileOptions o, int on);
 /** NVRTC's target ("sm_90", "sm_90a"); NULL or "": the device's. A spelling
  *  that is not a target ("90", "sm_80a") is an error. */

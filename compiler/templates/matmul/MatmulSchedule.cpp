@@ -351,6 +351,12 @@ Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
   }
   if (halfBoxes && s.bn < 128)
     return refuse("cluster=2 with an n-major B needs bn of 128 or 256");
+  // Three TF32 products add each k-slice's sum on the CUDA cores unless told
+  // otherwise: the tensor cores' own sums round more coarsely than an f32
+  // add, and over all of k their error grows to 200 times cuBLAS's SGEMM's
+  // (docs/PERFORMANCE.md, "Matmul in f32"). Where the tile allows it:
+  // cooperative, at most 128 wide.
+  s.promote = mm.threeParts && !s.pingpong && (!o.bn || *o.bn <= 128);
   if (o.promote) {
     if (*o.promote > 1)
       return refuse("promote must be 0 or 1");

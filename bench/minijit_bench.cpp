@@ -20,7 +20,7 @@
 // --suite general runs the generalization suite instead (bench/GeneralSuite.h;
 // bench/torch_general.py is its PyTorch side).
 //
-//   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only] [--tf32x3]
+//   minijit_bench [--json FILE] [--only SUBSTRING]... [--runs N] [--no-check] [--fused-only] [--exact-f32]
 //                 [--sweep NAME] [--suite lecture|general] [--profile-runs N] [--profile-json FILE]
 //   minijit_bench [--suite lecture|general] --dump DIR   (no GPU needed: each workload's fused
 //                 text and CUDA, both modes)
@@ -227,7 +227,7 @@ struct BenchOptions {
   int profileRuns = 20;  ///< runs of the per-kernel profile (0: none)
   double budgetS = 0;    ///< > 0: fewer runs where they would take longer (sweeps)
   bool randomOnDevice = false; ///< inputs through randomDeviceTensor
-  bool tf32x3 = false;   ///< CompileOptions::tf32x3 (--tf32x3)
+  bool tf32x3 = true;    ///< CompileOptions::tf32x3 (off with --exact-f32)
 };
 
 Result benchOne(const Device &gpu, const Workload &w, bool fused, const BenchOptions &o) {
@@ -539,7 +539,7 @@ int main(int argc, char **argv) {
   std::string json, sweep, profileJson, dump, dumpGraphDir, suite = "lecture";
   std::vector<std::string> only;
   int runs = 200, profileRuns = 20;
-  bool check = true, fusedOnly = false, tf32x3 = false;
+  bool check = true, fusedOnly = false, tf32x3 = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
@@ -554,8 +554,10 @@ int main(int argc, char **argv) {
       check = false;
     else if (a == "--fused-only")
       fusedOnly = true;
-    else if (a == "--tf32x3")
+    else if (a == "--tf32x3") // the default, kept for scripts
       tf32x3 = true;
+    else if (a == "--exact-f32")
+      tf32x3 = false;
     else if (a == "--sweep" && i + 1 < argc)
       sweep = argv[++i];
     else if (a == "--suite" && i + 1 < argc && (std::strcmp(argv[i + 1], "lecture") == 0 ||
@@ -569,7 +571,7 @@ int main(int argc, char **argv) {
       dumpGraphDir = argv[++i];
     else {
       llvm::errs() << "usage: minijit_bench [--json FILE] [--only SUBSTRING] [--runs N>=100] "
-                      "[--no-check] [--fused-only] [--tf32x3] [--sweep matmul|softmax|mlp] [--suite lecture|general] "
+                      "[--no-check] [--fused-only] [--exact-f32] [--sweep matmul|softmax|mlp] [--suite lecture|general] "
                       "[--profile-runs N] [--profile-json FILE] | --dump DIR | --dump-graphs DIR\n";
       return 2;
     }

@@ -48,11 +48,13 @@ struct CompileOptions {
   /// (CUTLASS's "3xTF32"): each operand is split into two TF32 parts, hi
   /// and lo, A @ B = Ahi@Bhi + Ahi@Blo + Alo@Bhi, each k-slice of 32 summed
   /// by the tensor cores and added to the tile's sum on the CUDA cores,
-  /// rounded to nearest (MatmulWgmmaSchedule::promote). Its error is within
-  /// twice cuBLAS's exact SGEMM's (bench/matmul/f32/tf32x3_error.py; the
-  /// bound per term: rewriteMatmuls, compiler/simplify/MatmulRewrites.h) at
-  /// about twice its speed (docs/PERFORMANCE.md). Only where the operands'
-  /// copies pay (tf32x3Pays); smaller products stay on the CUDA cores. On by
+  /// rounded to nearest (MatmulWgmmaSchedule::promote). Its error was 0.16
+  /// to 0.69 times cuBLAS's exact SGEMM's on the products measured
+  /// (bench/matmul/f32/tf32x3_error.py; the bound per term: rewriteMatmuls,
+  /// compiler/simplify/MatmulRewrites.h), at 1.1 to 1.8 times the CUDA
+  /// cores' speed (docs/PERFORMANCE.md). Only where the operands' copies pay
+  /// (tf32x3Pays) and the product has tiles enough not to be split along k;
+  /// other products stay on the CUDA cores. On by
   /// default; false (`--exact-f32`) keeps every f32 product on the CUDA
   /// cores, exactly f32 (PyTorch's "highest"); allowTf32 takes precedence.
   bool tf32x3 = true;

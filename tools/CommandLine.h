@@ -116,13 +116,15 @@ struct CommandLine {
       llvm::cl::desc("large f32 matmuls run as three TF32 products on tensor "
                      "cores where that pays (the default on Hopper targets; "
                      "kept for scripts)"),
-      llvm::cl::sub(compileCmd), llvm::cl::sub(runCmd), llvm::cl::sub(tuneCmd)};
+      llvm::cl::sub(compileCmd), llvm::cl::sub(runCmd), llvm::cl::sub(tuneCmd),
+      llvm::cl::sub(compareCmd)};
   llvm::cl::opt<bool> exactF32{
       "exact-f32",
       llvm::cl::desc("every f32 matmul on the CUDA cores in f32, as cuBLAS's "
                      "SGEMM (by default large ones run as three TF32 products "
-                     "on Hopper, within twice SGEMM's error)"),
-      llvm::cl::sub(compileCmd), llvm::cl::sub(runCmd), llvm::cl::sub(tuneCmd)};
+                     "on Hopper, no less accurate than SGEMM where measured)"),
+      llvm::cl::sub(compileCmd), llvm::cl::sub(runCmd), llvm::cl::sub(tuneCmd),
+      llvm::cl::sub(compareCmd)};
   llvm::cl::opt<std::string> schedule{
       "schedule",
       llvm::cl::desc("set schedule parameters by hand, KEY=V,... (the keys of "

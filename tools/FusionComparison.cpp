@@ -5,10 +5,13 @@ namespace minijit {
 
 std::vector<ComparedRun> compareFusion(const Graph &g, const Device &gpu, uint64_t seed,
                                        std::vector<HostTensor> &inputs, double copyBandwidth,
-                                       bool profile) {
+                                       bool profile, bool exactF32) {
   std::vector<ComparedRun> sides;
   for (bool fused : {true, false}) {
-    ComparedRun side{fused, runAndCheck(g, gpu, fused, seed, &inputs), {}, std::nullopt};
+    CompileOptions opt;
+    opt.fusion = fused;
+    opt.tf32x3 = !exactF32;
+    ComparedRun side{fused, runAndCheck(g, gpu, opt, seed, &inputs), {}, std::nullopt};
     Executable &exe = *side.run.executable;
     std::vector<DeviceTensor> din;
     for (const HostTensor &h : inputs)

@@ -23,9 +23,11 @@ struct ComparedRun {
 
 /// Runs `g` with fusion on, then off, on `inputs` (the same for both), each
 /// checked against the CPU reference (seeded by `seed`), timed, and profiled
-/// against `copyBandwidth` (GB/s) when `profile` is set.
+/// against `copyBandwidth` (GB/s) when `profile` is set. Large f32 products
+/// are three TF32 products in the fused run (the matmul rewrites run with
+/// fusion only) unless `exactF32`, which keeps both on the CUDA cores.
 std::vector<ComparedRun> compareFusion(const Graph &g, const Device &gpu, uint64_t seed,
                                        std::vector<HostTensor> &inputs, double copyBandwidth,
-                                       bool profile);
+                                       bool profile, bool exactF32 = false);
 
 } // namespace minijit

@@ -24,7 +24,7 @@ namespace minijit {
 struct TuneOptions {
   bool fusion = true;
   bool allowTf32 = false; ///< CompileOptions::allowTf32 for every candidate
-  bool tf32x3 = false;    ///< CompileOptions::tf32x3 for every candidate
+  bool tf32x3 = true;     ///< CompileOptions::tf32x3 for every candidate
   /// Seconds for the whole search: once spent, the kernels not yet searched
   /// keep their default schedules and the current kernel its best so far.
   double budgetS = 60;

@@ -258,7 +258,7 @@ int cmdRun(const std::vector<Graph> &gs, const RunFlags &f) {
 }
 
 int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
-               const std::string &profileJson, int device) {
+               const std::string &profileJson, int device, bool exactF32) {
   Device gpu = Device::open(device);
   int status = kOk;
   double copy = measureCopyBandwidth(gpu);
@@ -272,7 +272,8 @@ int cmdCompare(const std::vector<Graph> &gs, uint64_t seed, const DataFlags &d,
     double times[2] = {0, 0};
     int64_t bytes[2] = {0, 0};
     std::vector<HostTensor> ins = inputsFor(g, seed, d);
-    for (ComparedRun &side : compareFusion(g, gpu, seed, ins, copy, !profileJson.empty())) {
+    for (ComparedRun &side :
+         compareFusion(g, gpu, seed, ins, copy, !profileJson.empty(), exactF32)) {
       const CheckedRun &r = side.run;
       bool fused = side.fused;
       if (fused)
@@ -488,6 +489,12 @@ bool badUsage(const CommandLine &flags) {
   return false;
 }
 
+/// Whether f32 products stay exact: --exact-f32, or --tf32x3=false as
+/// scripts wrote it while three TF32 products were not the default.
+bool exactF32(const CommandLine &flags) {
+  return flags.exactF32 || (flags.tf32x3.getNumOccurrences() > 0 && !flags.tf32x3);
+}
+
 /// Runs the subcommand on the graphs of FILE (`fileDims`: their named sizes).
 int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
                const std::set<std::string> &fileDims) {
@@ -508,7 +515,7 @@ int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
     if (flags.evalCmd)
       return cmdEval(gs, flags.seed, data);
     if (flags.compileCmd)
-      return cmdCompile(gs, !flags.noFusion, !flags.noReassociate, flags.allowTf32, !flags.exactF32,
+      return cmdCompile(gs, !flags.noFusion, !flags.noReassociate, flags.allowTf32, !exactF32(flags),
                         flags.emit, flags.arch, flags.timing, flags.schedule);
     if (flags.reduceCmd)
       return cmdReduce(gs, flags.file, flags.until, flags.reduceOut);
@@ -516,7 +523,7 @@ int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
       TuneFlags t;
       t.fusion = !flags.noFusion;
       t.allowTf32 = flags.allowTf32;
-      t.tf32x3 = !flags.exactF32;
+      t.tf32x3 = !exactF32(flags);
       t.dryRun = flags.dryRun;
       t.budgetS = flags.budget;
       t.runs = flags.tuneRuns;
@@ -529,7 +536,7 @@ int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
     f.fusion = !flags.noFusion;
     f.check = flags.check;
     f.allowTf32 = flags.allowTf32;
-    f.tf32x3 = !flags.exactF32;
+    f.tf32x3 = !exactF32(flags);
     f.schedule = flags.schedule;
     f.bench = flags.bench;
     f.profile = flags.profile;
@@ -541,7 +548,7 @@ int runCommand(const CommandLine &flags, std::vector<Graph> &gs,
     f.device = flags.device;
     if (flags.runCmd)
       return cmdRun(gs, f);
-    return cmdCompare(gs, flags.seed, data, flags.profileJson, flags.device);
+    return cmdCompare(gs, flags.seed, data, flags.profileJson, flags.device, exactF32(flags));
   } catch (const UsageError &e) {
     llvm::errs() << "minijit: " << e.what() << "\n";
     return kUsage;

@@ -59,11 +59,12 @@ struct ScheduleOverrides {
   /// the Hopper matmul: 1 stages the epilogue through shared memory (whole
   /// lines of a row per warp store), 0 stores from the accumulators' layout
   std::optional<int64_t> staged = {};
-  /// the Hopper matmul of f32 operands read as TF32 (--allow-tf32,
-  /// --tf32x3), cooperative, bn up to 128: 1 gives each k-slice's product
-  /// accumulators of its own and adds it to the tile's sum on the CUDA cores,
-  /// rounded to nearest, once it is done (the tensor cores' own sums then
-  /// span 32 of k, not all of it); 0 (the default) one accumulator
+  /// the Hopper matmul of f32 operands read as TF32, cooperative, bn up to
+  /// 128: 1 gives each k-slice's product accumulators of its own and adds it
+  /// to the tile's sum on the CUDA cores, rounded to nearest, once it is done
+  /// (the tensor cores' own sums then span 32 of k, not all of it), the
+  /// default for three TF32 products where the tile allows it; 0 one
+  /// accumulator, the default for --allow-tf32
   std::optional<int64_t> promote = {};
   /// f32 matmul on the CUDA cores, the 128x128 tile: columns a thread
   /// computes, 8 (256 threads, the default) or 16 (128 threads of 8x16)

@@ -120,6 +120,11 @@ struct MatmulRewriteOptions {
   SplitKOptions splitK = {};
   /// f32 products as three TF32 products, where tf32x3Pays.
   bool tf32x3 = false;
+  /// Whether an f32 [m, k] @ [k, n] has too few tiles to fill the SMs
+  /// whole (split-K's rule would slice it): such a product stays off three
+  /// TF32 products, split or not, since unsplit their error passes twice
+  /// SGEMM's, which splits it (docs/PERFORMANCE.md). Unset: none is.
+  std::function<bool(int64_t m, int64_t n, int64_t k)> fewTiles;
   /// Per value of the graph the last walks (padding, split-K, TF32 parts)
   /// take: true for a product they leave as written. The pipeline marks
   /// attention's two products (compiler/fusion/Attention.h), which fusion

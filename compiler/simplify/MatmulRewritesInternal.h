@@ -167,6 +167,7 @@ private:
   const Graph &G;
   bool Reassociate, AlignRows, Float4Rows, Tf32, Tf32x3;
   SplitKOptions SplitK;
+  std::function<bool(int64_t, int64_t, int64_t)> FewTiles;
   Graph Out;
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted

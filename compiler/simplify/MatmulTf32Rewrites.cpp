@@ -39,11 +39,11 @@ std::optional<ValueId> Rewriter::tf32x3Split(const Node &n, ValueId a, ValueId b
   int64_t M = sa[sa.rank() - 2], K = sa[sa.rank() - 1], N = sb[sb.rank() - 1];
   if (!tf32x3Pays(M, N, K))
     return std::nullopt;
-  // A product of too few tiles is split along k on the CUDA cores instead,
-  // faster there, and its sums of slices are as accurate as cuBLAS's SGEMM's,
-  // which splits such products too (three TF32 products run unsplit: up to
-  // 2.6 times SGEMM's error there, docs/PERFORMANCE.md, "Matmul in f32").
-  if (splitKSlices(n, a, b) > 1)
+  // A product of too few tiles stays on the CUDA cores, split along k where
+  // split-K runs: its sums of slices are as accurate as cuBLAS's SGEMM's,
+  // which splits such products too, where three TF32 products run unsplit
+  // have up to 2.6 times SGEMM's error (docs/PERFORMANCE.md, "Matmul in f32").
+  if (splitKSlices(n, a, b) > 1 || (sa.rank() == 2 && FewTiles && FewTiles(M, N, K)))
     return std::nullopt;
   OperandRows ra = operandRows(a), rb = operandRows(b);
   // (the parts of a broadcast operand would be copied out in full)

@@ -434,14 +434,16 @@ def compile(source, *, fusion=True, arch=None, allow_tf32=False, tf32x3=None, ex
     """Compiles a graph: a Graph, text in the format, or a path to a .mj file
     (the graph called `name`, or the first). Options as ``minijit compile``'s:
     `fusion`, `arch` ("sm_90a"; None: the device's), `allow_tf32`,
-    `exact_f32` (every f32 product on the CUDA cores; by default large ones run
-    as three TF32 products on Hopper, within twice SGEMM's error; `tf32x3=False`
-    says the same, `tf32x3=True` the default), `reassociate`, `tuning` (the tuning database), `schedule` (hand-set
+    `exact_f32` (every f32 product on the CUDA cores; by default large ones
+    run as three TF32 products on Hopper, no less accurate than SGEMM where
+    measured; `tf32x3=False` says the same, `tf32x3=True` the default),
+    `reassociate`, `tuning` (the tuning database), `schedule` (hand-set
     parameters), `threads` (NVRTC's). With a GPU the schedules are sized for
     GPU `device` (default 0); without one for an H200. A graph with named
     dimensions compiles per binding on each run's first use of it; `dims`
     ({"B": 4096}) gives the sizes its stage texts are shown for. Raises
-    ParseError, GraphError, CompileError."""
+    ParseError, GraphError, CompileError; ValueError for tf32x3=True with
+    exact_f32=True."""
     if tf32x3 and exact_f32:
         raise ValueError("compile: tf32x3=True and exact_f32=True contradict each other")
     tf32x3 = not exact_f32 if tf32x3 is None else tf32x3

@@ -24,8 +24,8 @@ class AttentionBackward : public GpuTest {
 protected:
   /// Compiles `g` fused (no NVRTC), checks whether it holds the backward's
   /// two kernels, then runs it fused and unfused as expectMatches does.
-  /// (f32 products on the CUDA cores: by default the large ones of an f32
-  /// backward are three TF32 products, which the template does not take.)
+  /// (f32 products on the CUDA cores, the kernels' own; the default keeps an
+  /// attention's products as written too: tests/lit/attention_backward_long.mj.)
   void expectBackward(const Graph &g, bool fuses, uint64_t seed) {
     std::string fused;
     size_t backward = kernelsOfKind(g, {ScheduleKind::AttentionBackward}, fused, exactF32());

@@ -319,11 +319,10 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
       {1, 1600, 1700, 136, true, true},   // A transposed
       {1, 1600, 1700, 301, true, false},  // both, k padded
       {3, 1560, 1570, 200, false, false}, // batched
-      {1, 1600, 1800, 1000, false, true},
+      {1, 2100, 2100, 1000, false, true}, // 289 tiles: not few enough for split-K
   };
   CompileOptions opt;
   opt.tf32x3 = true;
-  opt.scheduleOverrides.splitk = 0; // (a product of few tiles is split along k instead)
   for (const Case &c : cases) {
     SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
                  "x" + std::to_string(c.k) + (c.aT ? " A^T" : " A") + (c.bT ? " B^T" : " B"));
@@ -400,7 +399,7 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
   };
   const Case cases[] = {
       {1, 1600, 1700, 136, false, true, true},  // 3 x 136 = 408 of k: 13 slices
-      {1, 1600, 1800, 1000, false, true, true}, // 94 slices
+      {1, 2100, 2100, 1000, false, true, true}, // 94 slices
       {3, 1560, 1570, 200, false, false, true}, // batched, B transposed by the split's copy
       {1, 300, 520, 8, false, true, false},     // TF32, one slice
       {1, 200, 264, 1001, false, true, false},  // TF32, k padded to 1004: 32 slices
@@ -415,9 +414,7 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
     g.output(matmul(a, b), "c");
     std::string fused;
     {
-      // (splitk=0: a product of few tiles would be split along k on the
-      // CUDA cores instead)
-      ScheduleEnv env("promote=1,splitk=0");
+      ScheduleEnv env("promote=1");
       CompileOptions look = opt;
       look.compileKernels = false;
       fused = compileGraph(g, look).fusedText();
@@ -441,8 +438,7 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
       return std::min(tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Cut),
                       tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Rounded));
     };
-    double promoted = deviation("promote=1,splitk=0", opt);
-    double plain = deviation("promote=0,splitk=0", opt);
+    double promoted = deviation("promote=1", opt), plain = deviation("promote=0", opt);
     CompileOptions exact;
     exact.tf32x3 = false;
     if (c.x3)

@@ -251,3 +251,22 @@ TEST(CandidateSpace, TheLimitKeepsTheFirstCandidates) {
 }
 
 } // namespace
+
+/// Three TF32 products (the default for a large f32 product on Hopper) are
+/// searched only among promoted schedules: no 256-wide tile, no ping-pong,
+/// which would give up the promoted sums' accuracy for speed.
+TEST(CandidateSpace, ThreeTf32ProductsStayPromoted) {
+  DeviceProperties dev = DeviceProperties::assumedH200();
+  CompiledGraph g = lowered(parse("graph g(%a: f32[2048, 2048], %b: f32[2048, 2048]) {\n"
+                                  "  %c = matmul %a, %b\n  return %c\n}\n"),
+                            dev);
+  const CompiledKernel &k = g.detail->kernels.back();
+  ASSERT_TRUE(k.body.matmul && k.body.matmul->threeParts) << g.fusedText();
+  CandidateSpace space = candidateSpace(k.body, dev, dev.target());
+  ASSERT_GE(space.candidates.size(), 2u);
+  for (const Candidate &cand : space.candidates) {
+    if (cand.kernel.schedule.kind() != ScheduleKind::MatmulWgmma)
+      continue; // (wgmma=0: mma.sync, whose sums are not the wgmma tiles')
+    EXPECT_TRUE(cand.kernel.schedule.as<MatmulWgmmaSchedule>().promote) << cand.overrides.str();
+  }
+}

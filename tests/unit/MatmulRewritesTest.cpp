@@ -254,15 +254,25 @@ TEST(MatmulRewrites, TheCompilerRunsTheTf32x3SplitOnTensorCores) {
   CompiledGraph cores = compileGraph(g, opt);
   EXPECT_NE(cores.fusedText().find("matmul on CUDA cores"), std::string::npos);
   EXPECT_FALSE(cores.tf32x3Matmuls);
-  // 1024 rows: 128 tiles, split along k in two on the CUDA cores
+  // Over the line (mn / (m + n) = 824) but 182 tiles: split along k on the
+  // CUDA cores; without split-K (splitk=0, or no reassociation) whole there.
   opt.tf32x3 = true;
-  Graph few = parseGraphs(R"(graph few(%x: f32[1024, 2048], %w: f32[2048, 2048]) {
+  Graph few = parseGraphs(R"(graph few(%x: f32[1600, 4096], %w: f32[4096, 1700]) {
   %y = matmul %x, %w
   return %y
 })")[0];
+  EXPECT_TRUE(tf32x3Pays(1600, 1700, 4096));
   CompiledGraph split = compileGraph(few, opt);
   EXPECT_FALSE(split.tf32x3Matmuls) << split.fusedText();
   EXPECT_NE(split.fusedText().find("split along k"), std::string::npos) << split.fusedText();
+  CompileOptions whole = opt;
+  whole.scheduleOverrides.splitk = 0;
+  CompiledGraph unsplit = compileGraph(few, whole);
+  EXPECT_FALSE(unsplit.tf32x3Matmuls) << unsplit.fusedText();
+  EXPECT_EQ(unsplit.fusedText().find("split along k"), std::string::npos) << unsplit.fusedText();
+  whole = opt;
+  whole.reassociate = false;
+  EXPECT_FALSE(compileGraph(few, whole).tf32x3Matmuls);
 }
 
 } // namespace
@@ -378,7 +388,7 @@ TEST(MatmulRewrites, F32OperandsArePaddedToWholeFloat4s) {
     opt.arch = "sm_90";
     opt.stopAfter = Stage::Fused;
     opt.scheduleOverrides.splitk = 0; // 88 tiles would be split along k
-    opt.tf32x3 = false;               // (and unsplit, go to the tensor cores)
+    opt.tf32x3 = false;               // (the CUDA cores' template under test)
     std::string fused = compileGraph(g, opt).fusedText();
     EXPECT_NE(fused.find("A by float4"), std::string::npos) << fused;
     EXPECT_NE(fused.find("B by float4"), std::string::npos) << fused;

@@ -8,11 +8,12 @@ both measured against an f64 product of the same inputs (issue 45's study).
 For each k and each kind of input (below), one product A [m, k] @ B [k, n] is
 computed by:
   - cuBLAS's SGEMM (torch, TF32 off): the bar;
-  - minijit on the CUDA cores (the default, exact f32);
+  - minijit on the CUDA cores (--exact-f32);
   - minijit --tf32x3 with promote=0 (three TF32 products on the tensor
     cores, summed by them over all of k);
-  - minijit --tf32x3 (since 2026-12-06 with promote=1 by default: each
-    k-slice's product added to the sum on the CUDA cores, rounded to nearest);
+  - minijit's default for large products since 2026-12-06, three TF32
+    products with promote=1 (each k-slice's product added to the sum on the
+    CUDA cores, rounded to nearest);
   - minijit --allow-tf32 (one TF32 product), for scale.
 Each result's error is measured two ways against torch's float64 product of
 the same f32 inputs: the largest |c - c64| / (|A| @ |B|) over the outputs
@@ -76,7 +77,7 @@ def variants(m, n, k):
             f"  %c = matmul %a, %b\n  return %c\n}}\n")
     out = [
         ("cuBLAS SGEMM", None),
-        ("minijit f32 (CUDA cores)", minijit.compile(text)),
+        ("minijit f32 (CUDA cores)", minijit.compile(text, exact_f32=True)),
         ("minijit --tf32x3, promote=0", minijit.compile(text, tf32x3=True, schedule="promote=0")),
         ("minijit --tf32x3 (promote=1)", minijit.compile(text, tf32x3=True)),
         ("minijit --allow-tf32", minijit.compile(text, allow_tf32=True)),

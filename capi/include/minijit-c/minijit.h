@@ -223,8 +223,9 @@ MJ_API mjStatus mjGraphSetUpdate(mjGraph g, mjValue input, mjValue v);
 
 /* ---- compiling -----------------------------------------------------------*/
 
-/** Defaults: fusion on, reassociation on, no TF32, large f32 products as
- *  three TF32 products on Hopper (within twice SGEMM's error), the tuning database, the
+/** Defaults: fusion on, reassociation on, f32 products exact but for large
+ *  ones on Hopper, three TF32 products (no less accurate than cuBLAS's SGEMM
+ *  where measured) rather than one (allow TF32: off), the tuning database, the
  *  schedules sized for an H200 (or the device given), NVRTC's arch from it. */
 MJ_API mjStatus mjCompileOptionsCreate(mjCompileOptions *out);
 MJ_API void mjCompileOptionsDestroy(mjCompileOptions o);

@@ -113,9 +113,10 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   // Three TF32 products in place of an f32 one where that pays
   // (tf32x3Pays); the others stay on the CUDA cores.
   r.tf32x3 = opt.tf32x3 && !tf32 && alignRows;
-  r.fewTiles = [dev = opt.device](int64_t m, int64_t n, int64_t k) {
-    return splitSlices(m, n, k, dev) > 1;
-  };
+  if (r.tf32x3)
+    r.fewTiles = [dev = opt.device](int64_t m, int64_t n, int64_t k) {
+      return splitSlices(m, n, k, dev) > 1;
+    };
   // Attention's products stay as written: fusion makes them one kernel.
   r.keptProducts = attentionProducts;
   // Split-K where its rule says, by the waves of the f32 template's tiles

@@ -8,6 +8,7 @@ program, the row in registers) on the same rotated inputs:
 One JSON line per graph, named by its .mj file's stem; the Triton time is
 "triton_us" on a line of its own ("name": STEM, "triton_us": ...).
 """
+import argparse
 import json
 import os
 import sys
@@ -56,8 +57,9 @@ def triton_rows(runs, only):
 
 if __name__ == "__main__":
     probe_torch.workloads = softmax_workloads
-    probe_torch.main()
-    args = sys.argv[1:]
-    runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 50
-    only = args[args.index("--only") + 1] if "--only" in args else ""
-    triton_rows(runs, only)
+    probe_torch.main()  # (parses --runs and --only itself, as below)
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--only", default="")
+    known, _ = ap.parse_known_args()
+    triton_rows(known.runs, known.only)

@@ -297,13 +297,12 @@ std::vector<bool> attentionProducts(const Graph &g) {
     kept[c->match->scores] = kept[c->match->out] = true;
     // (and its backward's, where the fused kernels take it: split into
     // three TF32 products, they would not be the products it reads)
-    if (!attentionBackwardFuses(g, *c->match))
-      continue;
     std::optional<AttentionBackwardCandidate> b = findAttentionBackward(g, *c->match);
-    if (b && b->match)
-      for (ValueId v : {b->match->dq, b->match->dk, b->match->dv, b->match->dProbs})
-        if (v >= 0)
-          kept[v] = true;
+    if (!b || !b->match || !attentionBackwardKernelsRefusal(g, *c->match, *b->match).empty())
+      continue;
+    for (ValueId v : {b->match->dq, b->match->dk, b->match->dv, b->match->dProbs})
+      if (v >= 0)
+        kept[v] = true;
   }
   return kept;
 }

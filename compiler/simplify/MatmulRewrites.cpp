@@ -87,8 +87,8 @@ namespace detail {
 Rewriter::Rewriter(const Graph &g, const MatmulRewriteOptions &options, bool tf32)
     : G(g), Reassociate(options.reassociate), AlignRows(options.alignRows),
       Float4Rows(options.float4Rows), Tf32(tf32), Tf32x3(options.tf32x3),
-      SplitK(options.splitK), FewTiles(options.fewTiles), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0),
-      OutputUses(g.size(), 0) {
+      SplitK(options.splitK), FewTiles(options.fewTiles), Out(g.name()), Map(g.size(), -1),
+      Uses(g.size(), 0), OutputUses(g.size(), 0) {
   Out.reserveNamesOf(g);
   bool lastWalk = AlignRows || Float4Rows || SplitK.enabled() || Tf32 || Tf32x3;
   Kept = lastWalk && options.keptProducts ? options.keptProducts(g) : std::vector<bool>(g.size());

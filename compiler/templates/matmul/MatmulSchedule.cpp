@@ -355,8 +355,7 @@ Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
   // otherwise: the tensor cores' own sums round more coarsely than an f32
   // add, and over all of k their error grows to 200 times cuBLAS's SGEMM's
   // (docs/PERFORMANCE_LOG.md, "The error of three TF32 products, and the
-  // default"). Where the tile allows it:
-  // cooperative, at most 128 wide.
+  // default"). Where the tile allows it: cooperative, at most 128 wide.
   s.promote = mm.threeParts && !s.pingpong && (!o.bn || *o.bn <= 128);
   if (o.promote) {
     if (*o.promote > 1)

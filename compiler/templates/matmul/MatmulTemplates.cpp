@@ -201,26 +201,27 @@ public:
     // Three TF32 products keep their promoted sums, which 256-wide tiles
     // and ping-pong do not hold: faster, with up to 200 times SGEMM's error.
     bool promoted = k.matmul && k.matmul->threeParts;
-    std::vector<int64_t> widths = promoted ? std::vector<int64_t>{128, 64}
-                                           : std::vector<int64_t>{256, 128, 64};
+    std::vector<int64_t> wide = promoted ? std::vector<int64_t>{128}
+                                         : std::vector<int64_t>{256, 128};
+    std::vector<int64_t> widths = wide;
+    widths.push_back(64);
     // cooperative in single blocks and in clusters of two sharing B's
     // tile (either may be the rule's choice), then ping-pong
     for (int64_t bn : widths)
       for (int64_t stages : {4, 3, 5, 6, 2})
         for (int64_t cluster : {1, 2})
           out.push_back({.bn = bn, .stages = stages, .pingpong = 0, .cluster = cluster});
-    for (int64_t bn : {128, 64})
-      for (int64_t stages : {4, 3, 5, 6, 2})
-        if (!promoted)
+    if (!promoted)
+      for (int64_t bn : {128, 64})
+        for (int64_t stages : {4, 3, 5, 6, 2})
           out.push_back({.bn = bn, .stages = stages, .pingpong = 1});
     // the epilogue staged through shared memory or not (the rule stages
     // every 16-bit product and TF32 ones of a short k), with as many stages
     // as fit
-    for (int64_t bn : widths)
+    for (int64_t bn : wide)
       for (int64_t staged : {1, 0})
         for (int64_t cluster : {1, 2})
-          if (bn != 64)
-            out.push_back({.bn = bn, .pingpong = 0, .cluster = cluster, .staged = staged});
+          out.push_back({.bn = bn, .pingpong = 0, .cluster = cluster, .staged = staged});
     out.push_back({.wgmma = 0});
     return out;
   }

@@ -111,11 +111,14 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   // float4 rows and split-K).
   r.float4Rows = !tf32 && o.pad.value_or(1) != 0;
   // Three TF32 products in place of an f32 one where that pays
-  // (tf32x3Pays); the others stay on the CUDA cores.
-  r.tf32x3 = opt.tf32x3 && !tf32 && alignRows;
+  // (tf32x3Pays); the others stay on the CUDA cores. The override tf32x3=0
+  // keeps them all there, tf32x3=1 takes those under the line too.
+  r.tf32x3 = o.tf32x3.value_or(opt.tf32x3 ? 1 : 0) != 0 && !tf32 && alignRows;
+  r.tf32x3Always = r.tf32x3 && o.tf32x3 == 1;
   if (r.tf32x3)
-    r.fewTiles = [dev = opt.device](int64_t m, int64_t n, int64_t k) {
-      return splitSlices(m, n, k, dev) > 1;
+    r.fewTiles = [dev = opt.device](int64_t batch, int64_t m, int64_t n, int64_t k) {
+      int64_t tiles = batch * ((m + 127) / 128) * ((n + 127) / 128);
+      return tiles < dev.smCount || (batch == 1 && splitSlices(m, n, k, dev) > 1);
     };
   // Attention's products stay as written: fusion makes them one kernel.
   r.keptProducts = attentionProducts;

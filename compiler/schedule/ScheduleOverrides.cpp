@@ -38,6 +38,7 @@ const Key kKeys[] = {
     {"cluster", &ScheduleOverrides::cluster}, {"rowcluster", &ScheduleOverrides::rowcluster},
     {"pad", &ScheduleOverrides::pad},         {"splitk", &ScheduleOverrides::splitk},
     {"chain", &ScheduleOverrides::chain},     {"promote", &ScheduleOverrides::promote},
+    {"tf32x3", &ScheduleOverrides::tf32x3},
 };
 
 /// The value of key `k` in `o`, if set (a flag as 0 or 1).
@@ -81,7 +82,7 @@ Expected<ScheduleOverrides> parseScheduleOverrides(std::string_view textView) {
       return Refusal{"schedule override: unknown key '" + key.str() +
                      "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
                      "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, "
-                     "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain, promote)"};
+                     "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain, promote, tf32x3)"};
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       return Refusal{"schedule override: '" + p.str() + "' needs a non-negative integer"};

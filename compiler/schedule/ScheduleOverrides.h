@@ -92,13 +92,18 @@ struct ScheduleOverrides {
   /// N >= 2 splits every product whose layout allows it into N slices, 0
   /// never
   std::optional<int64_t> splitk = {};
+  /// f32 matmul on Hopper (CompileOptions::tf32x3): 1 runs every f32
+  /// product as three TF32 products, past tf32x3Pays's line too, except one
+  /// of too few tiles (less than a round of the SMs, or one split-K slices
+  /// or would); 0 none (as --exact-f32); unset: the line
+  std::optional<int64_t> tf32x3 = {};
 
   /// No field set.
   bool empty() const;
   /// "key=value,..." of the fields set, in one fixed order (tile, bm, bn,
   /// bk, tpr, block, transpose, vec, items, parts, splits, online, cached,
   /// ahead, tn, cpasync, krows, stages, staged, frag, wm, wn, wgmma,
-  /// pingpong, cluster, rowcluster, pad, splitk, chain, promote); empty when
+  /// pingpong, cluster, rowcluster, pad, splitk, chain, promote, tf32x3); empty when
   /// none is.
   /// parseScheduleOverrides(o.str()) gives `o` back.
   std::string str() const;

@@ -63,23 +63,19 @@ std::pair<std::string, std::string> tf32x3PartsNames(const std::string &prefix) 
 }
 
 bool tf32x3Pays(int64_t m, int64_t n, int64_t k) {
-  // Per batch: the CUDA cores' 2mnk at about 44 TFLOP/s; split, the copies
-  // (each operand read once, its three parts written, then read by the
-  // product: 28 bytes an element of A and B at about 3 TB/s) and 3 * 2mnk on
-  // the tensor cores, promoted, at about 276 TFLOP/s at a k of 4096 (H100,
-  // 2026-12-06). By those rates the split saves time past mn / (m + n) of
-  // 400. But a promoted tile also costs about 53 us whatever its k (its
-  // pipeline's fill, its epilogue): at a k of 1001 the product ran at 0.6
-  // times that rate (4096 x 4096 x 1001: 755 us where the rates say 454), and
-  // with that the saving starts near 730; 2048 x 1027 x 3001 (684), run
-  // unsplit, gained nothing (446 against the CUDA cores' 449 us). Hence past
-  // 768: a square product past 1536, an nn.Linear of 1024 rows and 8192
-  // columns (910); 4096 rows through a layer 768 wide (576) stay on the CUDA
-  // cores. (docs/PERFORMANCE_LOG.md, "The error of three TF32 products, and
-  // the default".)
+  // Per batch, the CUDA cores' time grows with mnk; the split's with
+  // k(m + n) (each operand read once, its three parts written, then read by
+  // the product: 28 bytes an element of A and B) plus about half of the
+  // CUDA cores' time (3 * 2mnk on the tensor cores, promoted). So the
+  // split's share of the CUDA cores' time falls as a + b / (mn / (m + n)).
+  // On the H100 every product measured past 400 ran faster split, by a
+  // quarter at 410 (docs/PERFORMANCE_LOG.md, "Where three TF32 products
+  // pay"); the fit breaks even near 220, but nothing under 410 was measured.
+  // Far under it, as in an nn.Linear of 128 rows (127), the copies of the
+  // weight cost more than the product saves.
   if (m * n * k < (int64_t(1) << 24))
     return false;
-  return double(m) * double(n) / double(m + n) > 768.0;
+  return double(m) * double(n) / double(m + n) > 400.0;
 }
 
 namespace detail {
@@ -87,6 +83,7 @@ namespace detail {
 Rewriter::Rewriter(const Graph &g, const MatmulRewriteOptions &options, bool tf32)
     : G(g), Reassociate(options.reassociate), AlignRows(options.alignRows),
       Float4Rows(options.float4Rows), Tf32(tf32), Tf32x3(options.tf32x3),
+      Tf32x3Always(options.tf32x3Always),
       SplitK(options.splitK), FewTiles(options.fewTiles), Out(g.name()), Map(g.size(), -1),
       Uses(g.size(), 0), OutputUses(g.size(), 0) {
   Out.reserveNamesOf(g);

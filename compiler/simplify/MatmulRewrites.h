@@ -99,8 +99,8 @@ int64_t sliceDepth(int64_t k, int64_t slices);
 
 /// Whether an f32 product of [m, k] @ [k, n] (per batch) runs faster as
 /// three TF32 products (`tf32x3` of rewriteMatmuls) than on the CUDA cores,
-/// its operands' copies counted: where mn / (m + n) > 768 (a square product
-/// past 1536, a wide one whose smaller side is past 768) and the product has
+/// its operands' copies counted: where mn / (m + n) > 400 (a square product
+/// past 800, a wide one whose smaller side is past 400) and the product has
 /// 2^24 multiply-adds or more.
 bool tf32x3Pays(int64_t m, int64_t n, int64_t k);
 
@@ -120,11 +120,16 @@ struct MatmulRewriteOptions {
   SplitKOptions splitK = {};
   /// f32 products as three TF32 products, where tf32x3Pays.
   bool tf32x3 = false;
-  /// Whether an f32 [m, k] @ [k, n] has too few tiles to fill the SMs
-  /// whole (split-K's rule would slice it): such a product stays off three
-  /// TF32 products, split or not, since unsplit their error passes twice
-  /// SGEMM's, which splits it (docs/PERFORMANCE.md). Unset: none is.
-  std::function<bool(int64_t m, int64_t n, int64_t k)> fewTiles;
+  /// With tf32x3: past tf32x3Pays's line too (the `tf32x3=1` override), the
+  /// error rules still applying.
+  bool tf32x3Always = false;
+  /// Whether an f32 product of `batch` [m, k] @ [k, n] has too few tiles to
+  /// fill the SMs whole: fewer 128 x 128 tiles than SMs (the product is too
+  /// small for its parts' copies to pay), or split-K's rule would slice it
+  /// (unsplit, three TF32 products have up to 2.6 times the error of
+  /// SGEMM, which splits it; docs/PERFORMANCE.md). Such a product stays
+  /// off three TF32 products. Unset: none is.
+  std::function<bool(int64_t batch, int64_t m, int64_t n, int64_t k)> fewTiles;
   /// Per value of the graph the last walks (padding, split-K, TF32 parts)
   /// take: true for a product they leave as written. The pipeline marks
   /// attention's two products (compiler/fusion/Attention.h), which fusion

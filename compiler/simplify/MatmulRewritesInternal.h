@@ -165,9 +165,9 @@ private:
   ValueId kMajorCopy(const OperandRows &r, bool isA, int64_t K);
 
   const Graph &G;
-  bool Reassociate, AlignRows, Float4Rows, Tf32, Tf32x3;
+  bool Reassociate, AlignRows, Float4Rows, Tf32, Tf32x3, Tf32x3Always;
   SplitKOptions SplitK;
-  std::function<bool(int64_t, int64_t, int64_t)> FewTiles;
+  std::function<bool(int64_t, int64_t, int64_t, int64_t)> FewTiles;
   Graph Out;
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted

@@ -37,13 +37,20 @@ std::optional<ValueId> Rewriter::tf32x3Split(const Node &n, ValueId a, ValueId b
   if (n.dtype != DType::F32 || n.shape.hasNames() || sa.hasNames() || sb.hasNames())
     return std::nullopt;
   int64_t M = sa[sa.rank() - 2], K = sa[sa.rank() - 1], N = sb[sb.rank() - 1];
-  if (!tf32x3Pays(M, N, K))
+  if (M == 0 || N == 0 || K == 0)
+    return std::nullopt;
+  int64_t batch = n.shape.numel() / (M * N);
+  // An operand shared by the batch (a 3-D tensor times a matrix) is copied
+  // into parts once: the product pays as one of all the batch's rows.
+  int64_t payM = sb.rank() == 2 ? batch * M : M, payN = sa.rank() == 2 ? batch * N : N;
+  if (!Tf32x3Always && !tf32x3Pays(payM, payN, K))
     return std::nullopt;
   // A product of too few tiles stays on the CUDA cores, split along k where
   // split-K runs: its sums of slices are as accurate as cuBLAS's SGEMM's,
   // which splits such products too, where three TF32 products run unsplit
-  // have up to 2.6 times SGEMM's error (docs/PERFORMANCE.md, "Matmul in f32").
-  if (splitKSlices(n, a, b) > 1 || (sa.rank() == 2 && FewTiles && FewTiles(M, N, K)))
+  // have up to 2.6 times SGEMM's error (docs/PERFORMANCE.md, "Matmul in f32");
+  // and one of less than a round of tiles is too small for the copies.
+  if (splitKSlices(n, a, b) > 1 || (FewTiles && FewTiles(batch, M, N, K)))
     return std::nullopt;
   OperandRows ra = operandRows(a), rb = operandRows(b);
   // (the parts of a broadcast operand would be copied out in full)

@@ -275,6 +275,65 @@ TEST(MatmulRewrites, TheCompilerRunsTheTf32x3SplitOnTensorCores) {
   EXPECT_FALSE(compileGraph(few, whole).tf32x3Matmuls);
 }
 
+/// The override tf32x3=1 takes a product under the line (mn / (m + n) =
+/// 254, 512 tiles) to three TF32 products, tf32x3=0 keeps one over it on
+/// the CUDA cores; neither moves a product of too few tiles (split-K's, or
+/// less than a round of the SMs).
+TEST(MatmulRewrites, TheTf32x3OverrideMovesTheLineNotTheErrorRules) {
+  Graph under = parseGraphs(R"(graph under(%a: f32[32768, 1024], %b: f32[1024, 256]) {
+  %y = matmul %a, %b
+  return %y
+})")[0];
+  EXPECT_FALSE(tf32x3Pays(32768, 256, 1024));
+  CompileOptions opt;
+  opt.compileKernels = false;
+  EXPECT_FALSE(compileGraph(under, opt).tf32x3Matmuls);
+  opt.scheduleOverrides.tf32x3 = 1;
+  CompiledGraph forced = compileGraph(under, opt);
+  EXPECT_TRUE(forced.tf32x3Matmuls) << forced.fusedText();
+  Graph few = parseGraphs(R"(graph few(%x: f32[1600, 4096], %w: f32[4096, 1700]) {
+  %y = matmul %x, %w
+  return %y
+})")[0];
+  EXPECT_FALSE(compileGraph(few, opt).tf32x3Matmuls);
+  // Over the line (512) but 64 tiles, less than a round of the SMs (and k
+  // too short for split-K): the parts' copies cost more than they save,
+  // override or not.
+  Graph small = parseGraphs(R"(graph small(%a: f32[1024, 256], %b: f32[256, 1024]) {
+  %y = matmul %a, %b
+  return %y
+})")[0];
+  EXPECT_TRUE(tf32x3Pays(1024, 1024, 256));
+  EXPECT_FALSE(compileGraph(small, opt).tf32x3Matmuls);
+  opt.scheduleOverrides.tf32x3.reset();
+  EXPECT_FALSE(compileGraph(small, opt).tf32x3Matmuls);
+  opt.scheduleOverrides.tf32x3 = 1;
+  Graph over = parseGraphs(R"(graph over(%a: f32[4096, 4096], %b: f32[4096, 4096]) {
+  %y = matmul %a, %b
+  return %y
+})")[0];
+  opt.scheduleOverrides.tf32x3 = 0;
+  CompiledGraph exact = compileGraph(over, opt);
+  EXPECT_FALSE(exact.tf32x3Matmuls);
+  EXPECT_NE(exact.fusedText().find("matmul on CUDA cores"), std::string::npos);
+}
+
+/// A 3-D tensor times a matrix pays as one product of all its rows: the
+/// matrix's parts are copied once. [256, 512, 256] @ [256, 768] is 512 rows
+/// a batch (mn / (m + n) = 307, under the line) but 131072 in all (764).
+TEST(MatmulRewrites, ATensorTimesAMatrixPaysAsAllItsRows) {
+  Graph g = parseGraphs(R"(graph t(%a: f32[256, 512, 256], %b: f32[256, 768]) {
+  %c = matmul %a, %b
+  return %c
+})")[0];
+  EXPECT_FALSE(tf32x3Pays(512, 768, 256));
+  EXPECT_TRUE(tf32x3Pays(256 * 512, 768, 256));
+  CompileOptions opt;
+  opt.compileKernels = false;
+  CompiledGraph c = compileGraph(g, opt);
+  EXPECT_TRUE(c.tf32x3Matmuls) << c.fusedText();
+}
+
 } // namespace
 
 namespace {
@@ -476,11 +535,13 @@ TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
   EXPECT_TRUE(tf32x3Pays(4096, 4096, 4096));
   EXPECT_TRUE(tf32x3Pays(1024, 8192, 8192)); // nn.Linear of 1024 rows: mn / (m + n) = 910
   EXPECT_TRUE(tf32x3Pays(1600, 1700, 77));   // 824
+  EXPECT_TRUE(tf32x3Pays(1000, 1000, 77));   // 500
   EXPECT_FALSE(tf32x3Pays(600, 700, 77));    // 323
   EXPECT_FALSE(tf32x3Pays(128, 32768, 32768)); // 128 rows: the copies cost more
   EXPECT_FALSE(tf32x3Pays(32, 32768, 32768));  // 32 rows: likewise
-  EXPECT_TRUE(tf32x3Pays(4096, 1000, 4096));   // mn / (m + n) = 804
-  EXPECT_FALSE(tf32x3Pays(4096, 768, 4096));   // 647
+  EXPECT_TRUE(tf32x3Pays(4096, 768, 4096));    // mn / (m + n) = 647
+  EXPECT_TRUE(tf32x3Pays(512, 2048, 1024));    // 410, KernelBench's batched product
+  EXPECT_FALSE(tf32x3Pays(4096, 384, 4096));   // 351
   EXPECT_FALSE(tf32x3Pays(64, 64, 64));        // 2^18 multiply-adds
 
   struct Case {

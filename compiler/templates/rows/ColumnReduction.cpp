@@ -111,6 +111,10 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
       w.line("#pragma unroll 4");
       w.open("for (" + Idx + " k = first + part; k < end; k += " + parts + ")");
     } else {
+      // four loads in flight a thread: one at a time leaves DRAM waiting
+      // (docs/PERFORMANCE_LOG.md, "Where three TF32 products pay; column
+      // reductions four loads deep")
+      w.line("#pragma unroll 4");
       w.open("for (" + Idx + " k = part; k < " + std::to_string(k.K) + "; k += " + parts + ")");
     }
     e.elementWork(p, lc, storeGuard);

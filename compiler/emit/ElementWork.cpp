@@ -17,6 +17,15 @@ bool KernelEmitter::isCachedLoad(int i, const LaneCtx &lc) const {
   return lc.cached && llvm::countPopulation(Use[i]) > 1;
 }
 
+const KStash *KernelEmitter::stashOf(int i, const LaneCtx &lc) const {
+  if (!lc.cached)
+    return nullptr;
+  for (const KStash &st : Stashes)
+    if (st.value == i)
+      return &st;
+  return nullptr;
+}
+
 bool KernelEmitter::elementWorkUsesIndex(int pass, const LaneCtx &lc) const {
   if (lc.alignedOffset)
     return true; // the lanes outside the row are masked by position
@@ -279,9 +288,20 @@ void KernelEmitter::laneValues(ElementWork &w) {
                ";");
       continue;
     }
-    if (v.kind == KValue::Kind::Compute)
+    if (v.kind == KValue::Kind::Compute) {
+      const KStash *st = stashOf(i, lc);
+      std::string kept = st ? CacheNames.at(st->load) + "[it][" + (w.vec ? "j" : "0") + "]" : "";
+      if (st && pass > st->pass) {
+        W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + kept + ";" + comment(i) +
+               " (kept from pass " + std::to_string(st->pass) + ")");
+        continue;
+      }
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + computeText(i) + ";" +
              comment(i));
+      if (st) // the later passes read it in place of its load
+        W.line(kept + " = " + Names[i] + "; // kept for the passes after this one, in place of %" +
+               K.values[st->load].name);
+    }
     if (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange)
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + indexValueText(i, &lc) + ";" +
              comment(i));

@@ -179,6 +179,8 @@ std::string KernelEmitter::comment(int i) const {
 }
 
 std::vector<std::string> KernelEmitter::cacheDeclarations(unsigned itemsPerThread, unsigned vec) {
+  Stashes = cachedStashes(K);
+  Use = passesUsing(K, Stashes);
   // Named in the order element work first reads them: by pass, then value.
   std::vector<std::string> decls;
   for (int pass = 0; pass < K.passes; ++pass)

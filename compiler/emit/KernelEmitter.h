@@ -92,7 +92,9 @@ public:
   /// it through lc.readFrom. Rows that start mid-vector need `k0` defined.
   void loadAhead(int i, const std::string &dst, const LaneCtx &lc);
   /// Loads kept in registers across passes (LaneCtx::cached), each named
-  /// once: their declarations, `itemsPerThread` x `vec` elements each.
+  /// once: their declarations, `itemsPerThread` x `vec` elements each. With
+  /// the caches, the values computed once and kept in a load's registers
+  /// (cachedStashes) are read back in the later passes, not computed again.
   std::vector<std::string> cacheDeclarations(unsigned itemsPerThread, unsigned vec);
 
   /// `offset` with lc.elem replaced by lc.elemIs, when set.
@@ -206,7 +208,8 @@ public:
   const std::string Name;
   IndexContext Ctx;
   const std::vector<bool> Need;
-  const std::vector<uint32_t> Use;
+  /// passesUsing, with the stashes of the caches once they are declared.
+  std::vector<uint32_t> Use;
   const std::string Idx; ///< the index type: int or long long
   std::vector<std::string> Names; ///< per value: its local's name
   /// Per name of LoweredKernel::symbolic, the kernel parameter holding its size.
@@ -225,6 +228,9 @@ private:
   void loadRowLanes(const std::string &dst, const KParam &p, const IndexExpr &offset,
                     const LaneCtx &lc);
   bool isCachedLoad(int i, const LaneCtx &lc) const;
+  /// The stash of value `i` (cachedStashes), if the caches keep it.
+  const KStash *stashOf(int i, const LaneCtx &lc) const;
+  std::vector<KStash> Stashes;
 
   /// What the phases of one elementWork call share: the values and stores of
   /// the pass, and the per-lane names the loads and output vectors get.

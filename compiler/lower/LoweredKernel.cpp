@@ -70,7 +70,9 @@ std::vector<bool> neededValues(const LoweredKernel &k) {
   return need;
 }
 
-std::vector<uint32_t> passesUsing(const LoweredKernel &k) {
+std::vector<uint32_t> passesUsing(const LoweredKernel &k) { return passesUsing(k, {}); }
+
+std::vector<uint32_t> passesUsing(const LoweredKernel &k, const std::vector<KStash> &stashes) {
   std::vector<uint32_t> use(k.values.size(), 0);
   auto mark = [&](int v, int pass) {
     if (!k.values[v].perRow || k.kind == KernelKind::Pointwise)
@@ -83,15 +85,69 @@ std::vector<uint32_t> passesUsing(const LoweredKernel &k) {
   for (const KStore &s : k.stores)
     if (!s.perRow)
       mark(s.value, k.kind == KernelKind::Pointwise ? 0 : k.values[s.value].stage);
+  // Passes up to `pass` compute a stashed value; the later ones read it.
+  std::vector<uint32_t> computedIn(k.values.size(), ~0u);
+  for (const KStash &st : stashes)
+    computedIn[st.value] = (2u << st.pass) - 1;
   // Operands of an element value are needed in the same passes.
   for (size_t i = k.values.size(); i-- > 0;) {
-    if (!use[i])
+    uint32_t passes = use[i] & computedIn[i];
+    if (!passes)
       continue;
     for (int a : k.values[i].args)
       if (!k.values[a].perRow || k.kind == KernelKind::Pointwise)
-        use[a] |= use[i];
+        use[a] |= passes;
   }
   return use;
+}
+
+namespace {
+
+/// Whether element value `v` is computed from `load`.
+bool dependsOn(const LoweredKernel &k, int v, int load) {
+  if (v == load)
+    return true;
+  for (int a : k.values[v].args)
+    if (!k.values[a].perRow && a >= load && dependsOn(k, a, load))
+      return true;
+  return false;
+}
+
+} // namespace
+
+std::vector<KStash> cachedStashes(const LoweredKernel &k) {
+  std::vector<KStash> out;
+  if (k.kind == KernelKind::Pointwise || k.elementIndexed)
+    return out;
+  const std::vector<uint32_t> use = passesUsing(k);
+  for (size_t l = 0; l < k.values.size(); ++l) {
+    const KValue &load = k.values[l];
+    if (load.kind != KValue::Kind::Load || load.perRow || llvm::countPopulation(use[l]) < 2 ||
+        k.params[load.param].dtype != DType::F32)
+      continue;
+    // The latest value first: it saves the most work in the later passes.
+    for (size_t v = k.values.size(); v-- > l + 1;) {
+      const KValue &value = k.values[v];
+      bool stashed = std::any_of(out.begin(), out.end(),
+                                 [&](const KStash &st) { return st.value == static_cast<int>(v); });
+      if (value.kind != KValue::Kind::Compute || value.perRow || value.dtype != DType::F32 ||
+          !use[v] || stashed)
+        continue;
+      int pass = static_cast<int>(llvm::countTrailingZeros(use[v]));
+      if ((use[v] >> (pass + 1)) == 0 || !(use[l] >> pass & 1u) ||
+          !dependsOn(k, static_cast<int>(v), static_cast<int>(l)))
+        continue;
+      std::vector<KStash> trial = out;
+      trial.push_back({static_cast<int>(v), static_cast<int>(l), pass});
+      std::vector<uint32_t> after = passesUsing(k, trial);
+      // The load read in no pass after the value's first, still in two.
+      if ((after[l] >> (pass + 1)) == 0 && llvm::countPopulation(after[l]) >= 2) {
+        out = std::move(trial);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 } // namespace minijit

@@ -295,4 +295,24 @@ std::vector<uint32_t> passesUsing(const LoweredKernel &k);
 /// True for values some store or reduction needs.
 std::vector<bool> neededValues(const LoweredKernel &k);
 
+/// A value a row kernel that keeps its loads in registers between passes
+/// (RowSchedule::cached) computes once, in `pass`, and keeps in the
+/// registers of `load`, which the passes after it no longer read: there
+/// `value` is read back, not computed again (softmax's exp(x - max), which
+/// the sum's pass computes and the store's pass needs).
+struct KStash {
+  int value, load, pass;
+};
+
+/// The stashes of a reduction kernel whose loads used in several passes stay
+/// in registers: at most one per f32 load, of the latest f32 element value
+/// computed from it such that the passes after the value's first one need
+/// the load only through it. None where a load would then be read in one
+/// pass only (it would not be kept).
+std::vector<KStash> cachedStashes(const LoweredKernel &k);
+
+/// passesUsing, with each stash's value read (not computed from its
+/// operands) in the passes after its own.
+std::vector<uint32_t> passesUsing(const LoweredKernel &k, const std::vector<KStash> &stashes);
+
 } // namespace minijit

@@ -68,14 +68,14 @@ bool tf32x3Pays(int64_t m, int64_t n, int64_t k) {
   // the product: 28 bytes an element of A and B) plus about half of the
   // CUDA cores' time (3 * 2mnk on the tensor cores, promoted). So the
   // split's share of the CUDA cores' time falls as a + b / (mn / (m + n)).
-  // On the H100 every product measured past 400 ran faster split, by a
-  // quarter at 410 (docs/PERFORMANCE_LOG.md, "Where three TF32 products
-  // pay"); the fit breaks even near 220, but nothing under 410 was measured.
-  // Far under it, as in an nn.Linear of 128 rows (127), the copies of the
-  // weight cost more than the product saves.
+  // On the H100 every product measured past 300 ran a quarter faster split
+  // or more; at 254 and 256 3-4 % faster, at 192 14 % slower
+  // (docs/PERFORMANCE_LOG.md, "Where three TF32 products pay"). Far under
+  // the line, as in an nn.Linear of 128 rows (127), the copies of the weight
+  // cost more than the product saves.
   if (m * n * k < (int64_t(1) << 24))
     return false;
-  return double(m) * double(n) / double(m + n) > 400.0;
+  return double(m) * double(n) / double(m + n) > 300.0;
 }
 
 namespace detail {

@@ -99,8 +99,8 @@ int64_t sliceDepth(int64_t k, int64_t slices);
 
 /// Whether an f32 product of [m, k] @ [k, n] (per batch) runs faster as
 /// three TF32 products (`tf32x3` of rewriteMatmuls) than on the CUDA cores,
-/// its operands' copies counted: where mn / (m + n) > 400 (a square product
-/// past 800, a wide one whose smaller side is past 400) and the product has
+/// its operands' copies counted: where mn / (m + n) > 300 (a square product
+/// past 600, a wide one whose smaller side is past 300) and the product has
 /// 2^24 multiply-adds or more.
 bool tf32x3Pays(int64_t m, int64_t n, int64_t k);
 

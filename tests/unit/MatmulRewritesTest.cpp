@@ -319,15 +319,15 @@ TEST(MatmulRewrites, TheTf32x3OverrideMovesTheLineNotTheErrorRules) {
 }
 
 /// A 3-D tensor times a matrix pays as one product of all its rows: the
-/// matrix's parts are copied once. [256, 512, 256] @ [256, 768] is 512 rows
-/// a batch (mn / (m + n) = 307, under the line) but 131072 in all (764).
+/// matrix's parts are copied once. [256, 256, 256] @ [256, 768] is 256 rows
+/// a batch (mn / (m + n) = 192, under the line) but 65536 in all (759).
 TEST(MatmulRewrites, ATensorTimesAMatrixPaysAsAllItsRows) {
-  Graph g = parseGraphs(R"(graph t(%a: f32[256, 512, 256], %b: f32[256, 768]) {
+  Graph g = parseGraphs(R"(graph t(%a: f32[256, 256, 256], %b: f32[256, 768]) {
   %c = matmul %a, %b
   return %c
 })")[0];
-  EXPECT_FALSE(tf32x3Pays(512, 768, 256));
-  EXPECT_TRUE(tf32x3Pays(256 * 512, 768, 256));
+  EXPECT_FALSE(tf32x3Pays(256, 768, 256));
+  EXPECT_TRUE(tf32x3Pays(256 * 256, 768, 256));
   CompileOptions opt;
   opt.compileKernels = false;
   CompiledGraph c = compileGraph(g, opt);
@@ -535,13 +535,14 @@ TEST(MatmulRewrites, Tf32x3SplitsLargeProductsIntoTf32Parts) {
   EXPECT_TRUE(tf32x3Pays(4096, 4096, 4096));
   EXPECT_TRUE(tf32x3Pays(1024, 8192, 8192)); // nn.Linear of 1024 rows: mn / (m + n) = 910
   EXPECT_TRUE(tf32x3Pays(1600, 1700, 77));   // 824
-  EXPECT_TRUE(tf32x3Pays(1000, 1000, 77));   // 500
-  EXPECT_FALSE(tf32x3Pays(600, 700, 77));    // 323
+  EXPECT_TRUE(tf32x3Pays(600, 700, 77));     // 323
+  EXPECT_FALSE(tf32x3Pays(500, 600, 77));    // 273
   EXPECT_FALSE(tf32x3Pays(128, 32768, 32768)); // 128 rows: the copies cost more
   EXPECT_FALSE(tf32x3Pays(32, 32768, 32768));  // 32 rows: likewise
   EXPECT_TRUE(tf32x3Pays(4096, 768, 4096));    // mn / (m + n) = 647
   EXPECT_TRUE(tf32x3Pays(512, 2048, 1024));    // 410, KernelBench's batched product
-  EXPECT_FALSE(tf32x3Pays(4096, 384, 4096));   // 351
+  EXPECT_TRUE(tf32x3Pays(4096, 384, 4096));    // 351
+  EXPECT_FALSE(tf32x3Pays(4096, 256, 4096));   // 241
   EXPECT_FALSE(tf32x3Pays(64, 64, 64));        // 2^18 multiply-adds
 
   struct Case {

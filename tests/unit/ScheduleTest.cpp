@@ -828,6 +828,29 @@ TEST(Schedule, RowsThatDoNotFitAWarpsRegistersTakeMoreThreads) {
   EXPECT_TRUE(s.cached);
 }
 
+/// A row held in registers keeps what a later pass would compute again from
+/// it: softmax's exp(x - max), computed in the sum's pass, is read back in
+/// the store's; the store's pass reads no x and computes no exp. A bf16 row
+/// (its registers hold bf16) and a row not held (cached=0) compute it again.
+TEST(Schedule, CachedRowsKeepTheExpForTheStore) {
+  CompiledGraph c = lower(softmax(2048, 32000));
+  ASSERT_TRUE(c.detail->kernels[0].schedule.as<RowSchedule>().cached);
+  const std::string &cuda = c.detail->kernels[0].cuda;
+  size_t store = cuda.find("// pass 2: store");
+  ASSERT_NE(store, std::string::npos) << cuda;
+  EXPECT_TRUE(contains(cuda.substr(0, store), "; // kept for the passes after this one, in "
+                                               "place of %x"))
+      << cuda;
+  std::string last = cuda.substr(store);
+  EXPECT_TRUE(contains(last, " = x_c[it][j]; // %")) << last;
+  EXPECT_TRUE(contains(last, " = exp ")) << last; // (in the comment only)
+  EXPECT_TRUE(contains(last, "(kept from pass 1)")) << last;
+  EXPECT_FALSE(contains(last, "expf")) << last;
+  EXPECT_FALSE(contains(last, "x_v")) << last;
+  EXPECT_FALSE(contains(lower(softmax(2048, 32000, DType::BF16)).detail->kernels[0].cuda, "kept"));
+  EXPECT_FALSE(contains(lower(softmax(2048, 32000), true, "cached=0").detail->kernels[0].cuda, "kept"));
+}
+
 // ---- overrides
 
 TEST(Schedule, OverrideThreadsPerRow) {

@@ -288,24 +288,31 @@ void KernelEmitter::laneValues(ElementWork &w) {
                ";");
       continue;
     }
-    if (v.kind == KValue::Kind::Compute) {
-      const KStash *st = stashOf(i, lc);
-      std::string kept = st ? CacheNames.at(st->load) + "[it][" + (w.vec ? "j" : "0") + "]" : "";
-      if (st && pass > st->pass) {
-        W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + kept + ";" + comment(i) +
-               " (kept from pass " + std::to_string(st->pass) + ")");
-        continue;
-      }
-      W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + computeText(i) + ";" +
-             comment(i));
-      if (st) // the later passes read it in place of its load
-        W.line(kept + " = " + Names[i] + "; // kept for the passes after this one, in place of %" +
-               K.values[st->load].name);
-    }
+    if (v.kind == KValue::Kind::Compute)
+      computeValue(w, i);
     if (v.kind == KValue::Kind::Index || v.kind == KValue::Kind::InRange)
       W.line("const " + regType(v.dtype) + " " + Names[i] + " = " + indexValueText(i, &lc) + ";" +
              comment(i));
   }
+}
+
+void KernelEmitter::computeValue(ElementWork &w, int i) {
+  const KValue &v = K.values[i];
+  std::string local = "const " + regType(v.dtype) + " " + Names[i] + " = ";
+  const KStash *st = stashOf(i, w.lc);
+  if (!st) {
+    W.line(local + computeText(i) + ";" + comment(i));
+    return;
+  }
+  std::string kept = CacheNames.at(st->load) + "[it][" + (w.vec ? "j" : "0") + "]";
+  if (w.pass > st->pass) {
+    W.line(local + kept + ";" + comment(i) + " (kept from pass " + std::to_string(st->pass) + ")");
+    return;
+  }
+  W.line(local + computeText(i) + ";" + comment(i));
+  // the later passes read it in place of its load
+  W.line(kept + " = " + Names[i] + "; // kept for the passes after this one, in place of %" +
+         K.values[st->load].name);
 }
 
 void KernelEmitter::laneAccumulations(ElementWork &w) {

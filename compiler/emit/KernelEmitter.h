@@ -257,6 +257,9 @@ private:
   void elementLoads(ElementWork &w);
   void elementOutputs(ElementWork &w);
   void laneValues(ElementWork &w);
+  /// Compute value `i` in this lane: computed, or read back where a cache
+  /// keeps it from an earlier pass (and kept where this pass is its stash's).
+  void computeValue(ElementWork &w, int i);
   void laneAccumulations(ElementWork &w);
   void laneStores(ElementWork &w, const std::string &storeGuard);
   void vectorStores(ElementWork &w, const std::string &storeGuard);

@@ -115,37 +115,49 @@ bool dependsOn(const LoweredKernel &k, int v, int load) {
 
 } // namespace
 
+namespace {
+
+/// The passes of `mask` after `pass`.
+uint32_t passesAfter(uint32_t mask, int pass) { return pass >= 31 ? 0u : mask >> (pass + 1); }
+
+/// Whether value `v` can be kept in load `l`'s registers, the stashes in
+/// `out` made: an f32 element value computed from the load, needed after
+/// its first pass, after which (with it kept) the load is read in no pass
+/// and before which in two.
+bool stashes(const LoweredKernel &k, const std::vector<uint32_t> &use,
+             const std::vector<KStash> &out, int l, int v) {
+  const KValue &value = k.values[v];
+  if (value.kind != KValue::Kind::Compute || value.perRow || value.dtype != DType::F32 || !use[v])
+    return false;
+  if (std::any_of(out.begin(), out.end(), [&](const KStash &st) { return st.value == v; }))
+    return false;
+  int pass = static_cast<int>(llvm::countTrailingZeros(use[v]));
+  if (!passesAfter(use[v], pass) || !(use[l] >> pass & 1u) || !dependsOn(k, v, l))
+    return false;
+  std::vector<KStash> trial = out;
+  trial.push_back({v, l, pass});
+  std::vector<uint32_t> after = passesUsing(k, trial);
+  return !passesAfter(after[l], pass) && llvm::countPopulation(after[l]) >= 2;
+}
+
+} // namespace
+
 std::vector<KStash> cachedStashes(const LoweredKernel &k) {
   std::vector<KStash> out;
   if (k.kind == KernelKind::Pointwise || k.elementIndexed)
     return out;
   const std::vector<uint32_t> use = passesUsing(k);
-  for (size_t l = 0; l < k.values.size(); ++l) {
+  for (int l = 0; l < static_cast<int>(k.values.size()); ++l) {
     const KValue &load = k.values[l];
     if (load.kind != KValue::Kind::Load || load.perRow || llvm::countPopulation(use[l]) < 2 ||
         k.params[load.param].dtype != DType::F32)
       continue;
     // The latest value first: it saves the most work in the later passes.
-    for (size_t v = k.values.size(); v-- > l + 1;) {
-      const KValue &value = k.values[v];
-      bool stashed = std::any_of(out.begin(), out.end(),
-                                 [&](const KStash &st) { return st.value == static_cast<int>(v); });
-      if (value.kind != KValue::Kind::Compute || value.perRow || value.dtype != DType::F32 ||
-          !use[v] || stashed)
-        continue;
-      int pass = static_cast<int>(llvm::countTrailingZeros(use[v]));
-      if ((use[v] >> (pass + 1)) == 0 || !(use[l] >> pass & 1u) ||
-          !dependsOn(k, static_cast<int>(v), static_cast<int>(l)))
-        continue;
-      std::vector<KStash> trial = out;
-      trial.push_back({static_cast<int>(v), static_cast<int>(l), pass});
-      std::vector<uint32_t> after = passesUsing(k, trial);
-      // The load read in no pass after the value's first, still in two.
-      if ((after[l] >> (pass + 1)) == 0 && llvm::countPopulation(after[l]) >= 2) {
-        out = std::move(trial);
+    for (int v = static_cast<int>(k.values.size()) - 1; v > l; --v)
+      if (stashes(k, use, out, l, v)) {
+        out.push_back({v, l, static_cast<int>(llvm::countTrailingZeros(use[v]))});
         break;
       }
-    }
   }
   return out;
 }

@@ -113,8 +113,8 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   // Three TF32 products in place of an f32 one where that pays
   // (tf32x3Pays); the others stay on the CUDA cores. The override tf32x3=0
   // keeps them all there, tf32x3=1 takes those under the line too.
-  r.tf32x3 = o.tf32x3.value_or(opt.tf32x3 ? 1 : 0) != 0 && !tf32 && alignRows;
-  r.tf32x3Always = r.tf32x3 && o.tf32x3 == 1;
+  r.tf32x3 = o.tf32x3.value_or(opt.tf32x3) && !tf32 && alignRows;
+  r.tf32x3Always = r.tf32x3 && o.tf32x3 == true;
   if (r.tf32x3)
     r.fewTiles = [dev = opt.device](int64_t batch, int64_t m, int64_t n, int64_t k) {
       int64_t tiles = batch * ((m + 127) / 128) * ((n + 127) / 128);

@@ -103,14 +103,16 @@ std::vector<uint32_t> passesUsing(const LoweredKernel &k, const std::vector<KSta
 
 namespace {
 
-/// Whether element value `v` is computed from `load`.
+/// Whether element value `v` is computed from `load`: one walk over the
+/// values between them, in order.
 bool dependsOn(const LoweredKernel &k, int v, int load) {
-  if (v == load)
-    return true;
-  for (int a : k.values[v].args)
-    if (!k.values[a].perRow && a >= load && dependsOn(k, a, load))
-      return true;
-  return false;
+  std::vector<bool> from(static_cast<size_t>(v - load + 1), false);
+  from[0] = true;
+  for (int i = load + 1; i <= v; ++i)
+    for (int a : k.values[i].args)
+      if (a >= load && !k.values[a].perRow && from[a - load])
+        from[i - load] = true;
+  return from[v - load];
 }
 
 } // namespace
@@ -123,7 +125,8 @@ uint32_t passesAfter(uint32_t mask, int pass) { return pass >= 31 ? 0u : mask >>
 /// Whether value `v` can be kept in load `l`'s registers, the stashes in
 /// `out` made: an f32 element value computed from the load, needed after
 /// its first pass, after which (with it kept) the load is read in no pass
-/// and before which in two.
+/// and before which in two; and so for every stash made before it, whose
+/// loads it may read in fewer passes.
 bool stashes(const LoweredKernel &k, const std::vector<uint32_t> &use,
              const std::vector<KStash> &out, int l, int v) {
   const KValue &value = k.values[v];
@@ -137,7 +140,9 @@ bool stashes(const LoweredKernel &k, const std::vector<uint32_t> &use,
   std::vector<KStash> trial = out;
   trial.push_back({v, l, pass});
   std::vector<uint32_t> after = passesUsing(k, trial);
-  return !passesAfter(after[l], pass) && llvm::countPopulation(after[l]) >= 2;
+  return std::all_of(trial.begin(), trial.end(), [&](const KStash &st) {
+    return !passesAfter(after[st.load], st.pass) && llvm::countPopulation(after[st.load]) >= 2;
+  });
 }
 
 } // namespace

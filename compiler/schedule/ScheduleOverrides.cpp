@@ -38,7 +38,7 @@ const Key kKeys[] = {
     {"cluster", &ScheduleOverrides::cluster}, {"rowcluster", &ScheduleOverrides::rowcluster},
     {"pad", &ScheduleOverrides::pad},         {"splitk", &ScheduleOverrides::splitk},
     {"chain", &ScheduleOverrides::chain},     {"promote", &ScheduleOverrides::promote},
-    {"tf32x3", &ScheduleOverrides::tf32x3},
+    {"tf32x3", nullptr, &ScheduleOverrides::tf32x3},
 };
 
 /// The value of key `k` in `o`, if set (a flag as 0 or 1).

@@ -96,7 +96,7 @@ struct ScheduleOverrides {
   /// product as three TF32 products, past tf32x3Pays's line too, except one
   /// of too few tiles (less than a round of the SMs, or one split-K slices
   /// or would); 0 none (as --exact-f32); unset: the line
-  std::optional<int64_t> tf32x3 = {};
+  std::optional<bool> tf32x3 = {};
 
   /// No field set.
   bool empty() const;

@@ -288,7 +288,7 @@ TEST(MatmulRewrites, TheTf32x3OverrideMovesTheLineNotTheErrorRules) {
   CompileOptions opt;
   opt.compileKernels = false;
   EXPECT_FALSE(compileGraph(under, opt).tf32x3Matmuls);
-  opt.scheduleOverrides.tf32x3 = 1;
+  opt.scheduleOverrides.tf32x3 = true;
   CompiledGraph forced = compileGraph(under, opt);
   EXPECT_TRUE(forced.tf32x3Matmuls) << forced.fusedText();
   Graph few = parseGraphs(R"(graph few(%x: f32[1600, 4096], %w: f32[4096, 1700]) {
@@ -307,12 +307,11 @@ TEST(MatmulRewrites, TheTf32x3OverrideMovesTheLineNotTheErrorRules) {
   EXPECT_FALSE(compileGraph(small, opt).tf32x3Matmuls);
   opt.scheduleOverrides.tf32x3.reset();
   EXPECT_FALSE(compileGraph(small, opt).tf32x3Matmuls);
-  opt.scheduleOverrides.tf32x3 = 1;
   Graph over = parseGraphs(R"(graph over(%a: f32[4096, 4096], %b: f32[4096, 4096]) {
   %y = matmul %a, %b
   return %y
 })")[0];
-  opt.scheduleOverrides.tf32x3 = 0;
+  opt.scheduleOverrides.tf32x3 = false;
   CompiledGraph exact = compileGraph(over, opt);
   EXPECT_FALSE(exact.tf32x3Matmuls);
   EXPECT_NE(exact.fusedText().find("matmul on CUDA cores"), std::string::npos);

@@ -851,6 +851,23 @@ TEST(Schedule, CachedRowsKeepTheExpForTheStore) {
   EXPECT_FALSE(contains(lower(softmax(2048, 32000), true, "cached=0").detail->kernels[0].cuda, "kept"));
 }
 
+/// Two loads whose stashes interact: the second (t, kept in y's registers
+/// from pass 1) would leave x read in one pass only, where the first (e,
+/// kept in x's) needs x's registers; only stashes that keep every load held
+/// are made (a review found the compile aborting here).
+TEST(Schedule, StashesKeepEveryLoadTheyUseHeld) {
+  Graph g("two");
+  Tensor x = g.input("x", DType::F32, {2048, 4096});
+  Tensor y = g.input("y", DType::F32, {2048, 4096});
+  Tensor t = (x + y) * sum(y, {1}, true);
+  Tensor e = exp(t - max(t, {1}, true));
+  g.output(e / sum(e, {1}, true), "out");
+  CompiledGraph c = lower(g);
+  ASSERT_EQ(c.detail->kernels.size(), 1u) << c.fusedText();
+  ASSERT_TRUE(c.detail->kernels[0].schedule.as<RowSchedule>().cached) << c.fusedText();
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "kept for the passes after this one"));
+}
+
 // ---- overrides
 
 TEST(Schedule, OverrideThreadsPerRow) {

@@ -115,34 +115,31 @@ bool dependsOn(const LoweredKernel &k, int v, int load) {
   return from[v - load];
 }
 
-} // namespace
-
-namespace {
-
 /// The passes of `mask` after `pass`.
 uint32_t passesAfter(uint32_t mask, int pass) { return pass >= 31 ? 0u : mask >> (pass + 1); }
 
-/// Whether value `v` can be kept in load `l`'s registers, the stashes in
-/// `out` made: an f32 element value computed from the load, needed after
-/// its first pass, after which (with it kept) the load is read in no pass
-/// and before which in two; and so for every stash made before it, whose
-/// loads it may read in fewer passes.
-bool stashes(const LoweredKernel &k, const std::vector<uint32_t> &use,
-             const std::vector<KStash> &out, int l, int v) {
+/// The stash of value `v` in load `l`'s registers, the stashes in `out`
+/// made, where it can be kept: an f32 element value computed from the load,
+/// needed after its first pass, after which (with it kept) the load is read
+/// in no pass and before which in two; and so for every stash made before
+/// it, whose loads it may read in fewer passes.
+std::optional<KStash> stashOf(const LoweredKernel &k, const std::vector<uint32_t> &use,
+                              const std::vector<KStash> &out, int l, int v) {
   const KValue &value = k.values[v];
   if (value.kind != KValue::Kind::Compute || value.perRow || value.dtype != DType::F32 || !use[v])
-    return false;
+    return std::nullopt;
   if (std::any_of(out.begin(), out.end(), [&](const KStash &st) { return st.value == v; }))
-    return false;
+    return std::nullopt;
   int pass = static_cast<int>(llvm::countTrailingZeros(use[v]));
   if (!passesAfter(use[v], pass) || !(use[l] >> pass & 1u) || !dependsOn(k, v, l))
-    return false;
+    return std::nullopt;
   std::vector<KStash> trial = out;
   trial.push_back({v, l, pass});
   std::vector<uint32_t> after = passesUsing(k, trial);
-  return std::all_of(trial.begin(), trial.end(), [&](const KStash &st) {
+  bool held = std::all_of(trial.begin(), trial.end(), [&](const KStash &st) {
     return !passesAfter(after[st.load], st.pass) && llvm::countPopulation(after[st.load]) >= 2;
   });
+  return held ? std::optional<KStash>(trial.back()) : std::nullopt;
 }
 
 } // namespace
@@ -159,8 +156,8 @@ std::vector<KStash> cachedStashes(const LoweredKernel &k) {
       continue;
     // The latest value first: it saves the most work in the later passes.
     for (int v = static_cast<int>(k.values.size()) - 1; v > l; --v)
-      if (stashes(k, use, out, l, v)) {
-        out.push_back({v, l, static_cast<int>(llvm::countTrailingZeros(use[v]))});
+      if (std::optional<KStash> st = stashOf(k, use, out, l, v)) {
+        out.push_back(*st);
         break;
       }
   }

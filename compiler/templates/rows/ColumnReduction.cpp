@@ -104,19 +104,19 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
   for (int p = 0; p < k.passes; ++p) {
     w.line(e.passTitle(p));
     e.declareAccumulators(p);
+    std::string first = "part", end = std::to_string(k.K);
     if (split) {
       std::string chunk = std::to_string(s.chunk);
       w.line("const " + Idx + " first = split * " + chunk + ", end = min(first + " + chunk +
              ", (" + Idx + ")" + std::to_string(k.K) + ");");
-      w.line("#pragma unroll 4");
-      w.open("for (" + Idx + " k = first + part; k < end; k += " + parts + ")");
-    } else {
-      // four loads in flight a thread: one at a time leaves DRAM waiting
-      // (docs/PERFORMANCE_LOG.md, "Where three TF32 products pay; column
-      // reductions four loads deep")
-      w.line("#pragma unroll 4");
-      w.open("for (" + Idx + " k = part; k < " + std::to_string(k.K) + "; k += " + parts + ")");
+      first = "first + part";
+      end = "end";
     }
+    // four loads in flight a thread: one at a time leaves DRAM waiting
+    // (docs/PERFORMANCE_LOG.md, "Where three TF32 products pay; column
+    // reductions four loads deep")
+    w.line("#pragma unroll 4");
+    w.open("for (" + Idx + " k = " + first + "; k < " + end + "; k += " + parts + ")");
     e.elementWork(p, lc, storeGuard);
     w.close();
     e.finishReductions(p, ReduceScope::Column, s.parts, !split);

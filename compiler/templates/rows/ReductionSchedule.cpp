@@ -482,11 +482,17 @@ Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DevicePropert
   // A reduction of several passes is not split over blocks: when its groups
   // of columns do not fill the SMs' threads, more warps share each column
   // (up to 32: a block of 1024 threads).
+  // One pass over groups of columns enough for two waves of blocks of 512
+  // takes 16 warps a group (left whole: 5 % faster than 8,
+  // docs/PERFORMANCE_LOG.md, "Where three TF32 products pay; column
+  // reductions four loads deep").
   s.parts = 8;
   if (k.passes > 1)
     while (s.parts < 32 && groups * 32 * s.parts < waveThreads(dev) &&
            k.K / (2 * s.parts) >= 32)
       s.parts *= 2;
+  else if (!o.splits && groups * 32 * 16 >= 2 * waveThreads(dev))
+    s.parts = 16;
   if (o.parts) {
     if (*o.parts < 1 || *o.parts > 32)
       return refuse("parts must be 1..32");
@@ -516,15 +522,6 @@ Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DevicePropert
     s.chunk = (k.K + splits - 1) / splits;
     s.splits = static_cast<unsigned>((k.K + s.chunk - 1) / s.chunk);
     s.grid = groups * s.splits;
-  }
-  // One pass over columns enough for two waves of blocks of 512, unsplit:
-  // 16 warps share each group (its loop four loads deep), which ran 5 %
-  // faster than 8 (docs/PERFORMANCE_LOG.md, "Where three TF32 products pay;
-  // column reductions four loads deep").
-  if (k.passes == 1 && s.splits <= 1 && !o.parts && !o.splits &&
-      groups * 32 * 16 >= 2 * waveThreads(dev)) {
-    s.parts = 16;
-    s.block = 32 * s.parts;
   }
   return Schedule{s};
 }

@@ -187,6 +187,30 @@ TEST(CandidateSpace, TheOnlineSumIsTriedTheOtherWay) {
   }
 }
 
+/// Rows a block reads again from DRAM (an instance norm over 512 rows of
+/// 262144) are tried over clusters of blocks of 1024 threads too, whose
+/// chunks stay in registers: eight such blocks hold the row.
+TEST(CandidateSpace, LongRowsAreTriedOverClustersOfBlocksOf1024) {
+  DeviceProperties dev = DeviceProperties::assumedH200();
+  CompiledGraph g = lowered(parse("graph g(%x: f32[512, 262144]) {\n"
+                                  "  %m = mean %x axes=[1] keepdim=true\n  %d = sub %x, %m\n"
+                                  "  %q = mul %d, %d\n  %v = mean %q axes=[1] keepdim=true\n"
+                                  "  %e = add %v, 1e-5\n  %r = rsqrt %e\n  %y = mul %d, %r\n"
+                                  "  return %y\n}\n"),
+                            dev, "sm_90");
+  CandidateSpace space = candidateSpace(g.detail->kernels[0].body, dev, dev.target());
+  auto it = llvm::find_if(space.candidates, [](const Candidate &c) {
+    return c.overrides.str() == "tpr=1024,rowcluster=8";
+  });
+  ASSERT_NE(it, space.candidates.end());
+  const RowSchedule &s = it->kernel.schedule.as<RowSchedule>();
+  EXPECT_EQ(s.cluster, 8u);
+  EXPECT_EQ(s.threadsPerRow, 1024u);
+  EXPECT_TRUE(s.cached);
+  EXPECT_EQ(s.itemsPerThread, 8u);
+  EXPECT_FALSE(g.detail->kernels[0].schedule.as<RowSchedule>().cached); // the default reads again
+}
+
 TEST(CandidateSpace, ASmallerDeviceBoundsThreadsAndSharedMemory) {
   DeviceProperties small = DeviceProperties::assumedH200();
   small.maxThreadsPerBlock = 256;

@@ -166,7 +166,10 @@ MaybeRefusal splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
 /// block a row on every shape measured on the H200 (docs/PERFORMANCE.md,
 /// "Rows over clusters of blocks, measured and left to the tuner"): a block
 /// of 512 already has a row per SM in flight, and a row it reads again in a
-/// later pass comes from the L2.
+/// later pass comes from the L2. With 1024 threads a block, 8 blocks hold a
+/// row of 262144 f32 that a block reads again from DRAM, and won there, but
+/// lost on rows of 100003 ("The KernelBench table at 95 of 102; threads a
+/// row and clusters for long rows, measured"): still the tuner's.
 MaybeRefusal clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
                              const ScheduleOverrides &o, bool clusters, RowSchedule &s) {
   if (!o.rowcluster)

@@ -62,7 +62,8 @@ std::string describeRow(const RowSchedule &s, GridText grid) {
 /// rows per block; then, for each, the online sum turned the other way, loads ahead (which
 /// only a row read in a loop has: elsewhere the kernel is the same and
 /// dropped), a loop over the row instead of registers; a narrower vector;
-/// for many rows of a block each, clusters of blocks a row.
+/// for many rows of a block each, clusters of blocks a row (of the rules'
+/// threads and of 1024).
 std::vector<Overrides> rowCandidates(const LoweredKernel &body, const ScheduledKernel &def,
                                      const DeviceProperties &dev) {
   const RowSchedule &s = def.schedule.as<RowSchedule>();
@@ -104,10 +105,18 @@ std::vector<Overrides> rowCandidates(const LoweredKernel &body, const ScheduledK
   // Many rows of a block each, or of a cluster each: the other cluster
   // sizes (sm_90; elsewhere they are refused and dropped).
   bool manyRows = s.splits == 1 && def.lowered.rows >= dev.smCount && s.threadsPerRow >= 64;
-  if (s.rowsPerBlock == 1 && (s.cluster > 1 || manyRows))
+  if (s.rowsPerBlock == 1 && (s.cluster > 1 || manyRows)) {
     for (int64_t c : {1, 2, 4, 8})
       if (c != int64_t(s.cluster))
         out.push_back({.rowcluster = c});
+    // and of 1024 threads a block, whose chunks of a row four times a
+    // block of 512's length stay in registers (8 vectors a thread), rows
+    // that a block reads again from DRAM held in the cluster's registers
+    // instead (an instance norm over rows of 262144: 8 blocks)
+    if (maxThreads >= 1024 && s.threadsPerRow < 1024)
+      for (int64_t c : {2, 4, 8})
+        out.push_back({.tpr = 1024, .rowcluster = c});
+  }
   return out;
 }
 

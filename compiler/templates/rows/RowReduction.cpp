@@ -142,12 +142,26 @@ private:
       if (!exact || E.elementWorkUsesIndex(p, lc))
         W.line("const " + Idx + " " + lc.var + " = " + (split ? "first + " : "") + "it * " +
                std::to_string(t) + " + lane;");
-      if (!exact)
-        W.open("if (" + lc.var + " < " +
-               (split ? "min(first + " + std::to_string(S.chunk) + ", (" + Idx + ")" +
-                            std::to_string(kv) + ")"
-                      : std::to_string(kv)) +
-               ")");
+      if (!exact) {
+        // The items every lane has inside its row (or chunk: the last, the
+        // shortest) need no test: the unrolled loop folds `it < full` away,
+        // so their loads issue together instead of one after another, each
+        // behind a branch on the one before.
+        int64_t shortest = split ? std::min<int64_t>(S.chunk, kv - int64_t(S.splits - 1) * S.chunk)
+                                 : kv;
+        int64_t full = shortest / t;
+        std::string inside = lc.var + " < " +
+                             (split ? "min(first + " + std::to_string(S.chunk) + ", (" + Idx + ")" +
+                                          std::to_string(kv) + ")"
+                                    : std::to_string(kv));
+        if (full > 0) {
+          W.line("// items 0.." + std::to_string(full - 1) + " are inside the " +
+                 (split ? "chunk" : "row") + " for every lane");
+          W.open("if (it < " + std::to_string(full) + " || " + inside + ")");
+        } else {
+          W.open("if (" + inside + ")");
+        }
+      }
       E.elementWork(p, lc, storeGuard);
       if (!exact)
         W.close();

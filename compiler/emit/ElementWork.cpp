@@ -81,7 +81,7 @@ void KernelEmitter::loadRowLanes(const std::string &dst, const KParam &p, const 
   std::string n = (K.index64 ? "(long long)" : "") + std::to_string(lc.rowLength);
   if (offset.key() == lc.alignedOffset->key()) {
     W.line("mj_load_row(" + dst + ", " + p.name + " + " + parenIdx(atRowPosition(offset, lc, "k0")) +
-           ", k0, " + n + ");");
+           ", k0, " + n + (lc.whole.empty() ? "" : ", " + lc.whole) + ");");
     return;
   }
   W.line("#pragma unroll");
@@ -162,7 +162,10 @@ void KernelEmitter::elementWork(int pass, const LaneCtx &lc, const std::string &
   }
   if (w.midRow) {
     W.line("const " + Idx + " kj = k0 + j; // this lane's position in the row");
-    W.line("const bool inRow = kj >= 0 && kj < " + std::to_string(lc.rowLength) + ";");
+    std::string inside = "kj >= 0 && kj < " + std::to_string(lc.rowLength);
+    // (a whole vector's lanes are all in the row: the test folds away)
+    W.line("const bool inRow = " +
+           (lc.whole.empty() ? inside : "(" + lc.whole + ") || (" + inside + ")") + ";");
     w.laneGuard = "if (inRow) ";
   }
   laneValues(w);
@@ -397,7 +400,7 @@ void KernelEmitter::vectorStores(ElementWork &w, const std::string &storeGuard) 
         W.line(storeGuard + "mj_store_row(" + p.name + " + " +
                parenIdx(atRowPosition(offsetIn(st.offset, lc), lc, "k0")) + ", " + w.outArray[s] +
                ", k0, " + (K.index64 ? "(long long)" : "") + std::to_string(lc.rowLength) +
-               ");");
+               (lc.whole.empty() ? "" : ", " + lc.whole) + ");");
       continue;
     }
     if (a.kind == LaneAccess::Kind::Contiguous) {

@@ -53,6 +53,11 @@ struct LaneCtx {
   /// masked.
   std::optional<IndexExpr> alignedOffset;
   int64_t rowLength = 0;
+  /// With alignedOffset: code true where the vector at `var` is inside the
+  /// row for every lane, whatever the row's start (a held row's middle
+  /// items, `it >= 1 && it < N`, a constant once the loop is unrolled): its
+  /// loads and stores then skip mj_load_row's test. Empty: they test.
+  std::string whole;
   /// Online sums whose values go to a group's array instead (a row loop
   /// that loads several vectors ahead, RowSchedule::ahead): reduction -> the
   /// element's text, which may name the lane `j`; the caller declares the

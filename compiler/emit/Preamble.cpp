@@ -52,14 +52,16 @@ template <typename T, int N> __device__ __forceinline__ void mj_store(T *dst, co
 // The vector at `p` (aligned) holds positions k0 .. k0+N-1 of a row of n
 // elements that starts mid-vector: whole, it is one access; at the row's ends
 // each lane reads its position clamped into the row (the lanes outside it
-// are masked by the caller) and writes only inside it.
-template <typename T, int N, typename I> __device__ __forceinline__ void mj_load_row(T (&dst)[N], const T *p, I k0, I n) {
-  if (k0 >= 0 && k0 + N <= n) { mj_load(dst, p); return; }
+// are masked by the caller) and writes only inside it. `whole`: the caller
+// knows the vector is inside the row (a held row's middle items: a constant
+// once the loop is unrolled, so no test is left).
+template <typename T, int N, typename I> __device__ __forceinline__ void mj_load_row(T (&dst)[N], const T *p, I k0, I n, bool whole = false) {
+  if (whole || (k0 >= 0 && k0 + N <= n)) { mj_load(dst, p); return; }
 #pragma unroll
   for (int j = 0; j < N; ++j) dst[j] = p[mj_clamp(k0 + j, n - 1) - k0];
 }
-template <typename T, int N, typename I> __device__ __forceinline__ void mj_store_row(T *p, const T (&src)[N], I k0, I n) {
-  if (k0 >= 0 && k0 + N <= n) { mj_store(p, src); return; }
+template <typename T, int N, typename I> __device__ __forceinline__ void mj_store_row(T *p, const T (&src)[N], I k0, I n, bool whole = false) {
+  if (whole || (k0 >= 0 && k0 + N <= n)) { mj_store(p, src); return; }
 #pragma unroll
   for (int j = 0; j < N; ++j)
     if (k0 + j >= 0 && k0 + j < n) p[j] = src[j];

@@ -162,7 +162,16 @@ private:
           W.open("if (" + inside + ")");
         }
       }
-      E.elementWork(p, lc, storeGuard);
+      LaneCtx item = lc;
+      // Rows that start mid-vector: the items from the second on whose
+      // vectors end before the row's last whole vector, for every lane and
+      // every start, are whole; only the first and the last items test.
+      if (lc.alignedOffset && !split) {
+        int64_t wholeEnd = lc.rowLength / S.vec / t; // items 1 .. wholeEnd - 1
+        if (wholeEnd >= 2)
+          item.whole = "it >= 1 && it < " + std::to_string(wholeEnd);
+      }
+      E.elementWork(p, item, storeGuard);
       if (!exact)
         W.close();
       W.close();

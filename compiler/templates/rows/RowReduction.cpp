@@ -125,56 +125,70 @@ private:
            "); // the row starts this many elements into its first vector");
   }
 
+  /// A held row's pass: the thread's items unrolled (`it`), each a vector
+  /// kept in registers.
+  void heldLoop(int p, const LaneCtx &lc, const std::string &storeGuard) {
+    unsigned t = S.threadsPerRow;
+    int64_t kv = S.vectorsPerRow(K.K);
+    bool split = S.splits > 1;
+    int64_t span = split ? S.chunk : kv; // the vectors this block covers
+    bool exact = int64_t(S.itemsPerThread) * t == span && (!split || kv % S.chunk == 0);
+    if (split && p == 0)
+      W.line("const " + Idx + " first = part * " + std::to_string(S.chunk) + ";");
+    W.line("#pragma unroll");
+    W.open("for (int it = 0; it < " + std::to_string(S.itemsPerThread) + "; ++it)");
+    // A pass that reads only cached values needs no index when no lane is idle.
+    if (!exact || E.elementWorkUsesIndex(p, lc))
+      W.line("const " + Idx + " " + lc.var + " = " + (split ? "first + " : "") + "it * " +
+             std::to_string(t) + " + lane;");
+    if (!exact)
+      openItemTest(lc);
+    LaneCtx item = lc;
+    // Rows that start mid-vector: the items from the second on whose
+    // vectors end before the row's last whole vector, for every lane and
+    // every start, are whole; only the first and the last items test.
+    if (lc.alignedOffset && !split) {
+      int64_t wholeEnd = lc.rowLength / S.vec / t; // items 1 .. wholeEnd - 1
+      if (wholeEnd >= 2)
+        item.whole = "it >= 1 && it < " + std::to_string(wholeEnd);
+    }
+    E.elementWork(p, item, storeGuard);
+    if (!exact)
+      W.close();
+    W.close();
+  }
+
+  /// Opens the test of a held item's index against the row's (or chunk's)
+  /// end. The items every lane has inside (the last chunk, the shortest,
+  /// for all) need none: the unrolled loop folds `it < full` away, so their
+  /// loads issue together instead of one after another, each behind a
+  /// branch on the one before.
+  void openItemTest(const LaneCtx &lc) {
+    unsigned t = S.threadsPerRow;
+    int64_t kv = S.vectorsPerRow(K.K);
+    bool split = S.splits > 1;
+    int64_t shortest = split ? std::min<int64_t>(S.chunk, kv - int64_t(S.splits - 1) * S.chunk) : kv;
+    int64_t full = shortest / t;
+    std::string inside =
+        lc.var + " < " +
+        (split ? "min(first + " + std::to_string(S.chunk) + ", (" + Idx + ")" + std::to_string(kv) + ")"
+               : std::to_string(kv));
+    if (full == 0) {
+      W.open("if (" + inside + ")");
+      return;
+    }
+    W.line("// items 0.." + std::to_string(full - 1) + " are inside the " + (split ? "chunk" : "row") +
+           " for every lane");
+    W.open("if (it < " + std::to_string(full) + " || " + inside + ")");
+  }
+
   /// The loop of pass `p` over this thread's vectors of the row.
   void rowLoop(int p, const LaneCtx &lc) {
     unsigned t = S.threadsPerRow;
     int64_t kv = S.vectorsPerRow(K.K);
     std::string storeGuard = Partial ? "if (rowValid) " : "";
     if (S.cached) {
-      bool split = S.splits > 1;
-      int64_t span = split ? S.chunk : kv; // the vectors this block covers
-      bool exact = int64_t(S.itemsPerThread) * t == span && (!split || kv % S.chunk == 0);
-      if (split && p == 0)
-        W.line("const " + Idx + " first = part * " + std::to_string(S.chunk) + ";");
-      W.line("#pragma unroll");
-      W.open("for (int it = 0; it < " + std::to_string(S.itemsPerThread) + "; ++it)");
-      // A pass that reads only cached values needs no index when no lane is idle.
-      if (!exact || E.elementWorkUsesIndex(p, lc))
-        W.line("const " + Idx + " " + lc.var + " = " + (split ? "first + " : "") + "it * " +
-               std::to_string(t) + " + lane;");
-      if (!exact) {
-        // The items every lane has inside its row (or chunk: the last, the
-        // shortest) need no test: the unrolled loop folds `it < full` away,
-        // so their loads issue together instead of one after another, each
-        // behind a branch on the one before.
-        int64_t shortest = split ? std::min<int64_t>(S.chunk, kv - int64_t(S.splits - 1) * S.chunk)
-                                 : kv;
-        int64_t full = shortest / t;
-        std::string inside = lc.var + " < " +
-                             (split ? "min(first + " + std::to_string(S.chunk) + ", (" + Idx + ")" +
-                                          std::to_string(kv) + ")"
-                                    : std::to_string(kv));
-        if (full > 0) {
-          W.line("// items 0.." + std::to_string(full - 1) + " are inside the " +
-                 (split ? "chunk" : "row") + " for every lane");
-          W.open("if (it < " + std::to_string(full) + " || " + inside + ")");
-        } else {
-          W.open("if (" + inside + ")");
-        }
-      }
-      LaneCtx item = lc;
-      // Rows that start mid-vector: the items from the second on whose
-      // vectors end before the row's last whole vector, for every lane and
-      // every start, are whole; only the first and the last items test.
-      if (lc.alignedOffset && !split) {
-        int64_t wholeEnd = lc.rowLength / S.vec / t; // items 1 .. wholeEnd - 1
-        if (wholeEnd >= 2)
-          item.whole = "it >= 1 && it < " + std::to_string(wholeEnd);
-      }
-      E.elementWork(p, item, storeGuard);
-      if (!exact)
-        W.close();
-      W.close();
+      heldLoop(p, lc, storeGuard);
       return;
     }
     std::string start = "lane", bound = std::to_string(kv);

@@ -123,8 +123,8 @@ uint32_t passesAfter(uint32_t mask, int pass) { return pass >= 31 ? 0u : mask >>
 /// needed after its first pass, after which (with it kept) the load is read
 /// in no pass and before which in two; and so for every stash made before
 /// it, whose loads it may read in fewer passes.
-std::optional<KStash> stashOf(const LoweredKernel &k, const std::vector<uint32_t> &use,
-                              const std::vector<KStash> &out, int l, int v) {
+std::optional<KStash> possibleStash(const LoweredKernel &k, const std::vector<uint32_t> &use,
+                                    const std::vector<KStash> &out, int l, int v) {
   const KValue &value = k.values[v];
   if (value.kind != KValue::Kind::Compute || value.perRow || value.dtype != DType::F32 || !use[v])
     return std::nullopt;
@@ -156,7 +156,7 @@ std::vector<KStash> cachedStashes(const LoweredKernel &k) {
       continue;
     // The latest value first: it saves the most work in the later passes.
     for (int v = static_cast<int>(k.values.size()) - 1; v > l; --v)
-      if (std::optional<KStash> st = stashOf(k, use, out, l, v)) {
+      if (std::optional<KStash> st = possibleStash(k, use, out, l, v)) {
         out.push_back(*st);
         break;
       }

@@ -411,6 +411,7 @@ private:
       if (lk.matmul && lk.matmul->dtype == DType::F32) {
         lk.matmul->threeParts = splitIntoTf32x3(lk.matmul->node);
         lk.matmul->tf32 = Opt.allowTf32 || lk.matmul->threeParts;
+        lk.matmul->splitAllowed = !lk.matmul->tf32 && Overrides.tf32x3.value_or(Opt.tf32x3);
       }
       CompiledKernel ck;
       ck.group = D->plan.kernels[lk.index];
@@ -452,7 +453,8 @@ private:
       }
       ck.name = kernelName(ck.lowered, ck.schedule);
       if (kernelTemplate(ck.schedule.kind()).readsF32AsTf32(ck.lowered)) {
-        if (splitIntoTf32x3(ck.lowered.matmul->node))
+        const MatmulWgmmaSchedule *w = ck.schedule.getIf<MatmulWgmmaSchedule>();
+        if (splitIntoTf32x3(ck.lowered.matmul->node) || (w && w->splitInKernel))
           C.tf32x3Matmuls = true;
         else
           C.tf32Matmuls = true;

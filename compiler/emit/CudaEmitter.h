@@ -60,6 +60,11 @@ std::set<std::string> hopperPieces(const LoweredKernel &k, const MatmulWgmmaSche
 const std::string &hopperHelpers();
 std::string wgmmaFunction(unsigned n, DType dtype);
 std::string wgmmaName(unsigned n, DType dtype);
+/// The TF32 wgmma m64n{n}k8 whose A operand is a thread's fragment in
+/// registers (four 32-bit values), B in shared memory, and its name
+/// (MatmulWgmmaSchedule::splitInKernel).
+std::string wgmmaRsFunction(unsigned n);
+std::string wgmmaRsName(unsigned n);
 
 /// The preamble kernel `k` scheduled as `s` is compiled after: cudaPreamble(),
 /// clusterPreamble() for a kernel of clusters, randomPreamble() for one that

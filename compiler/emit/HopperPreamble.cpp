@@ -153,6 +153,30 @@ std::string wgmmaFunction(unsigned n, DType dtype) {
   return s;
 }
 
+/// What the product split in the kernel (MatmulWgmmaSchedule::splitInKernel)
+/// adds: the split of an f32 value into TF32 parts as the graph's tf32x3
+/// rewrite makes them (MatmulTf32Rewrites.cpp), the 128-byte swizzle's
+/// address of a 16-byte chunk, and the fence that shows the generic
+/// proxy's stores to wgmma.
+const char *const kSplitHelpers = R"(// ---- three TF32 products split in the kernel ----
+// x = hi + lo, each TF32; hi is x itself where rounding overflows a finite
+// x; hi_cross, the hi that meets the other operand's lo, is 0 where x is not
+// finite (so that inf * lo makes no inf - inf); lo is 0 where x == hi.
+__device__ __forceinline__ void mj_split_tf32x3(float x, unsigned &hi, unsigned &cross, unsigned &lo) {
+  float h = mj_round_tf32(x);
+  const bool xFinite = x - x == 0.0f, hFinite = h - h == 0.0f;
+  if (!hFinite && xFinite) h = x;
+  hi = __float_as_uint(h);
+  lo = __float_as_uint(mj_round_tf32(x == h ? 0.0f : x - h));
+  cross = xFinite ? hi : 0u;
+}
+// The byte offset of 16-byte chunk `chunk` (0..7) of row r of a tile of
+// 128-byte rows in TMA's 128-byte swizzle (chunks XORed with r % 8).
+__device__ __forceinline__ int mj_swizzle128(int r, int chunk) { return r * 128 + ((chunk ^ (r % 8)) * 16); }
+// This thread's stores to shared memory, seen by the async proxy (wgmma).
+__device__ __forceinline__ void mj_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+)";
+
 /// MatmulWgmmaSchedule::promote's add: a k-slice's product, once its wgmmas
 /// are done, into the tile's sum.
 const char *const kPromoteHelper = R"(// ---- a k-slice's product into the sum (promote=1) ----
@@ -165,7 +189,42 @@ template <int R> __device__ __forceinline__ void mj_add_acc(float (&sum)[R], flo
 }
 )";
 
+std::string wgmmaRsName(unsigned n) { return "mj_wgmma_m64n" + std::to_string(n) + "k8_tf32_rs"; }
+
+std::string wgmmaRsFunction(unsigned n) {
+  unsigned regs = n / 2;
+  std::string r = std::to_string(regs);
+  std::string s = "// d (+)= a (64x8, from registers: this thread's fragment) * b (8x" +
+                  std::to_string(n) + ", shared memory), TF32, f32 accumulators.\n";
+  s += "__device__ __forceinline__ void " + wgmmaRsName(n) + "(float (&d)[" + r +
+       "], const unsigned (&a)[4], unsigned long long b, int accumulate) {\n";
+  s += "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 5) +
+       ", 0;\\n\"\n";
+  s += "               \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+       "k8.f32.tf32.tf32 {\"\n";
+  for (unsigned i = 0; i < regs; i += 16) {
+    s += "               \"";
+    for (unsigned j = i; j < i + 16 && j < regs; ++j)
+      s += "%" + std::to_string(j) + (j + 1 < regs ? ", " : "");
+    s += "\"\n";
+  }
+  s += "               \"}, {%" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", %" +
+       std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" +
+       std::to_string(regs + 4) + ", p, 1, 1;\\n}\\n\"\n";
+  for (unsigned i = 0; i < regs; i += 8) {
+    s += i == 0 ? "               : " : "                 ";
+    for (unsigned j = i; j < i + 8 && j < regs; ++j)
+      s += "\"+f\"(d[" + std::to_string(j) + "])" + (j + 1 < regs ? ", " : "");
+    s += "\n";
+  }
+  s += "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(b), "
+       "\"r\"(accumulate));\n}\n";
+  return s;
+}
+
 std::set<std::string> hopperPieces(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
+  if (s.splitInKernel)
+    return {wgmmaRsFunction(s.bm), kSplitHelpers, kPromoteHelper};
   std::set<std::string> extra{wgmmaFunction(s.bn, k.matmul->dtype)};
   if (s.cluster > 1)
     extra.insert(kClusterHelpers);

@@ -91,6 +91,11 @@ struct KMatmul {
   /// TF32 products (CompileOptions::tf32x3): the Hopper schedule adds each
   /// k-slice's sum on the CUDA cores (MatmulWgmmaSchedule::promote).
   bool threeParts = false;
+  /// An exact f32 product that three TF32 products may stand for
+  /// (CompileOptions::tf32x3, not the override tf32x3=0): where its
+  /// operands were not split into parts, the Hopper schedule may split them
+  /// in the kernel (MatmulWgmmaSchedule::splitInKernel).
+  bool splitAllowed = false;
 };
 
 /// The attention of an Attention kernel, O = softmax(g(S)) @ V: S is the

@@ -38,7 +38,7 @@ const Key kKeys[] = {
     {"cluster", &ScheduleOverrides::cluster}, {"rowcluster", &ScheduleOverrides::rowcluster},
     {"pad", &ScheduleOverrides::pad},         {"splitk", &ScheduleOverrides::splitk},
     {"chain", &ScheduleOverrides::chain},     {"promote", &ScheduleOverrides::promote},
-    {"tf32x3", nullptr, &ScheduleOverrides::tf32x3},
+    {"tf32x3", nullptr, &ScheduleOverrides::tf32x3}, {"split3", &ScheduleOverrides::split3},
 };
 
 /// The value of key `k` in `o`, if set (a flag as 0 or 1).
@@ -82,7 +82,8 @@ Expected<ScheduleOverrides> parseScheduleOverrides(std::string_view textView) {
       return Refusal{"schedule override: unknown key '" + key.str() +
                      "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
                      "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, "
-                     "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain, promote, tf32x3)"};
+                     "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain, promote, tf32x3, "
+                     "split3)"};
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       return Refusal{"schedule override: '" + p.str() + "' needs a non-negative integer"};

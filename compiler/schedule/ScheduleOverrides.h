@@ -97,14 +97,18 @@ struct ScheduleOverrides {
   /// of too few tiles (less than a round of the SMs, or one split-K slices
   /// or would); 0 none (as --exact-f32); unset: the line
   std::optional<bool> tf32x3 = {};
+  /// exact f32 matmul on Hopper: 1 runs it as three TF32 products whose
+  /// parts the kernel splits itself (MatmulWgmmaSchedule::splitInKernel), 0
+  /// keeps the CUDA cores; unset: the rule (splitInKernelPays)
+  std::optional<int64_t> split3 = {};
 
   /// No field set.
   bool empty() const;
   /// "key=value,..." of the fields set, in one fixed order (tile, bm, bn,
   /// bk, tpr, block, transpose, vec, items, parts, splits, online, cached,
   /// ahead, tn, cpasync, krows, stages, staged, frag, wm, wn, wgmma,
-  /// pingpong, cluster, rowcluster, pad, splitk, chain, promote, tf32x3); empty when
-  /// none is.
+  /// pingpong, cluster, rowcluster, pad, splitk, chain, promote, tf32x3,
+  /// split3); empty when none is.
   /// parseScheduleOverrides(o.str()) gives `o` back.
   std::string str() const;
   bool operator==(const ScheduleOverrides &other) const;

@@ -302,6 +302,27 @@ TEST_F(Matmul, Tf32OnTensorCores) {
   expectMatchesWith(g, opt, 5);
 }
 
+/// x @ W.T of m rows, n columns and a k of 136, for specialInputs.
+Graph linearWithSpecials(const char *name, int64_t m, int64_t n) {
+  Graph g(name);
+  auto [a, b] = layoutPair(g, false, true, m, n, 136);
+  g.output(matmul(a, b), "c");
+  return g;
+}
+
+/// Random inputs of linearWithSpecials's graph (at least 8 rows each), with
+/// infinities and a NaN in x and infinities in W.
+std::vector<HostTensor> specialInputs(const Graph &g) {
+  std::vector<HostTensor> in = randomInputs(g, 9);
+  const double inf = std::numeric_limits<double>::infinity();
+  in[0].set(0 * 136 + 5, inf);
+  in[0].set(1 * 136 + 9, -inf);
+  in[0].set(2 * 136 + 3, std::nan(""));
+  in[1].set(4 * 136 + 11, inf);
+  in[1].set(7 * 136 + 100, -inf);
+  return in;
+}
+
 /// Three TF32 products (CompileOptions::tf32x3) on every layout pair, with k
 /// not a multiple of 4 (each part padded), batches and an epilogue. Each
 /// result is checked against the CPU reference (whose bound allows for the
@@ -366,24 +387,21 @@ TEST_F(Matmul, Tf32x3NearF32OnEveryLayout) {
   // Infinities and NaN where the product as written has them (an infinite
   // x's lo and cross hi are 0), on the GPU.
   if (Gpu) {
-    Graph s("tf32x3_specials");
-    auto [sa, sb] = layoutPair(s, false, true, 1600, 1700, 136);
-    s.output(matmul(sa, sb), "c");
-    std::vector<HostTensor> in = randomInputs(s, 9);
-    const double inf = std::numeric_limits<double>::infinity();
-    in[0].set(0 * 136 + 5, inf);
-    in[0].set(1 * 136 + 9, -inf);
-    in[0].set(2 * 136 + 3, std::nan(""));
-    in[1].set(4 * 136 + 11, inf);
+    Graph s = linearWithSpecials("tf32x3_specials", 1600, 1700);
+    std::vector<HostTensor> in = specialInputs(s);
     CheckedRun r = runAndCheck(s, gpu(), opt, 9, &in);
     EXPECT_TRUE(r.compiled.tf32x3Matmuls);
     EXPECT_TRUE(r.compare[0].ok) << r.compare[0].summary;
   }
+  // A product of 128 rows is not split by copies: the kernel splits it
+  // (ExactF32SplitInTheKernel).
   Graph narrow("tf32x3_narrow");
   Tensor xn = narrow.input("x", DType::F32, {128, 4096});
   Tensor wn = narrow.input("w", DType::F32, {4096, 4096});
   narrow.output(matmul(xn, wn.permute({1, 0})), "y");
-  EXPECT_EQ(compileGraph(narrow, look).fusedText().find("TF32"), std::string::npos);
+  std::string narrowText = compileGraph(narrow, look).fusedText();
+  EXPECT_EQ(narrowText.find("Tf32x3"), std::string::npos) << narrowText;
+  EXPECT_EQ(narrowText.find("matmul on tensor cores (wgmma"), std::string::npos) << narrowText;
 }
 
 /// promote=1: each k-slice's TF32 product added to the tile's sum by the
@@ -451,6 +469,82 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
                   promoted, plain);
     EXPECT_LE(promoted, 1.0) << fused;
   }
+}
+
+/// An exact f32 product as three TF32 products split in the kernel
+/// (split3=1, MatmulWgmmaSchedule::splitInKernel): nn.Linear's layout with k
+/// not a multiple of the 32 of a slice, rows of A not a multiple of 8 and n
+/// not of the tile (an epilogue), A's rows over several tiles, batches of
+/// both operands, a k of one partial slice, and infinities and NaN. Each
+/// result is checked against the CPU reference and, tighter, against the
+/// exact product within the f32 accumulation's own bound, printed beside
+/// the CUDA cores' deviation on the same inputs.
+TEST_F(Matmul, ExactF32SplitInTheKernel) {
+  struct Case {
+    int64_t batch, m, n, k;
+    bool relu;
+  };
+  const Case cases[] = {
+      {1, 128, 2048, 1000, false}, // 31 slices and a partial one
+      {1, 97, 1701, 1004, true},   // a 104-row tile, n past the last tile, an epilogue
+      {1, 300, 700, 520, false},   // three tiles of A's rows
+      {3, 64, 520, 256, false},    // batched
+      {1, 128, 256, 4, false},     // one slice, mostly zeros (split3=1 only: k < 128)
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
+                 "x" + std::to_string(c.k));
+    Graph g("split3");
+    auto [a, b] = layoutPair(g, false, true, c.m, c.n, c.k, c.batch);
+    Tensor y = matmul(a, b);
+    g.output(c.relu ? relu(y) : y, "c");
+    // (splitk=0: the kernel alone, not the slices of a split along k)
+    ScheduleEnv env("split3=1,splitk=0");
+    CompileOptions look;
+    look.compileKernels = false;
+    CompiledGraph cg = compileGraph(g, look);
+    EXPECT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+    EXPECT_NE(cg.fusedText().find("split in the kernel"), std::string::npos) << cg.fusedText();
+    EXPECT_TRUE(cg.tf32x3Matmuls);
+    if (!Gpu) {
+      expectMatchesWith(g, CompileOptions{}); // compiles through NVRTC, marks the test skipped
+      continue;
+    }
+    uint64_t seed = static_cast<uint64_t>(c.m + c.n + c.k);
+    CheckedRun r = runAndCheck(g, gpu(), CompileOptions{}, seed);
+    EXPECT_TRUE(r.compare[0].ok) << r.compare[0].summary << "\n" << cg.fusedText();
+    if (c.relu)
+      continue; // (tf32Deviation reads the product itself)
+    bool fewTerms = c.k < 128; // (the parts' own error then passes the sum's bound)
+    double split = tf32Deviation(r, false, true, c.batch, c.m, c.n, c.k, OperandsAs::Exact);
+    ScheduleEnv cores("split3=0");
+    CheckedRun f32 = runAndCheck(g, gpu(), exactF32(), seed);
+    double exact = tf32Deviation(f32, false, true, c.batch, c.m, c.n, c.k, OperandsAs::Exact);
+    std::printf("[ SPLIT3   ] deviation from the exact product: %.3f of the f32 accumulation's "
+                "bound (CUDA cores: %.3f)%s\n",
+                split, exact, fewTerms ? ", k under 128: not bounded so" : "");
+    if (!fewTerms)
+      EXPECT_LE(split, 1.0);
+  }
+  // By the rule: a product of 128 rows too few tiles to fill the SMs, split
+  // along k into slices the kernel takes as a batch, summed after.
+  Graph rule("split3_rule");
+  auto [ra, rb] = layoutPair(rule, false, true, 128, 4096, 2048);
+  rule.output(matmul(ra, rb), "c");
+  CompileOptions look;
+  look.compileKernels = false;
+  std::string ruleText = compileGraph(rule, look).fusedText();
+  EXPECT_NE(ruleText.find("split in the kernel"), std::string::npos) << ruleText;
+  expectMatchesWith(rule, CompileOptions{}, 3);
+  if (!Gpu)
+    return;
+  // Infinities and NaN where the product as written has them.
+  Graph s = linearWithSpecials("split3_specials", 128, 1024);
+  std::vector<HostTensor> in = specialInputs(s);
+  ScheduleEnv env("split3=1,splitk=0");
+  CheckedRun r = runAndCheck(s, gpu(), CompileOptions{}, 9, &in);
+  EXPECT_TRUE(r.compiled.tf32x3Matmuls);
+  EXPECT_TRUE(r.compare[0].ok) << r.compare[0].summary;
 }
 
 TEST_F(Matmul, BatchedWithBroadcasting) {

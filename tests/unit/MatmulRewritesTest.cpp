@@ -6,6 +6,7 @@
 #include "compiler/simplify/Simplify.h"
 #include "ir/Bind.h"
 #include "ir/Builder.h"
+#include "ir/Error.h"
 #include "ir/Evaluator.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -315,6 +316,75 @@ TEST(MatmulRewrites, TheTf32x3OverrideMovesTheLineNotTheErrorRules) {
   CompiledGraph exact = compileGraph(over, opt);
   EXPECT_FALSE(exact.tf32x3Matmuls);
   EXPECT_NE(exact.fusedText().find("matmul on CUDA cores"), std::string::npos);
+}
+
+/// Under the line, an exact f32 product of x and nn.Linear's W (both
+/// k-major) of 32 rows or more and tiles enough is split into three TF32
+/// products in its kernel (split3): no copies, one kernel. Not where
+/// --exact-f32 (tf32x3=0) or TF32 is asked, for f16, for few rows, a short
+/// k or tiles too few for a wave (split3=1 takes those), for a row-major W
+/// (refused by split3=1 with the reason) or without Hopper. The tile's
+/// rows are A's rows rounded up to 8.
+TEST(MatmulRewrites, ExactProductsOfFewRowsAreSplitInTheKernel) {
+  auto linear = [](int64_t m, int64_t n, int64_t k, const char *dtype = "f32",
+                   bool rowMajorW = false) {
+    std::string w = rowMajorW ? "[" + std::to_string(k) + ", " + std::to_string(n) + "]"
+                              : "[" + std::to_string(n) + ", " + std::to_string(k) + "]";
+    std::string text = std::string("graph lin(%x: ") + dtype + "[" + std::to_string(m) + ", " +
+                       std::to_string(k) + "], %w: " + dtype + w + ") {\n" +
+                       (rowMajorW ? "  %y = matmul %x, %w\n"
+                                  : "  %wt = permute %w perm=[1, 0]\n  %y = matmul %x, %wt\n") +
+                       "  return %y\n}\n";
+    return parseGraphs(text)[0];
+  };
+  CompileOptions opt;
+  opt.compileKernels = false;
+  const char *split = "exact f32 as three TF32 products split in the kernel (wgmma m64n";
+  CompiledGraph kb = compileGraph(linear(128, 32768, 32768), opt);
+  EXPECT_EQ(kb.numKernels(), 1u) << kb.fusedText();
+  EXPECT_NE(kb.fusedText().find(std::string(split) + "128k8"), std::string::npos)
+      << kb.fusedText();
+  EXPECT_TRUE(kb.tf32x3Matmuls);
+  EXPECT_FALSE(kb.tf32Matmuls);
+  CompileOptions exact = opt;
+  exact.tf32x3 = false;
+  EXPECT_NE(compileGraph(linear(128, 32768, 32768), exact).fusedText().find("matmul on CUDA cores"),
+            std::string::npos);
+  CompileOptions tf32 = opt;
+  tf32.allowTf32 = true;
+  CompiledGraph t = compileGraph(linear(128, 32768, 32768), tf32);
+  EXPECT_EQ(t.fusedText().find("split in the kernel"), std::string::npos) << t.fusedText();
+  EXPECT_TRUE(t.tf32Matmuls);
+  EXPECT_EQ(compileGraph(linear(128, 32768, 32768, "f16"), opt).fusedText().find("split in"),
+            std::string::npos);
+  EXPECT_EQ(compileGraph(linear(16, 32768, 32768), opt).fusedText().find("split in"),
+            std::string::npos);
+  // 133 tiles (a second round of one tile), the tile narrowed to 104 rows;
+  // 32 tiles (a quarter of a wave) stay on the CUDA cores unless split3=1
+  std::string oddText = compileGraph(linear(97, 17001, 1004), opt).fusedText();
+  EXPECT_NE(oddText.find(std::string(split) + "104k8"), std::string::npos) << oddText;
+  Graph half = linear(128, 4096, 128); // (too short a k for split-K to slice)
+  EXPECT_EQ(compileGraph(half, opt).fusedText().find("split in"), std::string::npos);
+  CompileOptions forced = opt;
+  forced.scheduleOverrides.split3 = 1;
+  EXPECT_NE(compileGraph(half, forced).fusedText().find("split in"), std::string::npos);
+  // k under 128
+  EXPECT_EQ(compileGraph(linear(128, 32768, 64), opt).fusedText().find("split in"),
+            std::string::npos);
+  EXPECT_EQ(compileGraph(linear(128, 32768, 32768, "f32", true), opt).fusedText().find("split in"),
+            std::string::npos);
+  try {
+    compileGraph(linear(128, 32768, 32768, "f32", true), forced);
+    ADD_FAILURE() << "split3=1 took a row-major W";
+  } catch (const CompileError &e) {
+    EXPECT_NE(std::string(e.what()).find("TF32's wgmma reads only k-major operands"),
+              std::string::npos)
+        << e.what();
+  }
+  CompileOptions ampere = opt;
+  ampere.arch = "sm_80";
+  EXPECT_EQ(compileGraph(linear(128, 32768, 32768), ampere).fusedText().find("split in"),
+            std::string::npos);
 }
 
 /// A 3-D tensor times a matrix pays as one product of all its rows: the

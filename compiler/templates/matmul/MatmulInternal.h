@@ -19,6 +19,9 @@ namespace minijit {
 void emitMatmulSimt(KernelEmitter &e, const MatmulSimtSchedule &s);
 void emitMatmulMma(KernelEmitter &e, const MatmulMmaSchedule &s);
 void emitMatmulWgmma(KernelEmitter &e, const MatmulWgmmaSchedule &s);
+/// The Hopper matmul of an exact f32 product split in the kernel
+/// (MatmulWgmmaSchedule::splitInKernel, MatmulWgmmaSplit.cpp).
+void emitMatmulWgmmaSplit(KernelEmitter &e, const MatmulWgmmaSchedule &s);
 
 /// The halves one stage of a tensor-core tile takes in shared memory: rows
 /// padded by 8 halves, A as [bm][bk] (or [bk][bm] when stored transposed), B

@@ -124,6 +124,18 @@ struct MatmulWgmmaSchedule : MatmulTile {
   /// coarsely than an f32 add; this keeps their part to 32 of k. Three sets
   /// of bn / 2 accumulators a thread: bn at most 128, cooperative only.
   bool promote = false;
+  /// Exact f32 as three TF32 products whose parts the kernel makes itself
+  /// (MatmulWgmmaSplit.cpp): the consumers compute the tile's transpose,
+  /// B's rows (nn.Linear's W) as wgmma's A operand, split into hi, hi_cross
+  /// and lo in registers; the producer warpgroup splits A's tile (x) into
+  /// its parts in shared memory. Each k-slice's product is added to the sum
+  /// on the CUDA cores (as promote). The tile is 128 rows of A (bm, wgmma's
+  /// n) by 128 of B (bn, 64 a consumer); `stages` counts the TMA ring's
+  /// stages (B's and A's raw tiles), kSplitPartStages the parts' ring.
+  bool splitInKernel = false;
+  static constexpr unsigned kSplitPartStages = 2;
+  /// Bytes of one stage of the parts' ring: A's tile three times.
+  unsigned splitPartBytes() const { return 3 * bm * bk * elementBytes; }
   /// Bytes of one consumer's buffer: 64 rows of 64 floats, padded by 8 so
   /// that the pairs' stores fall in distinct banks.
   static constexpr unsigned kStagedRowFloats = 64 + 8;
@@ -135,6 +147,11 @@ struct MatmulWgmmaSchedule : MatmulTile {
   unsigned elementBytes = 2; ///< 2 (f16, bf16) or 4 (f32 as TF32)
   /// Bytes of one stage: a 128 x bk tile of A and a bn x bk tile of B.
   unsigned stageBytes() const { return (bm + bn) * bk * elementBytes; }
+  /// Shared memory of the stages (both rings where splitInKernel), without
+  /// the epilogue's buffers and the alignment.
+  unsigned ringBytes() const {
+    return stages * stageBytes() + (splitInKernel ? kSplitPartStages * splitPartBytes() : 0);
+  }
   /// k of one wgmma: 16 (f16, bf16) or 8 (TF32), 32 bytes either way.
   unsigned kStep() const { return 32 / elementBytes; }
   /// setmaxnreg moves registers to the consumers; the launch needs 168.

@@ -304,18 +304,35 @@ unsigned stagesThatFit(MatmulWgmmaSchedule s, const DeviceProperties &dev, bool 
 /// The Hopper template, or why it does not apply to the kernel.
 using WgmmaFit = std::variant<MatmulWgmmaSchedule, std::string>;
 
-/// The Hopper template where it applies, else why not; refused where an
-/// override does not fit it.
-Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                 const ScheduleOverrides &o) {
-  const KMatmul &mm = *k.matmul;
-  MatmulWgmmaSchedule s;
+/// A block of a producer and two consumer warpgroups an SM, and the tiles
+/// of `s`'s bm x bn that cover the product.
+void countTiles(MatmulWgmmaSchedule &s, const KMatmul &mm) {
+  s.block = 384;
+  s.minBlocksPerSM = 1;
+  s.tilesM = (mm.M + s.bm - 1) / s.bm;
+  s.tilesN = (mm.N + s.bn - 1) / s.bn;
+  s.tiles = s.tilesM * s.tilesN * mm.batch;
+}
+
+/// Both operands' layouts as TMA reads them into `s`, or why one cannot be.
+std::optional<std::string> readOperands(const LoweredKernel &k, MatmulWgmmaSchedule &s) {
   for (bool isA : {true, false}) {
     std::variant<WgmmaOperand, std::string> w = wgmmaOperand(k, isA);
     if (const std::string *why = std::get_if<std::string>(&w))
       return *why;
     (isA ? s.a : s.b) = std::get<WgmmaOperand>(w);
   }
+  return std::nullopt;
+}
+
+/// The Hopper template where it applies, else why not; refused where an
+/// override does not fit it.
+Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                 const ScheduleOverrides &o) {
+  const KMatmul &mm = *k.matmul;
+  MatmulWgmmaSchedule s;
+  if (std::optional<std::string> why = readOperands(k, s))
+    return *why;
   s.bm = 128;
   s.elementBytes = static_cast<unsigned>(dtypeSize(mm.dtype));
   s.bk = 128 / s.elementBytes; // rows of 128 bytes, the swizzle's width
@@ -402,11 +419,7 @@ Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
                                 "shared memory; the device allows {3}",
                                 s.bn, s.stages, s.sharedBytes, dev.sharedPerBlockOptin, s.bk)
                       .str());
-  s.block = 384;
-  s.minBlocksPerSM = 1;
-  s.tilesM = (mm.M + s.bm - 1) / s.bm;
-  s.tilesN = (mm.N + s.bn - 1) / s.bn;
-  s.tiles = s.tilesM * s.tilesN * mm.batch;
+  countTiles(s, mm);
   // Clusters of two where the product is large (two waves of tiles or more)
   // and its tile rows pair up: the shared B tile halves the bytes of B each
   // block reads from the L2 (docs/PERFORMANCE_LOG.md, "Hopper matmul: the
@@ -417,6 +430,75 @@ Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
     s.cluster = 2;
   s.grid = s.persistentGrid(dev.smCount);
   return s;
+}
+
+/// The Hopper template for an exact f32 product as three TF32 products
+/// whose parts the kernel splits (MatmulWgmmaSchedule::splitInKernel), or
+/// why it does not apply: both operands k-major (x and nn.Linear's W), a
+/// tile of 128 rows of B by A's rows rounded up to 8 (at most 128), the
+/// TMA ring as deep as fits beside the parts' two stages, at most 4.
+/// Keys: split3, stages.
+Expected<WgmmaFit> splitSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                 const ScheduleOverrides &o, bool symbolicM) {
+  const KMatmul &mm = *k.matmul;
+  MatmulWgmmaSchedule s;
+  if (std::optional<std::string> why = readOperands(k, s))
+    return *why;
+  // (set for the graph's other products, they leave this one to the CUDA
+  // cores unless split3=1 asks for it)
+  if (o.pingpong || o.cluster.value_or(1) != 1 || o.staged.value_or(0) != 0 || o.promote)
+    return std::string("its tile takes no pingpong, cluster, staged or promote (cooperative, "
+                       "single blocks, each k-slice promoted)");
+  s.splitInKernel = true;
+  s.elementBytes = 4;
+  s.bk = 32;
+  // wgmma's n is A's rows: 8 to 128 in steps of 8, so that a product of few
+  // rows does not multiply rows of zeros (a launch's own m: 128)
+  s.bm = symbolicM ? 128 : static_cast<unsigned>(std::min<int64_t>(128, (mm.M + 7) / 8 * 8));
+  s.bn = o.bn.value_or(128);
+  if (s.bn != 128)
+    return refuse("split3=1 takes bn=128 only (64 rows of B a consumer)");
+  s.promote = true;
+  unsigned fit = (static_cast<unsigned>(dev.sharedPerBlockOptin) - 2048 -
+                  MatmulWgmmaSchedule::kSplitPartStages * s.splitPartBytes()) /
+                 s.stageBytes();
+  s.stages = std::min(fit, 4u);
+  if (o.stages) {
+    if (*o.stages < 2 || *o.stages > 8)
+      return refuse("stages must be 2..8");
+    s.stages = static_cast<unsigned>(*o.stages);
+  }
+  if (s.stages < 2)
+    return std::string("the split's two rings need more shared memory than the device has");
+  s.sharedBytes = s.ringBytes() + 1024;
+  if (s.sharedBytes + 1024 > dev.sharedPerBlockOptin)
+    return refuse(llvm::formatv("split3=1 in {0} stages needs {1} bytes of shared memory; the "
+                                "device allows {2}",
+                                s.stages, s.sharedBytes, dev.sharedPerBlockOptin)
+                      .str());
+  countTiles(s, mm);
+  s.grid = s.persistentGrid(dev.smCount);
+  return s;
+}
+
+/// Whether an exact f32 product runs as three TF32 products split in the
+/// kernel by the rule: where the copies of tf32x3 do not pay (below
+/// tf32x3Pays's line, so its operands were left alone) and the CUDA cores
+/// would run it, with rows of A enough that the tensor cores are not mostly
+/// multiplying zeros (32 or more), a k of 128 or more (over a few terms the
+/// parts' own error, the lo x lo terms left out, is not small beside the
+/// sum's: up to 4 times the CUDA cores' at k = 4), and 128 x 128 tiles enough to keep the
+/// SMs busy: 90 % of a wave or more. A last round of the persistent grid
+/// mostly empty is no reason to stay on the CUDA cores: 97 x 17001 x 1004,
+/// 133 tiles, ran 1.6 times as fast split (docs/PERFORMANCE.md, "Matmul in
+/// f32"). (A product the CUDA cores' rule splits
+/// along k, as cuBLAS's SGEMM splits it, was split in the graph before:
+/// its slices are the batch here, and its sums are as accurate.)
+bool splitInKernelPays(const KMatmul &mm, const DeviceProperties &dev, bool symbolicM) {
+  if (symbolicM || mm.M < 32 || mm.K < 128)
+    return false;
+  int64_t tiles = (mm.M + 127) / 128 * ((mm.N + 127) / 128) * mm.batch;
+  return tiles * 10 >= int64_t(dev.smCount) * 9;
 }
 
 /// f32 on the CUDA cores: the tile `pick`, and the keys frag, tn,
@@ -505,6 +587,24 @@ Expected<Schedule> matmulSchedule(const LoweredKernel &k, const DeviceProperties
   // f32 on tensor cores as TF32 where allowed: the Hopper template only
   // (both operands k-major), else the CUDA cores.
   bool tf32 = mm.dtype == DType::F32 && mm.tf32;
+  // exact f32 as three TF32 products split in the kernel, by the rule or
+  // asked for (split3=1); split3=0 keeps the CUDA cores
+  bool symbolicM = k.symbolic.has_value();
+  if (mm.dtype == DType::F32 && !tf32 && (o.split3.value_or(0) != 0 ||
+                                          (!o.split3 && mm.splitAllowed && wgmma &&
+                                           splitInKernelPays(mm, dev, symbolicM)))) {
+    if (!wgmma)
+      return refuse("split3=1 needs a Hopper target (sm_90 or sm_90a)");
+    if (o.split3.value_or(0) > 1)
+      return refuse("split3 must be 0 or 1");
+    Expected<WgmmaFit> w = splitSchedule(k, dev, o, symbolicM);
+    if (!w)
+      return w.refusal();
+    if (MatmulWgmmaSchedule *s = std::get_if<MatmulWgmmaSchedule>(&*w))
+      return Schedule{*s};
+    if (o.split3)
+      return refuse("split3=1: " + std::get<std::string>(*w));
+  }
   if ((tensorCores || tf32) && wgmma && o.wgmma.value_or(1) != 0) {
     Expected<WgmmaFit> w = wgmmaSchedule(k, dev, o);
     if (!w)

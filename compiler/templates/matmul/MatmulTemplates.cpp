@@ -27,7 +27,7 @@ public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulSimt; }
   llvm::StringRef name() const override { return "matmul_simt"; }
   llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
-    static const llvm::StringRef keys[] = {"tile", "frag", "tn", "cpasync", "krows"};
+    static const llvm::StringRef keys[] = {"tile", "frag", "tn", "cpasync", "krows", "split3"};
     return keys;
   }
   bool tilesComeInWaves() const override { return true; }
@@ -80,6 +80,8 @@ public:
     // above is the loop through registers)
     for (int64_t stages : {3, 4})
       out.push_back({.tile = 128, .frag = 2, .cpasync = stages});
+    // on Hopper, three TF32 products split in the kernel (refused elsewhere)
+    out.push_back({.split3 = 1});
     return out;
   }
 
@@ -146,7 +148,23 @@ public:
   }
 };
 
+/// The product split in the kernel (MatmulWgmmaSchedule::splitInKernel).
+std::string describeSplit(const MatmulWgmmaSchedule &s, GridText grid) {
+  return llvm::formatv("exact f32 as three TF32 products split in the kernel (wgmma m64n{0}k8 "
+                       "with B's rows from registers, sm_90a): {0}x{1} tile, k step 32, TMA "
+                       "loads into {2} stages of {3} bytes, the producer warpgroup splitting A's "
+                       "tile into two stages of parts, 2 consumer warpgroups splitting their 64 "
+                       "rows of B each, each k-slice's product added to the sum by the CUDA "
+                       "cores, {4} over {5} tiles",
+                       s.bm, s.bn, s.stages, s.stageBytes(), gridWords(s.grid, grid),
+                       grid == GridText::AtLaunch ? std::string("the")
+                                                  : std::to_string(s.tiles))
+      .str();
+}
+
 std::string describeWgmma(const MatmulWgmmaSchedule &s, GridText grid) {
+  if (s.splitInKernel)
+    return describeSplit(s, grid);
   auto layout = [](const WgmmaOperand &w, const char *mn) {
     return llvm::formatv("{0}-major{1}", w.kMajor ? "k" : mn,
                          w.kMajor ? "" : " (transposed in the wgmma)")
@@ -184,8 +202,8 @@ public:
   ScheduleKind kind() const override { return ScheduleKind::MatmulWgmma; }
   llvm::StringRef name() const override { return "matmul_wgmma"; }
   llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
-    static const llvm::StringRef keys[] = {"bn",     "stages", "pingpong", "cluster",
-                                           "staged", "wgmma",  "promote"};
+    static const llvm::StringRef keys[] = {"bn",    "stages",  "pingpong", "cluster", "staged",
+                                           "wgmma", "promote", "split3"};
     return keys;
   }
   bool tilesComeInWaves() const override { return true; }
@@ -198,6 +216,13 @@ public:
   std::vector<Overrides> candidates(const LoweredKernel &k, const ScheduledKernel &,
                                     const DeviceProperties &) const override {
     std::vector<Overrides> out;
+    // A product split in the kernel: its ring's depth, or the CUDA cores
+    if (k.matmul && k.matmul->dtype == DType::F32 && !k.matmul->tf32) {
+      for (int64_t stages : {4, 3, 2})
+        out.push_back({.stages = stages, .split3 = 1});
+      out.push_back({.split3 = 0});
+      return out;
+    }
     // Three TF32 products keep their promoted sums, which 256-wide tiles
     // and ping-pong do not hold: faster, with up to 200 times SGEMM's error.
     bool promoted = k.matmul && k.matmul->threeParts;
@@ -227,7 +252,11 @@ public:
   }
 
   void emit(KernelEmitter &e, const Schedule &s) const override {
-    emitMatmulWgmma(e, s.as<MatmulWgmmaSchedule>());
+    const auto &w = s.as<MatmulWgmmaSchedule>();
+    if (w.splitInKernel)
+      emitMatmulWgmmaSplit(e, w);
+    else
+      emitMatmulWgmma(e, w);
   }
 
   /// wgmma and setmaxnreg need the architecture-specific target.

@@ -590,9 +590,10 @@ Expected<Schedule> matmulSchedule(const LoweredKernel &k, const DeviceProperties
   // exact f32 as three TF32 products split in the kernel, by the rule or
   // asked for (split3=1); split3=0 keeps the CUDA cores
   bool symbolicM = k.symbolic.has_value();
-  if (mm.dtype == DType::F32 && !tf32 && (o.split3.value_or(0) != 0 ||
-                                          (!o.split3 && mm.splitAllowed && wgmma &&
-                                           splitInKernelPays(mm, dev, symbolicM)))) {
+  bool exactF32 = mm.dtype == DType::F32 && !tf32;
+  bool askedSplit = o.split3.value_or(0) != 0;
+  bool ruleSplit = !o.split3 && mm.splitAllowed && wgmma && splitInKernelPays(mm, dev, symbolicM);
+  if (exactF32 && (askedSplit || ruleSplit)) {
     if (!wgmma)
       return refuse("split3=1 needs a Hopper target (sm_90 or sm_90a)");
     if (o.split3.value_or(0) > 1)

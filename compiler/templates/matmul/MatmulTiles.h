@@ -38,6 +38,8 @@ public:
   std::string mText() const { return E.extent(); }
   /// The tiles along m as code.
   std::string tilesMText() const;
+  /// An index as TMA's 32-bit coordinate (the Hopper templates' loads).
+  std::string tmaCoord(const std::string &v) const { return E.Idx == "int" ? v : "(int)" + v; }
   MatmulOperand operand(bool isA) const;
   /// The bounds check of a tile element at (rowVar, colVar): empty when
   /// every tile lies inside the matrix (the extents are whole tiles).

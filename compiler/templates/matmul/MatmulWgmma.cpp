@@ -151,27 +151,22 @@ private:
            std::to_string(S.bn) + ";");
   }
 
-  /// An index as TMA's 32-bit coordinate.
-  std::string coord(const std::string &v) const {
-    return E.Idx == "int" ? v : "(int)" + v;
-  }
-
   /// The TMA loads of one operand's slice at k0 = t * bk into `dst`. A
   /// `shared` one (B in a cluster) loads only this block's half of the rows,
   /// into both blocks (cta mask 3).
   void loads(const WgmmaOperand &w, const std::string &map, const std::string &dst,
              const std::string &outer0, unsigned rows, bool shared) {
-    std::string batch = w.batchStride ? ", " + coord("b") : "";
+    std::string batch = w.batchStride ? ", " + tmaCoord("b") : "";
     std::string call = shared ? "mj_tma_load_multicast(" : "mj_tma_load(";
     std::string bar = shared ? ", &mj_full[s], 3, " : ", &mj_full[s], ";
     if (w.kMajor) {
       std::string half = std::to_string(rows / 2);
       if (shared)
         W.line(call + dst + " + mj_rank * " + std::to_string(rows / 2 * 128) + ", " + map + bar +
-               "t * " + Bk + ", " + coord("(" + outer0 + " + mj_rank * " + half + ")") + batch +
+               "t * " + Bk + ", " + tmaCoord("(" + outer0 + " + mj_rank * " + half + ")") + batch +
                ");");
       else
-        W.line(call + dst + ", " + map + bar + "t * " + Bk + ", " + coord(outer0) + batch + ");");
+        W.line(call + dst + ", " + map + bar + "t * " + Bk + ", " + tmaCoord(outer0) + batch + ");");
       return;
     }
     // boxes of 64 rows of m (n) by bk, 8192 bytes each; in a cluster the
@@ -181,7 +176,7 @@ private:
       std::string box = "(mj_rank * " + std::to_string(boxes) + " + " + std::to_string(j) + ")";
       std::string at = shared ? " + " + box + " * 8192" : j ? " + " + std::to_string(j * 8192) : "";
       std::string from = shared ? " + " + box + " * 64" : j ? " + " + std::to_string(j * 64) : "";
-      W.line(call + dst + at + ", " + map + bar + coord(outer0) + from + ", t * " + Bk + batch +
+      W.line(call + dst + at + ", " + map + bar + tmaCoord(outer0) + from + ", t * " + Bk + batch +
              ");");
     }
   }

@@ -103,10 +103,6 @@ private:
            tilesMText() + " % " + std::to_string(S.tilesN) + ") * 128;");
   }
 
-  std::string coord(const std::string &v) const {
-    return E.Idx == "int" ? v : "(int)" + v;
-  }
-
   void producer() {
     W.open("if (threadIdx.x < 128)");
     W.line("// warpgroup 0, the producer: thread 0 issues ring A's loads " +
@@ -122,11 +118,11 @@ private:
     W.line("mj_mbar_wait(&mj_freeA[mj_sa], (unsigned)(mj_q / " + Stages + " % 2) ^ 1);");
     W.line("unsigned char *const stage = mj_ringA + mj_sa * " + StageBytes + ";");
     W.line("mj_mbar_expect_tx(&mj_loaded[mj_sa], " + StageBytes + ");");
-    std::string bb = S.b.batchStride ? ", " + coord("b") : "";
-    std::string ab = S.a.batchStride ? ", " + coord("b") : "";
-    W.line("mj_tma_load(stage, mj_tmB, &mj_loaded[mj_sa], t * 32, " + coord("n0") + bb +
+    std::string bb = S.b.batchStride ? ", " + tmaCoord("b") : "";
+    std::string ab = S.a.batchStride ? ", " + tmaCoord("b") : "";
+    W.line("mj_tma_load(stage, mj_tmB, &mj_loaded[mj_sa], t * 32, " + tmaCoord("n0") + bb +
            "); // B's 128 rows");
-    W.line("mj_tma_load(stage + " + BBytes + ", mj_tmA, &mj_loaded[mj_sa], t * 32, " + coord("m0") +
+    W.line("mj_tma_load(stage + " + BBytes + ", mj_tmA, &mj_loaded[mj_sa], t * 32, " + tmaCoord("m0") +
            ab + "); // A's " + Bm + " rows");
     W.close("};");
     W.line("if (r == 0)");

@@ -126,10 +126,16 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   // on the device; splitk=N >= 2 forces N slices, splitk=0 none.
   if (tf32)
     return r;
-  if (o.splitk.value_or(1) == 1)
+  if (o.splitk.value_or(1) == 1) {
     r.splitK.rule = [dev = opt.device](int64_t m, int64_t n, int64_t k, int64_t padCopies) {
       return splitSlices(m, n, k, dev, padCopies);
     };
+    // (the split in the kernel as its rule takes it: tf32x3 on, split3 not 0)
+    if (r.tf32x3 && o.split3.value_or(1) != 0)
+      r.splitK.splitInKernel = [dev = opt.device](int64_t m, int64_t n, int64_t k) {
+        return splitInKernelFills(m, n, k, 1, dev);
+      };
+  }
   else if (*o.splitk >= 2)
     r.splitK.force = *o.splitk;
   return r;

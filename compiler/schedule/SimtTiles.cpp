@@ -145,4 +145,12 @@ int64_t splitSlices(int64_t m, int64_t n, int64_t k, const DeviceProperties &dev
   return least <= 0.8 * cost(1) ? best : 1;
 }
 
+bool splitInKernelFills(int64_t m, int64_t n, int64_t k, int64_t batch,
+                        const DeviceProperties &dev) {
+  if (m < 32 || k < 128)
+    return false;
+  int64_t tiles = (m + 127) / 128 * ((n + 127) / 128) * batch;
+  return tiles * 10 >= int64_t(dev.smCount) * 9;
+}
+
 } // namespace minijit

@@ -105,4 +105,15 @@ constexpr int64_t kMinSliceDepth = 128;
 int64_t splitSlices(int64_t m, int64_t n, int64_t k, const DeviceProperties &dev,
                     int64_t padCopies = 0);
 
+/// Whether an exact f32 product of `batch` [m, k] @ [k, n], both operands
+/// k-major, is worth three TF32 products split in its kernel on Hopper
+/// (MatmulWgmmaSchedule::splitInKernel) by the rule: 32 rows or more (the
+/// tensor cores not mostly multiplying zeros), a k of 128 or more (over a
+/// few terms the parts' own error, the lo x lo terms left out, is not small
+/// beside the sum's: up to 4 times the CUDA cores' at k = 4), and 128 x 128
+/// tiles for 90 % of a wave or more. Split-K leaves such a product whole
+/// (its slices would walk more tiles than the SMs hold at once).
+bool splitInKernelFills(int64_t m, int64_t n, int64_t k, int64_t batch,
+                        const DeviceProperties &dev);
+
 } // namespace minijit

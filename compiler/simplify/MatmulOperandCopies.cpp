@@ -142,6 +142,11 @@ std::optional<ValueId> Rewriter::splitK(const Node &n, ValueId a, ValueId b) {
     return std::nullopt;
   int64_t K = out(a).shape[1];
   OperandRows ra = operandRows(a), rb = operandRows(b);
+  // (not where the kernel splits the whole product into TF32 parts: the
+  // rule's slices would walk two rounds of its tiles)
+  if (!SplitK.force && SplitK.splitInKernel && !ra.transposed && rb.transposed &&
+      SplitK.splitInKernel(n.shape[0], n.shape[1], K))
+    return std::nullopt;
   int64_t ks = sliceDepth(K, slices);
   NodeSpec s = specOf(n);
   s.operands = {splitOperand(ra, true, slices, ks, K), splitOperand(rb, false, slices, ks, K)};

@@ -477,28 +477,25 @@ Expected<WgmmaFit> splitSchedule(const LoweredKernel &k, const DeviceProperties 
                                 s.stages, s.sharedBytes, dev.sharedPerBlockOptin)
                       .str());
   countTiles(s, mm);
-  s.grid = s.persistentGrid(dev.smCount);
+  // A block a tile, not the persistent grid: the hardware's waves. Walking
+  // two tiles a block, the kernel ran 28 % slower than a block a tile on
+  // 264 tiles (docs/PERFORMANCE_LOG.md, "Products of few rows split in the
+  // kernel"), where a round of 132 tiles took the same time either way.
+  s.grid = s.tiles;
   return s;
 }
 
 /// Whether an exact f32 product runs as three TF32 products split in the
 /// kernel by the rule: where the copies of tf32x3 do not pay (below
-/// tf32x3Pays's line, so its operands were left alone) and the CUDA cores
-/// would run it, with rows of A enough that the tensor cores are not mostly
-/// multiplying zeros (32 or more), a k of 128 or more (over a few terms the
-/// parts' own error, the lo x lo terms left out, is not small beside the
-/// sum's: up to 4 times the CUDA cores' at k = 4), and 128 x 128 tiles enough to keep the
-/// SMs busy: 90 % of a wave or more. A last round of the persistent grid
+/// tf32x3Pays's line, so its operands were left alone), the CUDA cores
+/// would run it and splitInKernelFills says so (a last round of the grid
 /// mostly empty is no reason to stay on the CUDA cores: 97 x 17001 x 1004,
-/// 133 tiles, ran 1.6 times as fast split (docs/PERFORMANCE.md, "Matmul in
-/// f32"). (A product the CUDA cores' rule splits
-/// along k, as cuBLAS's SGEMM splits it, was split in the graph before:
-/// its slices are the batch here, and its sums are as accurate.)
+/// 133 tiles, ran 1.6 times as fast split, docs/PERFORMANCE.md, "Matmul in
+/// f32"). A product of tiles too few, which the CUDA cores' rule splits
+/// along k as cuBLAS's SGEMM splits it, was split in the graph before: its
+/// slices are the batch here, and its sums are as accurate.
 bool splitInKernelPays(const KMatmul &mm, const DeviceProperties &dev, bool symbolicM) {
-  if (symbolicM || mm.M < 32 || mm.K < 128)
-    return false;
-  int64_t tiles = (mm.M + 127) / 128 * ((mm.N + 127) / 128) * mm.batch;
-  return tiles * 10 >= int64_t(dev.smCount) * 9;
+  return !symbolicM && splitInKernelFills(mm.M, mm.N, mm.K, mm.batch, dev);
 }
 
 /// f32 on the CUDA cores: the tile `pick`, and the keys frag, tn,

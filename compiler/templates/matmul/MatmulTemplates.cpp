@@ -155,7 +155,7 @@ std::string describeSplit(const MatmulWgmmaSchedule &s, GridText grid) {
                        "loads into {2} stages of {3} bytes, the producer warpgroup splitting A's "
                        "tile into two stages of parts, 2 consumer warpgroups splitting their 64 "
                        "rows of B each, each k-slice's product added to the sum by the CUDA "
-                       "cores, {4} over {5} tiles",
+                       "cores, a block a tile: {4} over {5} tiles",
                        s.bm, s.bn, s.stages, s.stageBytes(), gridWords(s.grid, grid),
                        grid == GridText::AtLaunch ? std::string("the")
                                                   : std::to_string(s.tiles))
@@ -267,7 +267,7 @@ public:
     auto &w = std::get<MatmulWgmmaSchedule>(s.params);
     w.tilesM = ceilDiv(k.matmul->M, w.bm);
     w.tiles = w.tilesM * w.tilesN * k.matmul->batch;
-    w.grid = w.persistentGrid(dev.smCount);
+    w.grid = w.splitInKernel ? w.tiles : w.persistentGrid(dev.smCount);
     return true;
   }
 

@@ -381,6 +381,15 @@ TEST(MatmulRewrites, ExactProductsOfFewRowsAreSplitInTheKernel) {
               std::string::npos)
         << e.what();
   }
+  // Split-K leaves whole a product the kernel splits with tiles for a wave
+  // (128 x 16384 x 16384: 128 tiles), and slices one of too few (128 x
+  // 8192 x 8192: 64 tiles) into a batch the kernel splits.
+  CompiledGraph whole = compileGraph(linear(128, 16384, 16384), opt);
+  EXPECT_EQ(whole.numKernels(), 1u) << whole.fusedText();
+  EXPECT_EQ(whole.fusedText().find("split along k"), std::string::npos) << whole.fusedText();
+  CompiledGraph sliced = compileGraph(linear(128, 8192, 8192), opt);
+  EXPECT_NE(sliced.fusedText().find("split along k"), std::string::npos) << sliced.fusedText();
+  EXPECT_NE(sliced.fusedText().find("split in the kernel"), std::string::npos);
   CompileOptions ampere = opt;
   ampere.arch = "sm_80";
   EXPECT_EQ(compileGraph(linear(128, 32768, 32768), ampere).fusedText().find("split in"),

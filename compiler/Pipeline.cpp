@@ -132,8 +132,9 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
     };
     // (the split in the kernel as its rule takes it: tf32x3 on, split3 not 0)
     if (r.tf32x3 && o.split3.value_or(1) != 0)
-      r.splitK.splitInKernel = [dev = opt.device](int64_t m, int64_t n, int64_t k) {
-        return splitInKernelFills(m, n, k, 1, dev);
+      r.splitK.splitInKernel = [dev = opt.device](int64_t m, int64_t n, int64_t k,
+                                                  int64_t padCopies) {
+        return splitInKernelSlices(m, n, k, padCopies, dev);
       };
   }
   else if (*o.splitk >= 2)

@@ -149,8 +149,41 @@ bool splitInKernelFills(int64_t m, int64_t n, int64_t k, int64_t batch,
                         const DeviceProperties &dev) {
   if (m < 32 || k < 128)
     return false;
-  int64_t tiles = (m + 127) / 128 * ((n + 127) / 128) * batch;
+  int64_t tiles = ceilDiv(m, 128) * ceilDiv(n, 128) * batch;
   return tiles * 10 >= int64_t(dev.smCount) * 9;
+}
+
+int64_t splitInKernelSlices(int64_t m, int64_t n, int64_t k, int64_t padCopies,
+                            const DeviceProperties &dev) {
+  if (m < 32 || k < 128)
+    return 0;
+  int64_t tiles = ceilDiv(m, 128) * ceilDiv(n, 128);
+  // In k-steps of one round of tiles: a tile's depth plus what it does
+  // once (fills the TMA ring, stores its outputs), and the partial sums'
+  // 8 bytes an output and slice (a round takes about 57 ns a k on the
+  // H100, in which 3 TB/s move about 170 KB).
+  const double fill = 256.0, bytesPerStep = 170e3;
+  auto cost = [&](int64_t s) {
+    int64_t depth = s == 1 ? k : sliceDepth(k, s);
+    double time = double(ceilDiv(tiles * s, dev.smCount)) * double(depth + fill);
+    if (s > 1)
+      time += 8.0 * double(s) * double(m) * double(n) / bytesPerStep;
+    // (slices that do not end where k does: the operands copied with zeros)
+    if (s > 1 && s * depth != k)
+      time += 8.0 * double(padCopies) / bytesPerStep;
+    return time;
+  };
+  // Of the counts whose tiles fill 90 % of a wave or more (up to two waves'
+  // worth, or 16), the cheapest; a count of more slices only where it
+  // saves a tenth or more.
+  int64_t most = std::max<int64_t>(16, 2 * ceilDiv(dev.smCount, tiles)), best = 0;
+  double least = 0;
+  for (int64_t s = 1; s <= most && (s == 1 || sliceDepth(k, s) >= kMinSliceDepth); ++s)
+    if (double c = cost(s); splitInKernelFills(m, n, k, s, dev) && (!best || c < 0.9 * least)) {
+      least = c;
+      best = s;
+    }
+  return best;
 }
 
 } // namespace minijit

@@ -111,9 +111,20 @@ int64_t splitSlices(int64_t m, int64_t n, int64_t k, const DeviceProperties &dev
 /// tensor cores not mostly multiplying zeros), a k of 128 or more (over a
 /// few terms the parts' own error, the lo x lo terms left out, is not small
 /// beside the sum's: up to 4 times the CUDA cores' at k = 4), and 128 x 128
-/// tiles for 90 % of a wave or more. Split-K leaves such a product whole
-/// (its slices would walk more tiles than the SMs hold at once).
+/// tiles for 90 % of a wave or more.
 bool splitInKernelFills(int64_t m, int64_t n, int64_t k, int64_t batch,
                         const DeviceProperties &dev);
+
+/// The slices split-K cuts such a product into (the kernel, a block a
+/// tile, then takes the batch of slices): of the counts (1 up to 16, or
+/// two waves of tiles; slices at least kMinSliceDepth deep) whose batch the
+/// kernel splits (splitInKernelFills), the one that minimizes the rounds of
+/// tiles the hardware runs times each tile's depth and fixed work, plus the
+/// partial sums' traffic and the copies of slices that do not end where k
+/// does (`padCopies`, as splitSlices counts them), a count of more slices
+/// only where it saves a tenth or more. 0 where no count fills: the CUDA
+/// cores' rule (splitSlices) decides then.
+int64_t splitInKernelSlices(int64_t m, int64_t n, int64_t k, int64_t padCopies,
+                            const DeviceProperties &dev);
 
 } // namespace minijit

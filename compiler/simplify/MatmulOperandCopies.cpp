@@ -132,7 +132,15 @@ int64_t Rewriter::splitKSlices(const Node &n, ValueId a, ValueId b) {
     return !kRows && src[1] % 4 != 0 ? 0 : src.numel();
   };
   int64_t copies = padCopies(ra, true) + padCopies(rb, false);
-  int64_t slices = SplitK.force > 0 ? SplitK.force : SplitK.rule ? SplitK.rule(M, N, K, copies) : 1;
+  // (a product the kernel splits into TF32 parts is sliced by that kernel's
+  // waves, not by the CUDA cores' tiles)
+  int64_t inKernel = !SplitK.force && SplitK.splitInKernel && !ra.transposed && rb.transposed
+                         ? SplitK.splitInKernel(M, N, K, copies)
+                         : 0;
+  int64_t slices = SplitK.force > 0 ? SplitK.force
+                   : inKernel > 0   ? inKernel
+                   : SplitK.rule    ? SplitK.rule(M, N, K, copies)
+                                    : 1;
   return slices < 2 || K < 8 * slices ? 1 : slices;
 }
 
@@ -142,11 +150,6 @@ std::optional<ValueId> Rewriter::splitK(const Node &n, ValueId a, ValueId b) {
     return std::nullopt;
   int64_t K = out(a).shape[1];
   OperandRows ra = operandRows(a), rb = operandRows(b);
-  // (not where the kernel splits the whole product into TF32 parts: the
-  // rule's slices would walk two rounds of its tiles)
-  if (!SplitK.force && SplitK.splitInKernel && !ra.transposed && rb.transposed &&
-      SplitK.splitInKernel(n.shape[0], n.shape[1], K))
-    return std::nullopt;
   int64_t ks = sliceDepth(K, slices);
   NodeSpec s = specOf(n);
   s.operands = {splitOperand(ra, true, slices, ks, K), splitOperand(rb, false, slices, ks, K)};

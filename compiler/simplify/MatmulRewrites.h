@@ -87,11 +87,11 @@ struct SplitKOptions {
   /// copy (the pipeline's: splitSlices of compiler/schedule/SimtTiles.h on
   /// the device); 1 leaves the product whole. None: no split chosen.
   std::function<int64_t(int64_t m, int64_t n, int64_t k, int64_t padCopies)> rule = {};
-  /// Whether the rule leaves an exact f32 product of x and nn.Linear's W
-  /// (A k-major, B stored [n, k]) whole because its kernel splits it into
-  /// three TF32 products (splitInKernelFills); none: every product the
-  /// rule slices is sliced.
-  std::function<bool(int64_t m, int64_t n, int64_t k)> splitInKernel = {};
+  /// The slices of an exact f32 product of x and nn.Linear's W (A k-major,
+  /// B stored [n, k]) whose kernel splits it into three TF32 products, by
+  /// that kernel's waves (splitInKernelSlices); 0 where the kernel would not
+  /// split it: `rule` decides then. None: `rule` decides every product.
+  std::function<int64_t(int64_t m, int64_t n, int64_t k, int64_t padCopies)> splitInKernel = {};
   /// A slice count for every f32 product whose layout allows it (tests,
   /// tuning; 1 leaves each whole); 0: chosen by the rule.
   int64_t force = 0;

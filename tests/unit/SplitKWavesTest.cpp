@@ -86,3 +86,24 @@ TEST(SplitKWaves, SplitKTileWastesLeastPadding) {
     }
   }
 }
+
+TEST(SplitKWaves, ProductsSplitInTheKernelAreSlicedByItsTiles) {
+  const DeviceProperties dev = DeviceProperties::assumedH200(); // 132 SMs
+  // a wave of 128 x 128 tiles or more: whole (128 rows through 16384 x
+  // 16384, 128 tiles; 80 rows through 1024 x 20000, 157 tiles: the slices'
+  // extra rounds and sums cost more than the second round's few tiles)
+  EXPECT_EQ(splitInKernelSlices(128, 16384, 16384, 0, dev), 1);
+  EXPECT_EQ(splitInKernelSlices(80, 20000, 1024, 0, dev), 1);
+  // too few tiles: the fewest slices that fill a wave (64 tiles: 2), more
+  // where they save whole rounds (48 rows, 96 tiles: 4 slices, 2.9 waves)
+  EXPECT_EQ(splitInKernelSlices(128, 8192, 8192, 0, dev), 2);
+  EXPECT_EQ(splitInKernelSlices(32, 8192, 4096, 0, dev), 2);
+  EXPECT_EQ(splitInKernelSlices(48, 12288, 3072, 0, dev), 4);
+  // past 16 slices where a product has very few tiles (6: 20 fill a wave)
+  EXPECT_GE(splitInKernelSlices(200, 300, 50000, 0, dev), 20);
+  // not the kernel's: few rows, a short k, or no count that fills a wave
+  // (8 tiles over k = 1024: slices of 128 make 64 tiles)
+  EXPECT_EQ(splitInKernelSlices(16, 32768, 32768, 0, dev), 0);
+  EXPECT_EQ(splitInKernelSlices(128, 32768, 64, 0, dev), 0);
+  EXPECT_EQ(splitInKernelSlices(128, 1024, 1024, 0, dev), 0);
+}

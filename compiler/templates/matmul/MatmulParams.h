@@ -108,6 +108,13 @@ struct MatmulWgmmaSchedule : MatmulTile {
   int64_t persistentGrid(int smCount) const {
     return cluster * std::min<int64_t>(walked(), std::max(1, smCount / int(cluster)));
   }
+  /// The grid launched: a block a tile for the kernel that splits exact f32
+  /// (the hardware's waves: walking two tiles a block was up to 28 % slower,
+  /// docs/PERFORMANCE_LOG.md, "A block a tile, and slices by the split
+  /// kernel's tiles"), else the persistent grid.
+  int64_t launchGrid(int smCount) const {
+    return splitInKernel ? tiles : persistentGrid(smCount);
+  }
   /// The epilogue through shared memory: each consumer leaves its
   /// accumulators of 64 columns in a buffer of its own, then reads four
   /// consecutive columns of a row a thread, so that a warp's stores are

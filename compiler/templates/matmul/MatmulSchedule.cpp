@@ -428,7 +428,7 @@ Expected<WgmmaFit> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
   if (!o.cluster && !s.pingpong && s.elementBytes == 2 && s.tilesM % 2 == 0 &&
       s.tiles >= 2 * int64_t(dev.smCount) && (s.b.kMajor || s.bn >= 128))
     s.cluster = 2;
-  s.grid = s.persistentGrid(dev.smCount);
+  s.grid = s.launchGrid(dev.smCount);
   return s;
 }
 
@@ -477,12 +477,7 @@ Expected<WgmmaFit> splitSchedule(const LoweredKernel &k, const DeviceProperties 
                                 s.stages, s.sharedBytes, dev.sharedPerBlockOptin)
                       .str());
   countTiles(s, mm);
-  // A block a tile, not the persistent grid: the hardware's waves. Walking
-  // two tiles a block, the kernel ran up to 28 % slower than a block a
-  // tile on 264 tiles and at most 1 % faster anywhere
-  // (docs/PERFORMANCE_LOG.md, "Products of few rows split in the kernel"
-  // and "A block a tile, and slices by the split kernel's tiles").
-  s.grid = s.tiles;
+  s.grid = s.launchGrid(dev.smCount); // a block a tile (MatmulWgmmaSchedule::launchGrid)
   return s;
 }
 

@@ -267,7 +267,7 @@ public:
     auto &w = std::get<MatmulWgmmaSchedule>(s.params);
     w.tilesM = ceilDiv(k.matmul->M, w.bm);
     w.tiles = w.tilesM * w.tilesN * k.matmul->batch;
-    w.grid = w.splitInKernel ? w.tiles : w.persistentGrid(dev.smCount);
+    w.grid = w.launchGrid(dev.smCount);
     return true;
   }
 

@@ -43,7 +43,9 @@ def workloads():
     shapes = [("causal_f32_2x8x512x64", (2, 8, 512, 64), f32, True),
               ("causal_f16_4x16x1024x64", (4, 16, 1024, 64), f16, True),
               ("full_bf16_8x12x1000x128", (8, 12, 1000, 128), bf16, False),
-              ("causal_f32_1x12x4097x80", (1, 12, 4097, 80), f32, True)]
+              ("causal_f32_1x12x4097x80", (1, 12, 4097, 80), f32, True),
+              ("causal_bf16_8x16x4096x128", (8, 16, 4096, 128), bf16, True),
+              ("full_bf16_8x16x4096x128", (8, 16, 4096, 128), bf16, False)]
     rows = []
     for stem, shape, dtype, causal in shapes:
         rows.append((stem, [(shape, dtype)] * 3, written(causal)))

@@ -137,6 +137,54 @@ TEST_F(Attention, HalvesOnTheCudaCores) {
     }
 }
 
+TEST_F(Attention, EveryTensorCoreTile) {
+  // Every tile of the tensor cores' kernel (bm rows a block, wm a warp, bn
+  // keys), each on graphs whose lengths are not whole tiles: causal and
+  // plain, a sliding window (its walk starting past the first tile), head
+  // dims 32, 80 and 128 (Q's fragments read again for each tile of keys at
+  // 128 with two row tiles a warp), f16 and bf16.
+  struct Case {
+    DType t;
+    int64_t s, d, window; // window 0: causal; -1: no mask
+  };
+  const Case cases[] = {{DType::BF16, 1000, 128, 0},
+                        {DType::F16, 17, 80, -1},
+                        {DType::BF16, 1000, 64, 50},
+                        {DType::F16, 333, 32, 0}};
+  const int64_t tiles[][3] = {{128, 32, 64}, {128, 32, 32}, {128, 16, 64}, {64, 32, 64},
+                              {64, 16, 32}};
+  for (const auto &tile : tiles)
+    for (const Case &c : cases) {
+      std::string mask = c.window < 0    ? "plain"
+                         : c.window == 0 ? "causal"
+                                         : "window" + std::to_string(c.window);
+      Graph g(name("tile" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
+                       std::to_string(tile[2]) + "_" + mask,
+                   c.t, c.s, c.d));
+      Tensor q = g.input("q", c.t, {1, 3, c.s, c.d});
+      Tensor k = g.input("k", c.t, {1, 3, c.s, c.d});
+      Tensor v = g.input("v", c.t, {1, 3, c.s, c.d});
+      Tensor scores = matmul(q, transpose(k)) * (1.0 / std::sqrt(double(c.d)));
+      Tensor keyPos = iota(g, {c.s, c.s}, 1), queryPos = iota(g, {c.s, c.s}, 0);
+      if (c.window == 0)
+        scores = where(le(keyPos, queryPos), scores, -INFINITY);
+      if (c.window > 0)
+        scores = where(logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, double(c.window))),
+                       scores, -INFINITY);
+      g.output(matmul(softmax(scores, -1), v), "o");
+      CompileOptions opt;
+      opt.scheduleOverrides.bm = tile[0];
+      opt.scheduleOverrides.wm = tile[1];
+      opt.scheduleOverrides.bn = tile[2];
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      ASSERT_EQ(cg.detail->kernels.size(), 1u) << cg.fusedText();
+      EXPECT_EQ(cg.detail->kernels[0].schedule.kind(), ScheduleKind::AttentionMma) << g.name();
+      opt.compileKernels = true;
+      expectMatchesWith(g, opt, 37);
+    }
+}
+
 TEST_F(Attention, SoftCapAndSlidingWindow) {
   int64_t s = 1000, d = 64;
   Graph g("softcap_window");

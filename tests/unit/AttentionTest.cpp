@@ -125,7 +125,8 @@ TEST(Attention, HalvesWithWhole16HeadDimsRunOnTheTensorCores) {
   ASSERT_EQ(g.detail->kernels.size(), 1u) << g.fusedText();
   EXPECT_EQ(g.detail->kernels[0].schedule.kind(), ScheduleKind::AttentionMma);
   EXPECT_TRUE(kernelTemplate(ScheduleKind::AttentionMma).usesTensorCores());
-  EXPECT_NE(g.detail->kernels[0].cuda.find("mj_mma_f16(mj_o[2 * tp], pf, b0);"), std::string::npos);
+  EXPECT_NE(g.detail->kernels[0].cuda.find("mj_mma_f16(mj_o[r][2 * tp], pf[r], b0);"),
+            std::string::npos);
   // f32, head dims of no whole 16s, or wider than 128: the CUDA cores.
   for (std::string text : {attention("f32", 100, 100, 64), attention("f16", 100, 100, 72),
                            attention("bf16", 128, 128, 256)}) {

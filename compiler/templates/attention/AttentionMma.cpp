@@ -1,8 +1,11 @@
 //===- compiler/templates/attention/AttentionMma.cpp - attention on the tensor cores ---===//
 // The attention template's body for f16 and bf16 (FlashAttention-2's
-// forward with mma.sync m16n8k16): a block of four warps owns 64 query rows
-// of one batch, a warp 16 of them. Q's fragments are loaded once (ldmatrix
-// from shared memory); K and V have a tile of shared memory each, copied by
+// forward with mma.sync m16n8k16): a block of warps owns `br` query rows
+// of one batch, a warp 16 of them or, with two row tiles a warp, 32 (each
+// fragment of K and V read from shared memory then feeds twice the
+// products). Q's fragments are loaded once (ldmatrix from shared memory)
+// where they fit the registers, else again for each tile of keys; K and V
+// have a tile of shared memory each, copied by
 // cp.async one step ahead (V's while S is computed, the next K's while P V
 // is); for each tile of 64 keys, S = Q K^T goes to f32
 // accumulators, the graph's score work runs on each accumulator (the
@@ -42,17 +45,16 @@ public:
     W.line("mj_cp_async_wait<1>(); // Q's tile is in (K's may still be on its way)");
     W.line("__syncthreads();");
     queryFragments();
-    W.line("float mj_rowMax[2] = {-MJ_INF, -MJ_INF}; // rows mj_g and mj_g + 8: running max,");
-    W.line("float mj_rowSum[2] = {0.0f, 0.0f};       // and the sum relative to it");
-    W.line(
-        llvm::formatv("float mj_o[{0}][4]; // O of the warp's rows, an accumulator per 8 columns",
-                      A.valueDim / 8)
-            .str());
-    W.line("#pragma unroll");
-    W.line(llvm::formatv("for (int t = 0; t < {0}; ++t) mj_o[t][0] = mj_o[t][1] = mj_o[t][2] = "
-                         "mj_o[t][3] = 0.0f;",
-                         A.valueDim / 8)
+    W.line(llvm::formatv("float mj_rowMax[{0}], mj_rowSum[{0}]; // the thread's rows [2 * r + i / "
+                         "2]: running max, and the sum relative to it",
+                         threadRows())
                .str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int h = 0; h < {0}; ++h) mj_rowMax[h] = -MJ_INF, mj_rowSum[h] = 0.0f;",
+                         threadRows())
+               .str());
+    accumulators("mj_o", A.valueDim / 8, "O of the warp's rows, an accumulator per row tile and 8 "
+                                         "columns");
     // K's tile n0 is copied while the last tile's P V runs, V's while S and
     // the softmax of this one run (cp.async where rows are whole 16 bytes).
     W.open(llvm::formatv("for ({0} n0 = {3}; n0 < {1}; n0 += {2})", E.Idx, keys, S.bc, first).str());
@@ -86,6 +88,19 @@ private:
   int64_t vStride() const { return A.valueDim + 8; }
   int64_t keyTiles() const { return S.bc / 8; }
 
+  /// Declares `name`[rowTiles][tiles][4], an mma accumulator per row tile
+  /// and 8 columns, zeroed.
+  void accumulators(const std::string &name, int64_t tiles, const std::string &what) {
+    W.line(llvm::formatv("float {0}[{1}][{2}][4]; // {3}", name, S.rowTiles, tiles, what).str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("  for (int t = 0; t < {0}; ++t) {1}[r][t][0] = {1}[r][t][1] = "
+                         "{1}[r][t][2] = {1}[r][t][3] = 0.0f;",
+                         tiles, name)
+               .str());
+  }
+
   void prologue() {
     const std::string &Idx = E.Idx;
     W.line("extern __shared__ __align__(16) unsigned char mj_smem[];");
@@ -98,8 +113,16 @@ private:
                .str());
     W.line(llvm::formatv("unsigned short *mj_v = mj_k + {0}; // V's tile", S.bc * kStride()).str());
     W.line("const " + Idx + " b = blockIdx.x / " + std::to_string(S.tilesM) + "; // batch");
-    W.line("const " + Idx + " m0 = (blockIdx.x % " + std::to_string(S.tilesM) + ") * " +
-           std::to_string(S.br) + "; // the tile's first query row");
+    if (A.causal) {
+      // A causal tile's work grows with its row: a batch's tiles go from the
+      // last to the first, so that the grid ends on the lightest ones.
+      W.line("const " + Idx + " m0 = (" + std::to_string(S.tilesM - 1) + " - blockIdx.x % " +
+             std::to_string(S.tilesM) + ") * " + std::to_string(S.br) +
+             "; // the tile's first query row: the batch's last tile first");
+    } else {
+      W.line("const " + Idx + " m0 = (blockIdx.x % " + std::to_string(S.tilesM) + ") * " +
+             std::to_string(S.br) + "; // the tile's first query row");
+    }
     W.line("const int mj_warp = threadIdx.x / 32, mj_lane = threadIdx.x % 32;");
     W.line("// The thread's rows of the warp's 16 (mj_g and mj_g + 8) and, in each 8-column tile "
            "of an accumulator, its two columns (mj_c2, mj_c2 + 1): mma.sync's layout");
@@ -147,31 +170,48 @@ private:
     W.close();
   }
 
-  void queryFragments() {
-    W.line(llvm::formatv("unsigned mj_qf[{0}][4]; // the warp's 16 rows of Q as A fragments, 16 "
-                         "columns each",
-                         MM.K / 16)
-               .str());
-    W.line("#pragma unroll");
-    W.line(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", MM.K / 16).str());
-    W.line(llvm::formatv("  mj_ldmatrix_x4(mj_qf[kk], &mj_q[(mj_warp * 16 + mj_lane % 8 + 8 * "
-                         "((mj_lane / 8) % 2)) * {0} + kk * 16 + 8 * (mj_lane / 16)]);",
-                         qStride())
-               .str());
+  /// Q's fragments stay in registers when a thread holds at most 32 of them
+  /// (head dims up to 128 with one row tile a warp, 64 with two).
+  bool qInRegisters() const { return S.rowTiles * (MM.K / 16) <= 8; }
+
+  /// ldmatrix of the A fragments of the warp's row tile `r`, columns kk * 16 ... of Q.
+  std::string qLoad(const std::string &dst, const std::string &r, const std::string &kk) const {
+    return llvm::formatv("mj_ldmatrix_x4({0}, &mj_q[((mj_warp * {1} + {2}) * 16 + mj_lane % 8 + 8 "
+                         "* ((mj_lane / 8) % 2)) * {3} + {4} * 16 + 8 * (mj_lane / 16)]);",
+                         dst, S.rowTiles, r, qStride(), kk)
+        .str();
   }
 
-  /// S of the warp's rows and the tile's keys: an accumulator per 8 keys.
-  void scores() {
-    W.line(llvm::formatv("float mj_s[{0}][4]; // S, then the scores, then the probabilities",
-                         keyTiles())
+  void queryFragments() {
+    if (!qInRegisters()) {
+      W.line("// Q's fragments are read from its tile for each tile of keys (they would not fit "
+             "the registers)");
+      return;
+    }
+    W.line(llvm::formatv("unsigned mj_qf[{0}][{1}][4]; // the warp's rows of Q as A fragments, 16 "
+                         "columns each",
+                         S.rowTiles, MM.K / 16)
                .str());
     W.line("#pragma unroll");
-    W.line(llvm::formatv("for (int t = 0; t < {0}; ++t) mj_s[t][0] = mj_s[t][1] = mj_s[t][2] = "
-                         "mj_s[t][3] = 0.0f;",
-                         keyTiles())
-               .str());
+    W.line(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("  for (int kk = 0; kk < {0}; ++kk)", MM.K / 16).str());
+    W.line("    " + qLoad("mj_qf[r][kk]", "r", "kk"));
+  }
+
+  /// S of the warp's rows and the tile's keys: an accumulator per row tile and 8 keys.
+  void scores() {
+    accumulators("mj_s", keyTiles(), "S, then the scores, then the probabilities");
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", MM.K / 16).str());
+    std::string qf = "mj_qf[r][kk]";
+    if (!qInRegisters()) {
+      W.line(llvm::formatv("unsigned qf[{0}][4];", S.rowTiles).str());
+      W.line("#pragma unroll");
+      W.line(llvm::formatv("for (int r = 0; r < {0}; ++r) ", S.rowTiles).str() +
+             qLoad("qf[r]", "r", "kk"));
+      qf = "qf[r]";
+    }
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", keyTiles() / 2).str());
     W.line("unsigned kf[4]; // B fragments of keys tp * 16 ... (two 8-key tiles), columns kk * 16 "
@@ -181,24 +221,47 @@ private:
                          kStride())
                .str());
     W.line("const unsigned b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};");
-    W.line(Mma + "(mj_s[2 * tp], mj_qf[kk], b0);");
-    W.line(Mma + "(mj_s[2 * tp + 1], mj_qf[kk], b1);");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    W.line(Mma + "(mj_s[r][2 * tp], " + qf + ", b0);");
+    W.line(Mma + "(mj_s[r][2 * tp + 1], " + qf + ", b1);");
+    W.close();
     W.close();
     W.close();
   }
 
+  /// The query row of accumulator element i of the warp's row tile r.
+  std::string rowOf(const std::string &r, const std::string &i) const {
+    return llvm::formatv("m0 + (mj_warp * {0} + {1}) * 16 + mj_g + 8 * ({2} / 2)", S.rowTiles, r, i)
+        .str();
+  }
+  /// The type of a score's row and key: int where m * N + n fits one (the
+  /// kernel's 64-bit offsets, where it has them, come from the batch's, so
+  /// any expression holding b stays 64-bit), else the kernel's index type.
+  std::string posType() const {
+    return MM.M * MM.N < (int64_t(1) << 31) ? std::string("int") : E.Idx;
+  }
+  /// The thread's rows: two a row tile (mj_g and mj_g + 8), [2 * r + i / 2].
+  unsigned threadRows() const { return 2 * S.rowTiles; }
+
   /// The graph's work on each accumulator of S; -inf past the ends.
   void scoreWork() {
-    W.line("float mj_tileMax[2] = {-MJ_INF, -MJ_INF};");
+    W.line(llvm::formatv("float mj_tileMax[{0}];", threadRows()).str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int h = 0; h < {0}; ++h) mj_tileMax[h] = -MJ_INF;", threadRows())
+               .str());
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < 4; ++i)");
-    W.line("const " + E.Idx + " m = m0 + mj_warp * 16 + mj_g + 8 * (i / 2);");
-    W.line("const " + E.Idx + " n = n0 + t * 8 + mj_c2 + i % 2;");
-    attentionScoreWork(E, "mj_s[t][i]", "past the ends");
-    W.line("mj_s[t][i] = mj_score;");
-    W.line("mj_tileMax[i / 2] = mj_max(mj_tileMax[i / 2], mj_score);");
+    W.line("const " + posType() + " m = " + rowOf("r", "i") + ";");
+    W.line("const " + posType() + " n = n0 + t * 8 + mj_c2 + i % 2;");
+    attentionScoreWork(E, "mj_s[r][t][i]", "past the ends");
+    W.line("mj_s[r][t][i] = mj_score;");
+    W.line("mj_tileMax[2 * r + i / 2] = mj_max(mj_tileMax[2 * r + i / 2], mj_score);");
+    W.close();
     W.close();
     W.close();
   }
@@ -206,7 +269,7 @@ private:
   /// The four threads of a row are neighbouring lanes: a butterfly over them.
   void quadCombine(const std::string &combine) {
     W.line("#pragma unroll");
-    W.open("for (int h = 0; h < 2; ++h)");
+    W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", threadRows()).str());
     W.line("#pragma unroll");
     W.line("for (int w = 1; w < 4; w *= 2) " + combine);
     W.close();
@@ -215,28 +278,40 @@ private:
   void softmaxStep() {
     quadCombine("mj_tileMax[h] = mj_max(mj_tileMax[h], __shfl_xor_sync(0xffffffffu, "
                 "mj_tileMax[h], w));");
-    W.line("float mj_base[2], mj_rescale[2], mj_tileSum[2] = {0.0f, 0.0f};");
+    unsigned rows = threadRows();
+    W.line(llvm::formatv("float mj_base[{0}], mj_rescale[{0}], mj_tileSum[{0}];", rows).str());
+    W.line("const float mj_log2e = 1.44269504f; // exp(x - base) = 2^(x log2(e) - base log2(e)): "
+           "an fma and the special function unit");
     W.line("#pragma unroll");
-    W.open("for (int h = 0; h < 2; ++h)");
+    W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", rows).str());
     W.line("const float newMax = mj_max(mj_rowMax[h], mj_tileMax[h]);");
     W.line("// A row whose keys so far are all masked keeps max -inf: its probabilities are 0");
     W.line("mj_base[h] = newMax == -MJ_INF ? 0.0f : newMax;");
-    W.line("mj_rescale[h] = __expf(mj_rowMax[h] - mj_base[h]); // of the sum and O so far");
+    W.line("mj_rescale[h] = mj_ex2((mj_rowMax[h] - mj_base[h]) * mj_log2e); // of the sum and O "
+           "so far");
     W.line("mj_rowMax[h] = newMax;");
+    W.line("mj_base[h] *= mj_log2e;");
+    W.line("mj_tileSum[h] = 0.0f;");
     W.close();
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < 4; ++i)");
-    // The fast exp (ex2.approx, relative error near 2^-21): the probabilities
-    // are rounded to 16 bits for P V, far coarser.
-    W.line("mj_s[t][i] = __expf(mj_s[t][i] - mj_base[i / 2]);");
-    W.line("mj_tileSum[i / 2] += mj_s[t][i];");
+    // The fast exp (ex2.approx, relative error near 2^-21, as __expf): the
+    // probabilities are rounded to 16 bits for P V, far coarser.
+    W.line("mj_s[r][t][i] = mj_ex2(fmaf(mj_s[r][t][i], mj_log2e, -mj_base[2 * r + i / 2]));");
+    W.line("mj_tileSum[2 * r + i / 2] += mj_s[r][t][i];");
+    W.close();
     W.close();
     W.close();
     quadCombine("mj_tileSum[h] += __shfl_xor_sync(0xffffffffu, mj_tileSum[h], w);");
-    W.line("mj_rowSum[0] = mj_rowSum[0] * mj_rescale[0] + mj_tileSum[0];");
-    W.line("mj_rowSum[1] = mj_rowSum[1] * mj_rescale[1] + mj_tileSum[1];");
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int h = 0; h < {0}; ++h) mj_rowSum[h] = mj_rowSum[h] * "
+                         "mj_rescale[h] + mj_tileSum[h];",
+                         rows)
+               .str());
   }
 
   /// Two probabilities rounded to the inputs' type, packed as a fragment register.
@@ -248,19 +323,26 @@ private:
   void accumulate() {
     W.line("// O += P V over the tile, after rescaling O to the new max");
     W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", A.valueDim / 8).str());
-    W.line("mj_o[t][0] *= mj_rescale[0];");
-    W.line("mj_o[t][1] *= mj_rescale[0];");
-    W.line("mj_o[t][2] *= mj_rescale[1];");
-    W.line("mj_o[t][3] *= mj_rescale[1];");
+    W.line("mj_o[r][t][0] *= mj_rescale[2 * r];");
+    W.line("mj_o[r][t][1] *= mj_rescale[2 * r];");
+    W.line("mj_o[r][t][2] *= mj_rescale[2 * r + 1];");
+    W.line("mj_o[r][t][3] *= mj_rescale[2 * r + 1];");
+    W.close();
     W.close();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", S.bc / 16).str());
     W.line("// keys kk * 16 ...: the accumulators of S are the A fragments' layout");
-    W.line("const unsigned pf[4] = {" + pack("mj_s[2 * kk][0]", "mj_s[2 * kk][1]") + ",");
-    W.line("                        " + pack("mj_s[2 * kk][2]", "mj_s[2 * kk][3]") + ",");
-    W.line("                        " + pack("mj_s[2 * kk + 1][0]", "mj_s[2 * kk + 1][1]") + ",");
-    W.line("                        " + pack("mj_s[2 * kk + 1][2]", "mj_s[2 * kk + 1][3]") + "};");
+    W.line(llvm::formatv("unsigned pf[{0}][4];", S.rowTiles).str());
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    W.line("pf[r][0] = " + pack("mj_s[r][2 * kk][0]", "mj_s[r][2 * kk][1]") + ";");
+    W.line("pf[r][1] = " + pack("mj_s[r][2 * kk][2]", "mj_s[r][2 * kk][3]") + ";");
+    W.line("pf[r][2] = " + pack("mj_s[r][2 * kk + 1][0]", "mj_s[r][2 * kk + 1][1]") + ";");
+    W.line("pf[r][3] = " + pack("mj_s[r][2 * kk + 1][2]", "mj_s[r][2 * kk + 1][3]") + ";");
+    W.close();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", A.valueDim / 16).str());
     W.line("unsigned vf[4]; // B fragments of V's columns tp * 16 ... (two 8-column tiles)");
@@ -270,8 +352,11 @@ private:
                       vStride())
             .str());
     W.line("const unsigned b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};");
-    W.line(Mma + "(mj_o[2 * tp], pf, b0);");
-    W.line(Mma + "(mj_o[2 * tp + 1], pf, b1);");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    W.line(Mma + "(mj_o[r][2 * tp], pf[r], b0);");
+    W.line(Mma + "(mj_o[r][2 * tp + 1], pf[r], b1);");
+    W.close();
     W.close();
     W.close();
   }
@@ -280,15 +365,18 @@ private:
     const KParam &o = K.params[A.outParam];
     W.line("// O = the accumulated P V over the row's sum");
     W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", A.valueDim / 8).str());
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < 4; ++i)");
-    W.line("const " + E.Idx + " m = m0 + mj_warp * 16 + mj_g + 8 * (i / 2);");
+    W.line("const " + posType() + " m = " + rowOf("r", "i") + ";");
     W.line("const int c = t * 8 + mj_c2 + i % 2;");
     W.line(llvm::formatv("if (m < {0}) {1}[mj_oBatch + m * {2} + c * {3}] = {4};", MM.M, o.name,
                          A.outStrideM, A.outStrideD,
-                         storeConv(o.dtype, "mj_o[t][i] / mj_rowSum[i / 2]"))
+                         storeConv(o.dtype, "mj_o[r][t][i] / mj_rowSum[2 * r + i / 2]"))
                .str());
+    W.close();
     W.close();
     W.close();
   }

@@ -21,10 +21,13 @@ struct AttentionSchedule : LaunchGeometry {
 };
 
 /// The attention template on the tensor cores (f16/bf16, head dims that are
-/// whole 16s up to 128): a warp per 16 of the block's `br` query rows (64,
-/// or 32 or 16 for few blocks), `bc` = 64 keys a tile; threadsPerRow
-/// unused (a row's four threads are mma.sync's layout).
-struct AttentionMmaSchedule : AttentionSchedule {};
+/// whole 16s up to 128): a warp per 16 x `rowTiles` of the block's `br`
+/// query rows (128 and 32 a warp, or 64, 32 or 16 and 16 a warp for few
+/// blocks), `bc` keys a tile (64 or 32); threadsPerRow unused (a row's four
+/// threads are mma.sync's layout).
+struct AttentionMmaSchedule : AttentionSchedule {
+  unsigned rowTiles = 1; ///< row tiles of 16 a warp: 1 or 2
+};
 
 /// An attention's backward (KernelKind::AttentionBackwardKV or Q): a block
 /// per (batch, tile of `bc` keys) for dK and dV, walking the query tiles of

@@ -1,10 +1,12 @@
 //===- compiler/templates/attention/AttentionSchedule.cpp - the attention template's rules ---===//
 // f16 and bf16 with head dims of whole 16s up to 128: the tensor-core
-// kernel, 64 query rows x 64 keys a tile (32 or 16 rows where 64 would
-// leave SMs idle). Otherwise the CUDA cores: tiles
+// kernel, 128 query rows (32 a warp) x 64 keys a tile (64, 32 or 16 rows,
+// 16 a warp, where 128 would leave SMs idle). Otherwise the CUDA cores: tiles
 // of 32 query rows and 32 keys, four threads a row; tiles of 16 rows where
 // 32 would leave SMs idle (fewer blocks than two per SM). `bm` sets the
-// rows by hand (16, 32 or 64; 16 and 32 keep f16 on the CUDA cores).
+// rows by hand (16, 32, 64 or 128; 16 and 32 keep f16 on the CUDA cores),
+// `wm` the tensor cores' rows a warp (16 or 32), `bn` their keys a tile
+// (32 or 64).
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/attention/AttentionInternal.h"
 
@@ -21,15 +23,33 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
   // f16 and bf16 on the tensor cores where the head dims are whole 16s and
   // the fragments fit the registers (bm=16 or 32 asks for the CUDA cores).
   bool mma = mm.dtype != DType::F32 && mm.K % 16 == 0 && a.valueDim % 16 == 0 && mm.K <= 128 &&
-             a.valueDim <= 128 && (!o.bm || *o.bm == 64);
+             a.valueDim <= 128 && (!o.bm || *o.bm == 64 || *o.bm == 128);
   if (mma) {
     AttentionMmaSchedule m;
-    m.br = m.bc = 64;
-    // Fewer rows a block (a warp per 16) where 64 would leave SMs idle,
-    // unless bm=64 asks for 64.
+    // 128 query rows a block, 32 a warp (FlashAttention-2's tile: each
+    // fragment of K and V read from shared memory feeds two row tiles);
+    // fewer rows a block, 16 a warp, where 128 would leave SMs idle (fewer
+    // blocks than two per SM).
+    m.br = 128;
     while (!o.bm && m.br > 16 && mm.batch * ((mm.M + m.br - 1) / m.br) < 2 * int64_t(dev.smCount))
       m.br /= 2;
-    m.block = 2 * m.br;
+    if (o.bm)
+      m.br = static_cast<unsigned>(*o.bm);
+    m.rowTiles = m.br == 128 ? 2 : 1;
+    if (o.wm) {
+      if (*o.wm != 16 && *o.wm != 32)
+        return refuse("wm (query rows a warp of attention on the tensor cores) must be 16 or 32");
+      if (*o.wm > m.br)
+        return refuse("wm (query rows a warp) must not exceed bm (query rows a block)");
+      m.rowTiles = static_cast<unsigned>(*o.wm / 16);
+    }
+    m.bc = 64;
+    if (o.bn) {
+      if (*o.bn != 32 && *o.bn != 64)
+        return refuse("bn (keys a tile of attention on the tensor cores) must be 32 or 64");
+      m.bc = static_cast<unsigned>(*o.bn);
+    }
+    m.block = 32 * m.br / (16 * m.rowTiles);
     m.threadsPerRow = 4;
     m.tilesM = (mm.M + m.br - 1) / m.br;
     m.grid = mm.batch * m.tilesM;
@@ -38,6 +58,8 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
     m.sharedBytes =
         static_cast<unsigned>(2 * (int64_t(m.br) * (mm.K + 8) + int64_t(m.bc) * (mm.K + 8) +
                                    int64_t(m.bc) * (a.valueDim + 8)));
+    if (m.sharedBytes > dev.sharedPerBlockOptin)
+      return refuse("attention tiles need more shared memory than a block has");
     return Schedule{m};
   }
   AttentionSchedule s;

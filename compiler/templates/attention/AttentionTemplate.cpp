@@ -63,7 +63,7 @@ public:
   ScheduleKind kind() const override { return ScheduleKind::AttentionMma; }
   llvm::StringRef name() const override { return "attention_mma"; }
   llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
-    static const llvm::StringRef keys[] = {"bm"};
+    static const llvm::StringRef keys[] = {"bm", "wm", "bn"};
     return keys;
   }
   bool usesTensorCores() const override { return true; }
@@ -72,16 +72,27 @@ public:
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<AttentionMmaSchedule>();
     return llvm::formatv("attention on tensor cores (mma.sync m16n8k16): {0} query rows x {1} keys "
-                         "a tile, a warp per 16 rows ({2} threads), online softmax, {3} ({4} query "
+                         "a tile, a warp per {6} rows ({2} threads), online softmax, {3} ({4} query "
                          "tiles a batch), {5} bytes of shared memory",
-                         s.br, s.bc, s.block, gridWords(s.grid, grid), s.tilesM, s.sharedBytes)
+                         s.br, s.bc, s.block, gridWords(s.grid, grid), s.tilesM, s.sharedBytes,
+                         16 * s.rowTiles)
         .str();
   }
 
-  /// The CUDA cores' kernel with 16 or 32 rows a block.
-  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &,
+  /// The tensor cores' other tiles (128 or 64 rows a block, 16 or 32 a
+  /// warp, 64 or 32 keys), and the CUDA cores' kernel with 16 or 32 rows.
+  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &def,
                                             const DeviceProperties &) const override {
-    return {{.bm = 32}, {.bm = 16}};
+    const auto &d = def.schedule.as<AttentionMmaSchedule>();
+    std::vector<ScheduleOverrides> out;
+    for (int64_t bm : {128, 64})
+      for (int64_t wm : {32, 16})
+        for (int64_t bn : {64, 32})
+          if ((bm != d.br || wm != 16 * d.rowTiles || bn != d.bc) && wm <= bm)
+            out.push_back({.bm = bm, .bn = bn, .wm = wm});
+    out.push_back({.bm = 32});
+    out.push_back({.bm = 16});
+    return out;
   }
 
   void emit(KernelEmitter &e, const Schedule &s) const override {

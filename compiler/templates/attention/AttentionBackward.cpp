@@ -185,7 +185,7 @@ private:
         caps.push_back("mj_cap" + std::to_string(caps.size()));
         W.line("float " + caps.back() + " = 0.0f;");
       }
-    attentionScoreWork(E, "mj_dot", "past the end", [&] {
+    attentionScoreWork(E, "mj_dot", "past the end", {}, [&] {
       size_t i = 0;
       for (const KScaleStep &s : A.scaleSteps)
         if (s.op == OpKind::Tanh) {

@@ -33,11 +33,20 @@ std::string attentionKeyStart(KernelEmitter &e, unsigned cols) {
 }
 
 void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds,
-                        const std::function<void()> &inside) {
+                        ScoreBounds bounds, const std::function<void()> &inside) {
   const LoweredKernel &k = e.K;
   const KMatmul &mm = *k.matmul;
-  e.W.line("float mj_score = -MJ_INF; // " + pastEnds + ": no probability");
-  e.W.open(llvm::formatv("if (m < {0} && n < {1})", mm.M, mm.N).str());
+  std::string test;
+  if (bounds.rows)
+    test = "m < " + std::to_string(mm.M);
+  if (bounds.keys)
+    test += (test.empty() ? "n < " : " && n < ") + std::to_string(mm.N);
+  if (test.empty()) {
+    e.W.line("float mj_score; // the tiles divide the rows and the keys: none past the ends");
+  } else {
+    e.W.line("float mj_score = -MJ_INF; // " + pastEnds + ": no probability");
+    e.W.open("if (" + test + ")");
+  }
   for (size_t i = 0; i < k.values.size(); ++i)
     if (k.values[i].kind == KValue::Kind::MatmulResult && e.Need[i])
       e.W.line("const float " + e.Names[i] + " = " + dot + ";" + e.comment(static_cast<int>(i)));
@@ -45,7 +54,8 @@ void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::str
   e.W.line("mj_score = " + e.ref(k.attention->score) + "; // what the softmax reads");
   if (inside)
     inside();
-  e.W.close();
+  if (!test.empty())
+    e.W.close();
 }
 
 } // namespace minijit

@@ -23,11 +23,18 @@ std::string attentionKeyBound(KernelEmitter &e, unsigned rows);
 /// it are masked for every row of the tile), declared as mj_firstKey.
 std::string attentionKeyStart(KernelEmitter &e, unsigned cols);
 
+/// Which ends a score's (m, n) may pass: none where the kernel's tiles
+/// divide the rows (M) or the keys (N) exactly.
+struct ScoreBounds {
+  bool rows = true, keys = true;
+};
+
 /// For the score at (m, n), whose product element is `dot`: -inf past the
-/// ends (`pastEnds` says which, as a comment), else the graph's work on the
-/// scores (scale, mask, bias, soft-cap) computed into mj_score, the value the
-/// softmax reads. `inside` writes more where the work's values are in scope.
+/// ends (`pastEnds` says which, as a comment; no test where `bounds` says
+/// none can be), else the graph's work on the scores (scale, mask, bias,
+/// soft-cap) computed into mj_score, the value the softmax reads. `inside`
+/// writes more where the work's values are in scope.
 void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds,
-                        const std::function<void()> &inside = {});
+                        ScoreBounds bounds = {}, const std::function<void()> &inside = {});
 
 } // namespace minijit

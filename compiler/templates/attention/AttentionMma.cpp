@@ -258,7 +258,8 @@ private:
     W.open("for (int i = 0; i < 4; ++i)");
     W.line("const " + posType() + " m = " + rowOf("r", "i") + ";");
     W.line("const " + posType() + " n = n0 + t * 8 + mj_c2 + i % 2;");
-    attentionScoreWork(E, "mj_s[r][t][i]", "past the ends");
+    attentionScoreWork(E, "mj_s[r][t][i]", "past the ends",
+                       ScoreBounds{MM.M % S.br != 0, MM.N % S.bc != 0});
     W.line("mj_s[r][t][i] = mj_score;");
     W.line("mj_tileMax[2 * r + i / 2] = mj_max(mj_tileMax[2 * r + i / 2], mj_score);");
     W.close();

@@ -235,11 +235,17 @@ private:
     return llvm::formatv("m0 + (mj_warp * {0} + {1}) * 16 + mj_g + 8 * ({2} / 2)", S.rowTiles, r, i)
         .str();
   }
-  /// The type of a score's row and key: int where m * N + n fits one (the
-  /// kernel's 64-bit offsets, where it has them, come from the batch's, so
-  /// any expression holding b stays 64-bit), else the kernel's index type.
+  /// The type of a score's row and key: int where m * N + n fits one and
+  /// every tensor the kernel reads or writes has fewer than 2^31 elements
+  /// (so each term m * stride of an offset fits too; the kernel's 64-bit
+  /// index type then comes from the scores' count alone, and any expression
+  /// holding the batch b stays 64-bit), else the kernel's index type.
   std::string posType() const {
-    return MM.M * MM.N < (int64_t(1) << 31) ? std::string("int") : E.Idx;
+    const int64_t big = int64_t(1) << 31;
+    bool fits = MM.M * MM.N < big;
+    for (const KParam &p : K.params)
+      fits = fits && p.numel < big;
+    return fits ? std::string("int") : E.Idx;
   }
   /// The thread's rows: two a row tile (mj_g and mj_g + 8), [2 * r + i / 2].
   unsigned threadRows() const { return 2 * S.rowTiles; }

@@ -250,14 +250,6 @@ __device__ __forceinline__ void mj_mma_bf16(float (&d)[4], const unsigned (&a)[4
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-// 2^x by the special function unit (ex2.approx, flushing denormals): what
-// __expf computes after its multiply by log2(e), for kernels that fold that
-// multiply into an fma.
-__device__ __forceinline__ float mj_ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 // ---- end of preamble ----
 )";
 

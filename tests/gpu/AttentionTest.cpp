@@ -137,40 +137,63 @@ TEST_F(Attention, HalvesOnTheCudaCores) {
     }
 }
 
+/// The masks of the tensor cores' tile tests.
+enum class TileMask { Plain, Causal, Window50, FiniteLow };
+
 TEST_F(Attention, EveryTensorCoreTile) {
   // Every tile of the tensor cores' kernel (bm rows a block, wm a warp, bn
-  // keys), each on graphs whose lengths are not whole tiles: causal and
-  // plain, a sliding window (its walk starting past the first tile), head
-  // dims 32, 80 and 128 (Q's fragments read again for each tile of keys at
-  // 128 with two row tiles a warp), f16 and bf16.
+  // keys), each on graphs whose lengths are whole tiles or not (the score's
+  // bound tests dropped where the tiles divide the rows and the keys):
+  // causal and plain, a sliding window (its walk starting past the first
+  // tile), cross-attention (256 queries, 1000 keys), head dims 32, 64, 80 and
+  // 128 (Q's fragments read again for each tile of keys at 128 with two row
+  // tiles a warp), f16 and bf16, and large finite masks as models write them
+  // (the type's lowest value, -1e9 in bf16; in f16 -1e9 would round to -inf):
+  // the first tile of keys masked for every row and the first rows masked at
+  // every key, whose softmax is then the mean of V.
   struct Case {
     DType t;
-    int64_t s, d, window; // window 0: causal; -1: no mask
+    int64_t sq, sk, d;
+    TileMask mask;
+    double low; // FiniteLow's value
   };
-  const Case cases[] = {{DType::BF16, 1000, 128, 0},
-                        {DType::F16, 17, 80, -1},
-                        {DType::BF16, 1000, 64, 50},
-                        {DType::F16, 333, 32, 0}};
+  const Case cases[] = {{DType::BF16, 1000, 1000, 128, TileMask::Causal, 0},
+                        {DType::F16, 17, 17, 80, TileMask::Plain, 0},
+                        {DType::BF16, 1000, 1000, 64, TileMask::Window50, 0},
+                        {DType::F16, 333, 333, 32, TileMask::Causal, 0},
+                        {DType::BF16, 256, 256, 64, TileMask::Causal, 0},
+                        {DType::F16, 256, 1000, 64, TileMask::Plain, 0},
+                        {DType::F16, 256, 256, 64, TileMask::FiniteLow, -65504.0},
+                        {DType::BF16, 256, 1000, 64, TileMask::FiniteLow, -1e9},
+                        {DType::BF16, 300, 300, 128, TileMask::FiniteLow, -3.3895313892515355e38}};
   const int64_t tiles[][3] = {{128, 32, 64}, {128, 32, 32}, {128, 16, 64}, {64, 32, 64},
                               {64, 16, 32}};
+  const char *maskNames[] = {"plain", "causal", "window50", "finitelow"};
   for (const auto &tile : tiles)
     for (const Case &c : cases) {
-      std::string mask = c.window < 0    ? "plain"
-                         : c.window == 0 ? "causal"
-                                         : "window" + std::to_string(c.window);
       Graph g(name("tile" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
-                       std::to_string(tile[2]) + "_" + mask,
-                   c.t, c.s, c.d));
-      Tensor q = g.input("q", c.t, {1, 3, c.s, c.d});
-      Tensor k = g.input("k", c.t, {1, 3, c.s, c.d});
-      Tensor v = g.input("v", c.t, {1, 3, c.s, c.d});
+                       std::to_string(tile[2]) + "_" + maskNames[int(c.mask)] + "_k" +
+                       std::to_string(c.sk),
+                   c.t, c.sq, c.d));
+      Tensor q = g.input("q", c.t, {1, 3, c.sq, c.d});
+      Tensor k = g.input("k", c.t, {1, 3, c.sk, c.d});
+      Tensor v = g.input("v", c.t, {1, 3, c.sk, c.d});
       Tensor scores = matmul(q, transpose(k)) * (1.0 / std::sqrt(double(c.d)));
-      Tensor keyPos = iota(g, {c.s, c.s}, 1), queryPos = iota(g, {c.s, c.s}, 0);
-      if (c.window == 0)
+      Tensor keyPos = iota(g, {c.sq, c.sk}, 1), queryPos = iota(g, {c.sq, c.sk}, 0);
+      switch (c.mask) {
+      case TileMask::Plain:
+        break;
+      case TileMask::Causal:
         scores = where(le(keyPos, queryPos), scores, -INFINITY);
-      if (c.window > 0)
-        scores = where(logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, double(c.window))),
-                       scores, -INFINITY);
+        break;
+      case TileMask::Window50:
+        scores = where(logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, 50.0)), scores,
+                       -INFINITY);
+        break;
+      case TileMask::FiniteLow:
+        scores = where(logicalAnd(ge(keyPos, 64.0), ge(queryPos, 5.0)), scores, c.low);
+        break;
+      }
       g.output(matmul(softmax(scores, -1), v), "o");
       CompileOptions opt;
       opt.scheduleOverrides.bm = tile[0];
@@ -179,7 +202,12 @@ TEST_F(Attention, EveryTensorCoreTile) {
       opt.compileKernels = false;
       CompiledGraph cg = compileGraph(g, opt);
       ASSERT_EQ(cg.detail->kernels.size(), 1u) << cg.fusedText();
-      EXPECT_EQ(cg.detail->kernels[0].schedule.kind(), ScheduleKind::AttentionMma) << g.name();
+      const Schedule &sched = cg.detail->kernels[0].schedule;
+      ASSERT_EQ(sched.kind(), ScheduleKind::AttentionMma) << g.name() << "\n" << cg.fusedText();
+      const auto &m = sched.as<AttentionMmaSchedule>();
+      EXPECT_EQ(int64_t(m.br), tile[0]) << g.name();
+      EXPECT_EQ(int64_t(16 * m.rowTiles), tile[1]) << g.name();
+      EXPECT_EQ(int64_t(m.bc), tile[2]) << g.name();
       opt.compileKernels = true;
       expectMatchesWith(g, opt, 37);
     }

@@ -23,8 +23,8 @@ std::string attentionKeyBound(KernelEmitter &e, unsigned rows);
 /// it are masked for every row of the tile), declared as mj_firstKey.
 std::string attentionKeyStart(KernelEmitter &e, unsigned cols);
 
-/// Which ends a score's (m, n) may pass: none where the kernel's tiles
-/// divide the rows (M) or the keys (N) exactly.
+/// Which of a score's bounds need a test (true: m may pass M, or n may pass
+/// N); neither where the kernel's tiles divide the rows or the keys exactly.
 struct ScoreBounds {
   bool rows = true, keys = true;
 };

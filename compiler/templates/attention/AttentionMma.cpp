@@ -7,7 +7,7 @@
 // where they fit the registers, else again for each tile of keys; K and V
 // have a tile of shared memory each, copied by
 // cp.async one step ahead (V's while S is computed, the next K's while P V
-// is); for each tile of 64 keys, S = Q K^T goes to f32
+// is); for each tile of `bc` keys, S = Q K^T goes to f32
 // accumulators, the graph's score work runs on each accumulator (the
 // element emitter, m and n the accumulator's row and key), each row keeps
 // its running max and sum (the four threads of a row combine by shuffles),
@@ -171,8 +171,15 @@ private:
   }
 
   /// Q's fragments stay in registers when a thread holds at most 32 of them
-  /// (head dims up to 128 with one row tile a warp, 64 with two).
-  bool qInRegisters() const { return S.rowTiles * (MM.K / 16) <= 8; }
+  /// (head dims up to 128 with one row tile a warp, 64 with two) and, with
+  /// O's and S's accumulators, at most 200 registers: K = 64 beside a value
+  /// dim of 128 with two row tiles reads them again (--emit=resources: 48
+  /// bytes of spills holding them at 1024 keys, none reading them again).
+  bool qInRegisters() const {
+    int64_t q = S.rowTiles * (MM.K / 16) * 4, o = S.rowTiles * (A.valueDim / 8) * 4,
+            s = S.rowTiles * keyTiles() * 4;
+    return q <= 32 && q + o + s <= 200;
+  }
 
   /// ldmatrix of the A fragments of the warp's row tile `r`, columns kk * 16 ... of Q.
   std::string qLoad(const std::string &dst, const std::string &r, const std::string &kk) const {
@@ -287,17 +294,13 @@ private:
                 "mj_tileMax[h], w));");
     unsigned rows = threadRows();
     W.line(llvm::formatv("float mj_base[{0}], mj_rescale[{0}], mj_tileSum[{0}];", rows).str());
-    W.line("const float mj_log2e = 1.44269504f; // exp(x - base) = 2^(x log2(e) - base log2(e)): "
-           "an fma and the special function unit");
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", rows).str());
     W.line("const float newMax = mj_max(mj_rowMax[h], mj_tileMax[h]);");
     W.line("// A row whose keys so far are all masked keeps max -inf: its probabilities are 0");
     W.line("mj_base[h] = newMax == -MJ_INF ? 0.0f : newMax;");
-    W.line("mj_rescale[h] = mj_ex2((mj_rowMax[h] - mj_base[h]) * mj_log2e); // of the sum and O "
-           "so far");
+    W.line("mj_rescale[h] = __expf(mj_rowMax[h] - mj_base[h]); // of the sum and O so far");
     W.line("mj_rowMax[h] = newMax;");
-    W.line("mj_base[h] *= mj_log2e;");
     W.line("mj_tileSum[h] = 0.0f;");
     W.close();
     W.line("#pragma unroll");
@@ -306,9 +309,12 @@ private:
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < 4; ++i)");
-    // The fast exp (ex2.approx, relative error near 2^-21, as __expf): the
-    // probabilities are rounded to 16 bits for P V, far coarser.
-    W.line("mj_s[r][t][i] = mj_ex2(fmaf(mj_s[r][t][i], mj_log2e, -mj_base[2 * r + i / 2]));");
+    // The fast exp (ex2.approx, relative error near 2^-21): the probabilities
+    // are rounded to 16 bits for P V, far coarser. The subtraction comes
+    // first: folded into an fma as s log2(e) - max log2(e), the rounding of
+    // max log2(e) would be an absolute error in the exponent, large for the
+    // large finite masks models use (-1e9, the type's lowest value).
+    W.line("mj_s[r][t][i] = __expf(mj_s[r][t][i] - mj_base[2 * r + i / 2]);");
     W.line("mj_tileSum[2 * r + i / 2] += mj_s[r][t][i];");
     W.close();
     W.close();

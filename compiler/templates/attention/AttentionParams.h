@@ -22,9 +22,9 @@ struct AttentionSchedule : LaunchGeometry {
 
 /// The attention template on the tensor cores (f16/bf16, head dims that are
 /// whole 16s up to 128): a warp per 16 x `rowTiles` of the block's `br`
-/// query rows (128 and 32 a warp, or 64, 32 or 16 and 16 a warp for few
-/// blocks), `bc` keys a tile (64 or 32); threadsPerRow unused (a row's four
-/// threads are mma.sync's layout).
+/// query rows (by default 128 rows a block with 32 a warp; for few blocks
+/// 64, 32 or 16 rows with 16 a warp), `bc` keys a tile (64 or 32);
+/// threadsPerRow unused (a row's four threads are mma.sync's layout).
 struct AttentionMmaSchedule : AttentionSchedule {
   unsigned rowTiles = 1; ///< row tiles of 16 a warp: 1 or 2
 };

@@ -30,19 +30,17 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
     // fragment of K and V read from shared memory feeds two row tiles);
     // fewer rows a block, 16 a warp, where 128 would leave SMs idle (fewer
     // blocks than two per SM).
+    // `wm` alone keeps at least its rows a block.
+    if (o.wm && *o.wm != 16 && *o.wm != 32)
+      return refuse("wm (query rows a warp of attention on the tensor cores) must be 16 or 32");
+    unsigned fewest = o.wm ? static_cast<unsigned>(*o.wm) : 16;
     m.br = 128;
-    while (!o.bm && m.br > 16 && mm.batch * ((mm.M + m.br - 1) / m.br) < 2 * int64_t(dev.smCount))
+    while (!o.bm && m.br > fewest &&
+           mm.batch * ((mm.M + m.br - 1) / m.br) < 2 * int64_t(dev.smCount))
       m.br /= 2;
     if (o.bm)
-      m.br = static_cast<unsigned>(*o.bm);
-    m.rowTiles = m.br == 128 ? 2 : 1;
-    if (o.wm) {
-      if (*o.wm != 16 && *o.wm != 32)
-        return refuse("wm (query rows a warp of attention on the tensor cores) must be 16 or 32");
-      if (*o.wm > m.br)
-        return refuse("wm (query rows a warp) must not exceed bm (query rows a block)");
-      m.rowTiles = static_cast<unsigned>(*o.wm / 16);
-    }
+      m.br = static_cast<unsigned>(*o.bm); // 64 or 128, at least any wm
+    m.rowTiles = o.wm ? static_cast<unsigned>(*o.wm / 16) : m.br == 128 ? 2 : 1;
     m.bc = 64;
     if (o.bn) {
       if (*o.bn != 32 && *o.bn != 64)
@@ -68,7 +66,9 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
     s.br = 16;
   if (o.bm) {
     if (*o.bm != 16 && *o.bm != 32 && *o.bm != 64)
-      return refuse("bm (query rows of an attention tile) must be 16, 32 or 64");
+      return refuse("bm (query rows of an attention tile) must be 16, 32 or 64 on the CUDA cores, "
+                    "64 or 128 on the tensor cores (f16 and bf16 with head dims of whole 16s up "
+                    "to 128)");
     s.br = static_cast<unsigned>(*o.bm);
   }
   s.block = s.br * s.threadsPerRow;

@@ -88,7 +88,7 @@ public:
     for (int64_t bm : {128, 64})
       for (int64_t wm : {32, 16})
         for (int64_t bn : {64, 32})
-          if ((bm != d.br || wm != 16 * d.rowTiles || bn != d.bc) && wm <= bm)
+          if (bm != d.br || wm != 16 * d.rowTiles || bn != d.bc)
             out.push_back({.bm = bm, .bn = bn, .wm = wm});
     out.push_back({.bm = 32});
     out.push_back({.bm = 16});

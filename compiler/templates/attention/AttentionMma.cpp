@@ -88,6 +88,12 @@ private:
   int64_t vStride() const { return A.valueDim + 8; }
   int64_t keyTiles() const { return S.bc / 8; }
 
+  /// `#pragma unroll`, then a loop of r over the warp's row tiles, opened.
+  void openRowTiles() {
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+  }
+
   /// Declares `name`[rowTiles][tiles][4], an mma accumulator per row tile
   /// and 8 columns, zeroed.
   void accumulators(const std::string &name, int64_t tiles, const std::string &what) {
@@ -228,8 +234,7 @@ private:
                          kStride())
                .str());
     W.line("const unsigned b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};");
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    openRowTiles();
     W.line(Mma + "(mj_s[r][2 * tp], " + qf + ", b0);");
     W.line(Mma + "(mj_s[r][2 * tp + 1], " + qf + ", b1);");
     W.close();
@@ -263,8 +268,7 @@ private:
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int h = 0; h < {0}; ++h) mj_tileMax[h] = -MJ_INF;", threadRows())
                .str());
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    openRowTiles();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
     W.line("#pragma unroll");
@@ -303,8 +307,7 @@ private:
     W.line("mj_rowMax[h] = newMax;");
     W.line("mj_tileSum[h] = 0.0f;");
     W.close();
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    openRowTiles();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
     W.line("#pragma unroll");
@@ -335,8 +338,7 @@ private:
 
   void accumulate() {
     W.line("// O += P V over the tile, after rescaling O to the new max");
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    openRowTiles();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", A.valueDim / 8).str());
     W.line("mj_o[r][t][0] *= mj_rescale[2 * r];");
@@ -349,8 +351,7 @@ private:
     W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", S.bc / 16).str());
     W.line("// keys kk * 16 ...: the accumulators of S are the A fragments' layout");
     W.line(llvm::formatv("unsigned pf[{0}][4];", S.rowTiles).str());
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    openRowTiles();
     W.line("pf[r][0] = " + pack("mj_s[r][2 * kk][0]", "mj_s[r][2 * kk][1]") + ";");
     W.line("pf[r][1] = " + pack("mj_s[r][2 * kk][2]", "mj_s[r][2 * kk][3]") + ";");
     W.line("pf[r][2] = " + pack("mj_s[r][2 * kk + 1][0]", "mj_s[r][2 * kk + 1][1]") + ";");
@@ -365,8 +366,7 @@ private:
                       vStride())
             .str());
     W.line("const unsigned b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};");
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    openRowTiles();
     W.line(Mma + "(mj_o[r][2 * tp], pf[r], b0);");
     W.line(Mma + "(mj_o[r][2 * tp + 1], pf[r], b1);");
     W.close();
@@ -377,8 +377,7 @@ private:
   void store() {
     const KParam &o = K.params[A.outParam];
     W.line("// O = the accumulated P V over the row's sum");
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int r = 0; r < {0}; ++r)", S.rowTiles).str());
+    openRowTiles();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", A.valueDim / 8).str());
     W.line("#pragma unroll");

@@ -29,8 +29,7 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
     // 128 query rows a block, 32 a warp (FlashAttention-2's tile: each
     // fragment of K and V read from shared memory feeds two row tiles);
     // fewer rows a block, 16 a warp, where 128 would leave SMs idle (fewer
-    // blocks than two per SM).
-    // `wm` alone keeps at least its rows a block.
+    // blocks than two per SM); `wm` alone keeps at least its rows a block.
     if (o.wm && *o.wm != 16 && *o.wm != 32)
       return refuse("wm (query rows a warp of attention on the tensor cores) must be 16 or 32");
     unsigned fewest = o.wm ? static_cast<unsigned>(*o.wm) : 16;

@@ -510,6 +510,21 @@ def printSaved(logs, markdownPath):
     return 0
 
 
+def outOfMemory(logs):
+    """(level, name) of the problems whose last saved record in logs met CUDA's
+    out of memory (an input too large for a shard's share of the GPU), on the
+    first try or on the retry with a larger batch cut."""
+    last = {}
+    for log in logs:
+        with open(log, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    last[(r["level"], r["name"])] = r
+    return {key for key, r in last.items()
+            if "OutOfMemoryError" in (r.get("error") or "") + (r.get("first_try") or "") and r.get("minijit_us") is None}
+
+
 def parseArgs(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", help="a KernelBench checkout (holding KernelBench/level1 ...)")
@@ -536,6 +551,9 @@ def parseArgs(argv):
     ap.add_argument("--gpu-lock", help="a lock file shared by shards run side by side: they take turns on the GPU")
     ap.add_argument("--from-json", nargs="+", metavar="LOG",
                     help="print the table of the JSON lines saved in these logs (a sharded run) and stop")
+    ap.add_argument("--retry-oom", nargs="+", metavar="LOG",
+                    help="run again, alone, the problems these logs (a sharded run's JSON lines) saved as out of "
+                         "memory (after the shards, when the whole GPU is free); print their new records")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--one-level", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -550,6 +568,9 @@ def parseArgs(argv):
         if not m or int(m.group(1)) >= int(m.group(2)):
             ap.error(f"--shard: expected K/N with K < N, not {a.shard!r}")
         a.shard = (int(m.group(1)), int(m.group(2)))
+    for log in (a.from_json or []) + (a.retry_oom or []):
+        if not os.path.isfile(log):
+            ap.error(f"no such log: {log}")
     if a.from_json:
         return a
     if a.one is None and not a.root:
@@ -576,6 +597,12 @@ def main(argv=None):
     problems = findProblems(a.root, a.levels, only, skipConv=not a.with_conv)
     if a.shard:
         problems = problems[a.shard[0]::a.shard[1]]
+    if a.retry_oom:
+        failed = outOfMemory(a.retry_oom)
+        problems = [(level, path) for level, path in problems if (level, problemName(path)) in failed]
+        if not problems:
+            print(f"retry-oom: no problem ran out of memory in {' '.join(a.retry_oom)}", file=sys.stderr)
+            return 0
     if a.list:
         for level, path in problems:
             print(f"{level} {problemName(path)}")

@@ -313,3 +313,44 @@ def test_random_ops_that_drew_alike_are_judged(tmp_path):
     assert record["error"] is None and record["random"] is True
     assert record["correct"] is True and record["islands"] >= 1
     assert "| yes |" in run.markdown([record])
+
+
+def test_retry_oom_runs_again_only_what_ran_out_of_memory(tmp_path, capsys):
+    # Two shards' logs: 10_Gemm ran out of memory on both tries, 2_Gemm on the first
+    # only (its retry ran), 3_Broken failed otherwise. Only 10_Gemm runs again, and
+    # --from-json keeps its new record, saved last.
+    import json
+    run = runner()
+    folder = tmp_path / "KernelBench" / "level1"
+    folder.mkdir(parents=True)
+    for name in ("10_Gemm", "2_Gemm"):
+        (folder / f"{name}.py").write_text(PROBLEM)
+    (folder / "3_Broken.py").write_text(BROKEN)
+    oom = "eager: OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB"
+    shard = tmp_path / "kb0.jsonl"
+    base = {"level": 1, "eager_us": None, "inductor_us": None, "minijit_us": None, "direct_us": None,
+            "correct": None, "max_abs_err": None, "islands": None, "kernels": None, "fallbacks": [],
+            "batch_cut": 1}
+    shard.write_text("\n".join(json.dumps(dict(base, **r)) for r in [
+        {"name": "10_Gemm", "error": oom, "first_try": "batch ÷ 1: " + oom},
+        {"name": "2_Gemm", "eager_us": 9.0, "minijit_us": 5.0, "direct_us": 5.0, "correct": True,
+         "max_abs_err": 0.0, "islands": 1, "kernels": 1, "error": None, "first_try": "batch ÷ 1: " + oom},
+        {"name": "3_Broken", "error": "eager: RuntimeError: broken"},
+    ]) + "\n")
+    assert run.outOfMemory([str(shard)]) == {(1, "10_Gemm")}
+    assert run.main(["--root", str(tmp_path), "--levels", "1", "--device", "cpu", "--no-inductor",
+                     "--runs", "1", "--warmup", "0", "--retry-oom", str(shard), "--list"]) == 0
+    assert capsys.readouterr().out.split("\n")[0] == "1 10_Gemm"
+    retry = tmp_path / "kb_retry.jsonl"
+    assert run.main(["--root", str(tmp_path), "--levels", "1", "--device", "cpu", "--no-inductor",
+                     "--runs", "1", "--warmup", "0", "--retry-oom", str(shard)]) == 0
+    lines = [json.loads(l) for l in capsys.readouterr().out.splitlines() if l.startswith("{")]
+    assert [r["name"] for r in lines] == ["10_Gemm"] and lines[0]["error"] is None
+    retry.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    run.main(["--from-json", str(shard), str(retry)])
+    table = capsys.readouterr().out
+    assert "correct 2 of 3" in table
+    # nothing left to retry: a message, exit 0
+    assert run.main(["--root", str(tmp_path), "--levels", "1", "--device", "cpu", "--retry-oom", str(retry)]) == 0
+    with pytest.raises(SystemExit):
+        run.main(["--root", str(tmp_path), "--retry-oom", str(tmp_path / "missing.jsonl")])

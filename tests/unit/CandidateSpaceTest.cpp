@@ -187,28 +187,45 @@ TEST(CandidateSpace, TheOnlineSumIsTriedTheOtherWay) {
   }
 }
 
-/// Rows a block reads again from DRAM (an instance norm over 512 rows of
-/// 262144) are tried over clusters of blocks of 1024 threads too, whose
-/// chunks stay in registers: eight such blocks hold the row.
+/// Rows a block would read again from DRAM (an instance norm over 512 rows
+/// of 262144) are held by rule over 8 blocks of 1024 threads; the tuner
+/// tries a block a row (rowcluster=1) and the other cluster sizes. Rows the
+/// rule holds over blocks of 512 (2048 of 65536) are tried over blocks of
+/// 1024 too.
 TEST(CandidateSpace, LongRowsAreTriedOverClustersOfBlocksOf1024) {
   DeviceProperties dev = DeviceProperties::assumedH200();
+  auto find = [](const CandidateSpace &space, const std::string &text) {
+    return llvm::find_if(space.candidates, [&](const Candidate &c) { return c.overrides.str() == text; });
+  };
   CompiledGraph g = lowered(parse("graph g(%x: f32[512, 262144]) {\n"
                                   "  %m = mean %x axes=[1] keepdim=true\n  %d = sub %x, %m\n"
                                   "  %q = mul %d, %d\n  %v = mean %q axes=[1] keepdim=true\n"
                                   "  %e = add %v, 1e-5\n  %r = rsqrt %e\n  %y = mul %d, %r\n"
                                   "  return %y\n}\n"),
                             dev, "sm_90");
+  const RowSchedule &rule = g.detail->kernels[0].schedule.as<RowSchedule>();
+  EXPECT_EQ(rule.cluster, 8u);
+  EXPECT_EQ(rule.threadsPerRow, 1024u);
+  EXPECT_TRUE(rule.cached);
+  EXPECT_EQ(rule.itemsPerThread, 8u);
   CandidateSpace space = candidateSpace(g.detail->kernels[0].body, dev, dev.target());
   auto it = llvm::find_if(space.candidates, [](const Candidate &c) {
-    return c.overrides.str() == "tpr=1024,rowcluster=8";
+    return c.kernel.schedule.as<RowSchedule>().cluster == 1; // a block a row, by rowcluster=1
   });
   ASSERT_NE(it, space.candidates.end());
-  const RowSchedule &s = it->kernel.schedule.as<RowSchedule>();
-  EXPECT_EQ(s.cluster, 8u);
-  EXPECT_EQ(s.threadsPerRow, 1024u);
-  EXPECT_TRUE(s.cached);
-  EXPECT_EQ(s.itemsPerThread, 8u);
-  EXPECT_FALSE(g.detail->kernels[0].schedule.as<RowSchedule>().cached); // the default reads again
+  EXPECT_FALSE(it->kernel.schedule.as<RowSchedule>().cached); // it reads again
+  EXPECT_NE(find(space, "rowcluster=4"), space.candidates.end());
+  CompiledGraph h = lowered(parse("graph h(%x: f32[2048, 65536]) {\n"
+                                  "  %m = max %x axes=[1] keepdim=true\n  %s = sub %x, %m\n"
+                                  "  %e = exp %s\n  %t = sum %e axes=[1] keepdim=true\n"
+                                  "  %y = div %e, %t\n  return %y\n}\n"),
+                            dev, "sm_90");
+  EXPECT_EQ(h.detail->kernels[0].schedule.as<RowSchedule>().cluster, 4u);
+  CandidateSpace hs = candidateSpace(h.detail->kernels[0].body, dev, dev.target());
+  auto wide = find(hs, "tpr=1024,rowcluster=2");
+  ASSERT_NE(wide, hs.candidates.end());
+  EXPECT_TRUE(wide->kernel.schedule.as<RowSchedule>().cached);
+  EXPECT_EQ(wide->kernel.schedule.as<RowSchedule>().threadsPerRow, 1024u);
 }
 
 TEST(CandidateSpace, ASmallerDeviceBoundsThreadsAndSharedMemory) {

@@ -544,7 +544,10 @@ TEST(Schedule, SplitRowsWithArgReductionsOnShapesNobodyTunedFor) {
             EXPECT_LT(s->chunk * (s->splits - 1), kv) << what;
             EXPECT_EQ(s->grid, rows * s->splits) << what;
             EXPECT_EQ(s->waits, k.lowered.passes > 1) << what;
-            if (s->waits) {
+            if (s->cluster > 1) { // many rows, each held over a cluster (no residency asked)
+              EXPECT_TRUE(s->cached) << what;
+              EXPECT_GE(rows, 132) << what;
+            } else if (s->waits) {
               EXPECT_LE(s->grid, 2 * 132) << what;
             } else { // an argmax alone: one wave
               EXPECT_EQ(s->minBlocksPerSM, 2048 / s->threadsPerRow) << what;
@@ -752,16 +755,19 @@ TEST(Schedule, NormRowsReadFromDramKeepTheirVarianceOnline) {
   // hold more than the L2, so each pass reads them from DRAM; Welford's
   // update sums the squared deviations in the mean's pass, one read of
   // every row fewer. Split rows pass their triples between their blocks.
+  // (By default the first two are held over clusters instead,
+  // Schedule.ManyLongRowsAreHeldOverAClusterByRule; rowcluster=1 keeps a
+  // block a row.)
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{512, 262144}, {1000, 262144}, {896, 524288},
                             {128, 262144}, {16, 1 << 22}}) {
-    CompiledGraph c = lower(normRows(rows, cols));
+    CompiledGraph c = lower(normRows(rows, cols), true, "rowcluster=1");
     EXPECT_EQ(c.detail->kernels[0].lowered.passes, 2) << rows;
     EXPECT_TRUE(keepsVarianceOnline(c)) << rows;
     EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_welford_add(")) << rows;
     EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_block_reduce_welford<")) << rows;
     // two vectors ahead, not four: the merges' registers
     EXPECT_EQ(c.detail->kernels[0].schedule.getIf<RowSchedule>()->ahead, 2u) << rows;
-    EXPECT_EQ(lower(normRows(rows, cols), true, "online=0").detail->kernels[0].lowered.passes, 3);
+    EXPECT_EQ(lower(normRows(rows, cols), true, "online=0,rowcluster=1").detail->kernels[0].lowered.passes, 3);
   }
   std::string split = lower(normRows(16, 1 << 22)).detail->kernels[0].cuda;
   EXPECT_TRUE(contains(split, "mj_row_barrier(")) << split;
@@ -1485,6 +1491,55 @@ TEST(Schedule, Tf32SlicesAddedOnTheCudaCoresWhereAsked) {
               "c");
   EXPECT_FALSE(compileWith(half, "promote=1", false, &error));
   EXPECT_TRUE(contains(error, "promote=1 is for f32 products read as TF32")) << error;
+}
+
+/// Many f32 rows of 65536 or more, too long for a block's registers (read
+/// again in each pass, from DRAM where the rows in flight pass the L2), are
+/// split by rule over the smallest cluster of blocks of 512 that holds
+/// them, 8 vectors and 32 elements a thread at most (two blocks an SM),
+/// else over 8 blocks of 1024, where the chunks fill 7 or 8 of those
+/// vectors. Rows a block holds, shorter rows, smaller chunks and 16-bit rows
+/// (not measured over clusters), few rows (split over the grid), rows no
+/// cluster holds, one-pass reductions, sm_80 and an override keep the rules
+/// before.
+TEST(Schedule, ManyLongRowsAreHeldOverAClusterByRule) {
+  struct Want {
+    Graph g;
+    unsigned cluster, threads, items;
+  };
+  for (const Want &w : {Want{softmax(2048, 65536), 4, 512, 8}, Want{normRows(512, 262144), 8, 1024, 8},
+                        Want{softmax(1024, 100003), 8, 512, 7}, Want{softmax(1024, 131072), 8, 512, 8},
+                        Want{softmax(300, 200003), 8, 1024, 7}}) {
+    CompiledGraph c = lower(w.g);
+    const RowSchedule &s = c.detail->kernels[0].schedule.as<RowSchedule>();
+    std::string what = w.g.name() + " " + std::to_string(c.detail->kernels[0].lowered.K);
+    EXPECT_EQ(s.cluster, w.cluster) << what;
+    EXPECT_EQ(s.threadsPerRow, w.threads) << what;
+    EXPECT_EQ(s.itemsPerThread, w.items) << what;
+    EXPECT_TRUE(s.cached) << what;
+    EXPECT_EQ(s.grid, c.detail->kernels[0].lowered.rows * w.cluster) << what;
+    EXPECT_EQ(s.minBlocksPerSM, w.threads == 512 ? 2u : 0u) << what;
+    EXPECT_EQ(c.program.kernels[0].cluster, w.cluster) << what;
+    // rowcluster=1 keeps a block a row, read again
+    const RowSchedule &one = lower(w.g, true, "rowcluster=1").detail->kernels[0].schedule.as<RowSchedule>();
+    EXPECT_EQ(one.cluster, 1u) << what;
+    EXPECT_FALSE(one.cached) << what;
+  }
+  // the norm's rows held: no online variance, its passes exact
+  EXPECT_EQ(lower(normRows(512, 262144)).detail->kernels[0].lowered.passes, 3);
+  // what the rule leaves alone
+  for (const Graph &g : {softmax(2048, 32000), softmax(96, 262144), normRows(896, 524288), rowSum(2048, 131072),
+                         softmax(4096, 1024), softmax(2048, 50257), softmax(4096, 65535),
+                         softmax(2048, 50257, DType::BF16), softmax(1024, 131072, DType::BF16),
+                         normRows(1024, 65537), softmax(1536, 81920)}) // (the last two: 5 vectors a thread)
+    EXPECT_EQ(lower(g).detail->kernels[0].schedule.as<RowSchedule>().cluster, 1u) << g.name();
+  EXPECT_EQ(lower(softmax(2048, 65536), true, "tpr=512").detail->kernels[0].schedule.as<RowSchedule>().cluster, 1u);
+  EXPECT_EQ(lower(softmax(2048, 65536), true, "rowcluster=2").detail->kernels[0].schedule.as<RowSchedule>().cluster, 2u);
+  CompileOptions ampere;
+  ampere.compileKernels = false;
+  ampere.arch = "sm_80";
+  CompiledGraph a = compileGraph(softmax(2048, 65536), ampere);
+  EXPECT_EQ(a.detail->kernels[0].schedule.as<RowSchedule>().cluster, 1u);
 }
 
 /// Clusters of two (cluster=2): the blocks of a cluster walk pairs of tiles

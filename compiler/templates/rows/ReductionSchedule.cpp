@@ -161,15 +161,12 @@ MaybeRefusal splitLongRows(const LoweredKernel &k, const DeviceProperties &dev,
 /// 32 elements a thread take them (two blocks of 512 an SM), and meet at the
 /// cluster's barrier after each pass, their partials passed through global
 /// memory. Unlike splitLongRows, any number of rows may be split: the
-/// hardware runs a cluster's blocks at once. A tuning key and a candidate of
-/// `minijit tune`, not a rule: over many long rows it was slower than a
-/// block a row on every shape measured on the H200 (docs/PERFORMANCE.md,
-/// "Rows over clusters of blocks, measured and left to the tuner"): a block
-/// of 512 already has a row per SM in flight, and a row it reads again in a
-/// later pass comes from the L2. With 1024 threads a block, 8 blocks hold a
-/// row of 262144 f32 that a block reads again from DRAM, and won there, but
-/// lost on rows of 100003 ("The KernelBench table at 95 of 102; threads a
-/// row and clusters for long rows, measured"): still the tuner's.
+/// hardware runs a cluster's blocks at once. A tuning key, a candidate of
+/// `minijit tune`, and the rules' choice for many long f32 rows where the
+/// chunks fill the registers (ruleCluster). Over rows whose chunks are read
+/// again, or are short, it was slower than a block a row on the H200
+/// (docs/PERFORMANCE_LOG.md, "Rows over clusters of blocks, measured and
+/// left to the tuner").
 MaybeRefusal clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev,
                              const ScheduleOverrides &o, bool clusters, RowSchedule &s) {
   if (!o.rowcluster)
@@ -205,6 +202,58 @@ MaybeRefusal clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev
     s.minBlocksPerSM = 2; // 64 registers a thread: the cached chunk's budget
   s.grid = k.rows * s.splits;
   return std::nullopt;
+}
+
+/// The shortest row the cluster rule takes (elements): twice what a block
+/// of 512 holds in registers; shorter rows were not measured over clusters.
+constexpr int64_t kMeasuredClusterRow = 65536;
+
+/// A cluster of `blocks` blocks of `threads` a row; 0 blocks: none.
+struct RowCluster {
+  unsigned blocks = 0, threads = 0;
+};
+
+/// The cluster the rules split each of many long rows over (sm_90, a block
+/// per row, several passes): where a block of the rules' threads cannot
+/// keep its row in registers and reads it again in each pass (from DRAM:
+/// the rows in flight pass the L2), the smallest cluster of 2, 4 or 8
+/// blocks of 512 threads whose chunks stay in registers (at most 8 vectors
+/// and 32 elements a thread: two blocks an SM, so that one block's loads
+/// overlap the other's barrier and stores), else of 8 blocks of 1024 (rows
+/// up to 262144 f32). The row then crosses DRAM once each way. Only over
+/// what was measured (docs/PERFORMANCE_LOG.md, "Long rows held over a
+/// cluster of blocks by rule"): f32 rows of 65536 elements or more (twice
+/// what a block holds) whose chunks fill 7 or 8 of a thread's 8 vectors,
+/// where softmax and norm rows of 65536 to 262144, aligned or not, ran
+/// 1-38 % faster on the H100; shorter rows, smaller chunks (more barrier
+/// per byte) and 16-bit rows (which lost over clusters in an older form of
+/// the kernel) keep a block a row. 0 where no cluster applies.
+RowCluster ruleCluster(const LoweredKernel &k, const DeviceProperties &dev,
+                       const ScheduleOverrides &o, bool clusters, const RowSchedule &s) {
+  if (!clusters || o.rowcluster || o.tpr || o.splits || k.passes < 2 ||
+      k.symbolic || holdsLongReduction(k) || s.splits != 1 || s.rowsPerBlock != 1 || s.cached ||
+      k.rows < dev.smCount || k.K < kMeasuredClusterRow)
+    return {};
+  if (int p = primaryLoad(k); p < 0 || k.values[p].dtype != DType::F32)
+    return {};
+  int64_t kv = s.vectorsPerRow(k.K);
+  for (unsigned t : {512u, 1024u}) {
+    if (int64_t(t) > dev.maxThreadsPerBlock)
+      continue;
+    for (unsigned c : {2u, 4u, 8u}) {
+      if (t == 1024 && c != 8)
+        continue; // (a cluster of 512s of half the size holds as much, two blocks an SM)
+      int64_t chunk = (kv + c - 1) / c;
+      if ((kv + chunk - 1) / chunk != c)
+        continue;
+      RowSchedule probe = s;
+      probe.threadsPerRow = t;
+      probe.itemsPerThread = static_cast<unsigned>((chunk + t - 1) / t);
+      if (probe.itemsPerThread <= 8 && fitsInRegisters(k, probe, kCacheBudget / 2))
+        return probe.itemsPerThread >= 7 ? RowCluster{c, t} : RowCluster{};
+    }
+  }
+  return {};
 }
 
 /// The widest vector along the row for which the primary load and every
@@ -426,8 +475,15 @@ Expected<Schedule> rowSchedule(const LoweredKernel &k, const DeviceProperties &d
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
   if (MaybeRefusal no = splitLongRows(k, dev, o, s))
     return *no;
-  if (MaybeRefusal no = clusterLongRows(k, dev, o, clusters, s))
+  if (RowCluster rc = ruleCluster(k, dev, o, clusters, s); rc.blocks) {
+    ScheduleOverrides rule = o;
+    rule.rowcluster = rc.blocks;
+    s.threadsPerRow = s.block = rc.threads;
+    if (MaybeRefusal no = clusterLongRows(k, dev, rule, clusters, s))
+      return *no; // (ruleCluster checked what clusterLongRows refuses)
+  } else if (MaybeRefusal no = clusterLongRows(k, dev, o, clusters, s)) {
     return *no;
+  }
   if (o.cached)
     s.cached = *o.cached && (s.splits == 1 || s.waits);
   if (MaybeRefusal no = chooseAhead(k, o, s))

@@ -491,9 +491,9 @@ def markdown(records):
     return "\n".join(lines)
 
 
-def printSaved(logs, markdownPath):
-    """The table of the records saved as JSON lines in logs (one per shard),
-    in level and KernelBench order; a problem saved twice keeps its last record."""
+def savedRecords(logs):
+    """The records saved as JSON lines in logs (one per shard), by (level,
+    name); a problem saved twice keeps its last record."""
     byName = {}
     for log in logs:
         with open(log, encoding="utf-8") as f:
@@ -501,6 +501,13 @@ def printSaved(logs, markdownPath):
                 if line.startswith("{"):
                     r = json.loads(line)
                     byName[(r["level"], r["name"])] = r
+    return byName
+
+
+def printSaved(logs, markdownPath):
+    """The table of the records saved in logs (savedRecords), in level and
+    KernelBench order."""
+    byName = savedRecords(logs)
     order = lambda key: (key[0], int(key[1].split("_")[0]) if key[1].split("_")[0].isdigit() else 1 << 30, key[1])
     table = markdown([byName[k] for k in sorted(byName, key=order)])
     print(table)
@@ -514,14 +521,7 @@ def outOfMemory(logs):
     """(level, name) of the problems whose last saved record in logs met CUDA's
     out of memory (an input too large for a shard's share of the GPU), on the
     first try or on the retry with a larger batch cut."""
-    last = {}
-    for log in logs:
-        with open(log, encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("{"):
-                    r = json.loads(line)
-                    last[(r["level"], r["name"])] = r
-    return {key for key, r in last.items()
+    return {key for key, r in savedRecords(logs).items()
             if "OutOfMemoryError" in (r.get("error") or "") + (r.get("first_try") or "") and r.get("minijit_us") is None}
 
 

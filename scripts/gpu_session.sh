@@ -4,13 +4,15 @@
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [python] [bench] [anchors] [general] [samples] [train] [tune]
 #                          [sanitize] [random] [mutation] [dlpack] [pictures] [devices] [spread]
-#                          [kernelbench] [attention] [folders] [tf32]
+#                          [kernelbench] [attention] [folders] [tf32] [clusters]
 # tf32: issue 45's study of f32 products on the tensor cores: the error of
 # each form against cuBLAS's SGEMM, both against f64, at m = n = 1024
 # (tf32_error.log) and 4096 (tf32_error_4096.log), then the time of the
 # default (three TF32 products, promoted, where the rule says), with promote=0
 # and with promote=0 on the promoted tile's width beside --exact-f32 (the CUDA
 # cores) and cuBLAS on the f32 products of bench/matmul/f32 (tf32_time.log).
+# clusters: bench/softmax/clusters.sh (each long-row graph with the rules and with a
+# block a row, beside a copy of its bytes).
 # folders: the graphs of each folder of FOLDERS (default bench/scans,
 # bench/pooling and bench/softmax), each timed by `minijit run --bench` (and first checked
 # against the CPU reference with CHECK=1), then the folder's *_torch.py
@@ -254,6 +256,12 @@ if want folders; then
     done
     echo "$dir: $(grep -c 'bench: median' "$log") graphs timed, $(grep -c '"compile_us"' "$log") anchored"
   done
+fi
+if want clusters; then
+  # The long rows' cluster rule: bench/softmax's graphs with the rules and with a block a
+  # row (rowcluster=1), beside copies of their bytes (bench/softmax/clusters.sh).
+  timeout 400 bench/softmax/clusters.sh $bin/minijit > "$out/clusters.log" 2>&1
+  echo "clusters.sh: exit $?, $(grep -c 'median' "$out/clusters.log") timings"
 fi
 if want tf32; then
   PYTHONPATH=python MINIJIT_LIBRARY=${MINIJIT_LIBRARY:-$bin/../lib/libminijit_c.so} \

@@ -21,12 +21,13 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import probe_torch  # noqa: E402
 import torch_anchor  # noqa: E402
 
-SHAPES = ((2048, 32000), (512, 262144), (1024, 100003))
+SHAPES = ((2048, 32000, "f32"), (512, 262144, "f32"), (1024, 100003, "f32"), (2048, 65536, "f32"),
+          (1024, 131072, "f32"), (300, 200003, "f32"), (1000, 50257, "bf16"))
 
 
 def softmax_workloads():
-    f32 = probe_torch.f32
-    return [(f"softmax_f32_{r}x{c}", [((r, c), f32)], lambda x: torch.softmax(x, 1)) for r, c in SHAPES]
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    return [(f"softmax_{t}_{r}x{c}", [((r, c), dtypes[t])], lambda x: torch.softmax(x, 1)) for r, c, t in SHAPES]
 
 
 def triton_rows(runs, only):

@@ -324,6 +324,38 @@ TEST_F(Reductions, ManyLongRowsOverClusters) {
     GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
 }
 
+TEST_F(Reductions, ManyLongRowsHeldOverAClusterByRule) {
+  // Many f32 rows of 65536 or more that a block would read twice, held by
+  // the rules (no override) over a cluster of blocks of 512 (rows of 65536:
+  // 4; rows of 100003, mid-vector: 8) or of 1024 (rows of 262144: 8): a
+  // model's row statistics (an output per row, the softmax, argmax
+  // positions) and a norm, fused and unfused, against the reference.
+  struct Case {
+    Shape s;
+    unsigned cluster; ///< of the fused kernel, by the rule
+  };
+  for (const Case &c : {Case{{140, 65536}, 4}, Case{{133, 100003}, 8}, Case{{132, 262144}, 8}}) {
+    Graph stats = rowStatistics("held_rows", DType::F32, c.s, false);
+    Graph norm("held_norm");
+    Tensor x = norm.input("x", DType::F32, c.s);
+    Tensor d = x - mean(x, {1}, true);
+    norm.output(d * rsqrt(mean(d * d, {1}, true) + 1e-5), "y");
+    for (const Graph *g : {&stats, &norm}) {
+      SCOPED_TRACE(g->name() + " " + c.s.str());
+      CompileOptions look;
+      look.compileKernels = false;
+      CompiledGraph cg = compileGraph(*g, look);
+      unsigned most = 1;
+      for (const ProgramKernel &k : cg.program.kernels)
+        most = std::max(most, k.cluster);
+      EXPECT_EQ(most, c.cluster) << cg.fusedText();
+      expectMatchesUnder(*g, "", static_cast<uint64_t>(c.s[1]) + 1, Gpu);
+    }
+  }
+  if (!Gpu)
+    GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
+}
+
 TEST_F(Reductions, LoopedRowsLoadingVectorsAhead) {
   // Rows read in a loop with each thread loading `ahead` vectors before the
   // work on them (by default only where an online sum runs): whole groups,

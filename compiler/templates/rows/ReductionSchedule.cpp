@@ -13,6 +13,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace minijit::detail {
 
@@ -208,11 +209,6 @@ MaybeRefusal clusterLongRows(const LoweredKernel &k, const DeviceProperties &dev
 /// of 512 holds in registers; shorter rows were not measured over clusters.
 constexpr int64_t kMeasuredClusterRow = 65536;
 
-/// A cluster of `blocks` blocks of `threads` a row; 0 blocks: none.
-struct RowCluster {
-  unsigned blocks = 0, threads = 0;
-};
-
 /// The cluster the rules split each of many long rows over (sm_90, a block
 /// per row, several passes): where a block of the rules' threads cannot
 /// keep its row in registers and reads it again in each pass (from DRAM:
@@ -227,33 +223,35 @@ struct RowCluster {
 /// where softmax and norm rows of 65536 to 262144, aligned or not, ran
 /// 1-38 % faster on the H100; shorter rows, smaller chunks (more barrier
 /// per byte) and 16-bit rows (which lost over clusters in an older form of
-/// the kernel) keep a block a row. 0 where no cluster applies.
-RowCluster ruleCluster(const LoweredKernel &k, const DeviceProperties &dev,
-                       const ScheduleOverrides &o, bool clusters, const RowSchedule &s) {
+/// the kernel) keep a block a row. The schedule over the cluster
+/// (clusterLongRows'), or none.
+std::optional<RowSchedule> ruleCluster(const LoweredKernel &k, const DeviceProperties &dev,
+                                       const ScheduleOverrides &o, bool clusters,
+                                       const RowSchedule &s) {
   if (!clusters || o.rowcluster || o.tpr || o.splits || k.passes < 2 ||
       k.symbolic || holdsLongReduction(k) || s.splits != 1 || s.rowsPerBlock != 1 || s.cached ||
       k.rows < dev.smCount || k.K < kMeasuredClusterRow)
-    return {};
+    return std::nullopt;
   if (int p = primaryLoad(k); p < 0 || k.values[p].dtype != DType::F32)
-    return {};
-  int64_t kv = s.vectorsPerRow(k.K);
+    return std::nullopt;
   for (unsigned t : {512u, 1024u}) {
     if (int64_t(t) > dev.maxThreadsPerBlock)
       continue;
     for (unsigned c : {2u, 4u, 8u}) {
       if (t == 1024 && c != 8)
         continue; // (a cluster of 512s of half the size holds as much, two blocks an SM)
-      int64_t chunk = (kv + c - 1) / c;
-      if ((kv + chunk - 1) / chunk != c)
-        continue;
-      RowSchedule probe = s;
-      probe.threadsPerRow = t;
-      probe.itemsPerThread = static_cast<unsigned>((chunk + t - 1) / t);
-      if (probe.itemsPerThread <= 8 && fitsInRegisters(k, probe, kCacheBudget / 2))
-        return probe.itemsPerThread >= 7 ? RowCluster{c, t} : RowCluster{};
+      RowSchedule held = s;
+      held.threadsPerRow = held.block = t;
+      ScheduleOverrides asked = o;
+      asked.rowcluster = c;
+      if (clusterLongRows(k, dev, asked, clusters, held) || !held.cached)
+        continue; // not c chunks, or chunks too long for the registers
+      if (held.itemsPerThread >= 7)
+        return held;
+      return std::nullopt;
     }
   }
-  return {};
+  return std::nullopt;
 }
 
 /// The widest vector along the row for which the primary load and every
@@ -475,15 +473,10 @@ Expected<Schedule> rowSchedule(const LoweredKernel &k, const DeviceProperties &d
   s.grid = (k.rows + s.rowsPerBlock - 1) / s.rowsPerBlock;
   if (MaybeRefusal no = splitLongRows(k, dev, o, s))
     return *no;
-  if (RowCluster rc = ruleCluster(k, dev, o, clusters, s); rc.blocks) {
-    ScheduleOverrides rule = o;
-    rule.rowcluster = rc.blocks;
-    s.threadsPerRow = s.block = rc.threads;
-    if (MaybeRefusal no = clusterLongRows(k, dev, rule, clusters, s))
-      return *no; // (ruleCluster checked what clusterLongRows refuses)
-  } else if (MaybeRefusal no = clusterLongRows(k, dev, o, clusters, s)) {
+  if (std::optional<RowSchedule> held = ruleCluster(k, dev, o, clusters, s))
+    s = *held;
+  else if (MaybeRefusal no = clusterLongRows(k, dev, o, clusters, s))
     return *no;
-  }
   if (o.cached)
     s.cached = *o.cached && (s.splits == 1 || s.waits);
   if (MaybeRefusal no = chooseAhead(k, o, s))

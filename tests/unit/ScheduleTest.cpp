@@ -1521,7 +1521,8 @@ TEST(Schedule, ManyLongRowsAreHeldOverAClusterByRule) {
     EXPECT_EQ(s.minBlocksPerSM, w.threads == 512 ? 2u : 0u) << what;
     EXPECT_EQ(c.program.kernels[0].cluster, w.cluster) << what;
     // rowcluster=1 keeps a block a row, read again
-    const RowSchedule &one = lower(w.g, true, "rowcluster=1").detail->kernels[0].schedule.as<RowSchedule>();
+    CompiledGraph blockARow = lower(w.g, true, "rowcluster=1");
+    const RowSchedule &one = blockARow.detail->kernels[0].schedule.as<RowSchedule>();
     EXPECT_EQ(one.cluster, 1u) << what;
     EXPECT_FALSE(one.cached) << what;
   }

@@ -148,7 +148,7 @@ std::string CompiledGraph::loweredText() const {
 std::string CompiledGraph::cudaText() const {
   const CompileDetail &d = detailOf(*this);
   std::string s = cudaPreamble();
-  // The clusters' barrier and the Hopper matmuls' helpers once, each wgmma
+  // The clusters' barrier and the Hopper kernels' helpers once, each wgmma
   // width once (as the kernels are compiled: kernelPreamble).
   if (llvm::any_of(d.kernels, [](const CompiledKernel &k) { return k.schedule.geometry().cluster > 1; }))
     s += clusterPreamble();
@@ -160,8 +160,7 @@ std::string CompiledGraph::cudaText() const {
     s += welfordPreamble();
   std::set<std::string> pieces;
   for (const CompiledKernel &k : d.kernels)
-    if (const MatmulWgmmaSchedule *w = k.schedule.getIf<MatmulWgmmaSchedule>())
-      pieces.merge(hopperPieces(k.lowered, *w));
+    pieces.merge(hopperPieces(k.lowered, k.schedule));
   s += hopperPreamble(pieces);
   for (const CompiledKernel &k : d.kernels)
     s += "\n" + k.cuda;

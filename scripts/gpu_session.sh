@@ -4,7 +4,7 @@
 # with). Writes every log under $OUT (or ./gpu-logs).
 #   scripts/gpu_session.sh [tests] [python] [bench] [anchors] [general] [samples] [train] [tune]
 #                          [sanitize] [random] [mutation] [dlpack] [pictures] [devices] [spread]
-#                          [kernelbench] [attention] [folders] [tf32] [clusters]
+#                          [kernelbench] [attention] [attention_wgmma] [folders] [tf32] [clusters]
 # tf32: issue 45's study of f32 products on the tensor cores: the error of
 # each form against cuBLAS's SGEMM, both against f64, at m = n = 1024
 # (tf32_error.log) and 4096 (tf32_error_4096.log), then the time of the
@@ -19,6 +19,8 @@
 # anchors in the same call; one log a folder.
 # attention: bench/attention/variants/run.sh (each attention variant's kernels,
 # its check at small sizes and its time, then bench/attention/variants_torch.py).
+# attention_wgmma: Hopper's attention kernel (wgmma=1): its GPU tests (two
+# under compute-sanitizer), then bench/attention/wgmma.sh.
 # general: the generalization suite (minijit_bench --suite general, fused) and
 # its PyTorch anchors (bench/torch_general.py) in the same call, joined into
 # general_table.md.
@@ -128,6 +130,23 @@ if want attention; then
     > "$out/attention_variants.log" 2>&1
   echo "attention variants: exit $?"
   grep -E "^==|check|median|^\{" "$out/attention_variants.log"
+fi
+if want attention_wgmma; then
+  # Hopper's attention kernel (wgmma=1): its GPU tests, two of them under
+  # compute-sanitizer's memcheck and synccheck, then bench/attention/wgmma.sh
+  # (each f16/bf16 attention graph checked small, timed with the rule and with
+  # each wgmma tile, then SDPA and the written-out graph in PyTorch).
+  timeout 300 $bin/minijit_gpu_tests --gtest_filter='Attention.Hopper*' > "$out/attention_wgmma_tests.log" 2>&1
+  echo "attention wgmma tests: exit $?"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|error" "$out/attention_wgmma_tests.log" | head -40
+  for tool in memcheck synccheck; do
+    timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $bin/minijit_gpu_tests \
+      --gtest_filter='Attention.HopperKernelReadsEveryLayout' > "$out/attention_wgmma_$tool.log" 2>&1
+    echo "compute-sanitizer $tool (Hopper attention): exit $?"
+  done
+  timeout 500 bench/attention/wgmma.sh $bin/minijit ${VARIANTS_TORCH:-python3} > "$out/attention_wgmma.log" 2>&1
+  echo "attention wgmma bench: exit $?"
+  grep -E "^==|check|rule|wgmma=|sdpa|^\{" "$out/attention_wgmma.log" | cut -c1-200
 fi
 if want general; then
   timeout 300 $bin/minijit_bench --suite general --fused-only --no-check --runs 100 \

@@ -43,28 +43,28 @@ const std::string &i64Preamble();
 /// needs i64Preamble()).
 bool holdsI64(const LoweredKernel &k);
 
-/// What a Hopper matmul kernel (ScheduleKind::MatmulWgmma) needs after
-/// cudaPreamble(): mbarriers, TMA loads, wgmma descriptors and fences, and
-/// the wgmma of the kernel's tile width and dtype.
-std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s);
-/// The same for a translation unit of several kernels: the helpers once,
-/// then each piece (hopperPieces: a wgmma, the clusters' helpers) once;
-/// empty for none.
+/// What a Hopper kernel (a matmul or an attention on wgmma) needs after
+/// cudaPreamble(), for a translation unit of one or several kernels: the
+/// helpers once (mbarriers, TMA loads, wgmma descriptors and fences), then
+/// each piece once (hopperPieces: a wgmma, the clusters' helpers); empty for
+/// none.
 std::string hopperPreamble(const std::set<std::string> &wgmmas);
-/// What hopperPreamble(k, s) adds to the helpers: the wgmma of the kernel's
-/// tile width and dtype, and with clusters their helpers.
-std::set<std::string> hopperPieces(const LoweredKernel &k, const MatmulWgmmaSchedule &s);
+/// What kernel `k` scheduled as `s` adds to the helpers: the wgmmas of its
+/// tile widths and dtype, and with clusters their helpers; none for a
+/// kernel that is not a Hopper one.
+std::set<std::string> hopperPieces(const LoweredKernel &k, const Schedule &s);
 /// Its parts: the helpers every Hopper kernel shares, and the wgmma of one
 /// tile width and operand dtype (f16, bf16, or f32 read as TF32) with its
 /// accumulators written out, called wgmmaName(n, dtype).
 const std::string &hopperHelpers();
 std::string wgmmaFunction(unsigned n, DType dtype);
 std::string wgmmaName(unsigned n, DType dtype);
-/// The TF32 wgmma m64n{n}k8 whose A operand is a thread's fragment in
-/// registers (four 32-bit values), B in shared memory, and its name
-/// (MatmulWgmmaSchedule::splitInKernel).
-std::string wgmmaRsFunction(unsigned n);
-std::string wgmmaRsName(unsigned n);
+/// The wgmma m64n{n} whose A operand is a thread's fragment in registers
+/// (four 32-bit values), B in shared memory, and its name: TF32 (k8, the
+/// product split in the kernel, MatmulWgmmaSchedule::splitInKernel) or f16
+/// and bf16 (k16, B k- or n-major: attention's P V).
+std::string wgmmaRsFunction(unsigned n, DType dtype);
+std::string wgmmaRsName(unsigned n, DType dtype);
 
 /// The preamble kernel `k` scheduled as `s` is compiled after: cudaPreamble(),
 /// clusterPreamble() for a kernel of clusters, randomPreamble() for one that

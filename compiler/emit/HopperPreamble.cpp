@@ -1,8 +1,9 @@
 //===- compiler/emit/HopperPreamble.cpp - helpers of the sm_90a matmul ----===//
-// What templates/matmul/MatmulWgmma.cpp calls, added after the common
-// preamble to that kernel's source only: mbarriers, TMA loads, shared-memory matrix
-// descriptors, the wgmma fences, setmaxnreg, and the one wgmma instruction
-// the kernel uses (its n and dtype), written out with its accumulators.
+// What the Hopper kernels (templates/matmul/MatmulWgmma*.cpp,
+// templates/attention/AttentionWgmma.cpp) call, added after the common
+// preamble to their sources only: mbarriers, TMA loads, shared-memory matrix
+// descriptors, the wgmma fences, setmaxnreg, and the wgmma instructions the
+// kernel uses (their n and dtype), written out with their accumulators.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"
 
@@ -153,11 +154,21 @@ std::string wgmmaFunction(unsigned n, DType dtype) {
   return s;
 }
 
+/// What a kernel adds that writes wgmma's operands into shared memory itself
+/// (the product split in the kernel, attention's copies): the 128-byte
+/// swizzle's address of a 16-byte chunk, and the fence that shows the
+/// generic proxy's stores (cp.async's too) to wgmma.
+const char *const kSwizzleHelpers = R"(// ---- operands written to shared memory for wgmma ----
+// The byte offset of 16-byte chunk `chunk` (0..7) of row r of a tile of
+// 128-byte rows in TMA's 128-byte swizzle (chunks XORed with r % 8).
+__device__ __forceinline__ int mj_swizzle128(int r, int chunk) { return r * 128 + ((chunk ^ (r % 8)) * 16); }
+// This thread's stores to shared memory, seen by the async proxy (wgmma).
+__device__ __forceinline__ void mj_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+)";
+
 /// What the product split in the kernel (MatmulWgmmaSchedule::splitInKernel)
-/// adds: the split of an f32 value into TF32 parts as the graph's tf32x3
-/// rewrite makes them (MatmulTf32Rewrites.cpp), the 128-byte swizzle's
-/// address of a 16-byte chunk, and the fence that shows the generic
-/// proxy's stores to wgmma.
+/// adds besides: the split of an f32 value into TF32 parts as the graph's
+/// tf32x3 rewrite makes them (MatmulTf32Rewrites.cpp).
 const char *const kSplitHelpers = R"(// ---- three TF32 products split in the kernel ----
 // x = hi + lo, each TF32; hi is x itself where rounding overflows a finite
 // x; hi_cross, the hi that meets the other operand's lo, is 0 where x is not
@@ -170,11 +181,6 @@ __device__ __forceinline__ void mj_split_tf32x3(float x, unsigned &hi, unsigned 
   lo = __float_as_uint(mj_round_tf32(x == h ? 0.0f : x - h));
   cross = xFinite ? hi : 0u;
 }
-// The byte offset of 16-byte chunk `chunk` (0..7) of row r of a tile of
-// 128-byte rows in TMA's 128-byte swizzle (chunks XORed with r % 8).
-__device__ __forceinline__ int mj_swizzle128(int r, int chunk) { return r * 128 + ((chunk ^ (r % 8)) * 16); }
-// This thread's stores to shared memory, seen by the async proxy (wgmma).
-__device__ __forceinline__ void mj_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 )";
 
 /// MatmulWgmmaSchedule::promote's add: a k-slice's product, once its wgmmas
@@ -189,28 +195,36 @@ template <int R> __device__ __forceinline__ void mj_add_acc(float (&sum)[R], flo
 }
 )";
 
-std::string wgmmaRsName(unsigned n) { return "mj_wgmma_m64n" + std::to_string(n) + "k8_tf32_rs"; }
+std::string wgmmaRsName(unsigned n, DType dtype) { return wgmmaName(n, dtype) + "_rs"; }
 
-std::string wgmmaRsFunction(unsigned n) {
+std::string wgmmaRsFunction(unsigned n, DType dtype) {
+  bool tf32 = dtype == DType::F32;
+  std::string t = wgmmaType(dtype), k = std::to_string(wgmmaK(dtype));
   unsigned regs = n / 2;
   std::string r = std::to_string(regs);
-  std::string s = "// d (+)= a (64x8, from registers: this thread's fragment) * b (8x" +
-                  std::to_string(n) + ", shared memory), TF32, f32 accumulators.\n";
-  s += "__device__ __forceinline__ void " + wgmmaRsName(n) + "(float (&d)[" + r +
+  std::string s = "// d (+)= a (64x" + k + ", from registers: this thread's fragment) * b (" + k +
+                  "x" + std::to_string(n) + ", shared memory), " +
+                  (tf32 ? std::string("TF32") : t) + ", f32 accumulators" +
+                  (tf32 ? "" : "; TB: B n-major") + ".\n";
+  if (!tf32)
+    s += "template <int TB>\n";
+  s += "__device__ __forceinline__ void " + wgmmaRsName(n, dtype) + "(float (&d)[" + r +
        "], const unsigned (&a)[4], unsigned long long b, int accumulate) {\n";
   s += "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 5) +
        ", 0;\\n\"\n";
-  s += "               \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-       "k8.f32.tf32.tf32 {\"\n";
+  s += "               \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" + k +
+       ".f32." + t + "." + t + " {\"\n";
   for (unsigned i = 0; i < regs; i += 16) {
     s += "               \"";
     for (unsigned j = i; j < i + 16 && j < regs; ++j)
       s += "%" + std::to_string(j) + (j + 1 < regs ? ", " : "");
     s += "\"\n";
   }
+  // (TF32 has no transpose operand: the scales of a and b only)
   s += "               \"}, {%" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", %" +
        std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" +
-       std::to_string(regs + 4) + ", p, 1, 1;\\n}\\n\"\n";
+       std::to_string(regs + 4) + ", p, 1, 1" + (tf32 ? "" : ", %" + std::to_string(regs + 6)) +
+       ";\\n}\\n\"\n";
   for (unsigned i = 0; i < regs; i += 8) {
     s += i == 0 ? "               : " : "                 ";
     for (unsigned j = i; j < i + 8 && j < regs; ++j)
@@ -218,13 +232,23 @@ std::string wgmmaRsFunction(unsigned n) {
     s += "\n";
   }
   s += "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(b), "
-       "\"r\"(accumulate));\n}\n";
+       "\"r\"(accumulate)" +
+       std::string(tf32 ? "" : ", \"n\"(TB)") + ");\n}\n";
   return s;
 }
 
-std::set<std::string> hopperPieces(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
+std::set<std::string> hopperPieces(const LoweredKernel &k, const Schedule &sched) {
+  if (const AttentionWgmmaSchedule *a = sched.getIf<AttentionWgmmaSchedule>())
+    // S = Q K^T from shared memory, bc keys wide; O += P V, P from registers
+    return {wgmmaFunction(a->bc, k.matmul->dtype),
+            wgmmaRsFunction(static_cast<unsigned>(k.attention->valueDim), k.matmul->dtype),
+            kSwizzleHelpers};
+  const MatmulWgmmaSchedule *w = sched.getIf<MatmulWgmmaSchedule>();
+  if (!w)
+    return {};
+  const MatmulWgmmaSchedule &s = *w;
   if (s.splitInKernel)
-    return {wgmmaRsFunction(s.bm), kSplitHelpers, kPromoteHelper};
+    return {wgmmaRsFunction(s.bm, DType::F32), kSwizzleHelpers, kSplitHelpers, kPromoteHelper};
   std::set<std::string> extra{wgmmaFunction(s.bn, k.matmul->dtype)};
   if (s.cluster > 1)
     extra.insert(kClusterHelpers);
@@ -233,12 +257,7 @@ std::set<std::string> hopperPieces(const LoweredKernel &k, const MatmulWgmmaSche
   return extra;
 }
 
-std::string hopperPreamble(const LoweredKernel &k, const MatmulWgmmaSchedule &s) {
-  return hopperPreamble(hopperPieces(k, s));
-}
-
 std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {
-  const MatmulWgmmaSchedule *w = s.getIf<MatmulWgmmaSchedule>();
   std::string cluster = s.geometry().cluster > 1 ? clusterPreamble() : std::string();
   std::string random = holdsRandom(k) ? randomPreamble() : std::string();
   std::string i64 = holdsI64(k) ? i64Preamble() : std::string();
@@ -246,7 +265,7 @@ std::string kernelPreamble(const LoweredKernel &k, const Schedule &s) {
   const ScanSchedule *scan = s.getIf<ScanSchedule>();
   std::string chained = scan && scan->chained() ? chainedScanPreamble() : std::string();
   return cudaPreamble() + cluster + random + i64 + welford + chained +
-         (w ? hopperPreamble(k, *w) : std::string());
+         hopperPreamble(hopperPieces(k, s));
 }
 
 std::string hopperPreamble(const std::set<std::string> &wgmmas) {

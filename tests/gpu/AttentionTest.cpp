@@ -7,7 +7,9 @@
 // grouped K/V heads and a soft-cap with a sliding window (masked tiles at
 // the start of a row), and the GPT-2 block samples. Each graph is also
 // checked to compile to the attention kernel (or not, where its rows are too
-// short), so a recognition that silently stops matching fails here.
+// short), so a recognition that silently stops matching fails here. Hopper's
+// kernel (wgmma=1) runs the tiles' cases of head dims 64 and 128 and other
+// layouts.
 //===----------------------------------------------------------------------===//
 #include "tests/gpu/GpuTest.h"
 
@@ -140,61 +142,71 @@ TEST_F(Attention, HalvesOnTheCudaCores) {
 /// The masks of the tensor cores' tile tests.
 enum class TileMask { Plain, Causal, Window50, FiniteLow };
 
+/// A case of the tiles' tests: a [1, 3, sq, d] attention over sk keys.
+struct TileCase {
+  DType t;
+  int64_t sq, sk, d;
+  TileMask mask;
+  double low; // FiniteLow's value
+};
+
+// Causal and plain, a sliding window (its walk starting past the first
+// tile), cross-attention (256 queries, 1000 keys), head dims 32, 64, 80 and
+// 128, f16 and bf16, and large finite masks as models write them (the type's
+// lowest value, -1e9 in bf16; in f16 -1e9 would round to -inf): the first
+// tile of keys masked for every row and the first rows masked at every key,
+// whose softmax is then the mean of V.
+const TileCase kTileCases[] = {
+    {DType::BF16, 1000, 1000, 128, TileMask::Causal, 0},
+    {DType::F16, 17, 17, 80, TileMask::Plain, 0},
+    {DType::BF16, 1000, 1000, 64, TileMask::Window50, 0},
+    {DType::F16, 333, 333, 32, TileMask::Causal, 0},
+    {DType::BF16, 256, 256, 64, TileMask::Causal, 0},
+    {DType::F16, 256, 1000, 64, TileMask::Plain, 0},
+    {DType::F16, 256, 256, 64, TileMask::FiniteLow, -65504.0},
+    {DType::BF16, 256, 1000, 64, TileMask::FiniteLow, -1e9},
+    {DType::BF16, 300, 300, 128, TileMask::FiniteLow, -3.3895313892515355e38}};
+
+/// The case's graph, named after `tile` and the case.
+Graph tileGraph(const std::string &tile, const TileCase &c) {
+  const char *maskNames[] = {"plain", "causal", "window50", "finitelow"};
+  Graph g(name(tile + "_" + maskNames[int(c.mask)] + "_k" + std::to_string(c.sk), c.t, c.sq, c.d));
+  Tensor q = g.input("q", c.t, {1, 3, c.sq, c.d});
+  Tensor k = g.input("k", c.t, {1, 3, c.sk, c.d});
+  Tensor v = g.input("v", c.t, {1, 3, c.sk, c.d});
+  Tensor scores = matmul(q, transpose(k)) * (1.0 / std::sqrt(double(c.d)));
+  Tensor keyPos = iota(g, {c.sq, c.sk}, 1), queryPos = iota(g, {c.sq, c.sk}, 0);
+  switch (c.mask) {
+  case TileMask::Plain:
+    break;
+  case TileMask::Causal:
+    scores = where(le(keyPos, queryPos), scores, -INFINITY);
+    break;
+  case TileMask::Window50:
+    scores =
+        where(logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, 50.0)), scores, -INFINITY);
+    break;
+  case TileMask::FiniteLow:
+    scores = where(logicalAnd(ge(keyPos, 64.0), ge(queryPos, 5.0)), scores, c.low);
+    break;
+  }
+  g.output(matmul(softmax(scores, -1), v), "o");
+  return g;
+}
+
 TEST_F(Attention, EveryTensorCoreTile) {
   // Every tile of the tensor cores' kernel (bm rows a block, wm a warp, bn
-  // keys), each on graphs whose lengths are whole tiles or not (the score's
-  // bound tests dropped where the tiles divide the rows and the keys):
-  // causal and plain, a sliding window (its walk starting past the first
-  // tile), cross-attention (256 queries, 1000 keys), head dims 32, 64, 80 and
-  // 128 (Q's fragments read again for each tile of keys at 128 with two row
-  // tiles a warp), f16 and bf16, and large finite masks as models write them
-  // (the type's lowest value, -1e9 in bf16; in f16 -1e9 would round to -inf):
-  // the first tile of keys masked for every row and the first rows masked at
-  // every key, whose softmax is then the mean of V.
-  struct Case {
-    DType t;
-    int64_t sq, sk, d;
-    TileMask mask;
-    double low; // FiniteLow's value
-  };
-  const Case cases[] = {{DType::BF16, 1000, 1000, 128, TileMask::Causal, 0},
-                        {DType::F16, 17, 17, 80, TileMask::Plain, 0},
-                        {DType::BF16, 1000, 1000, 64, TileMask::Window50, 0},
-                        {DType::F16, 333, 333, 32, TileMask::Causal, 0},
-                        {DType::BF16, 256, 256, 64, TileMask::Causal, 0},
-                        {DType::F16, 256, 1000, 64, TileMask::Plain, 0},
-                        {DType::F16, 256, 256, 64, TileMask::FiniteLow, -65504.0},
-                        {DType::BF16, 256, 1000, 64, TileMask::FiniteLow, -1e9},
-                        {DType::BF16, 300, 300, 128, TileMask::FiniteLow, -3.3895313892515355e38}};
-  const int64_t tiles[][3] = {{128, 32, 64}, {128, 32, 32}, {128, 16, 64}, {64, 32, 64},
-                              {64, 16, 32}};
-  const char *maskNames[] = {"plain", "causal", "window50", "finitelow"};
+  // keys), each on the cases above, whose lengths are whole tiles or not (the
+  // score's bound tests dropped where the tiles divide the rows and the
+  // keys; Q's fragments read again for each tile of keys at 128 with two row
+  // tiles a warp).
+  const int64_t tiles[][3] = {
+      {128, 32, 64}, {128, 32, 32}, {128, 16, 64}, {64, 32, 64}, {64, 16, 32}};
   for (const auto &tile : tiles)
-    for (const Case &c : cases) {
-      Graph g(name("tile" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
-                       std::to_string(tile[2]) + "_" + maskNames[int(c.mask)] + "_k" +
-                       std::to_string(c.sk),
-                   c.t, c.sq, c.d));
-      Tensor q = g.input("q", c.t, {1, 3, c.sq, c.d});
-      Tensor k = g.input("k", c.t, {1, 3, c.sk, c.d});
-      Tensor v = g.input("v", c.t, {1, 3, c.sk, c.d});
-      Tensor scores = matmul(q, transpose(k)) * (1.0 / std::sqrt(double(c.d)));
-      Tensor keyPos = iota(g, {c.sq, c.sk}, 1), queryPos = iota(g, {c.sq, c.sk}, 0);
-      switch (c.mask) {
-      case TileMask::Plain:
-        break;
-      case TileMask::Causal:
-        scores = where(le(keyPos, queryPos), scores, -INFINITY);
-        break;
-      case TileMask::Window50:
-        scores = where(logicalAnd(le(keyPos, queryPos), lt(queryPos - keyPos, 50.0)), scores,
-                       -INFINITY);
-        break;
-      case TileMask::FiniteLow:
-        scores = where(logicalAnd(ge(keyPos, 64.0), ge(queryPos, 5.0)), scores, c.low);
-        break;
-      }
-      g.output(matmul(softmax(scores, -1), v), "o");
+    for (const TileCase &c : kTileCases) {
+      Graph g = tileGraph("tile" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
+                              std::to_string(tile[2]),
+                          c);
       CompileOptions opt;
       opt.scheduleOverrides.bm = tile[0];
       opt.scheduleOverrides.wm = tile[1];
@@ -211,6 +223,86 @@ TEST_F(Attention, EveryTensorCoreTile) {
       opt.compileKernels = true;
       expectMatchesWith(g, opt, 37);
     }
+}
+
+/// Compiles `g` for the assumed H200 with `opt` (no NVRTC) and checks that
+/// its one kernel is Hopper's attention with `bn` keys a tile and `stages`
+/// slots a ring.
+void expectHopperAttention(const Graph &g, CompileOptions opt, int64_t bn, int64_t stages) {
+  opt.compileKernels = false;
+  opt.device = DeviceProperties::assumedH200();
+  CompiledGraph cg = compileGraph(g, opt);
+  ASSERT_EQ(cg.detail->kernels.size(), 1u) << cg.fusedText();
+  const Schedule &sched = cg.detail->kernels[0].schedule;
+  ASSERT_EQ(sched.kind(), ScheduleKind::AttentionWgmma) << g.name() << "\n" << cg.fusedText();
+  EXPECT_EQ(int64_t(sched.as<AttentionWgmmaSchedule>().bc), bn) << g.name();
+  EXPECT_EQ(int64_t(sched.as<AttentionWgmmaSchedule>().stages), stages) << g.name();
+}
+
+TEST_F(Attention, HopperKernelWhereAsked) {
+  // wgmma=1: Hopper's kernel (AttentionWgmma.cpp) on each case above whose
+  // head dims it takes (64 and 128), with tiles of 128 and 64 keys and rings
+  // of 2 to 4 slots (the walk wrapping round each ring several times). On a
+  // GPU without wgmma the rules keep mma.sync's kernel, which then runs.
+  const int64_t tiles[][2] = {{128, 2}, {64, 3}, {128, 3}, {64, 4}};
+  for (const auto &tile : tiles)
+    for (const TileCase &c : kTileCases) {
+      if (c.d != 64 && c.d != 128)
+        continue;
+      Graph g = tileGraph("wgmma" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]), c);
+      CompileOptions opt;
+      opt.scheduleOverrides.wgmma = 1;
+      opt.scheduleOverrides.bn = tile[0];
+      opt.scheduleOverrides.stages = tile[1];
+      expectHopperAttention(g, opt, tile[0], tile[1]);
+      expectMatchesWith(g, opt, 43);
+    }
+}
+
+TEST_F(Attention, HopperKernelReadsEveryLayout) {
+  // wgmma=1 on layouts other than [B, H, S, D] in place: Q, K and V read
+  // from [B, S, H, D] (the rows of a tile H * D apart), grouped K/V heads
+  // (a batch's K and V shared by 4 heads of Q), a value head dim (128) unlike
+  // the key's (64), and V stored transposed ([B, H, D, S]: its rows are not
+  // whole 16-byte chunks, copied element by element); odd lengths.
+  CompileOptions opt;
+  opt.scheduleOverrides.wgmma = 1;
+  {
+    Graph g("wgmma_bshd_bf16");
+    Tensor q = permute(g.input("q", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
+    Tensor k = permute(g.input("k", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
+    Tensor v = permute(g.input("v", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
+    g.output(attend(q, k, v, true), "o");
+    expectHopperAttention(g, opt, 128, 2);
+    expectMatchesWith(g, opt, 47);
+  }
+  {
+    Graph g("wgmma_grouped_f16");
+    Tensor q = g.input("q", DType::F16, {2, 2, 4, 200, 128});
+    Tensor k = g.input("k", DType::F16, {2, 2, 1, 200, 128});
+    Tensor v = g.input("v", DType::F16, {2, 2, 1, 200, 128});
+    g.output(attend(q, k, v, false), "o");
+    expectHopperAttention(g, opt, 128, 2);
+    expectMatchesWith(g, opt, 53);
+  }
+  {
+    Graph g("wgmma_dv128_bf16");
+    Tensor q = g.input("q", DType::BF16, {1, 4, 130, 64});
+    Tensor k = g.input("k", DType::BF16, {1, 4, 250, 64});
+    Tensor v = g.input("v", DType::BF16, {1, 4, 250, 128});
+    g.output(attend(q, k, v, false), "o");
+    expectHopperAttention(g, opt, 128, 2);
+    expectMatchesWith(g, opt, 59);
+  }
+  {
+    Graph g("wgmma_vt_bf16");
+    Tensor q = g.input("q", DType::BF16, {1, 2, 129, 64});
+    Tensor k = g.input("k", DType::BF16, {1, 2, 129, 64});
+    Tensor v = transpose(g.input("vt", DType::BF16, {1, 2, 64, 129}));
+    g.output(attend(q, k, v, true), "o");
+    expectHopperAttention(g, opt, 128, 2);
+    expectMatchesWith(g, opt, 61);
+  }
 }
 
 TEST_F(Attention, SoftCapAndSlidingWindow) {

@@ -56,8 +56,7 @@ void compileTogether(const std::vector<CompiledGraph *> &programs,
     c.detail = details.back();
     for (size_t k = 0; k < details.back()->kernels.size(); ++k) {
       CompiledKernel &ck = details.back()->kernels[k];
-      if (const MatmulWgmmaSchedule *w = ck.schedule.getIf<MatmulWgmmaSchedule>())
-        wgmmas.insert(wgmmaFunction(w->bn, ck.lowered.matmul->dtype));
+      wgmmas.merge(hopperPieces(ck.lowered, ck.schedule));
       anyI64 |= holdsI64(ck.lowered);
       if (ck.target != c.target)
         unitTarget = ck.target;

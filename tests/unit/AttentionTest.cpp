@@ -136,6 +136,32 @@ TEST(Attention, HalvesWithWhole16HeadDimsRunOnTheTensorCores) {
   }
 }
 
+// wgmma=1 asks for Hopper's kernel: taken by f16/bf16 head dims of 64 and
+// 128 on sm_90 only; other head dims, f32 and sm_80 keep the rules' kernel,
+// as does every attention without it.
+TEST(Attention, HopperKernelOnlyWhereAskedAndTaken) {
+  auto kindOf = [](const std::string &text, const std::string &arch) {
+    CompileOptions opt;
+    opt.device = DeviceProperties::assumedH200();
+    opt.arch = arch;
+    opt.compileKernels = false;
+    opt.tuning = CompileOptions::Tuning::Off;
+    opt.scheduleOverrides.wgmma = 1;
+    CompiledGraph g = compileGraph(parseGraphs(text)[0], opt);
+    EXPECT_EQ(g.detail->kernels.size(), 1u) << g.fusedText();
+    return g.detail->kernels[0].schedule.kind();
+  };
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 64), "sm_90"), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(kindOf(attention("bf16", 37, 300, 128), "sm_90"), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(kindOf(attention("bf16", 100, 100, 64), "sm_80"), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 32), "sm_90"), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 96), "sm_90"), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f32", 100, 100, 64), "sm_90"), ScheduleKind::Attention);
+  EXPECT_EQ(compiled(attention("f16", 100, 100, 64)).detail->kernels[0].schedule.kind(),
+            ScheduleKind::AttentionMma);
+  EXPECT_TRUE(kernelTemplate(ScheduleKind::AttentionWgmma).usesTensorCores());
+}
+
 TEST(Attention, ProductsWithRowsOfOddLengthAreNotPaddedApart) {
   // bf16 rows of 100 keys are not whole 16-byte units: the Hopper matmul
   // would pad P first (a copy kernel), and the attention would be lost.

@@ -48,12 +48,18 @@ TEST(KernelTemplate, EveryScheduleKindHasItsOwnTemplate) {
 
 /// A default schedule of each template, in Templates.def's order.
 std::vector<Schedule> oneOfEachKind() {
-  return {Schedule{PointwiseSchedule{}},    Schedule{RowSchedule{}},
-          Schedule{ColumnSchedule{}},       Schedule{MatmulSimtSchedule{}},
-          Schedule{MatmulMmaSchedule{}},    Schedule{TransposeSchedule{}},
-          Schedule{ScanSchedule{}},         Schedule{MatmulWgmmaSchedule{}},
-          Schedule{AttentionSchedule{}},    Schedule{AttentionMmaSchedule{}},
-          Schedule{AttentionBackwardSchedule{}}};
+  return {Schedule{PointwiseSchedule{}},
+          Schedule{RowSchedule{}},
+          Schedule{ColumnSchedule{}},
+          Schedule{MatmulSimtSchedule{}},
+          Schedule{MatmulMmaSchedule{}},
+          Schedule{TransposeSchedule{}},
+          Schedule{ScanSchedule{}},
+          Schedule{MatmulWgmmaSchedule{}},
+          Schedule{AttentionSchedule{}},
+          Schedule{AttentionMmaSchedule{}},
+          Schedule{AttentionBackwardSchedule{}},
+          Schedule{AttentionWgmmaSchedule{}}};
 }
 
 // Templates.def makes ScheduleKind and Schedule::params from one list: each
@@ -62,10 +68,10 @@ TEST(KernelTemplate, EachKindHoldsItsTemplatesParameters) {
   std::vector<Schedule> all = oneOfEachKind();
   ASSERT_EQ(all.size(), std::variant_size_v<decltype(Schedule::params)>);
   std::vector<ScheduleKind> kinds = {
-      ScheduleKind::Pointwise,  ScheduleKind::InnerRow,     ScheduleKind::OuterCol,
-      ScheduleKind::MatmulSimt, ScheduleKind::MatmulMma,    ScheduleKind::Transpose,
-      ScheduleKind::Scan,       ScheduleKind::MatmulWgmma,  ScheduleKind::Attention,
-      ScheduleKind::AttentionMma, ScheduleKind::AttentionBackward};
+      ScheduleKind::Pointwise,    ScheduleKind::InnerRow,          ScheduleKind::OuterCol,
+      ScheduleKind::MatmulSimt,   ScheduleKind::MatmulMma,         ScheduleKind::Transpose,
+      ScheduleKind::Scan,         ScheduleKind::MatmulWgmma,       ScheduleKind::Attention,
+      ScheduleKind::AttentionMma, ScheduleKind::AttentionBackward, ScheduleKind::AttentionWgmma};
   for (size_t i = 0; i < all.size(); ++i)
     EXPECT_EQ(all[i].kind(), kinds[i]) << kernelTemplate(kinds[i]).name().str();
 }
@@ -153,7 +159,7 @@ TEST(KernelTemplate, OnlyTheTensorCoreTemplatesCountTensorCoreFlops) {
     ScheduleKind kind = static_cast<ScheduleKind>(i);
     EXPECT_EQ(kernelTemplate(kind).usesTensorCores(),
               kind == ScheduleKind::MatmulMma || kind == ScheduleKind::MatmulWgmma ||
-                  kind == ScheduleKind::AttentionMma)
+                  kind == ScheduleKind::AttentionMma || kind == ScheduleKind::AttentionWgmma)
         << i;
   }
 }

@@ -58,4 +58,53 @@ void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::str
     e.W.close();
 }
 
+void attentionTileOrigin(KernelEmitter &e, int64_t tiles, unsigned rows) {
+  std::string t = std::to_string(tiles), r = std::to_string(rows);
+  e.W.line("const " + e.Idx + " b = blockIdx.x / " + t + "; // batch");
+  if (e.K.attention->causal)
+    // A causal tile's work grows with its row: a batch's tiles go from the
+    // last to the first, so that the grid ends on the lightest ones.
+    e.W.line("const " + e.Idx + " m0 = (" + std::to_string(tiles - 1) + " - blockIdx.x % " + t +
+             ") * " + r + "; // the tile's first query row: the batch's last tile first");
+  else
+    e.W.line("const " + e.Idx + " m0 = (blockIdx.x % " + t + ") * " + r +
+             "; // the tile's first query row");
+}
+
+std::string attentionPosType(const KernelEmitter &e) {
+  const int64_t big = int64_t(1) << 31;
+  const KMatmul &mm = *e.K.matmul;
+  bool fits = mm.M * mm.N < big;
+  for (const KParam &p : e.K.params)
+    fits = fits && p.numel < big;
+  return fits ? std::string("int") : e.Idx;
+}
+
+std::string attentionPack(DType dtype, const std::string &lo, const std::string &hi) {
+  std::string conv = dtype == DType::BF16 ? "mj_f2bf" : "mj_f2h";
+  return "(unsigned)" + conv + "(" + lo + ") | ((unsigned)" + conv + "(" + hi + ") << 16)";
+}
+
+void attentionQuadCombine(KernelEmitter &e, unsigned rows, const std::string &combine) {
+  e.W.line("#pragma unroll");
+  e.W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", rows).str());
+  e.W.line("#pragma unroll");
+  e.W.line("for (int w = 1; w < 4; w *= 2) " + combine);
+  e.W.close();
+}
+
+void attentionRescale(KernelEmitter &e, unsigned rows) {
+  CodeWriter &W = e.W;
+  W.line(llvm::formatv("float mj_base[{0}], mj_rescale[{0}], mj_tileSum[{0}];", rows).str());
+  W.line("#pragma unroll");
+  W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", rows).str());
+  W.line("const float newMax = mj_max(mj_rowMax[h], mj_tileMax[h]);");
+  W.line("// A row whose keys so far are all masked keeps max -inf: its probabilities are 0");
+  W.line("mj_base[h] = newMax == -MJ_INF ? 0.0f : newMax;");
+  W.line("mj_rescale[h] = __expf(mj_rowMax[h] - mj_base[h]); // of the sum and O so far");
+  W.line("mj_rowMax[h] = newMax;");
+  W.line("mj_tileSum[h] = 0.0f;");
+  W.close();
+}
+
 } // namespace minijit

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/DType.h"
+
 #include <functional>
 #include <string>
 
@@ -36,5 +38,32 @@ struct ScoreBounds {
 /// writes more where the work's values are in scope.
 void attentionScoreWork(KernelEmitter &e, const std::string &dot, const std::string &pastEnds,
                         ScoreBounds bounds = {}, const std::function<void()> &inside = {});
+
+/// The tile's batch `b` and first query row `m0` from blockIdx.x, a block
+/// per (batch, tile of `rows` query rows), `tiles` tiles a batch; with a
+/// causal mask a batch's tiles from the last to the first (the grid ends on
+/// the lightest).
+void attentionTileOrigin(KernelEmitter &e, int64_t tiles, unsigned rows);
+
+/// The type of a score's row and key: int where m * N + n fits one and
+/// every tensor the kernel reads or writes has fewer than 2^31 elements
+/// (so each term m * stride of an offset fits too), else the kernel's
+/// index type.
+std::string attentionPosType(const KernelEmitter &e);
+
+/// Two probabilities rounded to `dtype` (f16 or bf16), packed as a 32-bit
+/// fragment register: `lo` in the low half.
+std::string attentionPack(DType dtype, const std::string &lo, const std::string &hi);
+
+/// For each of the thread's `rows` rows (h), `combine` over the four
+/// threads of a row, neighbouring lanes (w = 1, 2): mma's and wgmma's
+/// accumulator layout.
+void attentionQuadCombine(KernelEmitter &e, unsigned rows, const std::string &combine);
+
+/// The online softmax's new max for each of the thread's `rows` rows, from
+/// mj_rowMax and the tile's mj_tileMax: declares mj_base (what the tile's
+/// exponentials subtract), mj_rescale (the factor of the sum and O so far)
+/// and mj_tileSum (zeroed), and updates mj_rowMax.
+void attentionRescale(KernelEmitter &e, unsigned rows);
 
 } // namespace minijit

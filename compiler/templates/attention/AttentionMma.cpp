@@ -118,17 +118,7 @@ private:
                          S.br * qStride(), S.bc)
                .str());
     W.line(llvm::formatv("unsigned short *mj_v = mj_k + {0}; // V's tile", S.bc * kStride()).str());
-    W.line("const " + Idx + " b = blockIdx.x / " + std::to_string(S.tilesM) + "; // batch");
-    if (A.causal) {
-      // A causal tile's work grows with its row: a batch's tiles go from the
-      // last to the first, so that the grid ends on the lightest ones.
-      W.line("const " + Idx + " m0 = (" + std::to_string(S.tilesM - 1) + " - blockIdx.x % " +
-             std::to_string(S.tilesM) + ") * " + std::to_string(S.br) +
-             "; // the tile's first query row: the batch's last tile first");
-    } else {
-      W.line("const " + Idx + " m0 = (blockIdx.x % " + std::to_string(S.tilesM) + ") * " +
-             std::to_string(S.br) + "; // the tile's first query row");
-    }
+    attentionTileOrigin(E, S.tilesM, S.br);
     W.line("const int mj_warp = threadIdx.x / 32, mj_lane = threadIdx.x % 32;");
     W.line("// The thread's rows of the warp's 16 (mj_g and mj_g + 8) and, in each 8-column tile "
            "of an accumulator, its two columns (mj_c2, mj_c2 + 1): mma.sync's layout");
@@ -247,18 +237,6 @@ private:
     return llvm::formatv("m0 + (mj_warp * {0} + {1}) * 16 + mj_g + 8 * ({2} / 2)", S.rowTiles, r, i)
         .str();
   }
-  /// The type of a score's row and key: int where m * N + n fits one and
-  /// every tensor the kernel reads or writes has fewer than 2^31 elements
-  /// (so each term m * stride of an offset fits too; the kernel's 64-bit
-  /// index type then comes from the scores' count alone, and any expression
-  /// holding the batch b stays 64-bit), else the kernel's index type.
-  std::string posType() const {
-    const int64_t big = int64_t(1) << 31;
-    bool fits = MM.M * MM.N < big;
-    for (const KParam &p : K.params)
-      fits = fits && p.numel < big;
-    return fits ? std::string("int") : E.Idx;
-  }
   /// The thread's rows: two a row tile (mj_g and mj_g + 8), [2 * r + i / 2].
   unsigned threadRows() const { return 2 * S.rowTiles; }
 
@@ -273,8 +251,8 @@ private:
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < 4; ++i)");
-    W.line("const " + posType() + " m = " + rowOf("r", "i") + ";");
-    W.line("const " + posType() + " n = n0 + t * 8 + mj_c2 + i % 2;");
+    W.line("const " + attentionPosType(E) + " m = " + rowOf("r", "i") + ";");
+    W.line("const " + attentionPosType(E) + " n = n0 + t * 8 + mj_c2 + i % 2;");
     attentionScoreWork(E, "mj_s[r][t][i]", "past the ends",
                        ScoreBounds{MM.M % S.br != 0, MM.N % S.bc != 0});
     W.line("mj_s[r][t][i] = mj_score;");
@@ -284,29 +262,12 @@ private:
     W.close();
   }
 
-  /// The four threads of a row are neighbouring lanes: a butterfly over them.
-  void quadCombine(const std::string &combine) {
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", threadRows()).str());
-    W.line("#pragma unroll");
-    W.line("for (int w = 1; w < 4; w *= 2) " + combine);
-    W.close();
-  }
-
   void softmaxStep() {
-    quadCombine("mj_tileMax[h] = mj_max(mj_tileMax[h], __shfl_xor_sync(0xffffffffu, "
-                "mj_tileMax[h], w));");
+    attentionQuadCombine(E, threadRows(),
+                         "mj_tileMax[h] = mj_max(mj_tileMax[h], "
+                         "__shfl_xor_sync(0xffffffffu, mj_tileMax[h], w));");
     unsigned rows = threadRows();
-    W.line(llvm::formatv("float mj_base[{0}], mj_rescale[{0}], mj_tileSum[{0}];", rows).str());
-    W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", rows).str());
-    W.line("const float newMax = mj_max(mj_rowMax[h], mj_tileMax[h]);");
-    W.line("// A row whose keys so far are all masked keeps max -inf: its probabilities are 0");
-    W.line("mj_base[h] = newMax == -MJ_INF ? 0.0f : newMax;");
-    W.line("mj_rescale[h] = __expf(mj_rowMax[h] - mj_base[h]); // of the sum and O so far");
-    W.line("mj_rowMax[h] = newMax;");
-    W.line("mj_tileSum[h] = 0.0f;");
-    W.close();
+    attentionRescale(E, rows);
     openRowTiles();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
@@ -322,18 +283,13 @@ private:
     W.close();
     W.close();
     W.close();
-    quadCombine("mj_tileSum[h] += __shfl_xor_sync(0xffffffffu, mj_tileSum[h], w);");
+    attentionQuadCombine(E, threadRows(),
+                         "mj_tileSum[h] += __shfl_xor_sync(0xffffffffu, mj_tileSum[h], w);");
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int h = 0; h < {0}; ++h) mj_rowSum[h] = mj_rowSum[h] * "
                          "mj_rescale[h] + mj_tileSum[h];",
                          rows)
                .str());
-  }
-
-  /// Two probabilities rounded to the inputs' type, packed as a fragment register.
-  std::string pack(const std::string &lo, const std::string &hi) const {
-    std::string conv = MM.dtype == DType::BF16 ? "mj_f2bf" : "mj_f2h";
-    return "(unsigned)" + conv + "(" + lo + ") | ((unsigned)" + conv + "(" + hi + ") << 16)";
   }
 
   void accumulate() {
@@ -352,10 +308,14 @@ private:
     W.line("// keys kk * 16 ...: the accumulators of S are the A fragments' layout");
     W.line(llvm::formatv("unsigned pf[{0}][4];", S.rowTiles).str());
     openRowTiles();
-    W.line("pf[r][0] = " + pack("mj_s[r][2 * kk][0]", "mj_s[r][2 * kk][1]") + ";");
-    W.line("pf[r][1] = " + pack("mj_s[r][2 * kk][2]", "mj_s[r][2 * kk][3]") + ";");
-    W.line("pf[r][2] = " + pack("mj_s[r][2 * kk + 1][0]", "mj_s[r][2 * kk + 1][1]") + ";");
-    W.line("pf[r][3] = " + pack("mj_s[r][2 * kk + 1][2]", "mj_s[r][2 * kk + 1][3]") + ";");
+    W.line("pf[r][0] = " + attentionPack(MM.dtype, "mj_s[r][2 * kk][0]", "mj_s[r][2 * kk][1]") +
+           ";");
+    W.line("pf[r][1] = " + attentionPack(MM.dtype, "mj_s[r][2 * kk][2]", "mj_s[r][2 * kk][3]") +
+           ";");
+    W.line("pf[r][2] = " +
+           attentionPack(MM.dtype, "mj_s[r][2 * kk + 1][0]", "mj_s[r][2 * kk + 1][1]") + ";");
+    W.line("pf[r][3] = " +
+           attentionPack(MM.dtype, "mj_s[r][2 * kk + 1][2]", "mj_s[r][2 * kk + 1][3]") + ";");
     W.close();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int tp = 0; tp < {0}; ++tp)", A.valueDim / 16).str());
@@ -382,7 +342,7 @@ private:
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", A.valueDim / 8).str());
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < 4; ++i)");
-    W.line("const " + posType() + " m = " + rowOf("r", "i") + ";");
+    W.line("const " + attentionPosType(E) + " m = " + rowOf("r", "i") + ";");
     W.line("const int c = t * 8 + mj_c2 + i % 2;");
     W.line(llvm::formatv("if (m < {0}) {1}[mj_oBatch + m * {2} + c * {3}] = {4};", MM.M, o.name,
                          A.outStrideM, A.outStrideD,

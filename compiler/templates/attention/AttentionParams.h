@@ -29,6 +29,26 @@ struct AttentionMmaSchedule : AttentionSchedule {
   unsigned rowTiles = 1; ///< row tiles of 16 a warp: 1 or 2
 };
 
+/// The attention template on Hopper (sm_90a; f16/bf16, head dims of 64 or
+/// 128, opted into by `wgmma=1`): FlashAttention-3's split of a block into a
+/// producer warpgroup and two consumer warpgroups of 64 query rows each
+/// (br = 128, 384 threads). The producer's warps copy Q once and K's and V's
+/// tiles of `bc` keys (64 or 128) into rings of `stages` tiles of shared
+/// memory, in the 128-byte swizzle wgmma reads, each tile announced on an
+/// mbarrier; the consumers compute S = Q K^T by wgmma from shared memory,
+/// the score work and the online softmax on its accumulators, and O += P V
+/// by wgmma with P from registers. threadsPerRow unused.
+struct AttentionWgmmaSchedule : AttentionSchedule {
+  unsigned stages = 2; ///< K's and V's tiles in flight (a ring each)
+  /// Bytes of Q's tile, and of a tile of K and of V in the rings (16-bit
+  /// elements, 128-byte rows of 64 columns: no padding).
+  int64_t qBytes = 0, kBytes = 0, vBytes = 0;
+  /// The full and empty mbarriers of each slot of the two rings.
+  unsigned staticSharedBytes() const { return 4 * 8 * stages; }
+  /// At launch, before setmaxnreg splits them.
+  unsigned estimatedRegisters() const { return 168; }
+};
+
 /// An attention's backward (KernelKind::AttentionBackwardKV or Q): a block
 /// per (batch, tile of `bc` keys) for dK and dV, walking the query tiles of
 /// `br` rows, or per (batch, tile of `br` queries) for dQ, walking the key

@@ -6,7 +6,9 @@
 // 32 would leave SMs idle (fewer blocks than two per SM). `bm` sets the
 // rows by hand (16, 32, 64 or 128; 16 and 32 keep f16 on the CUDA cores),
 // `wm` the tensor cores' rows a warp (16 or 32), `bn` their keys a tile
-// (32 or 64).
+// (32 or 64). `wgmma=1` asks for Hopper's kernel (sm_90a, f16/bf16, head
+// dims of 64 or 128), where `bn` sets its keys a tile (64 or 128) and
+// `stages` its rings of K and V (2 to 4).
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/attention/AttentionInternal.h"
 
@@ -16,10 +18,69 @@
 
 namespace minijit::detail {
 
-Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
-                                     const ScheduleOverrides &o) {
+namespace {
+
+/// Whether Hopper's kernel (AttentionWgmma.cpp) takes the attention: wgmma
+/// on the target, Q, K and V of one 16-bit dtype, head dims of 64 or 128
+/// (whole 128-byte rows of the swizzle, the accumulators within the
+/// registers), and no row statistics written for a backward.
+bool wgmmaTakes(const LoweredKernel &k, const Target &target) {
   const KMatmul &mm = *k.matmul;
   const KAttention &a = *k.attention;
+  auto headDim = [](int64_t d) { return d == 64 || d == 128; };
+  return target.hasWgmma() && (mm.dtype == DType::F16 || mm.dtype == DType::BF16) &&
+         a.vDtype == mm.dtype && headDim(mm.K) && headDim(a.valueDim) && a.max.param < 0 &&
+         a.sum.param < 0;
+}
+
+/// Hopper's kernel: 128 query rows a block (two consumer warpgroups of 64),
+/// `bn` keys a tile (128 by default; 64), rings of `stages` tiles of K and
+/// of V (2 by default, up to what the shared memory holds).
+Expected<Schedule> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                 const ScheduleOverrides &o) {
+  const KMatmul &mm = *k.matmul;
+  const KAttention &a = *k.attention;
+  AttentionWgmmaSchedule w;
+  w.br = 128;
+  w.bc = 128;
+  if (o.bn) {
+    if (*o.bn != 64 && *o.bn != 128)
+      return refuse("bn (keys a tile of attention on wgmma) must be 64 or 128");
+    w.bc = static_cast<unsigned>(*o.bn);
+  }
+  if (o.stages) {
+    if (*o.stages < 2 || *o.stages > 4)
+      return refuse("stages (K's and V's tiles in flight in attention on wgmma) must be 2, 3 or 4");
+    w.stages = static_cast<unsigned>(*o.stages);
+  }
+  w.block = 384;        // a producer warpgroup, two consumers
+  w.minBlocksPerSM = 1; // 168 registers a thread at launch, split by setmaxnreg
+  w.threadsPerRow = 4;  // (a row's four threads: wgmma's accumulator layout)
+  w.tilesM = (mm.M + w.br - 1) / w.br;
+  w.grid = mm.batch * w.tilesM;
+  w.qBytes = int64_t(w.br) * mm.K * 2;
+  w.kBytes = int64_t(w.bc) * mm.K * 2;
+  w.vBytes = int64_t(w.bc) * a.valueDim * 2;
+  // 1024 bytes to align the tiles on the swizzle's period
+  int64_t bytes = 1024 + w.qBytes + int64_t(w.stages) * (w.kBytes + w.vBytes);
+  if (bytes > int64_t(dev.sharedPerBlockOptin))
+    return refuse("attention on wgmma: " + std::to_string(w.stages) + " stages of " +
+                  std::to_string(w.bc) + " keys need " + std::to_string(bytes) +
+                  " bytes of shared memory, more than a block has");
+  w.sharedBytes = static_cast<unsigned>(bytes);
+  return Schedule{w};
+}
+
+} // namespace
+
+Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
+                                     const ScheduleOverrides &o, const Target &target) {
+  const KMatmul &mm = *k.matmul;
+  const KAttention &a = *k.attention;
+  // Hopper's kernel where asked for (wgmma=1) and it takes the attention;
+  // not yet the default: not measured on a GPU.
+  if (o.wgmma.value_or(0) == 1 && wgmmaTakes(k, target))
+    return wgmmaSchedule(k, dev, o);
   // f16 and bf16 on the tensor cores where the head dims are whole 16s and
   // the fragments fit the registers (bm=16 or 32 asks for the CUDA cores).
   bool mma = mm.dtype != DType::F32 && mm.K % 16 == 0 && a.valueDim % 16 == 0 && mm.K <= 128 &&

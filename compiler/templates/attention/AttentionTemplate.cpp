@@ -1,9 +1,9 @@
 //===- compiler/templates/attention/AttentionTemplate.cpp - the attention template ---===//
 // softmax(g(A @ B)) @ V as one kernel, the scores never in memory: on the
 // CUDA cores (Attention.cpp) and for f16/bf16 on the tensor cores
-// (AttentionMma.cpp); their rules (AttentionSchedule.cpp) are reached
-// through the CUDA cores' template, and the graphs they take are found by
-// compiler/fusion/Attention.cpp.
+// (AttentionMma.cpp; AttentionWgmma.cpp on Hopper, where asked for); their rules
+// (AttentionSchedule.cpp) are reached through the CUDA cores' template, and the graphs they take
+// are found by compiler/fusion/Attention.cpp.
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/TemplatesInternal.h"
 #include "compiler/templates/attention/AttentionInternal.h"
@@ -52,8 +52,8 @@ public:
   /// Attention kernels: on the tensor cores or the CUDA cores.
   std::vector<KernelKind> rulesFor() const override { return {KernelKind::Attention}; }
   Expected<Schedule> choose(const LoweredKernel &k, const DeviceProperties &dev,
-                            const ScheduleOverrides &o, const Target &) const override {
-    return attentionSchedule(k, dev, o);
+                            const ScheduleOverrides &o, const Target &target) const override {
+    return attentionSchedule(k, dev, o, target);
   }
 };
 
@@ -98,6 +98,54 @@ public:
   void emit(KernelEmitter &e, const Schedule &s) const override {
     emitAttentionMma(e, s.as<AttentionMmaSchedule>());
   }
+};
+
+/// f16/bf16 on Hopper's wgmma (AttentionWgmma.cpp), where `wgmma=1` asks.
+class AttentionWgmmaTemplate final : public KernelTemplate {
+public:
+  ScheduleKind kind() const override { return ScheduleKind::AttentionWgmma; }
+  llvm::StringRef name() const override { return "attention_wgmma"; }
+  llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
+    static const llvm::StringRef keys[] = {"wgmma", "bn", "stages"};
+    return keys;
+  }
+  bool usesTensorCores() const override { return true; }
+  bool tilesComeInWaves() const override { return true; }
+
+  std::string describe(const Schedule &sched, GridText grid) const override {
+    const auto &s = sched.as<AttentionWgmmaSchedule>();
+    return llvm::formatv("attention on tensor cores (wgmma, sm_90a): {0} query rows x {1} keys a "
+                         "tile, a producer warpgroup copying K and V into rings of {2} tiles, two "
+                         "consumer warpgroups of 64 rows ({3} threads), online softmax, P from "
+                         "registers, {4} ({5} query tiles a batch), {6} bytes of shared memory",
+                         s.br, s.bc, s.stages, s.block, gridWords(s.grid, grid), s.tilesM,
+                         s.sharedBytes)
+        .str();
+  }
+
+  /// The other tiles of keys and rings (those the shared memory holds), and
+  /// mma.sync's kernel.
+  std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &def,
+                                            const DeviceProperties &) const override {
+    const auto &d = def.schedule.as<AttentionWgmmaSchedule>();
+    std::vector<ScheduleOverrides> out;
+    for (int64_t bn : {128, 64})
+      for (int64_t stages : {2, 3, 4})
+        if (bn != d.bc || stages != d.stages)
+          out.push_back({.bn = bn, .stages = stages, .wgmma = 1});
+    out.push_back({.wgmma = 0});
+    return out;
+  }
+
+  void emit(KernelEmitter &e, const Schedule &s) const override {
+    emitAttentionWgmma(e, s.as<AttentionWgmmaSchedule>());
+  }
+
+  /// wgmma and setmaxnreg need the architecture-specific target.
+  Target compileTarget(const Target &target) const override { return target.specific(); }
+  /// 168 a thread at launch, which setmaxnreg splits as 56 for the
+  /// producer's 128 threads and 224 for the consumers' 256.
+  unsigned requiredRegisters() const override { return 168; }
 };
 
 /// An attention's backward, FlashAttention-2's on the CUDA cores
@@ -152,6 +200,11 @@ const KernelTemplate &attentionBackwardTemplate() {
 
 const KernelTemplate &attentionTemplate() {
   static const AttentionTemplate t;
+  return t;
+}
+
+const KernelTemplate &attentionWgmmaTemplate() {
+  static const AttentionWgmmaTemplate t;
   return t;
 }
 

@@ -214,7 +214,7 @@ private:
     W.line("const unsigned long long mj_dHi = mj_wgmma_desc(mj_parts, 16, 1024), mj_dLo = "
            "mj_wgmma_desc(mj_parts + " + PartBytes + ", 16, 1024), mj_dCross = mj_wgmma_desc(mj_parts + " +
            std::to_string(2 * S.bm * S.bk * 4) + ", 16, 1024);");
-    std::string fn = wgmmaRsName(S.bm);
+    std::string fn = wgmmaRsName(S.bm, DType::F32);
     W.line("mj_wgmma_fence();");
     W.line("#pragma unroll");
     W.line("// B_hi A_hi + B_hi_cross A_lo + B_lo A_hi_cross, k-step by k-step");

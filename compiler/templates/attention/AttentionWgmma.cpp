@@ -1,0 +1,327 @@
+//===- compiler/templates/attention/AttentionWgmma.cpp - attention on Hopper's wgmma ---===//
+// The attention template's body for f16 and bf16 on sm_90a, after
+// FlashAttention-3: a block of three warpgroups owns 128 query rows of one
+// batch. Warpgroup 0 is the producer: its warps 0 and 1 copy Q's tile once
+// and K's tiles of `bc` keys, its warps 2 and 3 V's tiles, by cp.async into
+// rings of `stages` tiles of shared memory laid out as wgmma reads them
+// (rows of 128 bytes, 64 columns, in the 128-byte swizzle). A copying thread
+// announces a tile on the ring slot's `full` mbarrier once its copies of it
+// have landed (one tile behind the one it copies) and fenced for the async
+// proxy. Warpgroups 1 and 2 are the consumers, 64 query rows each: for each
+// tile of keys S = Q K^T by wgmma from shared memory (both operands
+// k-major), the slot of K freed at once; the graph's score work and the
+// online softmax on S's accumulators (a row's 4 threads combine by
+// shuffles); O rescaled, then O += P V by wgmma with P, rounded to the
+// inputs' type, as A fragments in registers (an accumulator's layout is
+// theirs) and V's tile read n-major; the slot of V freed. O is divided by
+// the row's sum once at the end. setmaxnreg gives the producer's registers
+// to the consumers.
+//===----------------------------------------------------------------------===//
+#include "compiler/emit/CudaEmitter.h"
+#include "compiler/emit/ExprEmitter.h"
+#include "compiler/templates/attention/AttentionCommon.h"
+#include "compiler/templates/attention/AttentionInternal.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace minijit {
+
+namespace {
+
+class AttentionWgmmaEmitter {
+public:
+  AttentionWgmmaEmitter(KernelEmitter &e, const AttentionWgmmaSchedule &s)
+      : E(e), W(e.W), K(e.K), S(s), MM(*e.K.matmul), A(*e.K.attention),
+        Stages(std::to_string(s.stages)) {}
+
+  void run() {
+    declarations();
+    producer();
+    consumer();
+    W.close(); // the kernel
+  }
+
+private:
+  // The tiles: Q's as boxes of 128 rows x 64 columns (each 128 * 128
+  // bytes), K's as boxes of bc keys x 64 columns, V's as boxes of 64 keys x
+  // 64 columns (8192 bytes), those of one block of 64 keys side by side.
+  int64_t qBox() const { return int64_t(S.br) * 128; }
+  int64_t kBox() const { return int64_t(S.bc) * 128; }
+  int64_t vKeyBlock() const { return A.valueDim * 128; }
+
+  void declarations() {
+    W.line("extern __shared__ __align__(1024) unsigned char mj_smem[];");
+    W.line(llvm::formatv("// per slot of the rings of K's ([0]) and V's ([1]) tiles: its tile has "
+                         "landed (full: the 64 threads that copy it arrive) / both consumers are "
+                         "done with it (empty)")
+               .str());
+    W.line("__shared__ __align__(8) unsigned long long mj_full[2][" + Stages + "], mj_empty[2][" +
+           Stages + "];");
+    W.line("// the 128-byte swizzle repeats every 1024 bytes: the tiles start on such a boundary");
+    W.line("unsigned char *const mj_q = mj_smem + (1024 - mj_smem_addr(mj_smem) % 1024) % 1024;");
+    W.line(llvm::formatv("unsigned char *const mj_k = mj_q + {0}; // Q's tile: {1} rows x {2}, in "
+                         "boxes of 64 columns",
+                         S.qBytes, S.br, MM.K)
+               .str());
+    W.line(llvm::formatv("unsigned char *const mj_v = mj_k + {0}; // K's ring: {1} tiles of {2} "
+                         "keys x {3}; then V's: {1} of {2} x {4}",
+                         int64_t(S.stages) * S.kBytes, S.stages, S.bc, MM.K, A.valueDim)
+               .str());
+    attentionTileOrigin(E, S.tilesM, S.br);
+    W.line("const " + E.Idx + " mj_qBatch = " + E.idx(MM.aBase) +
+           ", mj_kBatch = " + E.idx(MM.bBase) + ";");
+    W.line("const " + E.Idx + " mj_vBatch = " + E.idx(A.vBase) +
+           ", mj_oBatch = " + E.idx(A.outBase) + ";");
+    std::string keys = attentionKeyBound(E, S.br), first = attentionKeyStart(E, S.bc);
+    W.line(llvm::formatv("const int mj_tiles = (int)(({0} - {1} + {2}) / {3}); // tiles of keys "
+                         "walked: n0 = {1} + j * {3}",
+                         keys, first, S.bc - 1, S.bc)
+               .str());
+    First = first;
+    W.open("if (threadIdx.x == 0)");
+    W.open("for (int s = 0; s < " + Stages + "; ++s)");
+    W.line("mj_mbar_init(&mj_full[0][s], 64), mj_mbar_init(&mj_full[1][s], 64);");
+    W.line("mj_mbar_init(&mj_empty[0][s], 2), mj_mbar_init(&mj_empty[1][s], 2); // an arrival "
+           "per consumer warpgroup");
+    W.close();
+    W.line("mj_fence_mbar_init();");
+    W.close();
+    W.line("__syncthreads();");
+  }
+
+  /// Rows row0 ... of an operand (`width` 16-bit columns) into the tile at
+  /// `dst`, each 16-byte chunk c8 of row r at byte `place` (code in r and
+  /// c8), zeros past the end: by cp.async where a row is whole aligned
+  /// chunks, else element by element (stores, fenced like the copies).
+  /// The 64 threads of `mj_t` share the work.
+  void copyTile(const std::string &what, const std::string &dst, const std::string &place,
+                int param, int64_t width, const std::string &row0, int64_t rows,
+                const std::string &batch, int64_t strideRow, int64_t strideCol,
+                const IndexExpr &base, unsigned tileRows) {
+    const KParam &p = K.params[param];
+    int64_t d = K.ctx.divisibility(base);
+    bool vectors = strideCol == 1 && strideRow % 8 == 0 && (d == 0 || d % 8 == 0);
+    if (vectors) {
+      int64_t pieces = width / 8;
+      W.line("// " + what + ": 16 bytes a copy; rows past the end are zeros");
+      W.open(llvm::formatv("for (int e = mj_t; e < {0}; e += 64)", tileRows * pieces).str());
+      W.line(llvm::formatv("const int r = e / {0}, c8 = e % {0};", pieces).str());
+      W.line(llvm::formatv("const bool ok = {0} + r < {1};", row0, rows).str());
+      W.line(llvm::formatv("mj_cp_async16({0} + {1}, {2} + (ok ? {3} + ({4} + r) * {5} + c8 * 8 : "
+                           "0), ok);",
+                           dst, place, p.name, batch, row0, strideRow)
+                 .str());
+      W.close();
+      return;
+    }
+    W.line("// " + what + ", element by element; rows past the end are zeros");
+    W.open(llvm::formatv("for (int e = mj_t; e < {0}; e += 64)", tileRows * width).str());
+    W.line(llvm::formatv("const int r = e / {0}, c = e % {0}, c8 = c / 8;", width).str());
+    W.line(llvm::formatv("*reinterpret_cast<unsigned short *>({0} + {1} + c % 8 * 2) = {2} + r < "
+                         "{3} ? {4}[{5} + ({2} + r) * {6} + c * {7}] : (unsigned short)0;",
+                         dst, place, row0, rows, p.name, batch, strideRow, strideCol)
+               .str());
+    W.close();
+  }
+
+  void producer() {
+    W.open("if (threadIdx.x < 128)");
+    W.line("// warpgroup 0, the producer: warps 0 and 1 copy Q's tile and K's, warps 2 and 3 "
+           "V's; each thread announces a tile once its copies of it have landed, one tile behind");
+    W.line("mj_setmaxnreg_dec<56>();");
+    W.line("const int mj_kv = threadIdx.x / 64, mj_t = threadIdx.x % 64; // mj_kv: K (0) or V (1)");
+    W.open("for (int j = 0; j < mj_tiles; ++j)");
+    W.line("const int s = j % " + Stages + ";");
+    W.line("mj_mbar_wait(&mj_empty[mj_kv][s], j / " + Stages +
+           " % 2 ^ 1); // slot s is free again (at once in the first round)");
+    W.line("const " + E.Idx + " n0 = " + First + " + (" + E.Idx + ")j * " + std::to_string(S.bc) +
+           ";");
+    W.open("if (mj_kv == 0)");
+    W.open("if (j == 0)");
+    copyTile("Q's tile", "mj_q",
+             llvm::formatv("c8 / 8 * {0} + mj_swizzle128(r, c8 % 8)", qBox()).str(), MM.aParam,
+             MM.K, "m0", MM.M, "mj_qBatch", MM.aStrideM, MM.aStrideK, MM.aBase, S.br);
+    W.close();
+    copyTile("K's tile of keys n0 ...", llvm::formatv("mj_k + s * {0}", S.kBytes).str(),
+             llvm::formatv("c8 / 8 * {0} + mj_swizzle128(r, c8 % 8)", kBox()).str(), MM.bParam,
+             MM.K, "n0", MM.N, "mj_kBatch", MM.bStrideN, MM.bStrideK, MM.bBase, S.bc);
+    W.close();
+    W.open("else");
+    copyTile(
+        "V's tile of keys n0 ... (blocks of 64 keys, each boxes of 64 columns)",
+        llvm::formatv("mj_v + s * {0}", S.vBytes).str(),
+        llvm::formatv("r / 64 * {0} + c8 / 8 * 8192 + mj_swizzle128(r % 64, c8 % 8)", vKeyBlock())
+            .str(),
+        A.vParam, A.valueDim, "n0", MM.N, "mj_vBatch", A.vStrideN, A.vStrideD, A.vBase, S.bc);
+    W.close();
+    W.line("mj_cp_async_commit();");
+    W.open("if (j > 0)");
+    W.line("mj_cp_async_wait<1>(); // this thread's copies of tile j - 1 have landed");
+    W.line("mj_fence_proxy_async(); // seen by wgmma");
+    W.line("mj_mbar_arrive(&mj_full[mj_kv][(j - 1) % " + Stages + "]);");
+    W.close();
+    W.close();
+    W.line("mj_cp_async_wait<0>(); // the last tile");
+    W.line("mj_fence_proxy_async();");
+    W.line("if (mj_tiles > 0) mj_mbar_arrive(&mj_full[mj_kv][(mj_tiles - 1) % " + Stages + "]);");
+    W.line("return;");
+    W.close();
+  }
+
+  /// The thread's rows of its warp's 16 (h = 0: mj_g, 1: mj_g + 8) and the
+  /// query row of accumulator i: wgmma's layout.
+  std::string rowOf(const std::string &i) const {
+    return "m0 + mj_wg * 64 + mj_warp * 16 + mj_g + 8 * (" + i + " / 2 % 2)";
+  }
+
+  void consumer() {
+    unsigned sRegs = S.bc / 2, oRegs = static_cast<unsigned>(A.valueDim / 2);
+    W.line("// warpgroups 1 and 2, the consumers: query rows m0 + mj_wg * 64 ... m0 + mj_wg * 64 + "
+           "63");
+    W.line("mj_setmaxnreg_inc<224>();");
+    W.line("const int mj_wg = threadIdx.x / 128 - 1; // the consumer warpgroup");
+    W.line("const int mj_warp = threadIdx.x % 128 / 32, mj_lane = threadIdx.x % 32;");
+    W.line(
+        "// accumulator i holds row mj_g (+8 for i / 2 odd) of the warp's 16, column 8 * (i / 4) "
+        "+ mj_c2 (+1 for i odd)");
+    W.line("const int mj_g = mj_lane / 4, mj_c2 = 2 * (mj_lane % 4);");
+    W.line("float mj_rowMax[2], mj_rowSum[2]; // the thread's two rows: running max, and the sum "
+           "relative to it");
+    W.line("mj_rowMax[0] = mj_rowMax[1] = -MJ_INF;");
+    W.line("mj_rowSum[0] = mj_rowSum[1] = 0.0f;");
+    W.line(
+        llvm::formatv("float mj_o[{0}]; // O of the thread's rows, {1} columns", oRegs, A.valueDim)
+            .str());
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] = 0.0f;", oRegs).str());
+    W.open("for (int j = 0; j < mj_tiles; ++j)");
+    W.line("const int s = j % " + Stages + ";");
+    W.line("const unsigned mj_phase = j / " + Stages + " % 2;");
+    W.line("const " + E.Idx + " n0 = " + First + " + (" + E.Idx + ")j * " + std::to_string(S.bc) +
+           ";");
+    W.line(llvm::formatv("float mj_s[{0}]; // S, then the scores, then the probabilities", sRegs)
+               .str());
+    scores();
+    scoreWork(sRegs);
+    softmaxStep(sRegs);
+    accumulate(sRegs, oRegs);
+    W.close();
+    store(oRegs);
+  }
+
+  /// S = Q K^T of the warpgroup's rows and the tile's keys; K's slot freed.
+  void scores() {
+    W.line("mj_mbar_wait(&mj_full[0][s], mj_phase); // K's tile (and Q's, with the first)");
+    W.line("mj_wgmma_fence();");
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int kk = 0; kk < {0}; ++kk) // 16 columns each: 32 bytes along a "
+                         "box's rows, a box each 4",
+                         MM.K / 16)
+               .str());
+    W.line(llvm::formatv("  {0}<0, 0>(mj_s, mj_wgmma_desc(mj_q + kk / 4 * {1} + mj_wg * 8192, 16, "
+                         "1024) + kk % 4 * 2, mj_wgmma_desc(mj_k + s * {2} + kk / 4 * {3}, 16, "
+                         "1024) + kk % 4 * 2, kk > 0);",
+                         wgmmaName(S.bc, MM.dtype), qBox(), S.kBytes, kBox())
+               .str());
+    W.line("mj_wgmma_commit();");
+    W.line("mj_wgmma_wait<0>();");
+    W.line("mj_fence_acc(mj_s);");
+    W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[0][s]); // K's slot is free");
+  }
+
+  /// The graph's work on each accumulator of S; -inf past the ends.
+  void scoreWork(unsigned sRegs) {
+    W.line("float mj_tileMax[2] = {-MJ_INF, -MJ_INF};");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", sRegs).str());
+    std::string pos = attentionPosType(E);
+    W.line("const " + pos + " m = " + rowOf("i") + ";");
+    W.line("const " + pos + " n = n0 + i / 4 * 8 + mj_c2 + i % 2;");
+    attentionScoreWork(E, "mj_s[i]", "past the ends",
+                       ScoreBounds{MM.M % S.br != 0, MM.N % S.bc != 0});
+    W.line("mj_s[i] = mj_score;");
+    W.line("mj_tileMax[i / 2 % 2] = mj_max(mj_tileMax[i / 2 % 2], mj_score);");
+    W.close();
+  }
+
+  void softmaxStep(unsigned sRegs) {
+    attentionQuadCombine(E, 2,
+                         "mj_tileMax[h] = mj_max(mj_tileMax[h], __shfl_xor_sync(0xffffffffu, "
+                         "mj_tileMax[h], w));");
+    attentionRescale(E, 2);
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", sRegs).str());
+    W.line("mj_s[i] = __expf(mj_s[i] - mj_base[i / 2 % 2]);");
+    W.line("mj_tileSum[i / 2 % 2] += mj_s[i];");
+    W.close();
+    attentionQuadCombine(E, 2, "mj_tileSum[h] += __shfl_xor_sync(0xffffffffu, mj_tileSum[h], w);");
+    W.line("mj_rowSum[0] = mj_rowSum[0] * mj_rescale[0] + mj_tileSum[0];");
+    W.line("mj_rowSum[1] = mj_rowSum[1] * mj_rescale[1] + mj_tileSum[1];");
+  }
+
+  /// O rescaled to the new max, then O += P V; V's slot freed.
+  void accumulate(unsigned sRegs, unsigned oRegs) {
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] *= mj_rescale[i / 2 % 2];", oRegs)
+               .str());
+    unsigned steps = S.bc / 16;
+    W.line(llvm::formatv("unsigned mj_p[{0}][4]; // P as A fragments, keys kk * 16 ...: "
+                         "accumulators 8 kk ... 8 kk + 7 in pairs",
+                         steps)
+               .str());
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", steps).str());
+    W.line("#pragma unroll");
+    W.line("for (int q = 0; q < 4; ++q) mj_p[kk][q] = " +
+           attentionPack(MM.dtype, "mj_s[8 * kk + 2 * q]", "mj_s[8 * kk + 2 * q + 1]") + ";");
+    W.close();
+    (void)sRegs;
+    W.line("mj_mbar_wait(&mj_full[1][s], mj_phase); // V's tile");
+    W.line("mj_wgmma_fence(); // O and P were written by these threads");
+    W.line("#pragma unroll");
+    W.line(llvm::formatv("for (int kk = 0; kk < {0}; ++kk) // 16 keys each: 16 rows of a box of "
+                         "64 keys, a block of boxes each 4",
+                         steps)
+               .str());
+    W.line(llvm::formatv("  {0}<1>(mj_o, mj_p[kk], mj_wgmma_desc(mj_v + s * {1} + kk / 4 * {2}, "
+                         "8192, 1024) + kk % 4 * 128, 1);",
+                         wgmmaRsName(static_cast<unsigned>(A.valueDim), MM.dtype), S.vBytes,
+                         vKeyBlock())
+               .str());
+    W.line("mj_wgmma_commit();");
+    W.line("mj_wgmma_wait<0>();");
+    W.line("mj_fence_acc(mj_o);");
+    W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[1][s]); // V's slot is free");
+  }
+
+  void store(unsigned oRegs) {
+    const KParam &o = K.params[A.outParam];
+    W.line("// O = the accumulated P V over the row's sum");
+    W.line("#pragma unroll");
+    W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", oRegs).str());
+    W.line("const " + attentionPosType(E) + " m = " + rowOf("i") + ";");
+    W.line("const int col = i / 4 * 8 + mj_c2 + i % 2;");
+    W.line(llvm::formatv("if (m < {0}) {1}[mj_oBatch + m * {2} + col * {3}] = {4};", MM.M, o.name,
+                         A.outStrideM, A.outStrideD,
+                         storeConv(o.dtype, "mj_o[i] / mj_rowSum[i / 2 % 2]"))
+               .str());
+    W.close();
+  }
+
+  KernelEmitter &E;
+  CodeWriter &W;
+  const LoweredKernel &K;
+  const AttentionWgmmaSchedule &S;
+  const KMatmul &MM;
+  const KAttention &A;
+  const std::string Stages;
+  std::string First; ///< the walk's first key (code)
+};
+
+} // namespace
+
+void emitAttentionWgmma(KernelEmitter &e, const AttentionWgmmaSchedule &s) {
+  AttentionWgmmaEmitter(e, s).run();
+}
+
+} // namespace minijit

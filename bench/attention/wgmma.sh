@@ -16,7 +16,7 @@ B=${1:-build/bin/minijit}
 P=${2:-python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-tiles=("wgmma=1" "wgmma=1,stages=3" "wgmma=1,bn=64,stages=3" "wgmma=1,bn=64,stages=4")
+tiles=("wgmma=1" "wgmma=1,overlap=0" "wgmma=1,stages=3" "wgmma=1,bn=64,stages=3" "wgmma=1,bn=64,stages=4")
 graphs=(bench/attention/causal_bf16_8x16x4096x128.mj bench/attention/full_bf16_8x16x4096x128.mj
         bench/attention/full_bf16_8x12x1000x128.mj bench/attention/causal_f16_4x16x1024x64.mj)
 for v in plain causal sliding_window grouped cross alibi softcap; do

@@ -23,22 +23,39 @@ struct Key {
 /// In the order str() writes them: each template's geometry first, then its
 /// variants, so the texts a search builds read as they always have.
 const Key kKeys[] = {
-    {"tile", &ScheduleOverrides::tile},       {"bm", &ScheduleOverrides::bm},
-    {"bn", &ScheduleOverrides::bn},           {"bk", &ScheduleOverrides::bk},
-    {"tpr", &ScheduleOverrides::tpr},         {"block", &ScheduleOverrides::block},
-    {"transpose", &ScheduleOverrides::transpose}, {"vec", &ScheduleOverrides::vec},
-    {"items", &ScheduleOverrides::items},     {"parts", &ScheduleOverrides::parts},
-    {"splits", &ScheduleOverrides::splits},   {"online", &ScheduleOverrides::online},
-    {"cached", nullptr, &ScheduleOverrides::cached}, {"ahead", &ScheduleOverrides::ahead},
-    {"tn", &ScheduleOverrides::tn},           {"cpasync", &ScheduleOverrides::cpasync},
-    {"krows", &ScheduleOverrides::krows},     {"stages", &ScheduleOverrides::stages},
-    {"staged", &ScheduleOverrides::staged},   {"frag", &ScheduleOverrides::frag},
-    {"wm", &ScheduleOverrides::wm},           {"wn", &ScheduleOverrides::wn},
-    {"wgmma", &ScheduleOverrides::wgmma},     {"pingpong", &ScheduleOverrides::pingpong},
-    {"cluster", &ScheduleOverrides::cluster}, {"rowcluster", &ScheduleOverrides::rowcluster},
-    {"pad", &ScheduleOverrides::pad},         {"splitk", &ScheduleOverrides::splitk},
-    {"chain", &ScheduleOverrides::chain},     {"promote", &ScheduleOverrides::promote},
-    {"tf32x3", nullptr, &ScheduleOverrides::tf32x3}, {"split3", &ScheduleOverrides::split3},
+    {"tile", &ScheduleOverrides::tile},
+    {"bm", &ScheduleOverrides::bm},
+    {"bn", &ScheduleOverrides::bn},
+    {"bk", &ScheduleOverrides::bk},
+    {"tpr", &ScheduleOverrides::tpr},
+    {"block", &ScheduleOverrides::block},
+    {"transpose", &ScheduleOverrides::transpose},
+    {"vec", &ScheduleOverrides::vec},
+    {"items", &ScheduleOverrides::items},
+    {"parts", &ScheduleOverrides::parts},
+    {"splits", &ScheduleOverrides::splits},
+    {"online", &ScheduleOverrides::online},
+    {"cached", nullptr, &ScheduleOverrides::cached},
+    {"ahead", &ScheduleOverrides::ahead},
+    {"tn", &ScheduleOverrides::tn},
+    {"cpasync", &ScheduleOverrides::cpasync},
+    {"krows", &ScheduleOverrides::krows},
+    {"stages", &ScheduleOverrides::stages},
+    {"staged", &ScheduleOverrides::staged},
+    {"frag", &ScheduleOverrides::frag},
+    {"wm", &ScheduleOverrides::wm},
+    {"wn", &ScheduleOverrides::wn},
+    {"wgmma", &ScheduleOverrides::wgmma},
+    {"pingpong", &ScheduleOverrides::pingpong},
+    {"cluster", &ScheduleOverrides::cluster},
+    {"rowcluster", &ScheduleOverrides::rowcluster},
+    {"pad", &ScheduleOverrides::pad},
+    {"splitk", &ScheduleOverrides::splitk},
+    {"chain", &ScheduleOverrides::chain},
+    {"promote", &ScheduleOverrides::promote},
+    {"tf32x3", nullptr, &ScheduleOverrides::tf32x3},
+    {"split3", &ScheduleOverrides::split3},
+    {"overlap", &ScheduleOverrides::overlap},
 };
 
 /// The value of key `k` in `o`, if set (a flag as 0 or 1).
@@ -79,11 +96,12 @@ Expected<ScheduleOverrides> parseScheduleOverrides(std::string_view textView) {
     llvm::StringRef key = kv.first, value = kv.second;
     const Key *k = llvm::find_if(kKeys, [&](const Key &k) { return key == k.name; });
     if (k == std::end(kKeys))
-      return Refusal{"schedule override: unknown key '" + key.str() +
-                     "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
-                     "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, "
-                     "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain, promote, tf32x3, "
-                     "split3)"};
+      return Refusal{
+          "schedule override: unknown key '" + key.str() +
+          "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
+          "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, "
+          "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain, promote, tf32x3, "
+          "split3, overlap)"};
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       return Refusal{"schedule override: '" + p.str() + "' needs a non-negative integer"};

@@ -101,6 +101,11 @@ struct ScheduleOverrides {
   /// parts the kernel splits itself (MatmulWgmmaSchedule::splitInKernel), 0
   /// keeps the CUDA cores; unset: the rule (splitInKernelPays)
   std::optional<int64_t> split3 = {};
+  /// attention on Hopper's wgmma: 1 issues each tile's S = Q K^T before the
+  /// product with V of the tile before, and runs that product while the
+  /// softmax of this tile's scores does (FlashAttention-3's overlap inside a
+  /// warpgroup); 0 waits for each product before the work after it; unset: 1
+  std::optional<int64_t> overlap = {};
 
   /// No field set.
   bool empty() const;
@@ -108,7 +113,7 @@ struct ScheduleOverrides {
   /// bk, tpr, block, transpose, vec, items, parts, splits, online, cached,
   /// ahead, tn, cpasync, krows, stages, staged, frag, wm, wn, wgmma,
   /// pingpong, cluster, rowcluster, pad, splitk, chain, promote, tf32x3,
-  /// split3); empty when none is.
+  /// split3, overlap); empty when none is.
   /// parseScheduleOverrides(o.str()) gives `o` back.
   std::string str() const;
   bool operator==(const ScheduleOverrides &other) const;

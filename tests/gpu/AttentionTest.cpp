@@ -226,9 +226,10 @@ TEST_F(Attention, EveryTensorCoreTile) {
 }
 
 /// Compiles `g` for the assumed H200 with `opt` (no NVRTC) and checks that
-/// its one kernel is Hopper's attention with `bn` keys a tile and `stages`
-/// slots a ring.
-void expectHopperAttention(const Graph &g, CompileOptions opt, int64_t bn, int64_t stages) {
+/// its one kernel is Hopper's attention with `bn` keys a tile, `stages`
+/// slots a ring and `overlap` as said.
+void expectHopperAttention(const Graph &g, CompileOptions opt, int64_t bn, int64_t stages,
+                           bool overlap = true) {
   opt.compileKernels = false;
   opt.device = DeviceProperties::assumedH200();
   CompiledGraph cg = compileGraph(g, opt);
@@ -237,24 +238,29 @@ void expectHopperAttention(const Graph &g, CompileOptions opt, int64_t bn, int64
   ASSERT_EQ(sched.kind(), ScheduleKind::AttentionWgmma) << g.name() << "\n" << cg.fusedText();
   EXPECT_EQ(int64_t(sched.as<AttentionWgmmaSchedule>().bc), bn) << g.name();
   EXPECT_EQ(int64_t(sched.as<AttentionWgmmaSchedule>().stages), stages) << g.name();
+  EXPECT_EQ(sched.as<AttentionWgmmaSchedule>().overlap, overlap) << g.name();
 }
 
 TEST_F(Attention, HopperKernelWhereAsked) {
   // wgmma=1: Hopper's kernel (AttentionWgmma.cpp) on each case above whose
-  // head dims it takes (64 and 128), with tiles of 128 and 64 keys and rings
-  // of 2 to 4 slots (the walk wrapping round each ring several times). On a
-  // GPU without wgmma the rules keep mma.sync's kernel, which then runs.
-  const int64_t tiles[][2] = {{128, 2}, {64, 3}, {128, 3}, {64, 4}};
+  // head dims it takes (64 and 128), with tiles of 128 and 64 keys, rings of
+  // 2 to 4 slots (the walk wrapping round each ring several times), each
+  // tile's softmax beside the tile before's P V or not. On a GPU without
+  // wgmma the rules keep mma.sync's kernel, which then runs.
+  const int64_t tiles[][3] = {{128, 2, 1}, {64, 3, 1}, {128, 3, 0}, {64, 4, 0}, {128, 2, 0}};
   for (const auto &tile : tiles)
     for (const TileCase &c : kTileCases) {
       if (c.d != 64 && c.d != 128)
         continue;
-      Graph g = tileGraph("wgmma" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]), c);
+      Graph g = tileGraph("wgmma" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) +
+                              (tile[2] ? "_overlap" : ""),
+                          c);
       CompileOptions opt;
       opt.scheduleOverrides.wgmma = 1;
       opt.scheduleOverrides.bn = tile[0];
       opt.scheduleOverrides.stages = tile[1];
-      expectHopperAttention(g, opt, tile[0], tile[1]);
+      opt.scheduleOverrides.overlap = tile[2];
+      expectHopperAttention(g, opt, tile[0], tile[1], tile[2] == 1);
       expectMatchesWith(g, opt, 43);
     }
 }

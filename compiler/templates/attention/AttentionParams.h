@@ -40,6 +40,10 @@ struct AttentionMmaSchedule : AttentionSchedule {
 /// by wgmma with P from registers. threadsPerRow unused.
 struct AttentionWgmmaSchedule : AttentionSchedule {
   unsigned stages = 2; ///< K's and V's tiles in flight (a ring each)
+  /// A consumer issues tile j's S = Q K^T, then tile j - 1's O += P V, and
+  /// runs tile j's softmax while the latter multiplies (FlashAttention-3's
+  /// overlap inside a warpgroup); false: each product waited for at once.
+  bool overlap = true;
   /// Bytes of Q's tile, and of a tile of K and of V in the rings (16-bit
   /// elements, 128-byte rows of 64 columns: no padding).
   int64_t qBytes = 0, kBytes = 0, vBytes = 0;

@@ -7,8 +7,9 @@
 // rows by hand (16, 32, 64 or 128; 16 and 32 keep f16 on the CUDA cores),
 // `wm` the tensor cores' rows a warp (16 or 32), `bn` their keys a tile
 // (32 or 64). `wgmma=1` asks for Hopper's kernel (sm_90a, f16/bf16, head
-// dims of 64 or 128), where `bn` sets its keys a tile (64 or 128) and
-// `stages` its rings of K and V (2 to 4).
+// dims of 64 or 128), where `bn` sets its keys a tile (64 or 128),
+// `stages` its rings of K and V (2 to 4) and `overlap` (0 or 1) whether a
+// tile's softmax runs beside the tile before's product with V.
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/attention/AttentionInternal.h"
 
@@ -52,6 +53,12 @@ Expected<Schedule> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
     if (*o.stages < 2 || *o.stages > 4)
       return refuse("stages (K's and V's tiles in flight in attention on wgmma) must be 2, 3 or 4");
     w.stages = static_cast<unsigned>(*o.stages);
+  }
+  if (o.overlap) {
+    if (*o.overlap > 1)
+      return refuse("overlap (attention on wgmma: the next tile's S before this tile's P V) must "
+                    "be 0 or 1");
+    w.overlap = *o.overlap == 1;
   }
   w.block = 384;        // a producer warpgroup, two consumers
   w.minBlocksPerSM = 1; // 168 registers a thread at launch, split by setmaxnreg

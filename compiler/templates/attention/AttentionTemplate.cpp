@@ -106,7 +106,7 @@ public:
   ScheduleKind kind() const override { return ScheduleKind::AttentionWgmma; }
   llvm::StringRef name() const override { return "attention_wgmma"; }
   llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
-    static const llvm::StringRef keys[] = {"wgmma", "bn", "stages"};
+    static const llvm::StringRef keys[] = {"wgmma", "bn", "stages", "overlap"};
     return keys;
   }
   bool usesTensorCores() const override { return true; }
@@ -117,9 +117,10 @@ public:
     return llvm::formatv("attention on tensor cores (wgmma, sm_90a): {0} query rows x {1} keys a "
                          "tile, a producer warpgroup copying K and V into rings of {2} tiles, two "
                          "consumer warpgroups of 64 rows ({3} threads), online softmax, P from "
-                         "registers, {4} ({5} query tiles a batch), {6} bytes of shared memory",
+                         "registers{7}, {4} ({5} query tiles a batch), {6} bytes of shared memory",
                          s.br, s.bc, s.stages, s.block, gridWords(s.grid, grid), s.tilesM,
-                         s.sharedBytes)
+                         s.sharedBytes,
+                         s.overlap ? ", each tile's softmax beside the tile before's P V" : "")
         .str();
   }
 
@@ -129,10 +130,11 @@ public:
                                             const DeviceProperties &) const override {
     const auto &d = def.schedule.as<AttentionWgmmaSchedule>();
     std::vector<ScheduleOverrides> out;
-    for (int64_t bn : {128, 64})
-      for (int64_t stages : {2, 3, 4})
-        if (bn != d.bc || stages != d.stages)
-          out.push_back({.bn = bn, .stages = stages, .wgmma = 1});
+    for (int64_t overlap : {1, 0})
+      for (int64_t bn : {128, 64})
+        for (int64_t stages : {2, 3, 4})
+          if (bn != d.bc || stages != d.stages || (overlap == 1) != d.overlap)
+            out.push_back({.bn = bn, .stages = stages, .wgmma = 1, .overlap = overlap});
     out.push_back({.wgmma = 0});
     return out;
   }

@@ -13,9 +13,12 @@
 // online softmax on S's accumulators (a row's 4 threads combine by
 // shuffles); O rescaled, then O += P V by wgmma with P, rounded to the
 // inputs' type, as A fragments in registers (an accumulator's layout is
-// theirs) and V's tile read n-major; the slot of V freed. O is divided by
-// the row's sum once at the end. setmaxnreg gives the producer's registers
-// to the consumers.
+// theirs) and V's tile read n-major; the slot of V freed. With `overlap` (the
+// default) a consumer issues tile j's S, then tile j - 1's P V, and runs
+// tile j's softmax while P V multiplies (FlashAttention-3's overlap inside a
+// warpgroup: two groups of wgmmas in flight, S's waited for first). O is
+// divided by the row's sum once at the end. setmaxnreg gives the producer's
+// registers to the consumers.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"
 #include "compiler/emit/ExprEmitter.h"
@@ -194,23 +197,87 @@ private:
             .str());
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] = 0.0f;", oRegs).str());
-    W.open("for (int j = 0; j < mj_tiles; ++j)");
-    W.line("const int s = j % " + Stages + ";");
-    W.line("const unsigned mj_phase = j / " + Stages + " % 2;");
-    W.line("const " + E.Idx + " n0 = " + First + " + (" + E.Idx + ")j * " + std::to_string(S.bc) +
-           ";");
-    W.line(llvm::formatv("float mj_s[{0}]; // S, then the scores, then the probabilities", sRegs)
-               .str());
-    scores();
-    scoreWork(sRegs);
-    softmaxStep(sRegs);
-    accumulate(sRegs, oRegs);
-    W.close();
+    if (S.overlap)
+      overlappedTiles(sRegs, oRegs);
+    else
+      tiles(sRegs, oRegs);
     store(oRegs);
   }
 
-  /// S = Q K^T of the warpgroup's rows and the tile's keys; K's slot freed.
-  void scores() {
+  /// Declares tile j's slot s, its phase mj_phase, its first key n0 and its
+  /// scores mj_s.
+  void tileOf(const std::string &j) {
+    W.line("const int s = " + j + " % " + Stages + ";");
+    W.line("const unsigned mj_phase = " + j + " / " + Stages + " % 2;");
+    W.line("const " + E.Idx + " n0 = " + First + " + (" + E.Idx + ")" + j + " * " +
+           std::to_string(S.bc) + ";");
+    W.line(llvm::formatv("float mj_s[{0}]; // S, then the scores, then the probabilities", S.bc / 2)
+               .str());
+  }
+
+  /// Each tile in turn, each product waited for at once.
+  void tiles(unsigned sRegs, unsigned oRegs) {
+    W.open("for (int j = 0; j < mj_tiles; ++j)");
+    tileOf("j");
+    issueScores();
+    W.line("mj_wgmma_wait<0>();");
+    scoresDone();
+    scoreWork(sRegs);
+    softmaxStep(sRegs);
+    rescaleO(oRegs);
+    declareP();
+    packP();
+    W.line("mj_wgmma_fence(); // O and P were written by these threads");
+    issueProduct("s", "mj_phase");
+    W.line("mj_wgmma_wait<0>();");
+    productDone("s");
+    W.close();
+  }
+
+  /// FlashAttention-3's overlap inside a warpgroup: tile j's S is issued,
+  /// then tile j - 1's P V; the softmax of tile j runs while P V multiplies.
+  void overlappedTiles(unsigned sRegs, unsigned oRegs) {
+    declareP();
+    W.open("if (mj_tiles > 0)");
+    W.line("// tile 0: its S, its softmax, its P (O is still zero)");
+    tileOf("0");
+    issueScores();
+    W.line("mj_wgmma_wait<0>();");
+    scoresDone();
+    scoreWork(sRegs);
+    softmaxStep(sRegs);
+    packP();
+    W.close();
+    W.open("for (int j = 1; j < mj_tiles; ++j)");
+    tileOf("j");
+    W.line("const int sv = (j - 1) % " + Stages + "; // V's slot of tile j - 1");
+    W.line("const unsigned mj_vphase = (j - 1) / " + Stages + " % 2;");
+    issueScores();
+    W.line("// tile j - 1's P V (O and P last written before the fence above)");
+    issueProduct("sv", "mj_vphase");
+    W.line("mj_wgmma_wait<1>(); // S is done; P V may still be multiplying");
+    scoresDone();
+    scoreWork(sRegs);
+    softmaxStep(sRegs);
+    W.line("mj_wgmma_wait<0>(); // P V is done");
+    productDone("sv");
+    rescaleO(oRegs);
+    packP();
+    W.close();
+    W.line("// the last tile's P V");
+    W.open("if (mj_tiles > 0)");
+    W.line("const int sv = (mj_tiles - 1) % " + Stages + ";");
+    W.line("const unsigned mj_vphase = (mj_tiles - 1) / " + Stages + " % 2;");
+    W.line("mj_wgmma_fence(); // O and P were written by these threads");
+    issueProduct("sv", "mj_vphase");
+    W.line("mj_wgmma_wait<0>();");
+    productDone("sv");
+    W.close();
+  }
+
+  /// Issues S = Q K^T of the warpgroup's rows and the keys of tile s (once
+  /// K's tile is in), committed as one group.
+  void issueScores() {
     W.line("mj_mbar_wait(&mj_full[0][s], mj_phase); // K's tile (and Q's, with the first)");
     W.line("mj_wgmma_fence();");
     W.line("#pragma unroll");
@@ -224,7 +291,10 @@ private:
                          wgmmaName(S.bc, MM.dtype), qBox(), S.kBytes, kBox())
                .str());
     W.line("mj_wgmma_commit();");
-    W.line("mj_wgmma_wait<0>();");
+  }
+
+  /// Once S's wgmmas are waited for: S read as the compiler's, K's slot freed.
+  void scoresDone() {
     W.line("mj_fence_acc(mj_s);");
     W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[0][s]); // K's slot is free");
   }
@@ -259,39 +329,53 @@ private:
     W.line("mj_rowSum[1] = mj_rowSum[1] * mj_rescale[1] + mj_tileSum[1];");
   }
 
-  /// O rescaled to the new max, then O += P V; V's slot freed.
-  void accumulate(unsigned sRegs, unsigned oRegs) {
+  /// O rescaled to the tile's new max.
+  void rescaleO(unsigned oRegs) {
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] *= mj_rescale[i / 2 % 2];", oRegs)
                .str());
-    unsigned steps = S.bc / 16;
+  }
+
+  void declareP() {
     W.line(llvm::formatv("unsigned mj_p[{0}][4]; // P as A fragments, keys kk * 16 ...: "
                          "accumulators 8 kk ... 8 kk + 7 in pairs",
-                         steps)
+                         S.bc / 16)
                .str());
+  }
+
+  /// The probabilities in mj_s, rounded to the inputs' type, into mj_p.
+  void packP() {
     W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", steps).str());
+    W.open(llvm::formatv("for (int kk = 0; kk < {0}; ++kk)", S.bc / 16).str());
     W.line("#pragma unroll");
     W.line("for (int q = 0; q < 4; ++q) mj_p[kk][q] = " +
            attentionPack(MM.dtype, "mj_s[8 * kk + 2 * q]", "mj_s[8 * kk + 2 * q + 1]") + ";");
     W.close();
-    (void)sRegs;
-    W.line("mj_mbar_wait(&mj_full[1][s], mj_phase); // V's tile");
-    W.line("mj_wgmma_fence(); // O and P were written by these threads");
+  }
+
+  /// Issues O += P V with V's tile in slot `slot` (once it is in), committed
+  /// as one group.
+  void issueProduct(const std::string &slot, const std::string &phase) {
+    W.line("mj_mbar_wait(&mj_full[1][" + slot + "], " + phase + "); // V's tile");
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int kk = 0; kk < {0}; ++kk) // 16 keys each: 16 rows of a box of "
                          "64 keys, a block of boxes each 4",
-                         steps)
+                         S.bc / 16)
                .str());
-    W.line(llvm::formatv("  {0}<1>(mj_o, mj_p[kk], mj_wgmma_desc(mj_v + s * {1} + kk / 4 * {2}, "
+    W.line(llvm::formatv("  {0}<1>(mj_o, mj_p[kk], mj_wgmma_desc(mj_v + {1} * {2} + kk / 4 * {3}, "
                          "8192, 1024) + kk % 4 * 128, 1);",
-                         wgmmaRsName(static_cast<unsigned>(A.valueDim), MM.dtype), S.vBytes,
+                         wgmmaRsName(static_cast<unsigned>(A.valueDim), MM.dtype), slot, S.vBytes,
                          vKeyBlock())
                .str());
     W.line("mj_wgmma_commit();");
-    W.line("mj_wgmma_wait<0>();");
+  }
+
+  /// Once P V's wgmmas are waited for: O read as the compiler's, V's slot
+  /// `slot` freed.
+  void productDone(const std::string &slot) {
     W.line("mj_fence_acc(mj_o);");
-    W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[1][s]); // V's slot is free");
+    W.line("if (threadIdx.x % 128 == 0) mj_mbar_arrive(&mj_empty[1][" + slot +
+           "]); // V's slot is free");
   }
 
   void store(unsigned oRegs) {

@@ -4,6 +4,7 @@ stopping the run, the conv filter, and the table's counts."""
 
 import importlib.util
 import math
+import os
 import pathlib
 
 import pytest
@@ -354,3 +355,18 @@ def test_retry_oom_runs_again_only_what_ran_out_of_memory(tmp_path, capsys):
     assert run.main(["--root", str(tmp_path), "--levels", "1", "--device", "cpu", "--retry-oom", str(retry)]) == 0
     with pytest.raises(SystemExit):
         run.main(["--root", str(tmp_path), "--retry-oom", str(tmp_path / "missing.jsonl")])
+
+
+def test_gpu_turn_raises_the_threads_priority_and_gives_it_back(tmp_path):
+    run = runner()
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    with run.gpuTurn(str(tmp_path / "lock")):
+        inside = os.getpriority(os.PRIO_PROCESS, 0)
+    after = os.getpriority(os.PRIO_PROCESS, 0)
+    with run.gpuTurn(None):  # no shards: no lock, no change
+        unlocked = os.getpriority(os.PRIO_PROCESS, 0)
+    assert after == before and unlocked == before
+    if os.geteuid() == 0:  # only root may lower a nice value
+        assert inside == min(before, run.TURN_NICE)
+    else:
+        assert inside == before

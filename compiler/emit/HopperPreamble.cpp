@@ -35,6 +35,13 @@ __device__ __forceinline__ void mj_mbar_wait(unsigned long long *bar, unsigned p
                "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                "@!done bra wait;\n}\n" :: "r"(mj_smem_addr(bar)), "r"(parity) : "memory");
 }
+// Whether the phase of parity `parity` has completed, without waiting.
+__device__ __forceinline__ bool mj_mbar_test(unsigned long long *bar, unsigned parity) {
+  unsigned done;
+  asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(mj_smem_addr(bar)), "r"(parity) : "memory");
+  return done != 0;
+}
 // A box of the tensor `map` at the coordinates (innermost first) into shared
 // memory, swizzled as the map says; its bytes complete on `bar`.
 __device__ __forceinline__ void mj_tma_load(void *dst, const MjTensorMap &map, unsigned long long *bar, int c0, int c1) {
@@ -63,6 +70,12 @@ template <int N> __device__ __forceinline__ void mj_setmaxnreg_inc() { asm volat
 template <int R> __device__ __forceinline__ void mj_fence_acc(float (&d)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+// The same for A fragments in registers (N of 4 registers each), which a
+// wgmma reads until its wait: their writes stay before the wgmma's fence.
+template <int N> __device__ __forceinline__ void mj_fence_frags(unsigned (&a)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(a[i][0]), "+r"(a[i][1]), "+r"(a[i][2]), "+r"(a[i][3]) :: "memory");
 }
 // The 128 threads of consumer warpgroup c meet (named barrier 1 + c; 0 is __syncthreads's).
 __device__ __forceinline__ void mj_warpgroup_sync(int c) { asm volatile("bar.sync %0, 128;\n" :: "r"(1 + c) : "memory"); }

@@ -130,13 +130,21 @@ private:
   void producer() {
     W.open("if (threadIdx.x < 128)");
     W.line("// warpgroup 0, the producer: warps 0 and 1 copy Q's tile and K's, warps 2 and 3 "
-           "V's; each thread announces a tile once its copies of it have landed, one tile behind");
+           "V's; each thread announces a tile once its copies of it have landed: after it has "
+           "issued the next tile's, or before it waits for the next tile's slot");
     W.line("mj_setmaxnreg_dec<56>();");
     W.line("const int mj_kv = threadIdx.x / 64, mj_t = threadIdx.x % 64; // mj_kv: K (0) or V (1)");
     W.open("for (int j = 0; j < mj_tiles; ++j)");
     W.line("const int s = j % " + Stages + ";");
-    W.line("mj_mbar_wait(&mj_empty[mj_kv][s], j / " + Stages +
-           " % 2 ^ 1); // slot s is free again (at once in the first round)");
+    W.line("const unsigned mj_free = j / " + Stages +
+           " % 2 ^ 1; // slot s is free again (at once in the first round)");
+    W.line("bool mj_announced = j == 0; // tile j - 1's copies announced");
+    W.open("if (!mj_announced && !mj_mbar_test(&mj_empty[mj_kv][s], mj_free))");
+    W.line("// slot s is still read: announce tile j - 1 before waiting for it");
+    announce("0", "j - 1");
+    W.line("mj_announced = true;");
+    W.close();
+    W.line("mj_mbar_wait(&mj_empty[mj_kv][s], mj_free);");
     W.line("const " + E.Idx + " n0 = " + First + " + (" + E.Idx + ")j * " + std::to_string(S.bc) +
            ";");
     W.open("if (mj_kv == 0)");
@@ -158,17 +166,24 @@ private:
         A.vParam, A.valueDim, "n0", MM.N, "mj_vBatch", A.vStrideN, A.vStrideD, A.vBase, S.bc);
     W.close();
     W.line("mj_cp_async_commit();");
-    W.open("if (j > 0)");
-    W.line("mj_cp_async_wait<1>(); // this thread's copies of tile j - 1 have landed");
-    W.line("mj_fence_proxy_async(); // seen by wgmma");
-    W.line("mj_mbar_arrive(&mj_full[mj_kv][(j - 1) % " + Stages + "]);");
+    W.open("if (!mj_announced)");
+    announce("1", "j - 1");
     W.close();
     W.close();
-    W.line("mj_cp_async_wait<0>(); // the last tile");
-    W.line("mj_fence_proxy_async();");
-    W.line("if (mj_tiles > 0) mj_mbar_arrive(&mj_full[mj_kv][(mj_tiles - 1) % " + Stages + "]);");
+    W.open("if (mj_tiles > 0)");
+    announce("0", "mj_tiles - 1");
+    W.close();
     W.line("return;");
     W.close();
+  }
+
+  /// Announces tile `tile` once this thread's copies of it have landed
+  /// (all but the last `pending` groups it committed), fenced for wgmma.
+  void announce(const std::string &pending, const std::string &tile) {
+    W.line("mj_cp_async_wait<" + pending + ">(); // this thread's copies of tile " + tile +
+           " have landed");
+    W.line("mj_fence_proxy_async(); // seen by wgmma");
+    W.line("mj_mbar_arrive(&mj_full[mj_kv][(" + tile + ") % " + Stages + "]);");
   }
 
   /// The thread's rows of its warp's 16 (h = 0: mj_g, 1: mj_g + 8) and the
@@ -227,6 +242,7 @@ private:
     rescaleO(oRegs);
     declareP();
     packP();
+    W.line("mj_fence_acc(mj_o); mj_fence_frags(mj_p); // written before the fence");
     W.line("mj_wgmma_fence(); // O and P were written by these threads");
     issueProduct("s", "mj_phase");
     W.line("mj_wgmma_wait<0>();");
@@ -252,7 +268,7 @@ private:
     tileOf("j");
     W.line("const int sv = (j - 1) % " + Stages + "; // V's slot of tile j - 1");
     W.line("const unsigned mj_vphase = (j - 1) / " + Stages + " % 2;");
-    issueScores();
+    issueScores(/*productNext=*/true);
     W.line("// tile j - 1's P V (O and P last written before the fence above)");
     issueProduct("sv", "mj_vphase");
     W.line("mj_wgmma_wait<1>(); // S is done; P V may still be multiplying");
@@ -268,6 +284,7 @@ private:
     W.open("if (mj_tiles > 0)");
     W.line("const int sv = (mj_tiles - 1) % " + Stages + ";");
     W.line("const unsigned mj_vphase = (mj_tiles - 1) / " + Stages + " % 2;");
+    W.line("mj_fence_acc(mj_o); mj_fence_frags(mj_p); // written before the fence");
     W.line("mj_wgmma_fence(); // O and P were written by these threads");
     issueProduct("sv", "mj_vphase");
     W.line("mj_wgmma_wait<0>();");
@@ -277,8 +294,9 @@ private:
 
   /// Issues S = Q K^T of the warpgroup's rows and the keys of tile s (once
   /// K's tile is in), committed as one group.
-  void issueScores() {
+  void issueScores(bool productNext = false) {
     W.line("mj_mbar_wait(&mj_full[0][s], mj_phase); // K's tile (and Q's, with the first)");
+    fenceOperands(productNext);
     W.line("mj_wgmma_fence();");
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int kk = 0; kk < {0}; ++kk) // 16 columns each: 32 bytes along a "
@@ -291,6 +309,16 @@ private:
                          wgmmaName(S.bc, MM.dtype), qBox(), S.kBytes, kBox())
                .str());
     W.line("mj_wgmma_commit();");
+    W.line("mj_fence_acc(mj_s);");
+  }
+
+  /// The registers the next wgmmas read or write, as the compiler's before
+  /// the fence (their writes stay before it): S's, and with `product` O's and
+  /// P's.
+  void fenceOperands(bool product) {
+    W.line(std::string("mj_fence_acc(mj_s);") +
+           (product ? " mj_fence_acc(mj_o); mj_fence_frags(mj_p);" : "") +
+           " // written before the fence");
   }
 
   /// Once S's wgmmas are waited for: S read as the compiler's, K's slot freed.
@@ -368,6 +396,7 @@ private:
                          vKeyBlock())
                .str());
     W.line("mj_wgmma_commit();");
+    W.line("mj_fence_acc(mj_o); mj_fence_frags(mj_p);");
   }
 
   /// Once P V's wgmmas are waited for: O read as the compiler's, V's slot

@@ -226,14 +226,14 @@ TEST_F(Attention, EveryTensorCoreTile) {
 }
 
 /// Compiles `g` for the assumed H200 with `opt` (no NVRTC) and checks that
-/// its one kernel is Hopper's attention with `bn` keys a tile, `stages`
-/// slots a ring and `overlap` as said.
+/// its first of `kernels` kernels is Hopper's attention with `bn` keys a
+/// tile, `stages` slots a ring and `overlap` as said.
 void expectHopperAttention(const Graph &g, CompileOptions opt, int64_t bn, int64_t stages,
-                           bool overlap = true) {
+                           bool overlap = true, size_t kernels = 1) {
   opt.compileKernels = false;
   opt.device = DeviceProperties::assumedH200();
   CompiledGraph cg = compileGraph(g, opt);
-  ASSERT_EQ(cg.detail->kernels.size(), 1u) << cg.fusedText();
+  ASSERT_EQ(cg.detail->kernels.size(), kernels) << cg.fusedText();
   const Schedule &sched = cg.detail->kernels[0].schedule;
   ASSERT_EQ(sched.kind(), ScheduleKind::AttentionWgmma) << g.name() << "\n" << cg.fusedText();
   EXPECT_EQ(int64_t(sched.as<AttentionWgmmaSchedule>().bc), bn) << g.name();
@@ -267,7 +267,8 @@ TEST_F(Attention, HopperKernelWhereAsked) {
 
 TEST_F(Attention, HopperKernelReadsEveryLayout) {
   // wgmma=1 on layouts other than [B, H, S, D] in place: Q, K and V read
-  // from [B, S, H, D] (the rows of a tile H * D apart), grouped K/V heads
+  // from [B, S, H, D] (the rows of a tile H * D apart; O permuted back by a
+  // copy after the kernel), grouped K/V heads
   // (a batch's K and V shared by 4 heads of Q), a value head dim (128) unlike
   // the key's (64), and V stored transposed ([B, H, D, S]: its rows are not
   // whole 16-byte chunks, copied element by element); odd lengths.
@@ -278,8 +279,8 @@ TEST_F(Attention, HopperKernelReadsEveryLayout) {
     Tensor q = permute(g.input("q", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
     Tensor k = permute(g.input("k", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
     Tensor v = permute(g.input("v", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
-    g.output(attend(q, k, v, true), "o");
-    expectHopperAttention(g, opt, 128, 2);
+    g.output(permute(attend(q, k, v, true), {0, 2, 1, 3}), "o"); // back to [B, S, H, D]
+    expectHopperAttention(g, opt, 128, 2, true, 2);
     expectMatchesWith(g, opt, 47);
   }
   {

@@ -407,17 +407,37 @@ private:
            "]); // V's slot is free");
   }
 
+  /// O over the rows' sums. Accumulators i and i + 1 (i even) are
+  /// neighbouring columns of one row: stored as one 4-byte (16-bit O) or
+  /// 8-byte (f32 O) store where O's rows are contiguous and aligned for it.
   void store(unsigned oRegs) {
     const KParam &o = K.params[A.outParam];
-    W.line("// O = the accumulated P V over the row's sum");
+    std::string value = "mj_o[i] / mj_rowSum[i / 2 % 2]";
+    int64_t d = K.ctx.divisibility(A.outBase);
+    bool pairs = A.outStrideD == 1 && A.outStrideM % 2 == 0 && (d == 0 || d % 2 == 0) &&
+                 (o.dtype == DType::F16 || o.dtype == DType::BF16 || o.dtype == DType::F32);
+    W.line(std::string("// O = the accumulated P V over the row's sum") +
+           (pairs ? ", two neighbouring columns a store" : ""));
     W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", oRegs).str());
+    W.open(llvm::formatv("for (int i = 0; i < {0}; i += {1})", oRegs, pairs ? 2 : 1).str());
     W.line("const " + attentionPosType(E) + " m = " + rowOf("i") + ";");
     W.line("const int col = i / 4 * 8 + mj_c2 + i % 2;");
-    W.line(llvm::formatv("if (m < {0}) {1}[mj_oBatch + m * {2} + col * {3}] = {4};", MM.M, o.name,
-                         A.outStrideM, A.outStrideD,
-                         storeConv(o.dtype, "mj_o[i] / mj_rowSum[i / 2 % 2]"))
-               .str());
+    if (!pairs) {
+      W.line(llvm::formatv("if (m < {0}) {1}[mj_oBatch + m * {2} + col * {3}] = {4};", MM.M, o.name,
+                           A.outStrideM, A.outStrideD, storeConv(o.dtype, value))
+                 .str());
+      W.close();
+      return;
+    }
+    W.line("const float lo = mj_o[i] / mj_rowSum[i / 2 % 2], hi = mj_o[i + 1] / mj_rowSum[i / 2 % "
+           "2];");
+    std::string at = llvm::formatv("&{0}[mj_oBatch + m * {1} + col]", o.name, A.outStrideM).str();
+    if (o.dtype == DType::F32)
+      W.line("if (m < " + std::to_string(MM.M) + ") *reinterpret_cast<float2 *>(" + at +
+             ") = make_float2(lo, hi);");
+    else
+      W.line("if (m < " + std::to_string(MM.M) + ") *reinterpret_cast<unsigned *>(" + at +
+             ") = " + attentionPack(o.dtype, "lo", "hi") + ";");
     W.close();
   }
 

@@ -77,6 +77,10 @@ template <int N> __device__ __forceinline__ void mj_fence_frags(unsigned (&a)[N]
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(a[i][0]), "+r"(a[i][1]), "+r"(a[i][2]), "+r"(a[i][3]) :: "memory");
 }
+// Named barrier `id` (0 is __syncthreads's) of `threads` threads: this
+// thread waits there, or arrives and goes on (the others wait for it).
+__device__ __forceinline__ void mj_named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(threads) : "memory"); }
+__device__ __forceinline__ void mj_named_arrive(int id, int threads) { asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(threads) : "memory"); }
 // The 128 threads of consumer warpgroup c meet (named barrier 1 + c; 0 is __syncthreads's).
 __device__ __forceinline__ void mj_warpgroup_sync(int c) { asm volatile("bar.sync %0, 128;\n" :: "r"(1 + c) : "memory"); }
 )";

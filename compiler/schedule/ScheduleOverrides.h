@@ -47,10 +47,12 @@ struct ScheduleOverrides {
   std::optional<int64_t> bm = {}, bn = {}, bk = {}, stages = {}, frag = {}, wm = {}, wn = {};
   /// f16/bf16 matmul on Hopper: 0 keeps the mma.sync template (where the
   /// wgmma one would apply, it takes bn and stages; tile, bm, bk, frag, wm
-  /// and wn are mma.sync's)
+  /// and wn are mma.sync's); f16/bf16 attention on Hopper: 1 asks for the
+  /// wgmma kernel (AttentionWgmmaSchedule) where it takes the attention
   std::optional<int64_t> wgmma = {};
   /// the Hopper matmul: 1 gives each consumer warpgroup every other tile
-  /// (ping-pong), 0 both every tile (cooperative)
+  /// (ping-pong), 0 both every tile (cooperative); attention on wgmma: 1
+  /// makes its two consumers take turns issuing their wgmmas
   std::optional<int64_t> pingpong = {};
   /// the Hopper matmul, cooperative: 2 pairs the blocks in clusters of two
   /// that take neighbouring tiles along m and share B's tile, each loading

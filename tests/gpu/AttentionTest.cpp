@@ -227,9 +227,9 @@ TEST_F(Attention, EveryTensorCoreTile) {
 
 /// Compiles `g` for the assumed H200 with `opt` (no NVRTC) and checks that
 /// its first of `kernels` kernels is Hopper's attention with `bn` keys a
-/// tile, `stages` slots a ring and `overlap` as said.
+/// tile, `stages` slots a ring, and `overlap` and `pingpong` as said.
 void expectHopperAttention(const Graph &g, CompileOptions opt, int64_t bn, int64_t stages,
-                           bool overlap = true, size_t kernels = 1) {
+                           bool overlap = true, size_t kernels = 1, bool pingpong = false) {
   opt.compileKernels = false;
   opt.device = DeviceProperties::assumedH200();
   CompiledGraph cg = compileGraph(g, opt);
@@ -239,28 +239,33 @@ void expectHopperAttention(const Graph &g, CompileOptions opt, int64_t bn, int64
   EXPECT_EQ(int64_t(sched.as<AttentionWgmmaSchedule>().bc), bn) << g.name();
   EXPECT_EQ(int64_t(sched.as<AttentionWgmmaSchedule>().stages), stages) << g.name();
   EXPECT_EQ(sched.as<AttentionWgmmaSchedule>().overlap, overlap) << g.name();
+  EXPECT_EQ(sched.as<AttentionWgmmaSchedule>().pingpong, pingpong) << g.name();
 }
 
 TEST_F(Attention, HopperKernelWhereAsked) {
   // wgmma=1: Hopper's kernel (AttentionWgmma.cpp) on each case above whose
   // head dims it takes (64 and 128), with tiles of 128 and 64 keys, rings of
   // 2 to 4 slots (the walk wrapping round each ring several times), each
-  // tile's softmax beside the tile before's P V or not. On a GPU without
-  // wgmma the rules keep mma.sync's kernel, which then runs.
-  const int64_t tiles[][3] = {{128, 2, 1}, {64, 3, 1}, {128, 3, 0}, {64, 4, 0}, {128, 2, 0}};
+  // tile's softmax beside the tile before's P V or not, and the consumers
+  // taking turns to issue or not. On a GPU without wgmma the rules keep
+  // mma.sync's kernel, which then runs.
+  // {bn, stages, overlap, pingpong}
+  const int64_t tiles[][4] = {{128, 2, 1, 0}, {64, 3, 1, 0},  {128, 3, 0, 0}, {64, 4, 0, 0},
+                              {128, 2, 0, 0}, {128, 2, 1, 1}, {64, 3, 1, 1}};
   for (const auto &tile : tiles)
     for (const TileCase &c : kTileCases) {
       if (c.d != 64 && c.d != 128)
         continue;
       Graph g = tileGraph("wgmma" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) +
-                              (tile[2] ? "_overlap" : ""),
+                              (tile[2] ? "_overlap" : "") + (tile[3] ? "_pingpong" : ""),
                           c);
       CompileOptions opt;
       opt.scheduleOverrides.wgmma = 1;
       opt.scheduleOverrides.bn = tile[0];
       opt.scheduleOverrides.stages = tile[1];
       opt.scheduleOverrides.overlap = tile[2];
-      expectHopperAttention(g, opt, tile[0], tile[1], tile[2] == 1);
+      opt.scheduleOverrides.pingpong = tile[3];
+      expectHopperAttention(g, opt, tile[0], tile[1], tile[2] == 1, 1, tile[3] == 1);
       expectMatchesWith(g, opt, 43);
     }
 }

@@ -44,6 +44,10 @@ struct AttentionWgmmaSchedule : AttentionSchedule {
   /// runs tile j's softmax while the latter multiplies (FlashAttention-3's
   /// overlap inside a warpgroup); false: each product waited for at once.
   bool overlap = true;
+  /// With overlap: the two consumers take turns issuing their wgmmas (named
+  /// barriers), so that one's softmax runs while the other's products do
+  /// (FlashAttention-3's ping-pong between warpgroups).
+  bool pingpong = false;
   /// Bytes of Q's tile, and of a tile of K and of V in the rings (16-bit
   /// elements, 128-byte rows of 64 columns: no padding).
   int64_t qBytes = 0, kBytes = 0, vBytes = 0;

@@ -8,8 +8,9 @@
 // `wm` the tensor cores' rows a warp (16 or 32), `bn` their keys a tile
 // (32 or 64). `wgmma=1` asks for Hopper's kernel (sm_90a, f16/bf16, head
 // dims of 64 or 128), where `bn` sets its keys a tile (64 or 128),
-// `stages` its rings of K and V (2 to 4) and `overlap` (0 or 1) whether a
-// tile's softmax runs beside the tile before's product with V.
+// `stages` its rings of K and V (2 to 4), `overlap` (0 or 1) whether a
+// tile's softmax runs beside the tile before's product with V and
+// `pingpong` (0 or 1) whether the two consumers take turns issuing.
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/attention/AttentionInternal.h"
 
@@ -59,6 +60,14 @@ Expected<Schedule> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
       return refuse("overlap (attention on wgmma: the next tile's S before this tile's P V) must "
                     "be 0 or 1");
     w.overlap = *o.overlap == 1;
+  }
+  if (o.pingpong) {
+    if (*o.pingpong > 1)
+      return refuse("pingpong (attention on wgmma: the consumers take turns issuing) must be 0 "
+                    "or 1");
+    if (*o.pingpong == 1 && !w.overlap)
+      return refuse("pingpong=1 (attention on wgmma) needs overlap=1");
+    w.pingpong = *o.pingpong == 1;
   }
   w.block = 384;        // a producer warpgroup, two consumers
   w.minBlocksPerSM = 1; // 168 registers a thread at launch, split by setmaxnreg

@@ -106,7 +106,7 @@ public:
   ScheduleKind kind() const override { return ScheduleKind::AttentionWgmma; }
   llvm::StringRef name() const override { return "attention_wgmma"; }
   llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
-    static const llvm::StringRef keys[] = {"wgmma", "bn", "stages", "overlap"};
+    static const llvm::StringRef keys[] = {"wgmma", "bn", "stages", "overlap", "pingpong"};
     return keys;
   }
   bool usesTensorCores() const override { return true; }
@@ -120,7 +120,10 @@ public:
                          "registers{7}, {4} ({5} query tiles a batch), {6} bytes of shared memory",
                          s.br, s.bc, s.stages, s.block, gridWords(s.grid, grid), s.tilesM,
                          s.sharedBytes,
-                         s.overlap ? ", each tile's softmax beside the tile before's P V" : "")
+                         std::string(s.overlap ? ", each tile's softmax beside the tile before's "
+                                                 "P V"
+                                               : "") +
+                             (s.pingpong ? ", the consumers taking turns to issue" : ""))
         .str();
   }
 
@@ -130,11 +133,17 @@ public:
                                             const DeviceProperties &) const override {
     const auto &d = def.schedule.as<AttentionWgmmaSchedule>();
     std::vector<ScheduleOverrides> out;
-    for (int64_t overlap : {1, 0})
+    for (int64_t form : {1, 2, 0}) // overlap; overlap and ping-pong; neither
       for (int64_t bn : {128, 64})
-        for (int64_t stages : {2, 3, 4})
-          if (bn != d.bc || stages != d.stages || (overlap == 1) != d.overlap)
-            out.push_back({.bn = bn, .stages = stages, .wgmma = 1, .overlap = overlap});
+        for (int64_t stages : {2, 3, 4}) {
+          bool overlap = form >= 1, pingpong = form == 2;
+          if (bn != d.bc || stages != d.stages || overlap != d.overlap || pingpong != d.pingpong)
+            out.push_back({.bn = bn,
+                           .stages = stages,
+                           .wgmma = 1,
+                           .pingpong = pingpong ? 1 : 0,
+                           .overlap = overlap ? 1 : 0});
+        }
     out.push_back({.wgmma = 0});
     return out;
   }

@@ -234,6 +234,7 @@ private:
   void tiles(unsigned sRegs, unsigned oRegs) {
     W.open("for (int j = 0; j < mj_tiles; ++j)");
     tileOf("j");
+    waitForK();
     issueScores();
     W.line("mj_wgmma_wait<0>();");
     scoresDone();
@@ -242,9 +243,10 @@ private:
     rescaleO(oRegs);
     declareP();
     packP();
+    waitForV("s", "mj_phase");
     W.line("mj_fence_acc(mj_o); mj_fence_frags(mj_p); // written before the fence");
     W.line("mj_wgmma_fence(); // O and P were written by these threads");
-    issueProduct("s", "mj_phase");
+    issueProduct("s");
     W.line("mj_wgmma_wait<0>();");
     productDone("s");
     W.close();
@@ -252,12 +254,21 @@ private:
 
   /// FlashAttention-3's overlap inside a warpgroup: tile j's S is issued,
   /// then tile j - 1's P V; the softmax of tile j runs while P V multiplies.
+  /// With `pingpong` the two consumers take turns issuing their wgmmas
+  /// (named barriers 1 and 2), so that one's softmax runs while the other's
+  /// products do: consumer 0 first, each giving the other its turn after
+  /// issuing, as many turns each (consumer 1 gives none after its last).
   void overlappedTiles(unsigned sRegs, unsigned oRegs) {
     declareP();
     W.open("if (mj_tiles > 0)");
+    if (S.pingpong)
+      W.line("if (mj_wg == 1) mj_named_arrive(1, 256); // consumer 0 issues first");
     W.line("// tile 0: its S, its softmax, its P (O is still zero)");
     tileOf("0");
+    waitForK();
+    takeTurn();
     issueScores();
+    giveTurn("");
     W.line("mj_wgmma_wait<0>();");
     scoresDone();
     scoreWork(sRegs);
@@ -268,9 +279,16 @@ private:
     tileOf("j");
     W.line("const int sv = (j - 1) % " + Stages + "; // V's slot of tile j - 1");
     W.line("const unsigned mj_vphase = (j - 1) / " + Stages + " % 2;");
+    waitForK();
+    if (S.pingpong)
+      waitForV("sv", "mj_vphase");
+    takeTurn();
     issueScores(/*productNext=*/true);
     W.line("// tile j - 1's P V (O and P last written before the fence above)");
-    issueProduct("sv", "mj_vphase");
+    if (!S.pingpong)
+      waitForV("sv", "mj_vphase");
+    issueProduct("sv");
+    giveTurn("");
     W.line("mj_wgmma_wait<1>(); // S is done; P V may still be multiplying");
     scoresDone();
     scoreWork(sRegs);
@@ -284,18 +302,43 @@ private:
     W.open("if (mj_tiles > 0)");
     W.line("const int sv = (mj_tiles - 1) % " + Stages + ";");
     W.line("const unsigned mj_vphase = (mj_tiles - 1) / " + Stages + " % 2;");
+    waitForV("sv", "mj_vphase");
+    takeTurn();
     W.line("mj_fence_acc(mj_o); mj_fence_frags(mj_p); // written before the fence");
     W.line("mj_wgmma_fence(); // O and P were written by these threads");
-    issueProduct("sv", "mj_vphase");
+    issueProduct("sv");
+    giveTurn("mj_wg == 0"); // consumer 1's last turn is given to no one
     W.line("mj_wgmma_wait<0>();");
     productDone("sv");
     W.close();
   }
 
-  /// Issues S = Q K^T of the warpgroup's rows and the keys of tile s (once
-  /// K's tile is in), committed as one group.
-  void issueScores(bool productNext = false) {
+  /// With pingpong: waits for this consumer's turn to issue wgmmas.
+  void takeTurn() {
+    if (S.pingpong)
+      W.line("mj_named_sync(1 + mj_wg, 256); // this consumer's turn to issue");
+  }
+
+  /// With pingpong: gives the other consumer its turn (where `when`, code,
+  /// holds; empty: always).
+  void giveTurn(const std::string &when) {
+    if (!S.pingpong)
+      return;
+    W.line((when.empty() ? std::string() : "if (" + when + ") ") +
+           "mj_named_arrive(2 - mj_wg, 256); // the other consumer's turn");
+  }
+
+  void waitForK() {
     W.line("mj_mbar_wait(&mj_full[0][s], mj_phase); // K's tile (and Q's, with the first)");
+  }
+
+  void waitForV(const std::string &slot, const std::string &phase) {
+    W.line("mj_mbar_wait(&mj_full[1][" + slot + "], " + phase + "); // V's tile");
+  }
+
+  /// Issues S = Q K^T of the warpgroup's rows and the keys of tile s (K's
+  /// tile is in), committed as one group.
+  void issueScores(bool productNext = false) {
     fenceOperands(productNext);
     W.line("mj_wgmma_fence();");
     W.line("#pragma unroll");
@@ -381,10 +424,9 @@ private:
     W.close();
   }
 
-  /// Issues O += P V with V's tile in slot `slot` (once it is in), committed
-  /// as one group.
-  void issueProduct(const std::string &slot, const std::string &phase) {
-    W.line("mj_mbar_wait(&mj_full[1][" + slot + "], " + phase + "); // V's tile");
+  /// Issues O += P V with V's tile in slot `slot` (it is in), committed as
+  /// one group.
+  void issueProduct(const std::string &slot) {
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int kk = 0; kk < {0}; ++kk) // 16 keys each: 16 rows of a box of "
                          "64 keys, a block of boxes each 4",

@@ -208,6 +208,7 @@ if want kernelbench; then
   # Problems that ran out of memory beside the other shards (a product's operands have no
   # batch to cut) run again alone, the whole GPU free; their records are saved last, so
   # the table keeps them (KB_RETRY_BUDGET seconds, 0 for no retry).
+  rm -f /tmp/kb_retry.jsonl /tmp/kb_retry.err # (none from an earlier run on this machine)
   if [ "${KB_RETRY_BUDGET:-120}" -gt 0 ]; then
     PYTHONPATH=python MINIJIT_LIBRARY=$lib timeout ${KB_RETRY_BUDGET:-120} \
       python3 bench/kernelbench/run.py --root "$KB_ROOT" --levels 1,2 --retry-oom /tmp/kb[0-9]*.jsonl \

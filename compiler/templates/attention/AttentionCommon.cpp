@@ -85,7 +85,17 @@ std::string attentionPack(DType dtype, const std::string &lo, const std::string 
   return "(unsigned)" + conv + "(" + lo + ") | ((unsigned)" + conv + "(" + hi + ") << 16)";
 }
 
-void attentionQuadCombine(KernelEmitter &e, unsigned rows, const std::string &combine) {
+bool attentionCopiesWholePieces(const LoweredKernel &k, int64_t width, int64_t strideRow,
+                                int64_t strideCol, const IndexExpr &base) {
+  int64_t d = k.ctx.divisibility(base);
+  return strideCol == 1 && width % 8 == 0 && strideRow % 8 == 0 && (d == 0 || d % 8 == 0);
+}
+
+namespace {
+
+/// For each of the thread's `rows` rows (h), `combine` over the four
+/// threads of a row, neighbouring lanes (w = 1, 2).
+void quadCombine(KernelEmitter &e, unsigned rows, const std::string &combine) {
   e.W.line("#pragma unroll");
   e.W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", rows).str());
   e.W.line("#pragma unroll");
@@ -93,8 +103,13 @@ void attentionQuadCombine(KernelEmitter &e, unsigned rows, const std::string &co
   e.W.close();
 }
 
+} // namespace
+
 void attentionRescale(KernelEmitter &e, unsigned rows) {
   CodeWriter &W = e.W;
+  quadCombine(e, rows,
+              "mj_tileMax[h] = mj_max(mj_tileMax[h], __shfl_xor_sync(0xffffffffu, mj_tileMax[h], "
+              "w));");
   W.line(llvm::formatv("float mj_base[{0}], mj_rescale[{0}], mj_tileSum[{0}];", rows).str());
   W.line("#pragma unroll");
   W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", rows).str());
@@ -105,6 +120,15 @@ void attentionRescale(KernelEmitter &e, unsigned rows) {
   W.line("mj_rowMax[h] = newMax;");
   W.line("mj_tileSum[h] = 0.0f;");
   W.close();
+}
+
+void attentionAddTileSums(KernelEmitter &e, unsigned rows) {
+  quadCombine(e, rows, "mj_tileSum[h] += __shfl_xor_sync(0xffffffffu, mj_tileSum[h], w);");
+  e.W.line("#pragma unroll");
+  e.W.line(llvm::formatv("for (int h = 0; h < {0}; ++h) mj_rowSum[h] = mj_rowSum[h] * "
+                         "mj_rescale[h] + mj_tileSum[h];",
+                         rows)
+               .str());
 }
 
 } // namespace minijit

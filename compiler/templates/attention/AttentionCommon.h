@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/lower/Lowering.h"
 #include "ir/DType.h"
 
 #include <functional>
@@ -55,15 +56,22 @@ std::string attentionPosType(const KernelEmitter &e);
 /// fragment register: `lo` in the low half.
 std::string attentionPack(DType dtype, const std::string &lo, const std::string &hi);
 
-/// For each of the thread's `rows` rows (h), `combine` over the four
-/// threads of a row, neighbouring lanes (w = 1, 2): mma's and wgmma's
-/// accumulator layout.
-void attentionQuadCombine(KernelEmitter &e, unsigned rows, const std::string &combine);
+/// Whether rows of an operand (16-bit, `width` columns) can be copied in
+/// whole 16-byte pieces (cp.async): contiguous columns, rows and start
+/// (`base`, the batch's offset) on 8-element boundaries.
+bool attentionCopiesWholePieces(const LoweredKernel &k, int64_t width, int64_t strideRow,
+                                int64_t strideCol, const IndexExpr &base);
 
-/// The online softmax's new max for each of the thread's `rows` rows, from
-/// mj_rowMax and the tile's mj_tileMax: declares mj_base (what the tile's
+/// The online softmax's new max for each of the thread's `rows` rows: the
+/// tile's mj_tileMax combined over a row's four threads (neighbouring lanes:
+/// mma's and wgmma's accumulator layout), then mj_base (what the tile's
 /// exponentials subtract), mj_rescale (the factor of the sum and O so far)
-/// and mj_tileSum (zeroed), and updates mj_rowMax.
+/// and mj_tileSum (zeroed) declared, and mj_rowMax updated.
 void attentionRescale(KernelEmitter &e, unsigned rows);
+
+/// After the tile's exponentials are summed into mj_tileSum: the sums
+/// combined over a row's four threads, and each row's mj_rowSum rescaled and
+/// grown by its tile's.
+void attentionAddTileSums(KernelEmitter &e, unsigned rows);
 
 } // namespace minijit

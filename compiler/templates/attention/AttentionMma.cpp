@@ -136,9 +136,7 @@ private:
                 int64_t stride, const std::string &row0, int64_t rows, const std::string &batch,
                 int64_t strideRow, int64_t strideCol, const IndexExpr &base, unsigned tileRows) {
     const KParam &p = K.params[param];
-    int64_t d = K.ctx.divisibility(base);
-    bool vectors = strideCol == 1 && width % 8 == 0 && strideRow % 8 == 0 && (d == 0 || d % 8 == 0);
-    if (vectors) {
+    if (attentionCopiesWholePieces(K, width, strideRow, strideCol, base)) {
       int64_t pieces = width / 8;
       W.line("// " + what + ": 16 bytes a copy; rows past the end are zeros");
       W.open(
@@ -263,11 +261,7 @@ private:
   }
 
   void softmaxStep() {
-    attentionQuadCombine(E, threadRows(),
-                         "mj_tileMax[h] = mj_max(mj_tileMax[h], "
-                         "__shfl_xor_sync(0xffffffffu, mj_tileMax[h], w));");
-    unsigned rows = threadRows();
-    attentionRescale(E, rows);
+    attentionRescale(E, threadRows());
     openRowTiles();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
@@ -283,13 +277,7 @@ private:
     W.close();
     W.close();
     W.close();
-    attentionQuadCombine(E, threadRows(),
-                         "mj_tileSum[h] += __shfl_xor_sync(0xffffffffu, mj_tileSum[h], w);");
-    W.line("#pragma unroll");
-    W.line(llvm::formatv("for (int h = 0; h < {0}; ++h) mj_rowSum[h] = mj_rowSum[h] * "
-                         "mj_rescale[h] + mj_tileSum[h];",
-                         rows)
-               .str());
+    attentionAddTileSums(E, threadRows());
   }
 
   void accumulate() {

@@ -51,13 +51,18 @@ private:
   int64_t qBox() const { return int64_t(S.br) * 128; }
   int64_t kBox() const { return int64_t(S.bc) * 128; }
   int64_t vKeyBlock() const { return A.valueDim * 128; }
+  /// A thread's accumulators of S (bc keys) and of O (the value dim).
+  unsigned sRegs() const { return S.bc / 2; }
+  unsigned oRegs() const { return static_cast<unsigned>(A.valueDim / 2); }
+  /// The first key of tile `j` (code).
+  std::string firstKeyOf(const std::string &j) const {
+    return First + " + (" + E.Idx + ")" + j + " * " + std::to_string(S.bc);
+  }
 
   void declarations() {
     W.line("extern __shared__ __align__(1024) unsigned char mj_smem[];");
-    W.line(llvm::formatv("// per slot of the rings of K's ([0]) and V's ([1]) tiles: its tile has "
-                         "landed (full: the 64 threads that copy it arrive) / both consumers are "
-                         "done with it (empty)")
-               .str());
+    W.line("// per slot of the rings of K's ([0]) and V's ([1]) tiles: its tile has landed (full: "
+           "the 64 threads that copy it arrive) / both consumers are done with it (empty)");
     W.line("__shared__ __align__(8) unsigned long long mj_full[2][" + Stages + "], mj_empty[2][" +
            Stages + "];");
     W.line("// the 128-byte swizzle repeats every 1024 bytes: the tiles start on such a boundary");
@@ -102,9 +107,7 @@ private:
                 const std::string &batch, int64_t strideRow, int64_t strideCol,
                 const IndexExpr &base, unsigned tileRows) {
     const KParam &p = K.params[param];
-    int64_t d = K.ctx.divisibility(base);
-    bool vectors = strideCol == 1 && strideRow % 8 == 0 && (d == 0 || d % 8 == 0);
-    if (vectors) {
+    if (attentionCopiesWholePieces(K, width, strideRow, strideCol, base)) {
       int64_t pieces = width / 8;
       W.line("// " + what + ": 16 bytes a copy; rows past the end are zeros");
       W.open(llvm::formatv("for (int e = mj_t; e < {0}; e += 64)", tileRows * pieces).str());
@@ -145,8 +148,7 @@ private:
     W.line("mj_announced = true;");
     W.close();
     W.line("mj_mbar_wait(&mj_empty[mj_kv][s], mj_free);");
-    W.line("const " + E.Idx + " n0 = " + First + " + (" + E.Idx + ")j * " + std::to_string(S.bc) +
-           ";");
+    W.line("const " + E.Idx + " n0 = " + firstKeyOf("j") + ";");
     W.open("if (mj_kv == 0)");
     W.open("if (j == 0)");
     copyTile("Q's tile", "mj_q",
@@ -193,7 +195,6 @@ private:
   }
 
   void consumer() {
-    unsigned sRegs = S.bc / 2, oRegs = static_cast<unsigned>(A.valueDim / 2);
     W.line("// warpgroups 1 and 2, the consumers: query rows m0 + mj_wg * 64 ... m0 + mj_wg * 64 + "
            "63");
     W.line("mj_setmaxnreg_inc<224>();");
@@ -207,16 +208,16 @@ private:
            "relative to it");
     W.line("mj_rowMax[0] = mj_rowMax[1] = -MJ_INF;");
     W.line("mj_rowSum[0] = mj_rowSum[1] = 0.0f;");
-    W.line(
-        llvm::formatv("float mj_o[{0}]; // O of the thread's rows, {1} columns", oRegs, A.valueDim)
-            .str());
+    W.line(llvm::formatv("float mj_o[{0}]; // O of the thread's rows, {1} columns", oRegs(),
+                         A.valueDim)
+               .str());
     W.line("#pragma unroll");
-    W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] = 0.0f;", oRegs).str());
+    W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] = 0.0f;", oRegs()).str());
     if (S.overlap)
-      overlappedTiles(sRegs, oRegs);
+      overlappedTiles();
     else
-      tiles(sRegs, oRegs);
-    store(oRegs);
+      tiles();
+    store();
   }
 
   /// Declares tile j's slot s, its phase mj_phase, its first key n0 and its
@@ -224,27 +225,26 @@ private:
   void tileOf(const std::string &j) {
     W.line("const int s = " + j + " % " + Stages + ";");
     W.line("const unsigned mj_phase = " + j + " / " + Stages + " % 2;");
-    W.line("const " + E.Idx + " n0 = " + First + " + (" + E.Idx + ")" + j + " * " +
-           std::to_string(S.bc) + ";");
-    W.line(llvm::formatv("float mj_s[{0}]; // S, then the scores, then the probabilities", S.bc / 2)
+    W.line("const " + E.Idx + " n0 = " + firstKeyOf(j) + ";");
+    W.line(llvm::formatv("float mj_s[{0}]; // S, then the scores, then the probabilities", sRegs())
                .str());
   }
 
   /// Each tile in turn, each product waited for at once.
-  void tiles(unsigned sRegs, unsigned oRegs) {
+  void tiles() {
     W.open("for (int j = 0; j < mj_tiles; ++j)");
     tileOf("j");
     waitForK();
     issueScores();
     W.line("mj_wgmma_wait<0>();");
     scoresDone();
-    scoreWork(sRegs);
-    softmaxStep(sRegs);
-    rescaleO(oRegs);
+    scoreWork();
+    softmaxStep();
+    rescaleO();
     declareP();
     packP();
     waitForV("s", "mj_phase");
-    W.line("mj_fence_acc(mj_o); mj_fence_frags(mj_p); // written before the fence");
+    fenceOperands(false, true);
     W.line("mj_wgmma_fence(); // O and P were written by these threads");
     issueProduct("s");
     W.line("mj_wgmma_wait<0>();");
@@ -258,7 +258,7 @@ private:
   /// (named barriers 1 and 2), so that one's softmax runs while the other's
   /// products do: consumer 0 first, each giving the other its turn after
   /// issuing, as many turns each (consumer 1 gives none after its last).
-  void overlappedTiles(unsigned sRegs, unsigned oRegs) {
+  void overlappedTiles() {
     declareP();
     W.open("if (mj_tiles > 0)");
     if (S.pingpong)
@@ -271,8 +271,8 @@ private:
     giveTurn("");
     W.line("mj_wgmma_wait<0>();");
     scoresDone();
-    scoreWork(sRegs);
-    softmaxStep(sRegs);
+    scoreWork();
+    softmaxStep();
     packP();
     W.close();
     W.open("for (int j = 1; j < mj_tiles; ++j)");
@@ -291,11 +291,11 @@ private:
     giveTurn("");
     W.line("mj_wgmma_wait<1>(); // S is done; P V may still be multiplying");
     scoresDone();
-    scoreWork(sRegs);
-    softmaxStep(sRegs);
+    scoreWork();
+    softmaxStep();
     W.line("mj_wgmma_wait<0>(); // P V is done");
     productDone("sv");
-    rescaleO(oRegs);
+    rescaleO();
     packP();
     W.close();
     W.line("// the last tile's P V");
@@ -304,7 +304,7 @@ private:
     W.line("const unsigned mj_vphase = (mj_tiles - 1) / " + Stages + " % 2;");
     waitForV("sv", "mj_vphase");
     takeTurn();
-    W.line("mj_fence_acc(mj_o); mj_fence_frags(mj_p); // written before the fence");
+    fenceOperands(false, true);
     W.line("mj_wgmma_fence(); // O and P were written by these threads");
     issueProduct("sv");
     giveTurn("mj_wg == 0"); // consumer 1's last turn is given to no one
@@ -339,7 +339,7 @@ private:
   /// Issues S = Q K^T of the warpgroup's rows and the keys of tile s (K's
   /// tile is in), committed as one group.
   void issueScores(bool productNext = false) {
-    fenceOperands(productNext);
+    fenceOperands(true, productNext);
     W.line("mj_wgmma_fence();");
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int kk = 0; kk < {0}; ++kk) // 16 columns each: 32 bytes along a "
@@ -356,12 +356,12 @@ private:
   }
 
   /// The registers the next wgmmas read or write, as the compiler's before
-  /// the fence (their writes stay before it): S's, and with `product` O's and
-  /// P's.
-  void fenceOperands(bool product) {
-    W.line(std::string("mj_fence_acc(mj_s);") +
-           (product ? " mj_fence_acc(mj_o); mj_fence_frags(mj_p);" : "") +
-           " // written before the fence");
+  /// the fence (their writes stay before it): with `scores` S's, with
+  /// `product` O's and P's.
+  void fenceOperands(bool scores, bool product) {
+    W.line(std::string(scores ? "mj_fence_acc(mj_s); " : "") +
+           (product ? "mj_fence_acc(mj_o); mj_fence_frags(mj_p); " : "") +
+           "// written before the fence");
   }
 
   /// Once S's wgmmas are waited for: S read as the compiler's, K's slot freed.
@@ -371,10 +371,10 @@ private:
   }
 
   /// The graph's work on each accumulator of S; -inf past the ends.
-  void scoreWork(unsigned sRegs) {
+  void scoreWork() {
     W.line("float mj_tileMax[2] = {-MJ_INF, -MJ_INF};");
     W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", sRegs).str());
+    W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", sRegs()).str());
     std::string pos = attentionPosType(E);
     W.line("const " + pos + " m = " + rowOf("i") + ";");
     W.line("const " + pos + " n = n0 + i / 4 * 8 + mj_c2 + i % 2;");
@@ -385,25 +385,20 @@ private:
     W.close();
   }
 
-  void softmaxStep(unsigned sRegs) {
-    attentionQuadCombine(E, 2,
-                         "mj_tileMax[h] = mj_max(mj_tileMax[h], __shfl_xor_sync(0xffffffffu, "
-                         "mj_tileMax[h], w));");
+  void softmaxStep() {
     attentionRescale(E, 2);
     W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", sRegs).str());
+    W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", sRegs()).str());
     W.line("mj_s[i] = __expf(mj_s[i] - mj_base[i / 2 % 2]);");
     W.line("mj_tileSum[i / 2 % 2] += mj_s[i];");
     W.close();
-    attentionQuadCombine(E, 2, "mj_tileSum[h] += __shfl_xor_sync(0xffffffffu, mj_tileSum[h], w);");
-    W.line("mj_rowSum[0] = mj_rowSum[0] * mj_rescale[0] + mj_tileSum[0];");
-    W.line("mj_rowSum[1] = mj_rowSum[1] * mj_rescale[1] + mj_tileSum[1];");
+    attentionAddTileSums(E, 2);
   }
 
   /// O rescaled to the tile's new max.
-  void rescaleO(unsigned oRegs) {
+  void rescaleO() {
     W.line("#pragma unroll");
-    W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] *= mj_rescale[i / 2 % 2];", oRegs)
+    W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] *= mj_rescale[i / 2 % 2];", oRegs())
                .str());
   }
 
@@ -452,7 +447,7 @@ private:
   /// O over the rows' sums. Accumulators i and i + 1 (i even) are
   /// neighbouring columns of one row: stored as one 4-byte (16-bit O) or
   /// 8-byte (f32 O) store where O's rows are contiguous and aligned for it.
-  void store(unsigned oRegs) {
+  void store() {
     const KParam &o = K.params[A.outParam];
     std::string value = "mj_o[i] / mj_rowSum[i / 2 % 2]";
     int64_t d = K.ctx.divisibility(A.outBase);
@@ -461,7 +456,7 @@ private:
     W.line(std::string("// O = the accumulated P V over the row's sum") +
            (pairs ? ", two neighbouring columns a store" : ""));
     W.line("#pragma unroll");
-    W.open(llvm::formatv("for (int i = 0; i < {0}; i += {1})", oRegs, pairs ? 2 : 1).str());
+    W.open(llvm::formatv("for (int i = 0; i < {0}; i += {1})", oRegs(), pairs ? 2 : 1).str());
     W.line("const " + attentionPosType(E) + " m = " + rowOf("i") + ";");
     W.line("const int col = i / 4 * 8 + mj_c2 + i % 2;");
     if (!pairs) {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 namespace minijit::detail {
 
@@ -234,22 +235,21 @@ std::optional<RowSchedule> ruleCluster(const LoweredKernel &k, const DevicePrope
     return std::nullopt;
   if (int p = primaryLoad(k); p < 0 || k.values[p].dtype != DType::F32)
     return std::nullopt;
-  for (unsigned t : {512u, 1024u}) {
+  // {threads, blocks} in the order tried: blocks of 512 first (two an SM);
+  // of 1024 only 8 (a cluster of 512s of half the size holds as much)
+  const std::pair<unsigned, unsigned> forms[] = {{512, 2}, {512, 4}, {512, 8}, {1024, 8}};
+  for (auto [t, c] : forms) {
     if (int64_t(t) > dev.maxThreadsPerBlock)
       continue;
-    for (unsigned c : {2u, 4u, 8u}) {
-      if (t == 1024 && c != 8)
-        continue; // (a cluster of 512s of half the size holds as much, two blocks an SM)
-      RowSchedule held = s;
-      held.threadsPerRow = held.block = t;
-      ScheduleOverrides asked = o;
-      asked.rowcluster = c;
-      if (clusterLongRows(k, dev, asked, clusters, held) || !held.cached)
-        continue; // not c chunks, or chunks too long for the registers
-      if (held.itemsPerThread >= 7)
-        return held;
-      return std::nullopt;
-    }
+    RowSchedule held = s;
+    held.threadsPerRow = held.block = t;
+    ScheduleOverrides asked = o;
+    asked.rowcluster = c;
+    if (clusterLongRows(k, dev, asked, clusters, held) || !held.cached)
+      continue; // not c chunks, or chunks too long for the registers
+    if (held.itemsPerThread >= 7)
+      return held;
+    return std::nullopt;
   }
   return std::nullopt;
 }

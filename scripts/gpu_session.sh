@@ -19,8 +19,8 @@
 # anchors in the same call; one log a folder.
 # attention: bench/attention/variants/run.sh (each attention variant's kernels,
 # its check at small sizes and its time, then bench/attention/variants_torch.py).
-# attention_wgmma: Hopper's attention kernel (wgmma=1): its GPU tests (two
-# under compute-sanitizer), then bench/attention/wgmma.sh.
+# attention_wgmma: Hopper's attention kernel (the rule on sm_90): its GPU
+# tests (two under compute-sanitizer), then bench/attention/wgmma.sh.
 # general: the generalization suite (minijit_bench --suite general, fused) and
 # its PyTorch anchors (bench/torch_general.py) in the same call, joined into
 # general_table.md.
@@ -132,10 +132,12 @@ if want attention; then
   grep -E "^==|check|median|^\{" "$out/attention_variants.log"
 fi
 if want attention_wgmma; then
-  # Hopper's attention kernel (wgmma=1): its GPU tests, two of them under
-  # compute-sanitizer's memcheck and synccheck, then bench/attention/wgmma.sh
-  # (each f16/bf16 attention graph checked small, timed with the rule and with
-  # each wgmma tile, then SDPA and the written-out graph in PyTorch).
+  # Hopper's attention kernel (the rule for f16/bf16 head dims 64 and 128):
+  # its GPU tests, two of them under compute-sanitizer's memcheck and
+  # synccheck, then bench/attention/wgmma.sh (each f16/bf16 attention graph
+  # checked small, timed with the rule, with mma.sync's kernel and with each
+  # wgmma form; the rule's edge of few blocks; then SDPA and the written-out
+  # graph in PyTorch).
   timeout 300 $bin/minijit_gpu_tests --gtest_filter='Attention.Hopper*' > "$out/attention_wgmma_tests.log" 2>&1
   echo "attention wgmma tests: exit $?"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|error" "$out/attention_wgmma_tests.log" | head -40

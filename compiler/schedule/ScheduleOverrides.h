@@ -47,8 +47,9 @@ struct ScheduleOverrides {
   std::optional<int64_t> bm = {}, bn = {}, bk = {}, stages = {}, frag = {}, wm = {}, wn = {};
   /// f16/bf16 matmul on Hopper: 0 keeps the mma.sync template (where the
   /// wgmma one would apply, it takes bn and stages; tile, bm, bk, frag, wm
-  /// and wn are mma.sync's); f16/bf16 attention on Hopper: 1 asks for the
-  /// wgmma kernel (AttentionWgmmaSchedule) where it takes the attention
+  /// and wn are mma.sync's); f16/bf16 attention on Hopper: the wgmma kernel
+  /// (AttentionWgmmaSchedule) is the rule where it takes the attention, 0
+  /// keeps mma.sync's, 1 asks for it (as the rule does)
   std::optional<int64_t> wgmma = {};
   /// the Hopper matmul: 1 gives each consumer warpgroup every other tile
   /// (ping-pong), 0 both every tile (cooperative); attention on wgmma: 1

@@ -26,8 +26,9 @@ protected:
   /// kernel, then runs it as expectMatches does.
   void expectAttention(const Graph &g, bool fuses, uint64_t seed) {
     std::string fused;
-    size_t attention =
-        kernelsOfKind(g, {ScheduleKind::Attention, ScheduleKind::AttentionMma}, fused);
+    size_t attention = kernelsOfKind(
+        g, {ScheduleKind::Attention, ScheduleKind::AttentionMma, ScheduleKind::AttentionWgmma},
+        fused);
     EXPECT_EQ(attention, fuses ? 1u : 0u) << g.name() << "\n" << fused;
     expectMatches(g, seed);
   }
@@ -285,7 +286,7 @@ TEST_F(Attention, HopperKernelReadsEveryLayout) {
     Tensor k = permute(g.input("k", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
     Tensor v = permute(g.input("v", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
     g.output(permute(attend(q, k, v, true), {0, 2, 1, 3}), "o"); // back to [B, S, H, D]
-    expectHopperAttention(g, opt, 128, 2, true, 2);
+    expectHopperAttention(g, opt, 128, 3, true, 2);
     expectMatchesWith(g, opt, 47);
   }
   {
@@ -294,7 +295,7 @@ TEST_F(Attention, HopperKernelReadsEveryLayout) {
     Tensor k = g.input("k", DType::F16, {2, 2, 1, 200, 128});
     Tensor v = g.input("v", DType::F16, {2, 2, 1, 200, 128});
     g.output(attend(q, k, v, false), "o");
-    expectHopperAttention(g, opt, 128, 2);
+    expectHopperAttention(g, opt, 128, 3);
     expectMatchesWith(g, opt, 53);
   }
   {
@@ -303,7 +304,7 @@ TEST_F(Attention, HopperKernelReadsEveryLayout) {
     Tensor k = g.input("k", DType::BF16, {1, 4, 250, 64});
     Tensor v = g.input("v", DType::BF16, {1, 4, 250, 128});
     g.output(attend(q, k, v, false), "o");
-    expectHopperAttention(g, opt, 128, 2);
+    expectHopperAttention(g, opt, 128, 3);
     expectMatchesWith(g, opt, 59);
   }
   {
@@ -312,9 +313,37 @@ TEST_F(Attention, HopperKernelReadsEveryLayout) {
     Tensor k = g.input("k", DType::BF16, {1, 2, 129, 64});
     Tensor v = transpose(g.input("vt", DType::BF16, {1, 2, 64, 129}));
     g.output(attend(q, k, v, true), "o");
-    expectHopperAttention(g, opt, 128, 2);
+    expectHopperAttention(g, opt, 128, 3);
     expectMatchesWith(g, opt, 61);
   }
+}
+
+TEST_F(Attention, HopperKernelByRule) {
+  // Unasked, the rules give Hopper's kernel every attention it takes (rings
+  // of 3 slots, which the shared memory holds at head dim 128 too): many
+  // blocks of 128 query rows and fewer than the SMs; each runs against the
+  // CPU reference. wgmma=0 keeps mma.sync's kernel.
+  for (int64_t d : {64, 128}) {
+    Graph g("wgmma_by_rule_bf16_d" + std::to_string(d));
+    Tensor q = g.input("q", DType::BF16, {3, 48, 129, d});
+    Tensor k = g.input("k", DType::BF16, {3, 48, 129, d});
+    Tensor v = g.input("v", DType::BF16, {3, 48, 129, d});
+    g.output(attend(q, k, v, true), "o");
+    expectHopperAttention(g, CompileOptions{}, 128, 3);
+    expectMatches(g, 67);
+  }
+  Graph few("wgmma_few_blocks_f16");
+  Tensor q = few.input("q", DType::F16, {1, 8, 300, 64});
+  Tensor k = few.input("k", DType::F16, {1, 8, 300, 64});
+  Tensor v = few.input("v", DType::F16, {1, 8, 300, 64});
+  few.output(attend(q, k, v, false), "o");
+  expectHopperAttention(few, CompileOptions{}, 128, 3);
+  expectMatches(few, 71);
+  CompileOptions mma;
+  mma.scheduleOverrides.wgmma = 0;
+  std::string fused;
+  EXPECT_EQ(kernelsOfKind(few, {ScheduleKind::AttentionMma}, fused, mma), 1u) << fused;
+  expectMatchesWith(few, mma, 73);
 }
 
 TEST_F(Attention, SoftCapAndSlidingWindow) {

@@ -16,9 +16,11 @@ using namespace minijit;
 
 namespace {
 
-CompiledGraph compiled(const std::string &text) {
+/// `wgmma` 0 keeps mma.sync's kernel where the rule would give Hopper's.
+CompiledGraph compiled(const std::string &text, std::optional<int64_t> wgmma = {}) {
   ::unsetenv("MINIJIT_SCHEDULE");
   CompileOptions opt;
+  opt.scheduleOverrides.wgmma = wgmma;
   opt.device = DeviceProperties::assumedH200();
   opt.compileKernels = false;
   opt.tuning = CompileOptions::Tuning::Off;
@@ -46,7 +48,8 @@ size_t attentionKernels(const CompiledGraph &g) {
   size_t n = 0;
   for (const CompiledKernel &k : g.detail->kernels)
     n += k.schedule.kind() == ScheduleKind::Attention ||
-         k.schedule.kind() == ScheduleKind::AttentionMma;
+         k.schedule.kind() == ScheduleKind::AttentionMma ||
+         k.schedule.kind() == ScheduleKind::AttentionWgmma;
   return n;
 }
 
@@ -67,12 +70,16 @@ TEST(Attention, CausalMaskFromIotaAndWhereIsHeld) {
   std::string work = "  %u = mul %s, 0.125\n  %qi = iota shape=[100, 100] axis=0 dtype=i32\n"
                      "  %ki = iota shape=[100, 100] axis=1 dtype=i32\n  %c = le %ki, %qi\n"
                      "  %t = where %c, %u, -inf\n";
-  CompiledGraph g = compiled(attention("f16", 100, 100, 64, work));
-  ASSERT_EQ(attentionKernels(g), 1u) << g.fusedText();
-  EXPECT_EQ(g.detail->kernels.size(), 1u);
-  EXPECT_TRUE(says(g, ", scale, causal mask, softmax")) << g.fusedText();
-  EXPECT_NE(g.detail->kernels[0].cuda.find("n0 < mj_keys"), std::string::npos)
-      << g.detail->kernels[0].cuda;
+  // mma.sync's kernel walks the keys up to the diagonal, Hopper's (the rule
+  // on sm_90) counts the tiles up to it
+  for (auto [wgmma, walk] : {std::pair{std::optional<int64_t>(0), "n0 < mj_keys"},
+                             std::pair{std::optional<int64_t>(), "(mj_keys - 0 + 127) / 128"}}) {
+    CompiledGraph g = compiled(attention("f16", 100, 100, 64, work), wgmma);
+    ASSERT_EQ(attentionKernels(g), 1u) << g.fusedText();
+    EXPECT_EQ(g.detail->kernels.size(), 1u);
+    EXPECT_TRUE(says(g, ", scale, causal mask, softmax")) << g.fusedText();
+    EXPECT_NE(g.detail->kernels[0].cuda.find(walk), std::string::npos) << g.detail->kernels[0].cuda;
+  }
 }
 
 TEST(Attention, ASlidingWindowBoundsTheWalkAtBothEnds) {
@@ -121,7 +128,7 @@ TEST(Attention, GroupedHeadsBroadcastKAndV) {
 }
 
 TEST(Attention, HalvesWithWhole16HeadDimsRunOnTheTensorCores) {
-  CompiledGraph g = compiled(attention("f16", 100, 100, 64));
+  CompiledGraph g = compiled(attention("f16", 100, 100, 64), 0); // mma.sync's (wgmma=0)
   ASSERT_EQ(g.detail->kernels.size(), 1u) << g.fusedText();
   EXPECT_EQ(g.detail->kernels[0].schedule.kind(), ScheduleKind::AttentionMma);
   EXPECT_TRUE(kernelTemplate(ScheduleKind::AttentionMma).usesTensorCores());
@@ -136,30 +143,64 @@ TEST(Attention, HalvesWithWhole16HeadDimsRunOnTheTensorCores) {
   }
 }
 
-// wgmma=1 asks for Hopper's kernel: taken by f16/bf16 head dims of 64 and
-// 128 on sm_90 only; other head dims, f32 and sm_80 keep the rules' kernel,
-// as does every attention without it.
-TEST(Attention, HopperKernelOnlyWhereAskedAndTaken) {
-  auto kindOf = [](const std::string &text, const std::string &arch) {
+// Hopper's kernel, asked for by wgmma=1 and the rule's otherwise: taken by
+// f16/bf16 head dims of 64 and 128 on sm_90 only; other head dims, f32 and
+// sm_80 keep the other kernels, as do wgmma=0 and mma.sync's keys.
+TEST(Attention, HopperKernelWhereAskedOrByRule) {
+  auto kindOf = [](const std::string &text, const std::string &arch, std::optional<int64_t> wgmma) {
     CompileOptions opt;
     opt.device = DeviceProperties::assumedH200();
     opt.arch = arch;
     opt.compileKernels = false;
     opt.tuning = CompileOptions::Tuning::Off;
-    opt.scheduleOverrides.wgmma = 1;
+    opt.scheduleOverrides.wgmma = wgmma;
     CompiledGraph g = compileGraph(parseGraphs(text)[0], opt);
     EXPECT_EQ(g.detail->kernels.size(), 1u) << g.fusedText();
     return g.detail->kernels[0].schedule.kind();
   };
-  EXPECT_EQ(kindOf(attention("f16", 100, 100, 64), "sm_90"), ScheduleKind::AttentionWgmma);
-  EXPECT_EQ(kindOf(attention("bf16", 37, 300, 128), "sm_90"), ScheduleKind::AttentionWgmma);
-  EXPECT_EQ(kindOf(attention("bf16", 100, 100, 64), "sm_80"), ScheduleKind::AttentionMma);
-  EXPECT_EQ(kindOf(attention("f16", 100, 100, 32), "sm_90"), ScheduleKind::AttentionMma);
-  EXPECT_EQ(kindOf(attention("f16", 100, 100, 96), "sm_90"), ScheduleKind::AttentionMma);
-  EXPECT_EQ(kindOf(attention("f32", 100, 100, 64), "sm_90"), ScheduleKind::Attention);
-  EXPECT_EQ(compiled(attention("f16", 100, 100, 64)).detail->kernels[0].schedule.kind(),
+  // wgmma=1: wherever it takes the attention
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 64), "sm_90", 1), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(kindOf(attention("bf16", 37, 300, 128), "sm_90", 1), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(kindOf(attention("bf16", 100, 100, 64), "sm_80", 1), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 32), "sm_90", 1), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 96), "sm_90", 1), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f32", 100, 100, 64), "sm_90", 1), ScheduleKind::Attention);
+  // by rule: wherever it takes the attention, fewer blocks than SMs too;
+  // not on sm_80, not with wgmma=0, not for head dims it does not take, not
+  // with mma.sync's keys
+  EXPECT_EQ(kindOf(attention("bf16", 2100, 300, 128), "sm_90", {}), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(kindOf(attention("f16", 100, 300, 64), "sm_90", {}), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(kindOf(attention("bf16", 2100, 300, 128), "sm_80", {}), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("bf16", 2100, 300, 128), "sm_90", 0), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f16", 2100, 300, 96), "sm_90", {}), ScheduleKind::AttentionMma);
+  CompileOptions bm;
+  bm.device = DeviceProperties::assumedH200();
+  bm.arch = "sm_90";
+  bm.compileKernels = false;
+  bm.scheduleOverrides.bm = 64;
+  EXPECT_EQ(compileGraph(parseGraphs(attention("f16", 2100, 300, 64))[0], bm)
+                .detail->kernels[0]
+                .schedule.kind(),
             ScheduleKind::AttentionMma);
   EXPECT_TRUE(kernelTemplate(ScheduleKind::AttentionWgmma).usesTensorCores());
+}
+
+TEST(Attention, HopperKernelKeepsThreeStagesWhereTheyFit) {
+  CompileOptions opt;
+  opt.device = DeviceProperties::assumedH200();
+  opt.arch = "sm_90";
+  opt.compileKernels = false;
+  opt.tuning = CompileOptions::Tuning::Off;
+  CompiledGraph g = compileGraph(parseGraphs(attention("bf16", 2100, 300, 128))[0], opt);
+  ASSERT_EQ(g.detail->kernels[0].schedule.kind(), ScheduleKind::AttentionWgmma);
+  const auto &w = g.detail->kernels[0].schedule.as<AttentionWgmmaSchedule>();
+  EXPECT_EQ(w.stages, 3u);
+  EXPECT_LE(w.sharedBytes, opt.device.sharedPerBlockOptin);
+  // a block with less shared memory keeps 2
+  opt.device.sharedPerBlockOptin = 200 * 1024;
+  CompiledGraph g2 = compileGraph(parseGraphs(attention("bf16", 2100, 300, 128))[0], opt);
+  ASSERT_EQ(g2.detail->kernels[0].schedule.kind(), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(g2.detail->kernels[0].schedule.as<AttentionWgmmaSchedule>().stages, 2u);
 }
 
 TEST(Attention, ProductsWithRowsOfOddLengthAreNotPaddedApart) {

@@ -50,48 +50,63 @@ std::vector<Case> cases() {
   return {
       {"pointwise", "graph g(%x: f32[1048577]) {\n  %y = sigmoid %x\n  return %y\n}\n",
        ScheduleKind::Pointwise, ""},
-      {"softmax", "graph g(%x: f32[4096, 1024]) {\n  %m = max %x axes=[1] keepdim=true\n"
-                  "  %d = sub %x, %m\n  %e = exp %d\n  %s = sum %e axes=[1] keepdim=true\n"
-                  "  %y = div %e, %s\n  return %y\n}\n",
+      {"softmax",
+       "graph g(%x: f32[4096, 1024]) {\n  %m = max %x axes=[1] keepdim=true\n"
+       "  %d = sub %x, %m\n  %e = exp %d\n  %s = sum %e axes=[1] keepdim=true\n"
+       "  %y = div %e, %s\n  return %y\n}\n",
        ScheduleKind::InnerRow, ""},
       {"logsumexp (online by default)",
        "graph g(%x: f32[512, 5003]) {\n  %m = max %x axes=[1] keepdim=true\n"
        "  %d = sub %x, %m\n  %e = exp %d\n  %s = sum %e axes=[1] keepdim=true\n"
        "  %l = log %s\n  %y = add %l, %m\n  return %y\n}\n",
        ScheduleKind::InnerRow, ""},
-      {"long rows (split)", "graph g(%x: f32[8, 262144]) {\n  %s = sum %x axes=[1]\n  return %s\n}\n",
+      {"long rows (split)",
+       "graph g(%x: f32[8, 262144]) {\n  %s = sum %x axes=[1]\n  return %s\n}\n",
        ScheduleKind::InnerRow, ""},
       {"columns", "graph g(%x: f32[4096, 1000]) {\n  %s = sum %x axes=[0]\n  return %s\n}\n",
        ScheduleKind::OuterCol, ""},
-      {"transpose", "graph g(%x: f32[1023, 1025], %y: f32[1025, 1023]) {\n"
-                    "  %t = permute %y perm=[1, 0]\n  %z = add %x, %t\n  return %z\n}\n",
+      {"transpose",
+       "graph g(%x: f32[1023, 1025], %y: f32[1025, 1023]) {\n"
+       "  %t = permute %y perm=[1, 0]\n  %z = add %x, %t\n  return %z\n}\n",
        ScheduleKind::Transpose, ""},
       {"scan", "graph g(%x: f32[64, 4096]) {\n  %c = cumsum %x axis=1\n  return %c\n}\n",
        ScheduleKind::Scan, ""},
-      {"f32 matmul", "graph g(%a: f32[512, 256], %b: f32[256, 384]) {\n"
-                     "  %c = matmul %a, %b\n  return %c\n}\n",
+      {"f32 matmul",
+       "graph g(%a: f32[512, 256], %b: f32[256, 384]) {\n"
+       "  %c = matmul %a, %b\n  return %c\n}\n",
        ScheduleKind::MatmulSimt, ""},
       {"f32 matmul of few tiles (64x128 tile)",
        "graph g(%a: f32[64, 130, 77], %b: f32[64, 77, 250]) {\n"
        "  %c = matmul %a, %b\n  return %c\n}\n",
        ScheduleKind::MatmulSimt, ""},
-      {"f16 matmul, mma.sync", "graph g(%a: f16[512, 256], %b: f16[256, 384]) {\n"
-                               "  %c = matmul %a, %b\n  return %c\n}\n",
+      {"f16 matmul, mma.sync",
+       "graph g(%a: f16[512, 256], %b: f16[256, 384]) {\n"
+       "  %c = matmul %a, %b\n  return %c\n}\n",
        ScheduleKind::MatmulMma, "sm_80"},
-      {"attention", "graph g(%q: f32[2, 4, 100, 64], %k: f32[2, 4, 100, 64], %v: f32[2, 4, 100, 64]) {\n"
-                    "  %kt = permute %k perm=[0, 1, 3, 2]\n  %s = matmul %q, %kt\n"
-                    "  %m = max %s axes=[3] keepdim=true\n  %d = sub %s, %m\n  %e = exp %d\n"
-                    "  %z = sum %e axes=[3] keepdim=true\n  %p = div %e, %z\n"
-                    "  %o = matmul %p, %v\n  return %o\n}\n",
+      {"attention",
+       "graph g(%q: f32[2, 4, 100, 64], %k: f32[2, 4, 100, 64], %v: f32[2, 4, 100, 64]) {\n"
+       "  %kt = permute %k perm=[0, 1, 3, 2]\n  %s = matmul %q, %kt\n"
+       "  %m = max %s axes=[3] keepdim=true\n  %d = sub %s, %m\n  %e = exp %d\n"
+       "  %z = sum %e axes=[3] keepdim=true\n  %p = div %e, %z\n"
+       "  %o = matmul %p, %v\n  return %o\n}\n",
        ScheduleKind::Attention, ""},
-      {"f16 attention, mma.sync", "graph g(%q: f16[2, 4, 100, 64], %k: f16[2, 4, 100, 64], %v: f16[2, 4, 100, 64]) {\n"
-                                  "  %kt = permute %k perm=[0, 1, 3, 2]\n  %s = matmul %q, %kt\n"
-                                  "  %m = max %s axes=[3] keepdim=true\n  %d = sub %s, %m\n  %e = exp %d\n"
-                                  "  %z = sum %e axes=[3] keepdim=true\n  %p = div %e, %z\n"
-                                  "  %o = matmul %p, %v\n  return %o\n}\n",
-       ScheduleKind::AttentionMma, ""},
-      {"f16 matmul, wgmma", "graph g(%a: f16[1024, 512], %b: f16[512, 1024]) {\n"
-                            "  %c = matmul %a, %b\n  return %c\n}\n",
+      {"f16 attention, mma.sync",
+       "graph g(%q: f16[2, 4, 100, 64], %k: f16[2, 4, 100, 64], %v: f16[2, 4, 100, 64]) {\n"
+       "  %kt = permute %k perm=[0, 1, 3, 2]\n  %s = matmul %q, %kt\n"
+       "  %m = max %s axes=[3] keepdim=true\n  %d = sub %s, %m\n  %e = exp %d\n"
+       "  %z = sum %e axes=[3] keepdim=true\n  %p = div %e, %z\n"
+       "  %o = matmul %p, %v\n  return %o\n}\n",
+       ScheduleKind::AttentionMma, "sm_80"},
+      {"f16 attention, wgmma",
+       "graph g(%q: f16[2, 4, 300, 64], %k: f16[2, 4, 300, 64], %v: f16[2, 4, 300, 64]) {\n"
+       "  %kt = permute %k perm=[0, 1, 3, 2]\n  %s = matmul %q, %kt\n"
+       "  %m = max %s axes=[3] keepdim=true\n  %d = sub %s, %m\n  %e = exp %d\n"
+       "  %z = sum %e axes=[3] keepdim=true\n  %p = div %e, %z\n"
+       "  %o = matmul %p, %v\n  return %o\n}\n",
+       ScheduleKind::AttentionWgmma, "sm_90"},
+      {"f16 matmul, wgmma",
+       "graph g(%a: f16[1024, 512], %b: f16[512, 1024]) {\n"
+       "  %c = matmul %a, %b\n  return %c\n}\n",
        ScheduleKind::MatmulWgmma, "sm_90"},
   };
 }

@@ -20,8 +20,8 @@ void emitAttentionBackward(KernelEmitter &e, const AttentionBackwardSchedule &s)
 namespace detail {
 
 /// The family's rules: the tensor cores' kernel for f16/bf16 head dims of
-/// whole 16s up to 128 (Hopper's, on wgmma, where `wgmma=1` asks for it and
-/// it takes the attention), else the CUDA cores'. Refuses an override value the
+/// whole 16s up to 128 (Hopper's, on wgmma, wherever it takes the attention
+/// and `wgmma=0` does not keep mma.sync's), else the CUDA cores'. Refuses an override value the
 /// kernel cannot take.
 Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                      const ScheduleOverrides &o, const Target &target);

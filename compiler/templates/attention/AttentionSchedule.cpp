@@ -1,13 +1,16 @@
 //===- compiler/templates/attention/AttentionSchedule.cpp - the attention template's rules ---===//
-// f16 and bf16 with head dims of whole 16s up to 128: the tensor-core
-// kernel, 128 query rows (32 a warp) x 64 keys a tile (64, 32 or 16 rows,
-// 16 a warp, where 128 would leave SMs idle). Otherwise the CUDA cores: tiles
+// f16 and bf16 with head dims of 64 or 128 on sm_90: Hopper's kernel on
+// wgmma (128 query rows a block, 128 keys a tile, rings of 3 tiles where the
+// shared memory holds them). Other f16 and bf16 head dims of whole 16s up
+// to 128: mma.sync's kernel, 128 query rows (32 a warp) x 64 keys a tile
+// (64, 32 or 16 rows, 16 a warp, where 128 would leave SMs idle). Otherwise the CUDA cores: tiles
 // of 32 query rows and 32 keys, four threads a row; tiles of 16 rows where
 // 32 would leave SMs idle (fewer blocks than two per SM). `bm` sets the
 // rows by hand (16, 32, 64 or 128; 16 and 32 keep f16 on the CUDA cores),
 // `wm` the tensor cores' rows a warp (16 or 32), `bn` their keys a tile
-// (32 or 64). `wgmma=1` asks for Hopper's kernel (sm_90a, f16/bf16, head
-// dims of 64 or 128), where `bn` sets its keys a tile (64 or 128),
+// (32 or 64); these keys of mma.sync's kernel, or `wgmma=0`, keep it where
+// Hopper's would take the attention. In Hopper's kernel `bn` sets its keys
+// a tile (64 or 128),
 // `stages` its rings of K and V (2 to 4), `overlap` (0 or 1) whether a
 // tile's softmax runs beside the tile before's product with V and
 // `pingpong` (0 or 1) whether the two consumers take turns issuing.
@@ -35,9 +38,19 @@ bool wgmmaTakes(const LoweredKernel &k, const Target &target) {
          a.sum.param < 0;
 }
 
+/// Whether the rules give an attention Hopper's kernel without being asked:
+/// wherever it takes the attention and no key of mma.sync's kernel (`bm`,
+/// `wm`, `bn=32`) asks for that one. Fewer blocks of 128 query rows than
+/// SMs too: mma.sync's kernel, its tiles shrunk to fill them, still takes
+/// longer (docs/PERFORMANCE_LOG.md, "Attention on wgmma, run").
+bool wgmmaByRule(const LoweredKernel &k, const ScheduleOverrides &o, const Target &target) {
+  bool mmaKeys = o.bm || o.wm || (o.bn && *o.bn != 64 && *o.bn != 128);
+  return !o.wgmma && !mmaKeys && wgmmaTakes(k, target);
+}
+
 /// Hopper's kernel: 128 query rows a block (two consumer warpgroups of 64),
 /// `bn` keys a tile (128 by default; 64), rings of `stages` tiles of K and
-/// of V (2 by default, up to what the shared memory holds).
+/// of V (by default 3 where the shared memory holds them, else 2).
 Expected<Schedule> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                  const ScheduleOverrides &o) {
   const KMatmul &mm = *k.matmul;
@@ -50,6 +63,14 @@ Expected<Schedule> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
       return refuse("bn (keys a tile of attention on wgmma) must be 64 or 128");
     w.bc = static_cast<unsigned>(*o.bn);
   }
+  w.qBytes = int64_t(w.br) * mm.K * 2;
+  w.kBytes = int64_t(w.bc) * mm.K * 2;
+  w.vBytes = int64_t(w.bc) * a.valueDim * 2;
+  // 1024 bytes to align the tiles on the swizzle's period
+  auto sharedBytes = [&](unsigned stages) {
+    return 1024 + w.qBytes + int64_t(stages) * (w.kBytes + w.vBytes);
+  };
+  w.stages = sharedBytes(3) <= int64_t(dev.sharedPerBlockOptin) ? 3 : 2;
   if (o.stages) {
     if (*o.stages < 2 || *o.stages > 4)
       return refuse("stages (K's and V's tiles in flight in attention on wgmma) must be 2, 3 or 4");
@@ -74,11 +95,7 @@ Expected<Schedule> wgmmaSchedule(const LoweredKernel &k, const DeviceProperties 
   w.threadsPerRow = 4;  // (a row's four threads: wgmma's accumulator layout)
   w.tilesM = (mm.M + w.br - 1) / w.br;
   w.grid = mm.batch * w.tilesM;
-  w.qBytes = int64_t(w.br) * mm.K * 2;
-  w.kBytes = int64_t(w.bc) * mm.K * 2;
-  w.vBytes = int64_t(w.bc) * a.valueDim * 2;
-  // 1024 bytes to align the tiles on the swizzle's period
-  int64_t bytes = 1024 + w.qBytes + int64_t(w.stages) * (w.kBytes + w.vBytes);
+  int64_t bytes = sharedBytes(w.stages);
   if (bytes > int64_t(dev.sharedPerBlockOptin))
     return refuse("attention on wgmma: " + std::to_string(w.stages) + " stages of " +
                   std::to_string(w.bc) + " keys need " + std::to_string(bytes) +
@@ -93,9 +110,9 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
                                      const ScheduleOverrides &o, const Target &target) {
   const KMatmul &mm = *k.matmul;
   const KAttention &a = *k.attention;
-  // Hopper's kernel where asked for (wgmma=1) and it takes the attention;
-  // not yet the default: not measured on a GPU.
-  if (o.wgmma.value_or(0) == 1 && wgmmaTakes(k, target))
+  // Hopper's kernel where asked for (wgmma=1) or by rule, where it takes the
+  // attention; wgmma=0 keeps mma.sync's.
+  if ((o.wgmma == int64_t(1) && wgmmaTakes(k, target)) || wgmmaByRule(k, o, target))
     return wgmmaSchedule(k, dev, o);
   // f16 and bf16 on the tensor cores where the head dims are whole 16s and
   // the fragments fit the registers (bm=16 or 32 asks for the CUDA cores).

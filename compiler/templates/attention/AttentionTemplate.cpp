@@ -100,7 +100,8 @@ public:
   }
 };
 
-/// f16/bf16 on Hopper's wgmma (AttentionWgmma.cpp), where `wgmma=1` asks.
+/// f16/bf16 on Hopper's wgmma (AttentionWgmma.cpp): the rule wherever it
+/// takes the attention (head dims 64 and 128, no row statistics stored).
 class AttentionWgmmaTemplate final : public KernelTemplate {
 public:
   ScheduleKind kind() const override { return ScheduleKind::AttentionWgmma; }

@@ -16,15 +16,22 @@ using namespace minijit;
 
 namespace {
 
-/// `wgmma` 0 keeps mma.sync's kernel where the rule would give Hopper's.
-CompiledGraph compiled(const std::string &text, std::optional<int64_t> wgmma = {}) {
+/// The assumed H200 (its own target, or `arch`), `overrides`, no NVRTC, no
+/// tuning.
+CompileOptions options(const ScheduleOverrides &overrides = {}, const std::string &arch = "") {
   ::unsetenv("MINIJIT_SCHEDULE");
   CompileOptions opt;
-  opt.scheduleOverrides.wgmma = wgmma;
   opt.device = DeviceProperties::assumedH200();
+  opt.arch = arch;
+  opt.scheduleOverrides = overrides;
   opt.compileKernels = false;
   opt.tuning = CompileOptions::Tuning::Off;
-  return compileGraph(parseGraphs(text)[0], opt);
+  return opt;
+}
+
+/// `wgmma` 0 keeps mma.sync's kernel where the rule would give Hopper's.
+CompiledGraph compiled(const std::string &text, std::optional<int64_t> wgmma = {}) {
+  return compileGraph(parseGraphs(text)[0], options({.wgmma = wgmma}));
 }
 
 /// softmax(work(q @ k^T)) @ v over [B, H, S, D] (keys Sk), `work` the
@@ -147,50 +154,36 @@ TEST(Attention, HalvesWithWhole16HeadDimsRunOnTheTensorCores) {
 // f16/bf16 head dims of 64 and 128 on sm_90 only; other head dims, f32 and
 // sm_80 keep the other kernels, as do wgmma=0 and mma.sync's keys.
 TEST(Attention, HopperKernelWhereAskedOrByRule) {
-  auto kindOf = [](const std::string &text, const std::string &arch, std::optional<int64_t> wgmma) {
-    CompileOptions opt;
-    opt.device = DeviceProperties::assumedH200();
-    opt.arch = arch;
-    opt.compileKernels = false;
-    opt.tuning = CompileOptions::Tuning::Off;
-    opt.scheduleOverrides.wgmma = wgmma;
-    CompiledGraph g = compileGraph(parseGraphs(text)[0], opt);
+  auto kindOf = [](const std::string &text, const std::string &arch,
+                   const ScheduleOverrides &overrides) {
+    CompiledGraph g = compileGraph(parseGraphs(text)[0], options(overrides, arch));
     EXPECT_EQ(g.detail->kernels.size(), 1u) << g.fusedText();
     return g.detail->kernels[0].schedule.kind();
   };
   // wgmma=1: wherever it takes the attention
-  EXPECT_EQ(kindOf(attention("f16", 100, 100, 64), "sm_90", 1), ScheduleKind::AttentionWgmma);
-  EXPECT_EQ(kindOf(attention("bf16", 37, 300, 128), "sm_90", 1), ScheduleKind::AttentionWgmma);
-  EXPECT_EQ(kindOf(attention("bf16", 100, 100, 64), "sm_80", 1), ScheduleKind::AttentionMma);
-  EXPECT_EQ(kindOf(attention("f16", 100, 100, 32), "sm_90", 1), ScheduleKind::AttentionMma);
-  EXPECT_EQ(kindOf(attention("f16", 100, 100, 96), "sm_90", 1), ScheduleKind::AttentionMma);
-  EXPECT_EQ(kindOf(attention("f32", 100, 100, 64), "sm_90", 1), ScheduleKind::Attention);
+  const ScheduleOverrides asked{.wgmma = 1};
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 64), "sm_90", asked), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(kindOf(attention("bf16", 37, 300, 128), "sm_90", asked), ScheduleKind::AttentionWgmma);
+  EXPECT_EQ(kindOf(attention("bf16", 100, 100, 64), "sm_80", asked), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 32), "sm_90", asked), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f16", 100, 100, 96), "sm_90", asked), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("f32", 100, 100, 64), "sm_90", asked), ScheduleKind::Attention);
   // by rule: wherever it takes the attention, fewer blocks than SMs too;
   // not on sm_80, not with wgmma=0, not for head dims it does not take, not
   // with mma.sync's keys
   EXPECT_EQ(kindOf(attention("bf16", 2100, 300, 128), "sm_90", {}), ScheduleKind::AttentionWgmma);
   EXPECT_EQ(kindOf(attention("f16", 100, 300, 64), "sm_90", {}), ScheduleKind::AttentionWgmma);
   EXPECT_EQ(kindOf(attention("bf16", 2100, 300, 128), "sm_80", {}), ScheduleKind::AttentionMma);
-  EXPECT_EQ(kindOf(attention("bf16", 2100, 300, 128), "sm_90", 0), ScheduleKind::AttentionMma);
+  EXPECT_EQ(kindOf(attention("bf16", 2100, 300, 128), "sm_90", {.wgmma = 0}),
+            ScheduleKind::AttentionMma);
   EXPECT_EQ(kindOf(attention("f16", 2100, 300, 96), "sm_90", {}), ScheduleKind::AttentionMma);
-  CompileOptions bm;
-  bm.device = DeviceProperties::assumedH200();
-  bm.arch = "sm_90";
-  bm.compileKernels = false;
-  bm.scheduleOverrides.bm = 64;
-  EXPECT_EQ(compileGraph(parseGraphs(attention("f16", 2100, 300, 64))[0], bm)
-                .detail->kernels[0]
-                .schedule.kind(),
+  EXPECT_EQ(kindOf(attention("f16", 2100, 300, 64), "sm_90", {.bm = 64}),
             ScheduleKind::AttentionMma);
   EXPECT_TRUE(kernelTemplate(ScheduleKind::AttentionWgmma).usesTensorCores());
 }
 
 TEST(Attention, HopperKernelKeepsThreeStagesWhereTheyFit) {
-  CompileOptions opt;
-  opt.device = DeviceProperties::assumedH200();
-  opt.arch = "sm_90";
-  opt.compileKernels = false;
-  opt.tuning = CompileOptions::Tuning::Off;
+  CompileOptions opt = options({}, "sm_90");
   CompiledGraph g = compileGraph(parseGraphs(attention("bf16", 2100, 300, 128))[0], opt);
   ASSERT_EQ(g.detail->kernels[0].schedule.kind(), ScheduleKind::AttentionWgmma);
   const auto &w = g.detail->kernels[0].schedule.as<AttentionWgmmaSchedule>();

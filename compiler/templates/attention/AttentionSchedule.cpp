@@ -38,14 +38,16 @@ bool wgmmaTakes(const LoweredKernel &k, const Target &target) {
          a.sum.param < 0;
 }
 
-/// Whether the rules give an attention Hopper's kernel without being asked:
-/// wherever it takes the attention and no key of mma.sync's kernel (`bm`,
-/// `wm`, `bn=32`) asks for that one. Fewer blocks of 128 query rows than
-/// SMs too: mma.sync's kernel, its tiles shrunk to fill them, still takes
-/// longer (docs/PERFORMANCE_LOG.md, "Attention on wgmma, run").
-bool wgmmaByRule(const LoweredKernel &k, const ScheduleOverrides &o, const Target &target) {
-  bool mmaKeys = o.bm || o.wm || (o.bn && *o.bn != 64 && *o.bn != 128);
-  return !o.wgmma && !mmaKeys && wgmmaTakes(k, target);
+/// Whether the overrides leave an attention Hopper's kernel where it takes
+/// it: `wgmma=1` asks for it; unset, it is the rule unless a key of
+/// mma.sync's kernel (`bm`, `wm`, `bn=32`) asks for that one. Fewer blocks of
+/// 128 query rows than SMs too: mma.sync's kernel, its tiles shrunk to fill
+/// them, still takes longer (docs/PERFORMANCE_LOG.md, "Attention on wgmma,
+/// run").
+bool wgmmaWanted(const ScheduleOverrides &o) {
+  if (o.wgmma)
+    return *o.wgmma == 1;
+  return !o.bm && !o.wm && (!o.bn || *o.bn == 64 || *o.bn == 128);
 }
 
 /// Hopper's kernel: 128 query rows a block (two consumer warpgroups of 64),
@@ -110,9 +112,9 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
                                      const ScheduleOverrides &o, const Target &target) {
   const KMatmul &mm = *k.matmul;
   const KAttention &a = *k.attention;
-  // Hopper's kernel where asked for (wgmma=1) or by rule, where it takes the
-  // attention; wgmma=0 keeps mma.sync's.
-  if ((o.wgmma == int64_t(1) && wgmmaTakes(k, target)) || wgmmaByRule(k, o, target))
+  // Hopper's kernel where it takes the attention, unless wgmma=0 or
+  // mma.sync's keys keep mma.sync's.
+  if (wgmmaWanted(o) && wgmmaTakes(k, target))
     return wgmmaSchedule(k, dev, o);
   // f16 and bf16 on the tensor cores where the head dims are whole 16s and
   // the fragments fit the registers (bm=16 or 32 asks for the CUDA cores).

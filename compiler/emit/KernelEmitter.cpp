@@ -161,8 +161,10 @@ void KernelEmitter::header(const std::string &schedule) {
 
 std::string KernelEmitter::ref(int i) const {
   const KValue &v = K.values[i];
-  if (v.kind == KValue::Kind::Literal)
-    return literalOf(v.literal, v.dtype);
+  if (v.kind == KValue::Kind::Literal) {
+    auto as = LiteralAs.find(i);
+    return literalOf(as == LiteralAs.end() ? v.literal : as->second, v.dtype);
+  }
   return Names[i];
 }
 

@@ -217,6 +217,10 @@ public:
   std::vector<uint32_t> Use;
   const std::string Idx; ///< the index type: int or long long
   std::vector<std::string> Names; ///< per value: its local's name
+  /// Literals written as another value than the graph's: the attention
+  /// kernels' scale times log2(e), their scores in log2 units
+  /// (attentionScoresInLog2).
+  std::map<int, double> LiteralAs;
   /// Per name of LoweredKernel::symbolic, the kernel parameter holding its size.
   std::vector<std::string> SizeParams;
 

@@ -218,7 +218,8 @@ template <bool MAX, int PARTS, typename T> __device__ __forceinline__ void mj_co
 )";
 
 /// Used by templates/matmul/MatmulSimt.cpp and MatmulMma.cpp (sm_80 and newer).
-const char *const kMatmulHelpers = R"(// ---- matmul helpers (sm_80+): async copies, tensor-core fragments ----
+const char *const kMatmulHelpers =
+    R"(// ---- matmul helpers (sm_80+): async copies, tensor-core fragments ----
 __device__ __forceinline__ void mj_cp_async16(void *smem, const void *gmem, bool ok) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(s), "l"(gmem), "r"(ok ? 16 : 0));
@@ -250,6 +251,13 @@ __device__ __forceinline__ void mj_mma_bf16(float (&d)[4], const unsigned (&a)[4
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// For the online softmax of the attention kernels on tensor cores, whose
+// probabilities are rounded to 16 bits: the max that keeps NaN in one
+// instruction (mj_max's meaning), and 2^x and e^x by ex2.approx with the
+// results below 2^-126 flushed to 0 (no test for them).
+__device__ __forceinline__ float mj_max_nan(float a, float b) { float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ __forceinline__ float mj_exp2_ftz(float a) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a)); return r; }
+__device__ __forceinline__ float mj_exp_ftz(float a) { return mj_exp2_ftz(a * 1.44269504f); }
 // ---- end of preamble ----
 )";
 

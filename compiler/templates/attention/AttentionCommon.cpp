@@ -3,7 +3,10 @@
 
 #include "compiler/emit/KernelEmitter.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
 
 namespace minijit {
 
@@ -105,18 +108,90 @@ void quadCombine(KernelEmitter &e, unsigned rows, const std::string &combine) {
 
 } // namespace
 
-void attentionRescale(KernelEmitter &e, unsigned rows) {
+namespace {
+
+/// Whether value `i` of `k` reads a product's result, through any values.
+bool readsProduct(const LoweredKernel &k, int i) {
+  const KValue &v = k.values[i];
+  if (v.kind == KValue::Kind::MatmulResult)
+    return true;
+  return llvm::any_of(v.args, [&](int a) { return readsProduct(k, a); });
+}
+
+} // namespace
+
+bool attentionScoresInLog2(KernelEmitter &e) {
+  const LoweredKernel &k = e.K;
+  const KAttention &a = *k.attention;
+  if (a.max.param >= 0 || a.sum.param >= 0)
+    return false; // the statistics a backward reads are in e's units
+  std::vector<int> reads(k.values.size(), 0);
+  for (const KValue &v : k.values)
+    for (int x : v.args)
+      ++reads[x];
+  for (const KStore &st : k.stores)
+    ++reads[st.value];
+  auto literal = [&](int i) { return k.values[i].kind == KValue::Kind::Literal; };
+  int at = a.score;
+  if (reads[at] != 0)
+    return false;
+  // down the masks, where(c, x, -inf) with c not reading the scores, and
+  // casts to f32 (the kernel's values are f32: no rounding to move)
+  while (k.values[at].kind == KValue::Kind::Compute &&
+         (k.values[at].op == OpKind::Where ||
+          (k.values[at].op == OpKind::Cast && k.values[at].dtype == DType::F32))) {
+    const KValue &w = k.values[at];
+    if (w.op == OpKind::Cast) {
+      at = w.args[0];
+      if (reads[at] != 1)
+        return false;
+      continue;
+    }
+    if (!literal(w.args[2]) ||
+        !(std::isinf(k.values[w.args[2]].literal) && k.values[w.args[2]].literal < 0) ||
+        readsProduct(k, w.args[0]))
+      return false;
+    at = w.args[1];
+    if (reads[at] != 1)
+      return false;
+  }
+  const KValue &m = k.values[at];
+  if (m.kind != KValue::Kind::Compute || m.op != OpKind::Mul || m.args.size() != 2)
+    return false;
+  for (int side = 0; side < 2; ++side) {
+    int product = m.args[side], scale = m.args[1 - side];
+    if (k.values[product].kind != KValue::Kind::MatmulResult || !literal(scale) ||
+        reads[scale] != 1)
+      continue;
+    double c = k.values[scale].literal;
+    if (!(c > 0) || std::isinf(c))
+      return false;
+    e.LiteralAs[scale] = c * 1.4426950408889634; // log2(e)
+    e.W.line("// The scores in log2 units (the scale's literal below is the graph's times "
+             "log2(e)): each probability is exp2(score - max)");
+    return true;
+  }
+  return false;
+}
+
+std::string attentionExp(bool log2, const std::string &x) {
+  return (log2 ? "mj_exp2_ftz(" : "mj_exp_ftz(") + x + ")";
+}
+
+void attentionRescale(KernelEmitter &e, unsigned rows, bool log2) {
   CodeWriter &W = e.W;
-  quadCombine(e, rows,
-              "mj_tileMax[h] = mj_max(mj_tileMax[h], __shfl_xor_sync(0xffffffffu, mj_tileMax[h], "
-              "w));");
+  quadCombine(
+      e, rows,
+      "mj_tileMax[h] = mj_max_nan(mj_tileMax[h], __shfl_xor_sync(0xffffffffu, mj_tileMax[h], "
+      "w));");
   W.line(llvm::formatv("float mj_base[{0}], mj_rescale[{0}], mj_tileSum[{0}];", rows).str());
   W.line("#pragma unroll");
   W.open(llvm::formatv("for (int h = 0; h < {0}; ++h)", rows).str());
-  W.line("const float newMax = mj_max(mj_rowMax[h], mj_tileMax[h]);");
+  W.line("const float newMax = mj_max_nan(mj_rowMax[h], mj_tileMax[h]);");
   W.line("// A row whose keys so far are all masked keeps max -inf: its probabilities are 0");
   W.line("mj_base[h] = newMax == -MJ_INF ? 0.0f : newMax;");
-  W.line("mj_rescale[h] = __expf(mj_rowMax[h] - mj_base[h]); // of the sum and O so far");
+  W.line("mj_rescale[h] = " + attentionExp(log2, "mj_rowMax[h] - mj_base[h]") +
+         "; // of the sum and O so far");
   W.line("mj_rowMax[h] = newMax;");
   W.line("mj_tileSum[h] = 0.0f;");
   W.close();

@@ -62,12 +62,28 @@ std::string attentionPack(DType dtype, const std::string &lo, const std::string 
 bool attentionCopiesWholePieces(const LoweredKernel &k, int64_t width, int64_t strideRow,
                                 int64_t strideCol, const IndexExpr &base);
 
+/// Whether the tensor cores' kernels may compute the scores in log2 units
+/// (times log2(e)) at no cost, and if so arranges it: the score work is a
+/// product times a positive literal, masked by zero or more
+/// where(c, x, -inf) whose conditions do not read the scores and casts to
+/// f32 (a 16-bit score's softmax in f32), each value of it read once, and
+/// the kernel stores no row statistics. The literal is
+/// then written times log2(e) (KernelEmitter::LiteralAs), so that each
+/// probability is exp2(score - max): one subtraction and the exp2, where
+/// e^(score - max) needs a multiply more.
+bool attentionScoresInLog2(KernelEmitter &e);
+
+/// e^x, or 2^x where the scores are in log2 units (`log2`), for the
+/// probabilities rounded to 16 bits (mj_exp_ftz, mj_exp2_ftz).
+std::string attentionExp(bool log2, const std::string &x);
+
 /// The online softmax's new max for each of the thread's `rows` rows: the
 /// tile's mj_tileMax combined over a row's four threads (neighbouring lanes:
 /// mma's and wgmma's accumulator layout), then mj_base (what the tile's
 /// exponentials subtract), mj_rescale (the factor of the sum and O so far)
-/// and mj_tileSum (zeroed) declared, and mj_rowMax updated.
-void attentionRescale(KernelEmitter &e, unsigned rows);
+/// and mj_tileSum (zeroed) declared, and mj_rowMax updated. `log2`: the
+/// scores are in log2 units (attentionScoresInLog2).
+void attentionRescale(KernelEmitter &e, unsigned rows, bool log2);
 
 /// After the tile's exponentials are summed into mj_tileSum: the sums
 /// combined over a row's four threads, and each row's mj_rowSum rescaled and

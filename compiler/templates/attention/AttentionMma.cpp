@@ -45,6 +45,7 @@ public:
     W.line("mj_cp_async_wait<1>(); // Q's tile is in (K's may still be on its way)");
     W.line("__syncthreads();");
     queryFragments();
+    Log2 = attentionScoresInLog2(E);
     W.line(llvm::formatv("float mj_rowMax[{0}], mj_rowSum[{0}]; // the thread's rows [2 * r + i / "
                          "2]: running max, and the sum relative to it",
                          threadRows())
@@ -254,25 +255,26 @@ private:
     attentionScoreWork(E, "mj_s[r][t][i]", "past the ends",
                        ScoreBounds{MM.M % S.br != 0, MM.N % S.bc != 0});
     W.line("mj_s[r][t][i] = mj_score;");
-    W.line("mj_tileMax[2 * r + i / 2] = mj_max(mj_tileMax[2 * r + i / 2], mj_score);");
+    W.line("mj_tileMax[2 * r + i / 2] = mj_max_nan(mj_tileMax[2 * r + i / 2], mj_score);");
     W.close();
     W.close();
     W.close();
   }
 
   void softmaxStep() {
-    attentionRescale(E, threadRows());
+    attentionRescale(E, threadRows(), Log2);
     openRowTiles();
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int t = 0; t < {0}; ++t)", keyTiles()).str());
     W.line("#pragma unroll");
     W.open("for (int i = 0; i < 4; ++i)");
-    // The fast exp (ex2.approx, relative error near 2^-21): the probabilities
-    // are rounded to 16 bits for P V, far coarser. The subtraction comes
+    // The fast exp (ex2.approx, relative error near 2^-21, results below
+    // 2^-126 flushed to 0): the probabilities are rounded to 16 bits for
+    // P V, far coarser. The subtraction comes
     // first: folded into an fma as s log2(e) - max log2(e), the rounding of
     // max log2(e) would be an absolute error in the exponent, large for the
     // large finite masks models use (-1e9, the type's lowest value).
-    W.line("mj_s[r][t][i] = __expf(mj_s[r][t][i] - mj_base[2 * r + i / 2]);");
+    W.line("mj_s[r][t][i] = " + attentionExp(Log2, "mj_s[r][t][i] - mj_base[2 * r + i / 2]") + ";");
     W.line("mj_tileSum[2 * r + i / 2] += mj_s[r][t][i];");
     W.close();
     W.close();
@@ -348,6 +350,7 @@ private:
   const KMatmul &MM;
   const KAttention &A;
   const std::string Mma;
+  bool Log2 = false; ///< the scores in log2 units (attentionScoresInLog2)
 };
 
 } // namespace

@@ -204,6 +204,7 @@ private:
         "// accumulator i holds row mj_g (+8 for i / 2 odd) of the warp's 16, column 8 * (i / 4) "
         "+ mj_c2 (+1 for i odd)");
     W.line("const int mj_g = mj_lane / 4, mj_c2 = 2 * (mj_lane % 4);");
+    Log2 = attentionScoresInLog2(E);
     W.line("float mj_rowMax[2], mj_rowSum[2]; // the thread's two rows: running max, and the sum "
            "relative to it");
     W.line("mj_rowMax[0] = mj_rowMax[1] = -MJ_INF;");
@@ -381,25 +382,30 @@ private:
     attentionScoreWork(E, "mj_s[i]", "past the ends",
                        ScoreBounds{MM.M % S.br != 0, MM.N % S.bc != 0});
     W.line("mj_s[i] = mj_score;");
-    W.line("mj_tileMax[i / 2 % 2] = mj_max(mj_tileMax[i / 2 % 2], mj_score);");
+    W.line("mj_tileMax[i / 2 % 2] = mj_max_nan(mj_tileMax[i / 2 % 2], mj_score);");
     W.close();
   }
 
   void softmaxStep() {
-    attentionRescale(E, 2);
+    attentionRescale(E, 2, Log2);
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int i = 0; i < {0}; ++i)", sRegs()).str());
-    W.line("mj_s[i] = __expf(mj_s[i] - mj_base[i / 2 % 2]);");
+    W.line("mj_s[i] = " + attentionExp(Log2, "mj_s[i] - mj_base[i / 2 % 2]") + ";");
     W.line("mj_tileSum[i / 2 % 2] += mj_s[i];");
     W.close();
     attentionAddTileSums(E, 2);
   }
 
   /// O rescaled to the tile's new max.
+  /// O rescaled, unless no row of the warp has a new max (a factor of
+  /// exactly 1, as most tiles past the first few leave it): the warp skips
+  /// the multiplies then. A NaN factor is not 1, and spreads as before.
   void rescaleO() {
+    W.open("if (__any_sync(0xffffffffu, mj_rescale[0] != 1.0f || mj_rescale[1] != 1.0f))");
     W.line("#pragma unroll");
     W.line(llvm::formatv("for (int i = 0; i < {0}; ++i) mj_o[i] *= mj_rescale[i / 2 % 2];", oRegs())
                .str());
+    W.close();
   }
 
   void declareP() {
@@ -449,12 +455,14 @@ private:
   /// 8-byte (f32 O) store where O's rows are contiguous and aligned for it.
   void store() {
     const KParam &o = K.params[A.outParam];
-    std::string value = "mj_o[i] / mj_rowSum[i / 2 % 2]";
+    std::string value = "mj_o[i] * mj_inv[i / 2 % 2]";
     int64_t d = K.ctx.divisibility(A.outBase);
     bool pairs = A.outStrideD == 1 && A.outStrideM % 2 == 0 && (d == 0 || d % 2 == 0) &&
                  (o.dtype == DType::F16 || o.dtype == DType::BF16 || o.dtype == DType::F32);
-    W.line(std::string("// O = the accumulated P V over the row's sum") +
+    W.line(std::string("// O = the accumulated P V over the row's sum (times its inverse, one "
+                       "division a row)") +
            (pairs ? ", two neighbouring columns a store" : ""));
+    W.line("const float mj_inv[2] = {1.0f / mj_rowSum[0], 1.0f / mj_rowSum[1]};");
     W.line("#pragma unroll");
     W.open(llvm::formatv("for (int i = 0; i < {0}; i += {1})", oRegs(), pairs ? 2 : 1).str());
     W.line("const " + attentionPosType(E) + " m = " + rowOf("i") + ";");
@@ -466,8 +474,7 @@ private:
       W.close();
       return;
     }
-    W.line("const float lo = mj_o[i] / mj_rowSum[i / 2 % 2], hi = mj_o[i + 1] / mj_rowSum[i / 2 % "
-           "2];");
+    W.line("const float lo = mj_o[i] * mj_inv[i / 2 % 2], hi = mj_o[i + 1] * mj_inv[i / 2 % 2];");
     std::string at = llvm::formatv("&{0}[mj_oBatch + m * {1} + col]", o.name, A.outStrideM).str();
     if (o.dtype == DType::F32)
       W.line("if (m < " + std::to_string(MM.M) + ") *reinterpret_cast<float2 *>(" + at +
@@ -486,6 +493,7 @@ private:
   const KAttention &A;
   const std::string Stages;
   std::string First; ///< the walk's first key (code)
+  bool Log2 = false; ///< the scores in log2 units (attentionScoresInLog2)
 };
 
 } // namespace

@@ -56,6 +56,14 @@ public:
     if (o.cls() != OpClass::Matmul)
       return false;
     M.probs = o.operands[0];
+    // P rounded to V's 16-bit type for the product (a softmax in f32 of
+    // 16-bit scores, as PyTorch computes one): what the kernel does with P
+    if (const Node &c = G.node(M.probs); c.op == OpKind::Cast &&
+                                         c.dtype == G.node(o.operands[1]).dtype &&
+                                         G.node(c.operands[0]).dtype == DType::F32) {
+      M.probsCast = M.probs;
+      M.probs = c.operands[0];
+    }
     const Node &p = G.node(M.probs);
     if (p.op != OpKind::Div)
       return false;
@@ -107,6 +115,8 @@ public:
     // Nearest the product with V first: the value whose store made the
     // others stored (a graph output, what a backward reads).
     std::vector<ValueId> inner{M.probs, M.sum, M.exps, M.shifted, M.max};
+    if (M.probsCast >= 0)
+      inner.insert(inner.begin(), M.probsCast);
     for (auto it = M.scoreWork.rbegin(); it != M.scoreWork.rend(); ++it)
       if (DependsOnScores.count(*it))
         inner.push_back(*it);
@@ -164,10 +174,15 @@ public:
 
   /// Sets M.causal and M.window from the conditions that mask the logits:
   /// those of where(c, x, -inf) from the logits down through x (nested
-  /// masks), each split at `and`.
+  /// masks, and casts to f32 between them), each split at `and`.
   void findCausalMask() {
     ValueId at = M.logits;
-    while (G.node(at).op == OpKind::Where) {
+    while (G.node(at).op == OpKind::Where ||
+           (G.node(at).op == OpKind::Cast && G.node(at).dtype == DType::F32)) {
+      if (G.node(at).op == OpKind::Cast) { // a 16-bit score widened for the softmax
+        at = G.node(at).operands[0];
+        continue;
+      }
       const Node &w = G.node(at), &other = G.node(w.operands[2]);
       if (other.op != OpKind::Constant || !(std::isinf(other.value) && other.value < 0))
         return;
@@ -207,9 +222,20 @@ public:
 private:
   /// An i32 iota over the scores' trailing [queries, keys] whose positions
   /// run along the `fromEnd`-th axis from the end (1: keys, 2: queries).
+  /// Also a 1-D one (its axis 0) reshaped to size 1 on every axis but that
+  /// one (torch.arange(L).view(L, 1), broadcast by the comparison).
   bool isPosition(ValueId v, unsigned fromEnd) const {
     const Node &n = G.node(v);
     unsigned r = n.shape.rank();
+    if (n.op == OpKind::Reshape && r >= 2) {
+      const Node &x = G.node(n.operands[0]);
+      int64_t along = r - fromEnd, size = fromEnd == 1 ? M.keys : M.queries;
+      bool ones = true;
+      for (unsigned d = 0; d < r; ++d)
+        ones = ones && (static_cast<int64_t>(d) == along ? n.shape[d] == size : n.shape[d] == 1);
+      return ones && x.op == OpKind::Iota && x.dtype == DType::I32 && x.shape.rank() == 1 &&
+             x.axis == 0;
+    }
     if (n.op != OpKind::Iota || n.dtype != DType::I32 || r < 2)
       return false;
     return n.shape[r - 2] == M.queries && n.shape[r - 1] == M.keys &&

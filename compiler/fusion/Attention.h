@@ -35,6 +35,9 @@ struct AttentionMatch {
   ValueId logits = -1;  ///< g(S): what the softmax reads (S itself without score work)
   ValueId max = -1, shifted = -1, exps = -1, sum = -1, probs = -1;
   ValueId out = -1;     ///< O = matmul probs, V
+  /// The probabilities cast to V's 16-bit type before the product, when the
+  /// softmax runs in f32 (-1: none): the kernel rounds P so anyway.
+  ValueId probsCast = -1;
   /// The values computing the logits from S and what S's work reads (views,
   /// iota, literals, elementwise ops), in graph order, S not included.
   std::vector<ValueId> scoreWork;

@@ -159,6 +159,12 @@ private:
       v = out(v).operands[0];
     if (out(v).shape == shape)
       return v;
+    if (out(v).op == OpKind::Full) { // a reshaped block of one value is one of the new shape
+      NodeSpec full = specOf(out(v));
+      full.shape = shape;
+      full.name = name;
+      return emit(full);
+    }
     NodeSpec s;
     s.op = OpKind::Reshape;
     s.operands = {v};
@@ -214,7 +220,8 @@ private:
         s.perm = perm;
       }
       return emit(s);
-    case OpClass::Matmul: return emit(s);
+    case OpClass::Matmul:
+      return productOf(n, s);
     // Never folded: no literal holds the numbers. dropout with p = 0 keeps
     // every element at scale 1.
     case OpClass::Random:
@@ -379,6 +386,12 @@ private:
   }
 
   ValueId elementwise(const Node &n, NodeSpec &s) {
+    // A `full` of one element beside an operand of the result's shape is a
+    // literal (torch.where(c, x, -inf) traced by PyTorch: a scalar tensor).
+    for (ValueId &o : s.operands)
+      if (out(o).op == OpKind::Full && out(o).shape.numel() == 1 &&
+          llvm::any_of(s.operands, [&](ValueId x) { return out(x).shape == n.shape; }))
+        o = Out.constant(out(o).value, out(o).dtype);
     // Fold when every operand is a literal.
     bool allConst = llvm::all_of(s.operands, [&](ValueId o) {
       return out(o).op == OpKind::Constant;
@@ -411,6 +424,37 @@ private:
     if (n.op == OpKind::Cast && out(a).dtype == n.dtype)
       return a;
     return emit(s);
+  }
+
+  /// A product of operands reshaped from the same leading axes, flattened
+  /// into one batch axis ([B * H, M, K] @ [B * H, K, N], as torch.matmul
+  /// runs a 4-D product through bmm), is the product of the operands with
+  /// those axes ([B, H, M, K] @ [B, H, K, N]) reshaped to the batch axis: the
+  /// same sums. A reshape of the result back to the leading axes then reads
+  /// the product itself, so that the product and what reads it (a bias, a
+  /// softmax, an attention's second product) meet in its own shape.
+  ValueId productOf(const Node &n, NodeSpec s) {
+    const Node &a = out(s.operands[0]), &b = out(s.operands[1]);
+    if (a.op != OpKind::Reshape || b.op != OpKind::Reshape || a.shape.rank() != 3 ||
+        b.shape.rank() != 3 || a.shape[0] != b.shape[0])
+      return emit(s);
+    const Node &ia = out(a.operands[0]), &ib = out(b.operands[0]);
+    unsigned r = ia.shape.rank();
+    auto last2 = [](const Shape &x, unsigned at) { return std::pair{x[at - 2], x[at - 1]}; };
+    if (r < 4 || ib.shape.rank() < 3 || last2(ia.shape, r) != last2(a.shape, 3) ||
+        last2(ib.shape, ib.shape.rank()) != last2(b.shape, 3))
+      return emit(s);
+    // the leading axes of a's operand; b's operand reshaped to them where it
+    // has others (the same count: both reshapes made them one axis of a.shape[0])
+    DimVector lead(ia.shape.dims().begin(), ia.shape.dims().end() - 2);
+    DimVector bShape = lead;
+    bShape.push_back(b.shape[1]);
+    bShape.push_back(b.shape[2]);
+    ValueId x = a.operands[0], y = reshapeTo(b.operands[0], Shape(bShape), "");
+    s.operands = {x, y};
+    std::string name = s.name;
+    s.name.clear();
+    return reshapeTo(emit(s), n.shape, name);
   }
 
   ValueId reduce(const Node &n, NodeSpec &s) {

@@ -407,3 +407,61 @@ TEST(Simplify, OtherShiftsOfAScanStay) {
                                                                                 << text;
   expectSameResults(g, s);
 }
+
+TEST(Simplify, AProductFlattenedToOneBatchAxisKeepsItsAxes) {
+  // torch.matmul of [2, 3, 5, 4] and [2, 3, 4, 7] traced: both flattened to
+  // 6 batches, bmm, the result unflattened. The product reads the operands
+  // with their axes, and the result is the product itself; a K/V broadcast
+  // over 3 heads (repeat_kv: [2, 1, 4, 7] expanded to [2, 1, 3, 4, 7]) is
+  // reshaped to the query's axes.
+  Graph g("bmm");
+  Tensor q = g.input("q", DType::F32, {2, 3, 5, 4});
+  Tensor k = g.input("k", DType::F32, {2, 3, 4, 7});
+  Tensor kv = g.input("kv", DType::F32, {2, 1, 4, 7});
+  Tensor s = matmul(reshape(q, {6, 5, 4}), reshape(k, {6, 4, 7}));
+  g.output(reshape(s, {2, 3, 5, 7}), "s");
+  Tensor wide = broadcast(reshape(kv, {2, 1, 1, 4, 7}), {2, 1, 3, 4, 7});
+  Tensor t = matmul(reshape(q, {6, 5, 4}), reshape(wide, {6, 4, 7}));
+  g.output(reshape(t, {2, 3, 5, 7}) * 2.0, "grouped");
+  Graph out = simplifyGraph(g);
+  std::string text = printGraph(out);
+  EXPECT_NE(text.find(" = matmul %q, %k : f32[2, 3, 5, 7]"), std::string::npos) << text;
+  EXPECT_NE(text.find("= matmul %q, %"), std::string::npos) << text;
+  EXPECT_EQ(text.find("f32[6, 5, 4]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("f32[6, 5, 7]"), std::string::npos) << text;
+  expectSameResults(g, out);
+}
+
+TEST(Simplify, OtherFlattenedProductsStay) {
+  // A reshape that moves the product's own axes ([6, 20] -> [6, 5, 4]), or
+  // one operand of a batch broadcast: the product stays as it was written.
+  Graph g("stay");
+  Tensor a = g.input("a", DType::F32, {2, 3, 20});
+  Tensor b = g.input("b", DType::F32, {2, 3, 4, 7});
+  Tensor c = g.input("c", DType::F32, {1, 4, 7});
+  g.output(matmul(reshape(a, {6, 5, 4}), reshape(b, {6, 4, 7})), "moved");
+  g.output(matmul(reshape(b, {6, 4, 7}) * 1.5, reshape(c, {1, 7, 4})), "broadcast");
+  Graph out = simplifyGraph(g);
+  std::string text = printGraph(out);
+  EXPECT_NE(text.find("%moved = matmul %t"), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[6, 5, 4]"), std::string::npos) << text;
+  expectSameResults(g, out);
+}
+
+TEST(Simplify, AOneElementFullIsALiteral) {
+  // torch.where(c, x, -inf) traced: the -inf is a full of one element,
+  // reshaped to a scalar. Beside an operand of the result's shape it is the
+  // literal; a reshaped full is a full of the new shape.
+  Graph g("full");
+  Tensor x = g.input("x", DType::F32, {4, 5});
+  Tensor c = g.input("c", DType::Bool, {4, 5});
+  g.output(where(c, x, reshape(full(g, {1}, -INFINITY), Shape{})), "masked");
+  g.output(reshape(full(g, {2, 10}, 3.0), {4, 5}) + x, "plus");
+  g.output(reshape(full(g, {1}, 2.0), {1, 1}), "alone"); // no operand beside it: a kernel's
+  Graph out = simplifyGraph(g);
+  std::string text = printGraph(out);
+  EXPECT_NE(text.find("%masked = where %c, %x, -inf"), std::string::npos) << text;
+  EXPECT_NE(text.find("%plus = add"), std::string::npos) << text;
+  EXPECT_NE(text.find("full shape=[1, 1] value=2"), std::string::npos) << text;
+  expectSameResults(g, out);
+}

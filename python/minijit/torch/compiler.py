@@ -10,6 +10,7 @@ compile stays in PyTorch too, with a warning that names the op.
 
 import collections
 import contextlib
+import math
 import warnings
 
 import torch
@@ -80,6 +81,71 @@ def lstmMended():
         op._dispatch_cache.clear()
 
 
+def sdpaAsOps(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+              enable_gqa=False):
+    """F.scaled_dot_product_attention written as the ops minijit fuses into one
+    attention kernel: the product Q K^T, the scale, the causal mask (key <= query,
+    top-left, as PyTorch's) or the given one (a bool mask keeps its true keys, a
+    float mask is added), the softmax and the product with V; grouped K/V heads
+    (enable_gqa) broadcast, never copied. For f16 and bf16 only, whose kernel
+    runs on the tensor cores: minijit's f32 attention (the CUDA cores) takes
+    about twice the time of PyTorch's (docs/PERFORMANCE.md). Where a gradient
+    is asked of it, dropout is on, or the inputs are f32, PyTorch's own
+    composite runs instead (its flash, memory-efficient or cuDNN kernel, whose
+    backward reads the kernel's own statistics), and so it does for what
+    PyTorch refuses or converts itself (a causal mask beside attn_mask, a
+    float mask of another type than the query's)."""
+    op = aten.scaled_dot_product_attention.default
+    grads = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
+    sixteen = all(t.dtype in (torch.float16, torch.bfloat16) for t in (query, key, value))
+    maskOk = attn_mask is None or attn_mask.dtype in (torch.bool, query.dtype)
+    if (dropout_p != 0.0 or grads or not sixteen or not maskOk
+            or (is_causal and attn_mask is not None) or query.dim() < 2):
+        return op._op_dk(torch._C.DispatchKey.CompositeImplicitAutograd, query, key, value,
+                         attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+    queries, keys = query.size(-2), key.size(-2)
+    factor = scale if scale is not None else 1.0 / math.sqrt(query.size(-1))
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        group = query.size(-3) // key.size(-3)
+
+        def repeated(t):  # heads h * group ... h * group + group - 1 read head h
+            wide = t.unsqueeze(-3).expand(*t.shape[:-2], group, *t.shape[-2:])
+            return wide.reshape(*t.shape[:-3], t.size(-3) * group, *t.shape[-2:])
+        key, value = repeated(key), repeated(value)
+    scores = torch.matmul(query, key.transpose(-2, -1)) * factor
+    if is_causal:
+        qpos = torch.arange(queries, dtype=torch.int32, device=query.device).view(queries, 1)
+        kpos = torch.arange(keys, dtype=torch.int32, device=query.device).view(1, keys)
+        scores = torch.where(kpos <= qpos, scores, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = torch.where(attn_mask, scores, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    return torch.matmul(torch.softmax(scores, dim=-1), value)
+
+
+@contextlib.contextmanager
+def sdpaAsOpsWhileTracing():
+    """aten.scaled_dot_product_attention traced as sdpaAsOps: the op is
+    CompositeImplicitAutograd, whose kernel picks one of PyTorch's fused
+    kernels before any decomposition table is read (on a GPU
+    _scaled_dot_product_{flash,efficient,cudnn}_attention, which minijit does
+    not take), so its Python kernel is set for the trace and taken back after."""
+    op = aten.scaled_dot_product_attention.default
+    key = torch._C.DispatchKey.CompositeImplicitAutograd
+    if key in op.py_kernels:  # someone else's: leave it
+        yield
+        return
+    try:
+        op.py_kernels[key] = sdpaAsOps
+        op._dispatch_cache.clear()
+        yield
+    finally:
+        op.py_kernels.pop(key, None)
+        op._dispatch_cache.clear()
+
+
 def decompositions():
     from torch._decomp import core_aten_decompositions, get_decompositions
     core = core_aten_decompositions()  # a CustomDecompTable: read through its keys()
@@ -87,6 +153,15 @@ def decompositions():
     table.update(get_decompositions(EXTRA))
     for op in NATIVE:
         table.pop(op, None)
+    # The CPU's fused attention stays whole, as it does on a GPU: its
+    # backward (_scaled_dot_product_flash_attention_for_cpu_backward, which
+    # has no decomposition) reads the forward's log-sum-exp, and the core
+    # table's decomposition of the forward makes one it does not read
+    # right: the gradients come out wrong (torch 2.11; so they do through
+    # aot_autograd with the core table alone, minijit out of it). Without a
+    # gradient sdpaAsOps
+    # traces the attention as plain ops before this op is reached.
+    table.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
     return table
 
 
@@ -285,7 +360,7 @@ def backend(gm, example_inputs, **kwargs):
     # Traced with oneDNN off: on the CPU the LSTM's decomposition otherwise keeps
     # each layer whole as mkldnn_rnn_layer, which minijit lacks; off, it is the
     # products and pointwise ops the GPU gets (the CPU mode checks those).
-    with oneDnnOff(), lstmMended():
+    with oneDnnOff(), lstmMended(), sdpaAsOpsWhileTracing():
         return aot_autograd(
             fw_compiler=_compiler(options, "forward"),
             bw_compiler=_compiler(options, "backward"),

@@ -127,3 +127,51 @@ def test_ddp_with_nccl_on_the_gpu_trains_like_eager(tmp_path):
         assert all(r.islands for r in forwards)
     finally:
         dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("causal,gqa", [(False, False), (True, False), (True, True)],
+                         ids=["plain", "causal", "grouped"])
+def test_sdpa_without_gradient_is_one_attention_kernel_on_the_gpu(dtype, causal, gqa):
+    """F.scaled_dot_product_attention under no_grad: minijit's attention kernel
+    (Hopper's, or mma.sync's before sm_90) against PyTorch's own, at a
+    sequence length that is not a multiple of the tiles."""
+    import minijit
+    g = torch.Generator(device="cuda").manual_seed(5)
+    heads, kv = 8, (2 if gqa else 8)
+    q = torch.randn(2, heads, 300, 64, device="cuda", dtype=dtype, generator=g)
+    k = torch.randn(2, kv, 300, 64, device="cuda", dtype=dtype, generator=g)
+    v = torch.randn(2, kv, 300, 64, device="cuda", dtype=dtype, generator=g)
+
+    def fn(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+    with torch.no_grad():
+        start = reportCount()
+        compiled = torch.compile(fn, backend="minijit")
+        compiled(q, k, v)  # the compile; then fresh inputs, so nothing of the first call can pass
+        q, k, v = (torch.randn(t.shape, device="cuda", dtype=dtype, generator=g) for t in (q, k, v))
+        expected = fn(q, k, v)
+        out = compiled(q, k, v)
+    reports = reportsSince(start)
+    assert not any(r.failed or r.leftOut for r in reports), [(r.failed, r.leftOut) for r in reports]
+    islands = [island for r in reports for island in r.islands]
+    assert len(islands) == 1
+    fused = minijit.compile(islands[0].text).emit("fused")
+    assert ": 1 kernel" in fused.splitlines()[0] and "attention %" in fused, fused
+    torch.testing.assert_close(out, expected, **tolerance(expected))
+
+
+def test_sdpa_in_f32_stays_in_pytorch_on_the_gpu():
+    q, k, v = (torch.randn(2, 4, 100, 64, device="cuda") for _ in range(3))
+
+    def fn(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2
+
+    with torch.no_grad():
+        start = reportCount()
+        got = torch.compile(fn, backend="minijit")(q, k, v)
+    left = {op: reason for r in reportsSince(start) for op, reason in r.leftOut}
+    assert any(op.startswith("aten._scaled_dot_product") and "in f32" in reason
+               for op, reason in left.items()), left
+    torch.testing.assert_close(got, fn(q, k, v), rtol=1e-4, atol=1e-5)

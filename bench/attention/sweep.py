@@ -79,6 +79,7 @@ def torch_timings(seq, causal, runs):
     sys.path.insert(0, HERE)
     import attention_torch
 
+    torch._dynamo.reset()  # each shape compiles afresh (past 8 recompiles Dynamo would run eager)
     shape = (B, H, seq, D)
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 60 << 20)
     arg_sets = rotated_arg_sets([(shape, torch.bfloat16)] * 3, l2)
@@ -95,7 +96,8 @@ def torch_timings(seq, causal, runs):
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
         mask = None
         if causal:
-            mask = create_block_mask(lambda b, h, q, kv: kv <= q, None, None, seq, seq, device="cuda")
+            mask = create_block_mask(lambda b, h, q, kv: kv <= q, None, None, seq, seq, device="cuda",
+                                     _compile=True)  # never the [S, S] mask in memory
         attend = torch.compile(flex_attention, dynamic=False)
         return lambda q, k, v: attend(q, k, v, block_mask=mask)
 
@@ -107,8 +109,8 @@ def torch_timings(seq, causal, runs):
                ("sdpa_cudnn", lambda: sdpa(SDPBackend.CUDNN_ATTENTION)),
                ("sdpa_efficient", lambda: sdpa(SDPBackend.EFFICIENT_ATTENTION)),
                ("sdpa_default", lambda: sdpa(None)),
-               ("flex", flex),
-               ("backend", backend)]
+               ("backend", backend),
+               ("flex", flex)]
     # the written-out expression holds the scores in bf16 and f32 at once
     free = torch.cuda.mem_get_info()[0]
     if B * H * seq * seq * (2 + 4 + 4) < 0.8 * free:
@@ -123,6 +125,7 @@ def torch_timings(seq, causal, runs):
         except Exception as e:  # one method failing leaves the others standing
             traceback.print_exc(file=sys.stderr)
             out[label] = f"error: {type(e).__name__}: {str(e)[:200]}"
+        print(f"  S={seq} causal={causal} {label}: {out[label]}", file=sys.stderr, flush=True)
         torch.cuda.empty_cache()
     if "eager" not in out:
         out["eager"] = "skipped: the scores do not fit in memory"
@@ -137,6 +140,7 @@ def main():
     p.add_argument("--seq", default="1024,2048,4096,8192,16384")
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--only-causal", action="store_true", help="the causal shapes only")
     p.add_argument("--emit", metavar="DIR", help="write the .mj files there and exit")
     a = p.parse_args()
     seqs = [int(s) for s in a.seq.split(",")]
@@ -146,8 +150,10 @@ def main():
         print(f"device: {props.name}; torch {torch.__version__}; runs {a.runs}",
               file=sys.stderr, flush=True)
     rows = []
+    if a.emit:
+        os.makedirs(a.emit, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for causal in (False, True):
+        for causal in (True,) if a.only_causal else (False, True):
             for seq in seqs:
                 name, text = graph_text(seq, causal)
                 path = os.path.join(a.emit or tmp, name + ".mj")
@@ -158,6 +164,7 @@ def main():
                 row = {"name": name, "tflop": round(flop(seq, causal) / 1e12, 4)}
                 us, err = minijit_us(a.minijit, path)
                 row["minijit"] = us if us is not None else "error: " + " ".join(err)
+                print(f"  {name} minijit: {row['minijit']}", file=sys.stderr, flush=True)
                 if not a.no_torch:
                     row.update(torch_timings(seq, causal, a.runs))
                 print(json.dumps(row), flush=True)

@@ -389,7 +389,7 @@ private:
     // A `full` of one element beside an operand of the result's shape is a
     // literal (torch.where(c, x, -inf) traced by PyTorch: a scalar tensor).
     for (ValueId &o : s.operands)
-      if (out(o).op == OpKind::Full && out(o).shape.numel() == 1 &&
+      if (out(o).op == OpKind::Full && !out(o).shape.hasNames() && out(o).shape.numel() == 1 &&
           llvm::any_of(s.operands, [&](ValueId x) { return out(x).shape == n.shape; }))
         o = Out.constant(out(o).value, out(o).dtype);
     // Fold when every operand is a literal.
@@ -439,6 +439,8 @@ private:
         b.shape.rank() != 3 || a.shape[0] != b.shape[0])
       return emit(s);
     const Node &ia = out(a.operands[0]), &ib = out(b.operands[0]);
+    if (ia.shape.hasNames() || ib.shape.hasNames() || a.shape.hasNames() || b.shape.hasNames())
+      return emit(s); // sizes known at run time: left as written
     unsigned r = ia.shape.rank();
     auto last2 = [](const Shape &x, unsigned at) { return std::pair{x[at - 2], x[at - 1]}; };
     if (r < 4 || ib.shape.rank() < 3 || last2(ia.shape, r) != last2(a.shape, 3) ||

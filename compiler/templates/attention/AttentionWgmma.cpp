@@ -17,7 +17,7 @@
 // default) a consumer issues tile j's S, then tile j - 1's P V, and runs
 // tile j's softmax while P V multiplies (FlashAttention-3's overlap inside a
 // warpgroup: two groups of wgmmas in flight, S's waited for first). O is
-// divided by the row's sum once at the end. setmaxnreg gives the producer's
+// multiplied by the row's inverse sum once at the end. setmaxnreg gives the producer's
 // registers to the consumers.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """PyTorch timings of the attention graphs (bench/attention/*.mj): the graph
 written out in eager ops, the same under torch.compile, and
-F.scaled_dot_product_attention (its flash kernel where the dtype allows,
-else the memory-efficient one), issue 43's anchor.
+F.scaled_dot_product_attention as PyTorch picks its kernel (cuDNN's for
+f16/bf16 on Hopper with torch 2.11, the memory-efficient one for f32) and,
+for f16/bf16, held to its flash backend (FlashAttention-2), issue 43's anchor.
 
     python3 bench/attention/attention_torch.py [--runs N] [--only SUBSTRING,...]
 
 The timing method is bench/probe/probe_torch.py's; one JSON line per graph and
-variant ("eager_us"/"compile_us" for the written-out graph, then a line named
-STEM/sdpa whose eager_us is scaled_dot_product_attention's).
+variant ("eager_us"/"compile_us" for the written-out graph, then lines named
+STEM/sdpa and STEM/sdpa_flash whose eager_us is scaled_dot_product_attention's).
 """
 import math
 import os
@@ -38,6 +39,17 @@ def sdpa(causal):
     return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
+def sdpaFlash(causal):
+    """SDPA held to its flash backend (FlashAttention-2): PyTorch 2.11's default on
+    Hopper is cuDNN's kernel for f16/bf16 (bench/attention/sweep.py times both)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def fn(q, k, v):
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return fn
+
+
 def workloads():
     """(file stem, [(shape, dtype)], fn), as the .mj files compute them."""
     shapes = [("causal_f32_2x8x512x64", (2, 8, 512, 64), f32, True),
@@ -50,6 +62,8 @@ def workloads():
     for stem, shape, dtype, causal in shapes:
         rows.append((stem, [(shape, dtype)] * 3, written(causal)))
         rows.append((stem + "/sdpa", [(shape, dtype)] * 3, sdpa(causal)))
+        if dtype != f32:  # the flash backend takes f16 and bf16 only
+            rows.append((stem + "/sdpa_flash", [(shape, dtype)] * 3, sdpaFlash(causal)))
     return rows
 
 

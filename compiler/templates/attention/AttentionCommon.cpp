@@ -106,10 +106,6 @@ void quadCombine(KernelEmitter &e, unsigned rows, const std::string &combine) {
   e.W.close();
 }
 
-} // namespace
-
-namespace {
-
 /// Whether value `i` of `k` reads a product's result, through any values.
 bool readsProduct(const LoweredKernel &k, int i) {
   const KValue &v = k.values[i];

@@ -270,10 +270,10 @@ private:
     W.open("for (int i = 0; i < 4; ++i)");
     // The fast exp (ex2.approx, relative error near 2^-21, results below
     // 2^-126 flushed to 0): the probabilities are rounded to 16 bits for
-    // P V, far coarser. The subtraction comes
-    // first: folded into an fma as s log2(e) - max log2(e), the rounding of
-    // max log2(e) would be an absolute error in the exponent, large for the
-    // large finite masks models use (-1e9, the type's lowest value).
+    // P V, far coarser. The subtraction comes first: folded into an fma as
+    // s log2(e) - max log2(e), the rounding of max log2(e) would be an
+    // absolute error in the exponent, large for the large finite masks
+    // models use (-1e9, the type's lowest value).
     W.line("mj_s[r][t][i] = " + attentionExp(Log2, "mj_s[r][t][i] - mj_base[2 * r + i / 2]") + ";");
     W.line("mj_tileSum[2 * r + i / 2] += mj_s[r][t][i];");
     W.close();

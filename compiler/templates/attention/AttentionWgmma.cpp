@@ -17,8 +17,8 @@
 // default) a consumer issues tile j's S, then tile j - 1's P V, and runs
 // tile j's softmax while P V multiplies (FlashAttention-3's overlap inside a
 // warpgroup: two groups of wgmmas in flight, S's waited for first). O is
-// multiplied by the row's inverse sum once at the end. setmaxnreg gives the producer's
-// registers to the consumers.
+// multiplied by the row's inverse sum once at the end. setmaxnreg gives the
+// producer's registers to the consumers.
 //===----------------------------------------------------------------------===//
 #include "compiler/emit/CudaEmitter.h"
 #include "compiler/emit/ExprEmitter.h"
@@ -396,8 +396,7 @@ private:
     attentionAddTileSums(E, 2);
   }
 
-  /// O rescaled to the tile's new max.
-  /// O rescaled, unless no row of the warp has a new max (a factor of
+  /// O rescaled to the tile's new max, unless no row of the warp has a new max (a factor of
   /// exactly 1, as most tiles past the first few leave it): the warp skips
   /// the multiplies then. A NaN factor is not 1, and spreads as before.
   void rescaleO() {

@@ -60,25 +60,35 @@ def oneDnnOff():
 
 
 @contextlib.contextmanager
-def lstmMended():
-    """aten.lstm.input decomposed by lstmShapesFixed while AOTAutograd traces:
-    torch's decomposition is the op's own Python kernel (CompositeImplicitAutograd
-    and Autograd), which the Python dispatcher runs before any decomposition
-    table is read, so it is swapped for the trace and put back after."""
-    op = aten.lstm.input
-    keys = (torch._C.DispatchKey.CompositeImplicitAutograd, torch._C.DispatchKey.Autograd)
+def pythonKernels(op, keys, fn):
+    """op's Python kernels for the dispatch `keys` set to fn while AOTAutograd
+    traces (the Python dispatcher runs them before any decomposition table is
+    read), and put back after: those it had, or none."""
     saved = {k: op.py_kernels[k] for k in keys if k in op.py_kernels}
-    if len(saved) != len(keys):  # another torch: leave it as it is
-        yield
-        return
     try:
         for k in keys:
-            op.py_kernels[k] = lstmShapesFixed
+            op.py_kernels[k] = fn
         op._dispatch_cache.clear()
         yield
     finally:
+        for k in keys:
+            op.py_kernels.pop(k, None)
         op.py_kernels.update(saved)
         op._dispatch_cache.clear()
+
+
+@contextlib.contextmanager
+def lstmMended():
+    """aten.lstm.input decomposed by lstmShapesFixed while AOTAutograd traces:
+    torch's decomposition is the op's own Python kernel (CompositeImplicitAutograd
+    and Autograd), swapped for the trace."""
+    op = aten.lstm.input
+    keys = (torch._C.DispatchKey.CompositeImplicitAutograd, torch._C.DispatchKey.Autograd)
+    if not all(k in op.py_kernels for k in keys):  # another torch: leave it as it is
+        yield
+        return
+    with pythonKernels(op, keys, lstmShapesFixed):
+        yield
 
 
 def sdpaAsOps(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -137,13 +147,8 @@ def sdpaAsOpsWhileTracing():
     if key in op.py_kernels:  # someone else's: leave it
         yield
         return
-    try:
-        op.py_kernels[key] = sdpaAsOps
-        op._dispatch_cache.clear()
+    with pythonKernels(op, (key,), sdpaAsOps):
         yield
-    finally:
-        op.py_kernels.pop(key, None)
-        op._dispatch_cache.clear()
 
 
 def decompositions():
@@ -159,8 +164,8 @@ def decompositions():
     # table's decomposition of the forward makes one it does not read
     # right: the gradients come out wrong (torch 2.11; so they do through
     # aot_autograd with the core table alone, minijit out of it). Without a
-    # gradient sdpaAsOps
-    # traces the attention as plain ops before this op is reached.
+    # gradient sdpaAsOps traces the attention as plain ops before this op is
+    # reached.
     table.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
     return table
 

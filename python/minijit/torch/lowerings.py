@@ -430,6 +430,13 @@ def lowerArange(ctx, node):
 
 
 
+# PyTorch's fused attention kernels, which the trace reaches only where
+# compiler.sdpaAsOps leaves scaled_dot_product_attention to PyTorch.
+ATTENTION_LEFT = ("attention in f32, with a gradient or with dropout stays PyTorch's fused kernel "
+                  "(minijit's f32 attention runs at about half its speed; the backward reads the "
+                  "kernel's own statistics); in f16 and bf16 without them minijit runs it as one "
+                  "attention kernel")
+
 # Ops that never go to minijit, with the reason explain() prints.
 LEFT_TO_PYTORCH = {
     "native_dropout": "random numbers: minijit's own (Philox) differ from PyTorch's stream, so a result would not match eager",
@@ -443,10 +450,10 @@ LEFT_TO_PYTORCH = {
     "scatter": "a scatter (minijit has no scatter)",
     "scatter_add": "a scatter (minijit has no scatter)",
     "copy_": "an in-place update of a graph input",
-    "_scaled_dot_product_flash_attention": "attention in f32, with a gradient or with dropout stays PyTorch's fused kernel (minijit\'s f32 attention runs at about half its speed; the backward reads the kernel\'s own statistics); in f16 and bf16 without them minijit runs it as one attention kernel",
-    "_scaled_dot_product_efficient_attention": "attention in f32, with a gradient or with dropout stays PyTorch's fused kernel (minijit\'s f32 attention runs at about half its speed; the backward reads the kernel\'s own statistics); in f16 and bf16 without them minijit runs it as one attention kernel",
-    "_scaled_dot_product_flash_attention_for_cpu": "attention in f32, with a gradient or with dropout stays PyTorch's fused kernel (minijit's f32 attention runs at about half its speed; the backward reads the kernel's own statistics); in f16 and bf16 without them minijit runs it as one attention kernel",
-    "_scaled_dot_product_cudnn_attention": "attention in f32, with a gradient or with dropout stays PyTorch's fused kernel (minijit\'s f32 attention runs at about half its speed; the backward reads the kernel\'s own statistics); in f16 and bf16 without them minijit runs it as one attention kernel",
+    "_scaled_dot_product_flash_attention": ATTENTION_LEFT,
+    "_scaled_dot_product_efficient_attention": ATTENTION_LEFT,
+    "_scaled_dot_product_cudnn_attention": ATTENTION_LEFT,
+    "_scaled_dot_product_flash_attention_for_cpu": ATTENTION_LEFT,
 }
 
 

@@ -55,7 +55,12 @@ class Fuser {
 public:
   Fuser(const Graph &g, bool enabled)
       : G(g), Enabled(enabled), Stored(g.size(), false), Reason(g.size()),
-        IsOutput(g.size(), false), Parts(enabled ? attentionParts(g) : std::vector<AttentionPart>()) {}
+        IsOutput(g.size(), false), Readers(g.size()),
+        Parts(enabled ? attentionParts(g) : std::vector<AttentionPart>()) {
+    for (size_t i = 0; i < g.size(); ++i)
+      for (ValueId o : g.nodes()[i].operands)
+        Readers[o].push_back(static_cast<ValueId>(i));
+  }
 
   FusionPlan run(PlanCheck lower) {
     for (ValueId o : G.outputs()) {
@@ -209,13 +214,44 @@ private:
         continue;
       if (c->store)
         return c->store;
-      if (v != root)
-        return request(v, FusionReasonKind::AttentionOwnKernel, {v});
+      if (v != root && !storedThroughViews(v, root))
+        return request(lastHeadsView(v), FusionReasonKind::AttentionOwnKernel, {v});
       found = true;
       sig = {KernelKind::Attention, G.node(v).shape, {}, v};
       return std::nullopt;
     }
     return std::nullopt;
+  }
+
+  /// True when `root` is attention output `out` permuted and reshaped, and
+  /// nothing else reads `out` or the views between (a transformer's heads put
+  /// back together, [B, H, S, D] to [B, S, H * D], for the output
+  /// projection): the attention kernel stores O where the views put each
+  /// element, and no copy kernel follows it.
+  bool storedThroughViews(ValueId out, ValueId root) const {
+    for (ValueId v = root; v != out;) {
+      if (!headsView(v))
+        return false;
+      v = G.node(v).operands[0];
+      if (Readers[v].size() != 1 || IsOutput[v])
+        return false;
+    }
+    return true;
+  }
+
+  bool headsView(ValueId v) const {
+    const Node &n = G.node(v);
+    return (n.op == OpKind::Permute || n.op == OpKind::Reshape) && !n.shape.hasNames();
+  }
+
+  /// The value to store for attention output `out`: the last of the permutes
+  /// and reshapes that alone read it, one after the other (storedThroughViews),
+  /// or `out` itself.
+  ValueId lastHeadsView(ValueId out) const {
+    ValueId v = out;
+    while (Readers[v].size() == 1 && !IsOutput[v] && headsView(Readers[v][0]))
+      v = Readers[v][0];
+    return v;
   }
 
   /// The kernel signature a root needs, or the value to store instead.
@@ -552,6 +588,7 @@ private:
   std::vector<bool> Stored;
   std::vector<FusionReason> Reason;
   std::vector<bool> IsOutput;
+  std::vector<std::vector<ValueId>> Readers; ///< per value, the nodes reading it (once an operand)
   std::set<std::pair<ValueId, ValueId>> Apart; ///< (root, value): never in one kernel
   std::map<ValueId, FusionReason> ApartReason;
   std::vector<AttentionPart> Parts; ///< attentionParts(G), empty without fusion

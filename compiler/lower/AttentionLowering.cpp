@@ -17,6 +17,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cassert>
+#include <optional>
 
 namespace minijit {
 
@@ -109,6 +110,37 @@ std::variant<KRows, StoreRequest> describeRows(const Graph &g, const FusionPlan 
   r.strideRow = *byRow;
   r.strideCol = *byCol;
   return r;
+}
+
+/// The offset, in the buffer of `root`, of O's element `idx`, where `root`
+/// is O (`out`) permuted and reshaped (Fusion's storedThroughViews: the heads
+/// put back together). A reshape keeps the row-major order, so the index is
+/// carried through one only where a permute follows it.
+IndexExpr offsetThroughViews(const Graph &g, IndexContext &ctx, ValueId out, ValueId root,
+                             Index idx) {
+  std::vector<ValueId> chain;
+  for (ValueId v = root; v != out; v = g.node(v).operands[0])
+    chain.push_back(v);
+  Shape shape = g.node(out).shape; // the shape idx indexes
+  std::optional<Shape> reshapedTo; // the shape of the reshapes since, if any
+  for (auto v = chain.rbegin(); v != chain.rend(); ++v) {
+    const Node &n = g.node(*v);
+    if (n.op == OpKind::Reshape) {
+      reshapedTo = n.shape;
+      continue;
+    }
+    assert(n.op == OpKind::Permute && "Fusion stores O through permutes and reshapes");
+    if (reshapedTo) {
+      idx = reshapedIndex(ctx, shape, idx, *reshapedTo);
+      reshapedTo.reset();
+    }
+    Index permuted(idx.size());
+    for (unsigned i = 0; i < n.perm.size(); ++i)
+      permuted[i] = idx[n.perm[i]];
+    idx = std::move(permuted);
+    shape = n.shape;
+  }
+  return elementOffset(ctx, shape, idx);
 }
 
 /// The literal a scale (mul or div of the scores' path) multiplies or
@@ -265,14 +297,24 @@ LoweringResult lowerAttention(const Graph &g, const FusionPlan &plan, int index,
     if (std::optional<StoreRequest> problem = describeBackward(g, plan, m, k, a, outIdx))
       return *problem;
   } else {
-    // O at (b, query m, dd), row-major.
+    // O at (b, query m, dd): row-major, or where the views after it put
+    // that element when the kernel's root is O permuted and reshaped.
     outIdx[rank - 2] = k.m;
     outIdx[rank - 1] = a.dd;
-    IndexExpr oOff = elementOffset(k.ctx, o.shape, outIdx);
-    a.outParam = addParam(g, k, kg.matmul, true);
+    auto stored = llvm::find_if(kg.roots, [&](ValueId r) { return r != m.max && r != m.sum; });
+    assert(stored != kg.roots.end() && "an attention kernel stores O or a view of it");
+    IndexExpr oOff = *stored == kg.matmul
+                         ? elementOffset(k.ctx, o.shape, outIdx)
+                         : offsetThroughViews(g, k.ctx, kg.matmul, *stored, outIdx);
+    std::optional<int64_t> byM = linearCoefficient(k.ctx, oOff, k.m),
+                           byD = linearCoefficient(k.ctx, oOff, a.dd);
+    if (!byM || !byD) // the views mix O's rows or columns: O is stored, then copied
+      return StoreRequest{
+          kg.matmul, FusionReason{FusionReasonKind::AttentionOwnKernel, {kg.matmul}, {}}, *stored};
+    a.outParam = addParam(g, k, *stored, true);
     a.outBase = zeroAt(k.ctx, oOff, {k.m, a.dd});
-    a.outStrideM = *linearCoefficient(k.ctx, oOff, k.m);
-    a.outStrideD = *linearCoefficient(k.ctx, oOff, a.dd);
+    a.outStrideM = *byM;
+    a.outStrideD = *byD;
     // The rows' max and sum, where a fused backward reads them.
     for (auto [value, rows] : {std::pair{m.max, &a.max}, std::pair{m.sum, &a.sum}}) {
       if (!llvm::is_contained(kg.roots, value))

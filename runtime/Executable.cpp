@@ -49,6 +49,11 @@ struct Executable::Instance {
   GraphHandle Graph;
   GraphExecHandle GraphExec;
   std::vector<CUdeviceptr> GraphAddress; ///< the addresses the graph was captured with
+  /// Per graph output, the tensor bound to it: an output the graph lists
+  /// twice (simplify made two results one value) is written to its first
+  /// tensor and copied to any other (copyRepeats).
+  std::vector<CUdeviceptr> OutputAddress;
+  std::vector<CUdeviceptr> GraphOutputAddress; ///< OutputAddress when the graph was captured
 
   /// Whether the instance holds memory of its own now (temporaries, scratch).
   bool holdsMemory() const { return !Slots.empty() || !Work.empty(); }
@@ -384,9 +389,34 @@ void Executable::bindAs(const char *call, std::span<const DeviceTensor> inputs,
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     in.Address[prog.inputs[i]] = inputs[i].data();
-  for (size_t i = 0; i < outputs.size(); ++i)
-    in.Address[prog.outputs[i]] = outputs[i].data();
+  in.OutputAddress.assign(outputs.size(), 0);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    in.OutputAddress[i] = outputs[i].data();
+    if (firstListing(prog, i) == i)
+      in.Address[prog.outputs[i]] = outputs[i].data();
+  }
   in.encodeTensorMaps();
+}
+
+size_t Executable::firstListing(const Program &prog, size_t output) {
+  for (size_t j = 0; j < output; ++j)
+    if (prog.outputs[j] == prog.outputs[output])
+      return j;
+  return output;
+}
+
+void Executable::copyRepeats(Instance &in, CUstream stream) {
+  const Driver &d = Driver::get();
+  const Program &prog = in.Prog;
+  for (size_t o = 0; o < prog.outputs.size(); ++o) {
+    size_t first = firstListing(prog, o);
+    const ProgramBuffer &b = prog.buffers[prog.outputs[o]];
+    if (first == o || in.OutputAddress[o] == in.OutputAddress[first] || b.bytes() == 0)
+      continue;
+    d.check(d.cuMemcpyDtoDAsync(in.OutputAddress[o], in.Address[prog.outputs[o]],
+                                static_cast<size_t>(b.bytes()), stream),
+            "cuMemcpyDtoDAsync (an output listed twice)");
+  }
 }
 
 void Executable::launchKernel(size_t k) {
@@ -428,11 +458,12 @@ void Executable::launchAll(Instance &in, CUstream stream) {
   if (!UseGraph || in.Functions.empty()) {
     for (size_t k = 0; k < in.Functions.size(); ++k)
       launch(in, k, stream);
+    copyRepeats(in, stream);
     copyUpdates(in, stream);
     return;
   }
   const Driver &d = Driver::get();
-  if (!in.GraphExec || in.GraphAddress != in.Address) {
+  if (!in.GraphExec || in.GraphAddress != in.Address || in.GraphOutputAddress != in.OutputAddress) {
     in.GraphExec.reset();
     in.Graph.reset();
     d.check(d.cuStreamBeginCapture(Stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
@@ -440,6 +471,7 @@ void Executable::launchAll(Instance &in, CUstream stream) {
     try {
       for (size_t k = 0; k < in.Functions.size(); ++k)
         launch(in, k, Stream.get());
+      copyRepeats(in, Stream.get());
       copyUpdates(in, Stream.get());
     } catch (...) {
       GraphHandle partial;
@@ -450,6 +482,7 @@ void Executable::launchAll(Instance &in, CUstream stream) {
     d.check(d.cuGraphInstantiateWithFlags(in.GraphExec.receive(), in.Graph.get(), 0),
             "cuGraphInstantiate");
     in.GraphAddress = in.Address;
+    in.GraphOutputAddress = in.OutputAddress;
   }
   d.check(d.cuGraphLaunch(in.GraphExec.get(), stream), "cuGraphLaunch");
 }

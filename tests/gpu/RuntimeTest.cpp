@@ -153,6 +153,49 @@ TEST_F(Runtime, ProfilerReportsEveryKernel) {
   EXPECT_NE(profileChromeTrace(p).find("traceEvents"), std::string::npos);
 }
 
+// Outputs that simplify makes one value (a weight transposed twice and
+// returned beside another such: KernelBench level 3's VanillaRNNHidden, as
+// the torch backend hands its steps over) are written once; a caller that
+// binds a tensor of its own to each must find the value in every one,
+// plain and replayed as a CUDA graph, and again after binding new tensors.
+TEST_F(Runtime, OutputListedTwiceFillsEveryTensor) {
+  MJ_REQUIRE_GPU();
+  Graph g("repeats");
+  Tensor w = g.input("w", DType::F32, {33, 65});
+  Tensor x = g.input("x", DType::F32, {33, 65});
+  Tensor wt = permute(w, {1, 0});
+  Tensor y = tanh(x) + 1.0;
+  g.output(permute(wt, {1, 0}), "w1");
+  g.output(y, "y1");
+  g.output(permute(wt, {1, 0}), "w2");
+  g.output(y, "y2");
+  g.output(y, "y3");
+  CompileOptions opt;
+  opt.device = gpu().properties();
+  Executable exe(gpu(), compileGraph(g, opt).program);
+  HostTensor hw = HostTensor::random(DType::F32, {33, 65}, 7);
+  HostTensor hx = HostTensor::random(DType::F32, {33, 65}, 8);
+  std::vector<HostTensor> ref = evaluate(g, {hw, hx});
+  std::vector<DeviceTensor> din = {DeviceTensor::fromHost(gpu(), hw),
+                                   DeviceTensor::fromHost(gpu(), hx)};
+  for (bool replay : {false, true})
+    for (int round = 0; round < 2; ++round) {
+      exe.setGraphReplay(replay);
+      std::vector<DeviceTensor> out; // a tensor of its own for each output
+      for (const HostTensor &r : ref)
+        out.emplace_back(gpu(), r.dtype(), r.shape());
+      poisonTensors(out);
+      exe.enqueue(din, out);
+      exe.synchronize();
+      for (size_t i = 0; i < out.size(); ++i) {
+        CompareResult c =
+            compareTensors(out[i].download(), ref[i], toleranceFor(g, g.outputs()[i]));
+        EXPECT_TRUE(c.ok) << (replay ? "replayed" : "plain") << ", round " << round << ", output "
+                          << i << ": " << c.summary;
+      }
+    }
+}
+
 TEST_F(Runtime, MoreThan2To31ElementsUse64BitIndexing) {
   MJ_REQUIRE_GPU();
   if (const char *skip = std::getenv("MINIJIT_SKIP_HUGE"); skip && *skip == '1')

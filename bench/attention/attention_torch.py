@@ -57,7 +57,10 @@ def workloads():
               ("full_bf16_8x12x1000x128", (8, 12, 1000, 128), bf16, False),
               ("causal_f32_1x12x4097x80", (1, 12, 4097, 80), f32, True),
               ("causal_bf16_8x16x4096x128", (8, 16, 4096, 128), bf16, True),
-              ("full_bf16_8x16x4096x128", (8, 16, 4096, 128), bf16, False)]
+              ("full_bf16_8x16x4096x128", (8, 16, 4096, 128), bf16, False),
+              ("causal_f32_128x8x512x96", (128, 8, 512, 96), f32, True),
+              ("full_f32_2x4x16384x32", (2, 4, 16384, 32), f32, False),
+              ("full_f32_4x16x1000x128", (4, 16, 1000, 128), f32, False)]
     rows = []
     for stem, shape, dtype, causal in shapes:
         rows.append((stem, [(shape, dtype)] * 3, written(causal)))

@@ -109,6 +109,9 @@ struct ScheduleOverrides {
   /// softmax of this tile's scores does (FlashAttention-3's overlap inside a
   /// warpgroup); 0 waits for each product before the work after it; unset: 1
   std::optional<int64_t> overlap = {};
+  /// attention on the CUDA cores: query rows a thread (1, 2 or 4), each
+  /// K and V element read from shared memory feeding that many rows
+  std::optional<int64_t> rpt = {};
 
   /// No field set.
   bool empty() const;
@@ -116,7 +119,7 @@ struct ScheduleOverrides {
   /// bk, tpr, block, transpose, vec, items, parts, splits, online, cached,
   /// ahead, tn, cpasync, krows, stages, staged, frag, wm, wn, wgmma,
   /// pingpong, cluster, rowcluster, pad, splitk, chain, promote, tf32x3,
-  /// split3, overlap); empty when none is.
+  /// split3, overlap, rpt); empty when none is.
   /// parseScheduleOverrides(o.str()) gives `o` back.
   std::string str() const;
   bool operator==(const ScheduleOverrides &other) const;

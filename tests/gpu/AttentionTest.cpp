@@ -226,6 +226,85 @@ TEST_F(Attention, EveryTensorCoreTile) {
     }
 }
 
+TEST_F(Attention, CudaCoresRowsAThread) {
+  // f32 on the CUDA cores with 1, 2 and 4 query rows a thread (each K and V
+  // element read once for all of them), 2 to 8 threads a row, 16 to 128 rows
+  // a block: odd lengths (tiles past the rows' and the keys' ends), head
+  // dims whose columns a thread are whole float4s (64, 128) or not (36 over
+  // 4 threads), a causal mask and a bias.
+  struct Case {
+    int64_t bm, rpt, tpr;
+  };
+  const Case cases[] = {{64, 4, 4}, {128, 4, 8}, {32, 2, 4}, {16, 2, 2}, {64, 1, 4}, {128, 2, 8}};
+  for (const Case &c : cases)
+    for (int64_t d : {36, 64, 128}) {
+      if (d % c.tpr != 0)
+        continue;
+      for (bool causal : {false, true}) {
+        int64_t s = causal ? 1000 : 77;
+        Graph g(name(causal ? "rows_causal" : "rows_bias", DType::F32, s, d) + "_bm" +
+                std::to_string(c.bm) + "_rpt" + std::to_string(c.rpt) + "_tpr" +
+                std::to_string(c.tpr));
+        Tensor q = g.input("q", DType::F32, {2, 3, s, d});
+        Tensor k = g.input("k", DType::F32, {2, 3, s, d});
+        Tensor v = g.input("v", DType::F32, {2, 3, s, d});
+        if (causal) {
+          g.output(attend(q, k, v, true), "o");
+        } else {
+          Tensor sc = matmul(q, transpose(k)) * (1.0 / std::sqrt(double(d))) +
+                      g.input("bias", DType::F32, {3, s, s});
+          g.output(matmul(softmax(sc, -1), v), "o");
+        }
+        CompileOptions opt;
+        opt.scheduleOverrides.bm = c.bm;
+        opt.scheduleOverrides.rpt = c.rpt;
+        opt.scheduleOverrides.tpr = c.tpr;
+        opt.compileKernels = false;
+        CompiledGraph cg = compileGraph(g, opt);
+        ASSERT_EQ(cg.detail->kernels.size(), 1u) << cg.fusedText();
+        const Schedule &sched = cg.detail->kernels[0].schedule;
+        ASSERT_EQ(sched.kind(), ScheduleKind::Attention) << g.name() << "\n" << cg.fusedText();
+        EXPECT_EQ(int64_t(sched.as<AttentionSchedule>().rowsPerThread), c.rpt) << g.name();
+        opt.compileKernels = true;
+        expectMatchesWith(g, opt, 61);
+      }
+    }
+}
+
+TEST_F(Attention, StoresHeadsPutBackTogether) {
+  // O permuted from [B, H, S, D] to [B, S, H, D] and reshaped to [B, S, H *
+  // D] (a transformer layer's heads put back together): the attention kernel
+  // stores each element there, no copy kernel after it, with each of the
+  // three kernels (CUDA cores for f32, mma.sync, Hopper's wgmma), odd
+  // lengths; the graph's output, or read by a product as [B * S, H * D].
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int wgmma : {0, 1}) {
+      if (t == DType::F32 && wgmma == 1)
+        continue;
+      for (int64_t s : {77, 1000})
+        for (bool project : {false, true}) {
+          Graph g(name(project ? "heads_projected" : "heads_back", t, s, 64) +
+                  (wgmma ? "_wgmma" : ""));
+          Tensor q = g.input("q", t, {2, 3, s, 64});
+          Tensor k = g.input("k", t, {2, 3, s, 64});
+          Tensor v = g.input("v", t, {2, 3, s, 64});
+          Tensor heads = reshape(permute(attend(q, k, v, true), {0, 2, 1, 3}), {2, s, 192});
+          if (project)
+            g.output(matmul(reshape(heads, {2 * s, 192}), g.input("w", t, {192, 40})), "y");
+          else
+            g.output(heads, "o");
+          CompileOptions opt;
+          opt.scheduleOverrides.wgmma = wgmma;
+          opt.compileKernels = false;
+          CompiledGraph cg = compileGraph(g, opt);
+          EXPECT_EQ(cg.detail->kernels.size(), project ? 2u : 1u) << g.name() << "\n"
+                                                                  << cg.fusedText();
+          opt.compileKernels = true;
+          expectMatchesWith(g, opt, 59);
+        }
+    }
+}
+
 /// Compiles `g` for the assumed H200 with `opt` (no NVRTC) and checks that
 /// its first of `kernels` kernels is Hopper's attention with `bn` keys a
 /// tile, `stages` slots a ring, and `overlap` and `pingpong` as said.
@@ -273,8 +352,8 @@ TEST_F(Attention, HopperKernelWhereAsked) {
 
 TEST_F(Attention, HopperKernelReadsEveryLayout) {
   // wgmma=1 on layouts other than [B, H, S, D] in place: Q, K and V read
-  // from [B, S, H, D] (the rows of a tile H * D apart; O permuted back by a
-  // copy after the kernel), grouped K/V heads
+  // from [B, S, H, D] (the rows of a tile H * D apart; O stored through the
+  // permute back), grouped K/V heads
   // (a batch's K and V shared by 4 heads of Q), a value head dim (128) unlike
   // the key's (64), and V stored transposed ([B, H, D, S]: its rows are not
   // whole 16-byte chunks, copied element by element); odd lengths.
@@ -286,7 +365,7 @@ TEST_F(Attention, HopperKernelReadsEveryLayout) {
     Tensor k = permute(g.input("k", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
     Tensor v = permute(g.input("v", DType::BF16, {2, 77, 3, 64}), {0, 2, 1, 3});
     g.output(permute(attend(q, k, v, true), {0, 2, 1, 3}), "o"); // back to [B, S, H, D]
-    expectHopperAttention(g, opt, 128, 3, true, 2);
+    expectHopperAttention(g, opt, 128, 3, true, 1);
     expectMatchesWith(g, opt, 47);
   }
   {

@@ -343,7 +343,8 @@ TEST(Attention, KernelReadsOnlyQKVAndWritesO) {
   EXPECT_EQ(k.attention->vStrideN, 64);
   EXPECT_EQ(k.attention->vStrideD, 1);
   std::string cuda = g.detail->kernels[0].cuda;
-  EXPECT_NE(cuda.find("mj_rowSum = mj_rowSum * mj_rescale + mj_tileSum;"), std::string::npos)
+  EXPECT_NE(cuda.find("mj_rowSum[i] = mj_rowSum[i] * mj_rescale[i] + mj_tileSum[i];"),
+            std::string::npos)
       << cuda;
 }
 

@@ -16,6 +16,10 @@ namespace minijit {
 /// registers. f32 arithmetic throughout (f16/bf16 converted on loading).
 struct AttentionSchedule : LaunchGeometry {
   unsigned br = 32, bc = 32, threadsPerRow = 4;
+  /// CUDA cores: query rows a thread (rows g, g + br / rowsPerThread, ...
+  /// of the tile for the thread's group g), each element of K's and V's
+  /// tiles read from shared memory once for all of them
+  unsigned rowsPerThread = 1;
   int64_t tilesM = 1;       ///< query tiles per batch
   unsigned sharedBytes = 0; ///< Q's tile, the K/V tile, the probabilities' tile
 };

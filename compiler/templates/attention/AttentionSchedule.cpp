@@ -4,9 +4,11 @@
 // shared memory holds them). Other f16 and bf16 head dims of whole 16s up
 // to 128: mma.sync's kernel, 128 query rows (32 a warp) x 64 keys a tile
 // (64, 32 or 16 rows, 16 a warp, where 128 would leave SMs idle). Otherwise the CUDA cores: tiles
-// of 32 query rows and 32 keys, four threads a row; tiles of 16 rows where
-// 32 would leave SMs idle (fewer blocks than two per SM). `bm` sets the
+// of 128 query rows (64 with a causal mask or a window) and 32 keys, four
+// rows a thread and eight threads a row (four for head dims under 64);
+// smaller tiles where those would leave SMs without a block. `bm` sets the
 // rows by hand (16, 32, 64 or 128; 16 and 32 keep f16 on the CUDA cores),
+// `rpt` the CUDA cores' rows a thread and `tpr` their threads a row,
 // `wm` the tensor cores' rows a warp (16 or 32), `bn` their keys a tile
 // (32 or 64); these keys of mma.sync's kernel, or `wgmma=0`, keep it where
 // Hopper's would take the attention. In Hopper's kernel `bn` sets its keys
@@ -155,18 +157,47 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
       return refuse("attention tiles need more shared memory than a block has");
     return Schedule{m};
   }
+  // The CUDA cores: four query rows a thread, so that each float4 of K's
+  // and V's tiles read from shared memory feeds four rows (two where a
+  // thread's columns of O, four rows of them, would pass 96 registers); 8
+  // threads a row for value head dims of 64 and more that 8 divides, else 4;
+  // 128 rows a block where every query tile walks every key (K's and V's
+  // tiles shared by more rows), 64 where a causal mask or a window ends the
+  // walks unevenly; half as many while the blocks would not give every SM
+  // one (docs/PERFORMANCE.md, Attention, f32).
   AttentionSchedule s;
   auto tiles = [&](unsigned br) { return (mm.M + br - 1) / br; };
-  if (mm.batch * tiles(s.br) < 2 * int64_t(dev.smCount))
-    s.br = 16;
+  s.threadsPerRow = a.valueDim >= 64 && a.valueDim % 8 == 0 ? 8 : 4;
+  s.rowsPerThread = a.valueDim / s.threadsPerRow <= 24 ? 4 : 2;
+  s.br = a.causal || a.window > 0 ? 64 : 128;
+  while (s.br > 16 && mm.batch * tiles(s.br) < int64_t(dev.smCount))
+    s.br /= 2;
+  s.rowsPerThread = std::min(s.rowsPerThread, s.br / 8);
   if (o.bm) {
-    if (*o.bm != 16 && *o.bm != 32 && *o.bm != 64)
-      return refuse("bm (query rows of an attention tile) must be 16, 32 or 64 on the CUDA cores, "
-                    "64 or 128 on the tensor cores (f16 and bf16 with head dims of whole 16s up "
-                    "to 128)");
+    if (*o.bm != 16 && *o.bm != 32 && *o.bm != 64 && *o.bm != 128)
+      return refuse("bm (query rows of an attention tile) must be 16, 32, 64 or 128 on the CUDA "
+                    "cores, 64 or 128 on the tensor cores (f16 and bf16 with head dims of whole "
+                    "16s up to 128)");
     s.br = static_cast<unsigned>(*o.bm);
   }
-  s.block = s.br * s.threadsPerRow;
+  if (o.tpr) {
+    if (*o.tpr != 2 && *o.tpr != 4 && *o.tpr != 8 && *o.tpr != 16)
+      return refuse(
+          "tpr (threads a query row of attention on the CUDA cores) must be 2, 4, 8 or 16");
+    s.threadsPerRow = static_cast<unsigned>(*o.tpr);
+  }
+  if (o.rpt) {
+    if (*o.rpt != 1 && *o.rpt != 2 && *o.rpt != 4 && *o.rpt != 8)
+      return refuse(
+          "rpt (query rows a thread of attention on the CUDA cores) must be 1, 2, 4 or 8");
+    s.rowsPerThread = static_cast<unsigned>(*o.rpt);
+  }
+  if (s.rowsPerThread > s.br)
+    return refuse("rpt (query rows a thread of attention) must be at most bm");
+  if (a.valueDim % s.threadsPerRow != 0)
+    return refuse("tpr (threads a query row of attention) must divide the head dim " +
+                  std::to_string(a.valueDim));
+  s.block = s.br / s.rowsPerThread * s.threadsPerRow;
   s.tilesM = tiles(s.br);
   s.grid = mm.batch * s.tilesM;
   // Rows of Q and K/V padded by a float4 (aligned float4 reads, other

@@ -19,7 +19,7 @@ public:
   ScheduleKind kind() const override { return ScheduleKind::Attention; }
   llvm::StringRef name() const override { return "attention"; }
   llvm::ArrayRef<llvm::StringRef> overrideKeys() const override {
-    static const llvm::StringRef keys[] = {"bm"};
+    static const llvm::StringRef keys[] = {"bm", "rpt", "tpr"};
     return keys;
   }
   bool tilesComeInWaves() const override { return true; }
@@ -27,21 +27,23 @@ public:
   std::string describe(const Schedule &sched, GridText grid) const override {
     const auto &s = sched.as<AttentionSchedule>();
     return llvm::formatv("attention on CUDA cores: {0} query rows x {1} keys a tile, {2} threads a "
-                         "row ({3} threads), online softmax, {4} ({5} query tiles a batch), {6} "
-                         "bytes of shared memory",
+                         "row and {7} {8} a thread ({3} threads), online softmax, {4} ({5} query "
+                         "tiles a batch), {6} bytes of shared memory",
                          s.br, s.bc, s.threadsPerRow, s.block, gridWords(s.grid, grid), s.tilesM,
-                         s.sharedBytes)
+                         s.sharedBytes, s.rowsPerThread, s.rowsPerThread == 1 ? "row" : "rows")
         .str();
   }
 
-  /// The other tile heights: more rows share each K and V tile, fewer fill
-  /// more SMs.
+  /// The other tile heights and rows a thread: more rows share each K and
+  /// V tile and each read of it, fewer fill more SMs.
   std::vector<ScheduleOverrides> candidates(const LoweredKernel &, const ScheduledKernel &def,
                                             const DeviceProperties &) const override {
+    const auto &s = def.schedule.as<AttentionSchedule>();
     std::vector<ScheduleOverrides> out;
-    for (int64_t bm : {16, 32, 64})
-      if (bm != def.schedule.as<AttentionSchedule>().br)
-        out.push_back({.bm = bm});
+    for (int64_t bm : {16, 32, 64, 128})
+      for (int64_t rpt : {1, 2, 4})
+        if ((bm != s.br || rpt != s.rowsPerThread) && rpt * 8 <= bm)
+          out.push_back({.bm = bm, .rpt = rpt});
     return out;
   }
 

@@ -433,7 +433,7 @@ def lowerArange(ctx, node):
 # PyTorch's fused attention kernels, which the trace reaches only where
 # compiler.sdpaAsOps leaves scaled_dot_product_attention to PyTorch.
 ATTENTION_LEFT = ("attention in f32, with a gradient or with dropout stays PyTorch's fused kernel "
-                  "(minijit's f32 attention runs at about half its speed; the backward reads the "
+                  "(minijit's f32 attention on the CUDA cores trails it at most head dims; the backward reads the "
                   "kernel's own statistics); in f16 and bf16 without them minijit runs it as one "
                   "attention kernel")
 

@@ -193,7 +193,7 @@ if want mutation; then
     --procs "${RANDOM_PROCS:-$(nproc)}" --out "$out/mutation" 2>&1 | tee "$out/mutation.txt"
 fi
 if want kernelbench; then
-  # KernelBench levels 1 and 2 through torch.compile(backend="minijit"), KB_SHARDS processes
+  # KernelBench levels KB_LEVELS (default 1,2) through torch.compile(backend="minijit"), KB_SHARDS processes
   # side by side taking turns on the GPU for checks and timings (--gpu-lock); KB_ROOT is a
   # KernelBench checkout carried along (never committed), KB_ARGS more options of run.py.
   # Each shard cuts the batch of a problem whose inputs pass KB_INPUT_MIB (default 1024):
@@ -202,7 +202,7 @@ if want kernelbench; then
   n=${KB_SHARDS:-8}; pids=(); rm -f /tmp/kb*.jsonl /tmp/kb*.err
   for ((k = 0; k < n; k++)); do
     PYTHONPATH=python MINIJIT_LIBRARY=$lib TORCHINDUCTOR_COMPILE_THREADS=2 timeout ${KB_BUDGET:-540} \
-      python3 bench/kernelbench/run.py --root "${KB_ROOT:?KB_ROOT: a KernelBench checkout}" --levels 1,2 \
+      python3 bench/kernelbench/run.py --root "${KB_ROOT:?KB_ROOT: a KernelBench checkout}" --levels ${KB_LEVELS:-1,2} \
       --shard $k/$n --gpu-lock /tmp/minijit-kb.lock --input-budget-mib ${KB_INPUT_MIB:-1024} ${KB_ARGS:-} > "/tmp/kb$k.jsonl" 2> "/tmp/kb$k.err" &
     pids+=($!)
   done
@@ -213,7 +213,7 @@ if want kernelbench; then
   rm -f /tmp/kb_retry.jsonl /tmp/kb_retry.err # (none from an earlier run on this machine)
   if [ "${KB_RETRY_BUDGET:-120}" -gt 0 ]; then
     PYTHONPATH=python MINIJIT_LIBRARY=$lib timeout ${KB_RETRY_BUDGET:-120} \
-      python3 bench/kernelbench/run.py --root "$KB_ROOT" --levels 1,2 --retry-oom /tmp/kb[0-9]*.jsonl \
+      python3 bench/kernelbench/run.py --root "$KB_ROOT" --levels ${KB_LEVELS:-1,2} --retry-oom /tmp/kb[0-9]*.jsonl \
       --input-budget-mib ${KB_INPUT_MIB:-1024} ${KB_ARGS:-} > /tmp/kb_retry.jsonl 2> /tmp/kb_retry.err
   fi
   cat /tmp/kb[0-9]*.jsonl /tmp/kb_retry.jsonl > "$out/kernelbench.jsonl" 2>/dev/null

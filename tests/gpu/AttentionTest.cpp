@@ -229,13 +229,14 @@ TEST_F(Attention, EveryTensorCoreTile) {
 TEST_F(Attention, CudaCoresRowsAThread) {
   // f32 on the CUDA cores with 1, 2 and 4 query rows a thread (each K and V
   // element read once for all of them), 2 to 8 threads a row, 16 to 128 rows
-  // a block: odd lengths (tiles past the rows' and the keys' ends), head
-  // dims whose columns a thread are whole float4s (64, 128) or not (36 over
-  // 4 threads), a causal mask and a bias.
+  // a block (the rule's combinations among them): odd lengths (tiles past the rows' and the keys'
+  // ends), head dims whose columns a thread are whole float4s (64, 128) or not (36 over 4 threads),
+  // a causal mask and a bias.
   struct Case {
     int64_t bm, rpt, tpr;
   };
-  const Case cases[] = {{64, 4, 4}, {128, 4, 8}, {32, 2, 4}, {16, 2, 2}, {64, 1, 4}, {128, 2, 8}};
+  const Case cases[] = {{64, 4, 4}, {128, 4, 8}, {32, 2, 4}, {16, 2, 2},
+                        {64, 1, 4}, {128, 2, 8}, {64, 4, 8}, {16, 2, 8}};
   for (const Case &c : cases)
     for (int64_t d : {36, 64, 128}) {
       if (d % c.tpr != 0)

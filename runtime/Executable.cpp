@@ -49,9 +49,12 @@ struct Executable::Instance {
   GraphHandle Graph;
   GraphExecHandle GraphExec;
   std::vector<CUdeviceptr> GraphAddress; ///< the addresses the graph was captured with
-  /// Per graph output, the tensor bound to it: an output the graph lists
-  /// twice (simplify made two results one value) is written to its first
-  /// tensor and copied to any other (copyRepeats).
+  /// Per graph output, the index of its value's first listing (itself but
+  /// where the graph lists a value twice: simplify made two results one).
+  std::vector<size_t> FirstListing;
+  /// Per graph output, the tensor bound to it: a value listed twice is
+  /// written to its first listing's tensor and copied to any other
+  /// (copyRepeats).
   std::vector<CUdeviceptr> OutputAddress;
   std::vector<CUdeviceptr> GraphOutputAddress; ///< OutputAddress when the graph was captured
 
@@ -218,6 +221,9 @@ std::unique_ptr<Executable::Instance> Executable::load(Program program, DimBindi
                                     pk.name, pk.grid, Dev.properties().name, resident, blocks)
                           .str());
   }
+  std::map<int, size_t> listed; // buffer -> its first listing
+  for (size_t o = 0; o < prog.outputs.size(); ++o)
+    in->FirstListing.push_back(listed.try_emplace(prog.outputs[o], o).first->second);
   in->Address.assign(prog.buffers.size(), 0);
   in->WorkAddress.assign(prog.kernels.size(), 0);
   in->Maps.resize(prog.kernels.size());
@@ -392,24 +398,17 @@ void Executable::bindAs(const char *call, std::span<const DeviceTensor> inputs,
   in.OutputAddress.assign(outputs.size(), 0);
   for (size_t i = 0; i < outputs.size(); ++i) {
     in.OutputAddress[i] = outputs[i].data();
-    if (firstListing(prog, i) == i)
+    if (in.FirstListing[i] == i)
       in.Address[prog.outputs[i]] = outputs[i].data();
   }
   in.encodeTensorMaps();
-}
-
-size_t Executable::firstListing(const Program &prog, size_t output) {
-  for (size_t j = 0; j < output; ++j)
-    if (prog.outputs[j] == prog.outputs[output])
-      return j;
-  return output;
 }
 
 void Executable::copyRepeats(Instance &in, CUstream stream) {
   const Driver &d = Driver::get();
   const Program &prog = in.Prog;
   for (size_t o = 0; o < prog.outputs.size(); ++o) {
-    size_t first = firstListing(prog, o);
+    size_t first = in.FirstListing[o];
     const ProgramBuffer &b = prog.buffers[prog.outputs[o]];
     if (first == o || in.OutputAddress[o] == in.OutputAddress[first] || b.bytes() == 0)
       continue;
@@ -527,18 +526,15 @@ void Executable::synchronize() {
 }
 
 std::vector<DeviceTensor> Executable::allocateOutputs() {
-  const Program &prog = current().Prog;
+  const Instance &in = current();
+  const Program &prog = in.Prog;
   std::vector<DeviceTensor> outs;
   for (size_t i = 0; i < prog.outputs.size(); ++i) {
     // An output listed twice shares one tensor.
-    bool repeat = false;
-    for (size_t j = 0; j < i && !repeat; ++j)
-      if (prog.outputs[j] == prog.outputs[i]) {
-        outs.push_back(outs[j]);
-        repeat = true;
-      }
-    if (repeat)
+    if (in.FirstListing[i] != i) {
+      outs.push_back(outs[in.FirstListing[i]]);
       continue;
+    }
     const ProgramBuffer &b = prog.buffers[prog.outputs[i]];
     outs.emplace_back(Dev, b.dtype, Shape(std::span<const int64_t>(b.shape.dims())));
   }

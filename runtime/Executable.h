@@ -173,8 +173,6 @@ private:
   /// Copies each output the graph lists again (the same value) into its own
   /// tensor where the caller bound another than the first listing's.
   void copyRepeats(Instance &in, CUstream stream);
-  /// The first index in prog.outputs of the value at `output`.
-  static size_t firstListing(const Program &prog, size_t output);
   /// launchAll on `stream`, after the last run where that was on another
   /// stream, and recorded as the last run.
   void launchOrdered(Instance &in, CUstream stream);

@@ -223,34 +223,34 @@ private:
     return std::nullopt;
   }
 
-  /// True when `root` is attention output `out` permuted and reshaped, and
-  /// nothing else reads `out` or the views between (a transformer's heads put
-  /// back together, [B, H, S, D] to [B, S, H * D], for the output
-  /// projection): the attention kernel stores O where the views put each
-  /// element, and no copy kernel follows it.
+  /// The view after `v` in a transformer's heads put back together ([B, H,
+  /// S, D] to [B, S, H * D], for the output projection): `v`'s one reader,
+  /// where that is a permute or reshape and `v` is not a graph output.
+  std::optional<ValueId> nextHeadsView(ValueId v) const {
+    if (Readers[v].size() != 1 || IsOutput[v])
+      return std::nullopt;
+    const Node &n = G.node(Readers[v][0]);
+    if ((n.op != OpKind::Permute && n.op != OpKind::Reshape) || n.shape.hasNames())
+      return std::nullopt;
+    return Readers[v][0];
+  }
+
+  /// True when `root` is attention output `out` put back together by such
+  /// views, which nothing else reads: the attention kernel stores O where the
+  /// views put each element, and no copy kernel follows it.
   bool storedThroughViews(ValueId out, ValueId root) const {
-    for (ValueId v = root; v != out;) {
-      if (!headsView(v))
-        return false;
-      v = G.node(v).operands[0];
-      if (Readers[v].size() != 1 || IsOutput[v])
-        return false;
-    }
-    return true;
+    std::optional<ValueId> v = out;
+    while (v && *v != root)
+      v = nextHeadsView(*v);
+    return v.has_value();
   }
 
-  bool headsView(ValueId v) const {
-    const Node &n = G.node(v);
-    return (n.op == OpKind::Permute || n.op == OpKind::Reshape) && !n.shape.hasNames();
-  }
-
-  /// The value to store for attention output `out`: the last of the permutes
-  /// and reshapes that alone read it, one after the other (storedThroughViews),
+  /// The value to store for attention output `out`: the last of those views,
   /// or `out` itself.
   ValueId lastHeadsView(ValueId out) const {
     ValueId v = out;
-    while (Readers[v].size() == 1 && !IsOutput[v] && headsView(Readers[v][0]))
-      v = Readers[v][0];
+    while (std::optional<ValueId> next = nextHeadsView(v))
+      v = *next;
     return v;
   }
 

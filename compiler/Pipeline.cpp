@@ -105,6 +105,8 @@ MatmulRewriteOptions matmulRewriteOptions(const CompileOptions &opt, const Sched
   MatmulRewriteOptions r;
   r.reassociate = opt.reassociate;
   r.alignRows = alignRows;
+  r.fewTermsUpTo = o.terms.value_or(kFewTermsUpTo);
+  r.fewTermsUpTo16Bit = o.terms.value_or(kFewTermsUpTo16Bit);
   // The CUDA cores' f32 matmul reads tiles by float4s where rows are whole
   // float4s (not when pad=0); TF32 products take the Hopper template, which
   // reads both operands k-major (their copies come last, in place of the

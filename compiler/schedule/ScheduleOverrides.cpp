@@ -22,6 +22,7 @@ struct Key {
 
 /// In the order str() writes them: each template's geometry first, then its
 /// variants, so the texts a search builds read as they always have.
+// clang-format off
 const Key kKeys[] = {
     {"tile", &ScheduleOverrides::tile},       {"bm", &ScheduleOverrides::bm},
     {"bn", &ScheduleOverrides::bn},           {"bk", &ScheduleOverrides::bk},
@@ -40,7 +41,9 @@ const Key kKeys[] = {
     {"chain", &ScheduleOverrides::chain},     {"promote", &ScheduleOverrides::promote},
     {"tf32x3", nullptr, &ScheduleOverrides::tf32x3}, {"split3", &ScheduleOverrides::split3},
     {"overlap", &ScheduleOverrides::overlap}, {"rpt", &ScheduleOverrides::rpt},
+    {"terms", &ScheduleOverrides::terms},
 };
+// clang-format on
 
 /// The value of key `k` in `o`, if set (a flag as 0 or 1).
 std::optional<int64_t> valueOf(const ScheduleOverrides &o, const Key &k) {
@@ -79,13 +82,12 @@ Expected<ScheduleOverrides> parseScheduleOverrides(std::string_view textView) {
     std::pair<llvm::StringRef, llvm::StringRef> kv = p.trim().split('=');
     llvm::StringRef key = kv.first, value = kv.second;
     const Key *k = llvm::find_if(kKeys, [&](const Key &k) { return key == k.name; });
-    if (k == std::end(kKeys))
-      return Refusal{
-          "schedule override: unknown key '" + key.str() +
-          "' (known: block, vec, items, tpr, cached, online, ahead, parts, splits, "
-          "transpose, tile, bm, bn, bk, stages, frag, wm, wn, wgmma, pingpong, "
-          "cluster, rowcluster, staged, tn, cpasync, krows, pad, splitk, chain, promote, tf32x3, "
-          "split3, overlap)"};
+    if (k == std::end(kKeys)) {
+      std::string known;
+      for (const Key &each : kKeys)
+        known += (known.empty() ? "" : ", ") + std::string(each.name);
+      return Refusal{"schedule override: unknown key '" + key.str() + "' (known: " + known + ")"};
+    }
     int64_t v = 0;
     if (value.getAsInteger(10, v) || v < 0)
       return Refusal{"schedule override: '" + p.str() + "' needs a non-negative integer"};

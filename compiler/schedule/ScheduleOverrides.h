@@ -112,6 +112,10 @@ struct ScheduleOverrides {
   /// attention on the CUDA cores: query rows a thread (1, 2 or 4), each
   /// K and V element read from shared memory feeding that many rows
   std::optional<int64_t> rpt = {};
+  /// matmul: products over k from 2 to N are sums of k columns times rows,
+  /// a pointwise kernel (MatmulRewrites.h, FewTerms); 0 or 1 none; unset:
+  /// kFewTermsUpTo
+  std::optional<int64_t> terms = {};
 
   /// No field set.
   bool empty() const;
@@ -119,7 +123,7 @@ struct ScheduleOverrides {
   /// bk, tpr, block, transpose, vec, items, parts, splits, online, cached,
   /// ahead, tn, cpasync, krows, stages, staged, frag, wm, wn, wgmma,
   /// pingpong, cluster, rowcluster, pad, splitk, chain, promote, tf32x3,
-  /// split3, overlap, rpt); empty when none is.
+  /// split3, overlap, rpt, terms); empty when none is.
   /// parseScheduleOverrides(o.str()) gives `o` back.
   std::string str() const;
   bool operator==(const ScheduleOverrides &other) const;

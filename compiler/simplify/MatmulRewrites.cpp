@@ -10,6 +10,8 @@
 #include "compiler/simplify/Simplify.h"
 #include "compiler/simplify/SumThroughLinear.h"
 
+#include "ir/Limits.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -25,6 +27,13 @@ std::string MatmulRewrite::text() const {
   case MatmulRewriteKind::OuterProduct:
     return "%" + value + ": a product over k = 1, as an elementwise product of a column by a row "
                          "(a pointwise kernel)";
+  case MatmulRewriteKind::FewTermsSum:
+    return "%" + value + ": a product over k = " + detail +
+           ", as a sum over k of its terms (a reduction: the pointwise form's chain of views "
+           "would pass ir/Limits.h's)";
+  case MatmulRewriteKind::FewTerms:
+    return "%" + value + ": a product over k = " + detail +
+           ", as a sum of k columns times rows (a pointwise kernel, no tile of k-steps)";
   case MatmulRewriteKind::SumOfProduct:
     return "%" + value + ": a sum over a product's columns (rows), as the product with the "
                          "operand summed first (reassociates)";
@@ -83,12 +92,26 @@ namespace detail {
 Rewriter::Rewriter(const Graph &g, const MatmulRewriteOptions &options, bool tf32)
     : G(g), Reassociate(options.reassociate), AlignRows(options.alignRows),
       Float4Rows(options.float4Rows), Tf32(tf32), Tf32x3(options.tf32x3),
-      Tf32x3Always(options.tf32x3Always),
-      SplitK(options.splitK), FewTiles(options.fewTiles), Out(g.name()), Map(g.size(), -1),
-      Uses(g.size(), 0), OutputUses(g.size(), 0) {
+      Tf32x3Always(options.tf32x3Always), FewTermsUpTo(options.fewTermsUpTo),
+      FewTermsUpTo16Bit(options.fewTermsUpTo16Bit), SplitK(options.splitK),
+      FewTiles(options.fewTiles), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0),
+      OutputUses(g.size(), 0), ViewsBelow(g.size(), 0), OpsBelow(g.size(), 0) {
   Out.reserveNamesOf(g);
+  for (size_t i = g.size(); i-- > 0;) { // users come after their operands
+    const Node &u = g.node(static_cast<ValueId>(i));
+    bool resets = u.cls() == OpClass::Reduce || u.cls() == OpClass::Matmul;
+    unsigned views = resets ? 0 : ViewsBelow[i] + (u.cls() == OpClass::View);
+    for (ValueId o : u.operands) {
+      ViewsBelow[o] = std::max(ViewsBelow[o], views);
+      OpsBelow[o] = std::max(OpsBelow[o], OpsBelow[i] + 1);
+    }
+  }
   bool lastWalk = AlignRows || Float4Rows || SplitK.enabled() || Tf32 || Tf32x3;
-  Kept = lastWalk && options.keptProducts ? options.keptProducts(g) : std::vector<bool>(g.size());
+  // (attention's products stay products in the first walk too: fusion makes
+  // them one kernel, whatever their k)
+  Kept = (lastWalk || FewTermsUpTo > 1 || FewTermsUpTo16Bit > 1) && options.keptProducts
+             ? options.keptProducts(g)
+             : std::vector<bool>(g.size());
   for (const Node &n : g.nodes())
     for (ValueId o : n.operands)
       ++Uses[o];
@@ -199,6 +222,9 @@ ValueId Rewriter::copy(ValueId id) {
       return *v;
     if (std::optional<ValueId> v = outerProduct(id, s.operands[0], s.operands[1]))
       return *v;
+    if (!Kept[id])
+      if (std::optional<ValueId> v = fewTerms(id, s.operands[0], s.operands[1]))
+        return *v;
     if (Reassociate)
       if (std::optional<ValueId> v = scalarFactor(n, s.operands[0], s.operands[1]))
         return *v;
@@ -231,6 +257,10 @@ std::optional<ValueId> Rewriter::narrowProduct(ValueId id, ValueId a, ValueId b)
   // H200: an epilogue after the cast rounded twice, one unit off).
   if (n.dtype != DType::F32 && Uses[id] != OutputUses[id])
     return std::nullopt;
+  // (a reshape of an operand, then a product, a sum and a cast)
+  if (std::max(viewsOf(a), viewsOf(b)) + 1 > kMaxViewChain ||
+      !chainsFit(id, 0, std::max(opsAsF32(a), opsAsF32(b)) + 4))
+    return std::nullopt;
   // The sum has the product's shape (keepdim); an f32 one is the value.
   ValueId sum = sumOverK(cast(a, DType::F32), cast(b, DType::F32),
                          n.dtype == DType::F32 ? n.name : "");
@@ -250,6 +280,10 @@ std::optional<ValueId> Rewriter::outerProduct(ValueId id, ValueId a, ValueId b) 
   // f32 is left a product)
   if (n.dtype != DType::F32 && Uses[id] != OutputUses[id])
     return std::nullopt;
+  // (no longer a matmul, the product does not start a fresh index: the
+  // operands' views and those after it make one chain)
+  if (!chainsFit(id, std::max(viewsOf(a), viewsOf(b)), std::max(opsAsF32(a), opsAsF32(b)) + 2))
+    return std::nullopt;
   std::string name = n.name; // (adding nodes moves the graph's storage)
   DType t = n.dtype;
   Shape shape = n.shape;
@@ -257,6 +291,77 @@ std::optional<ValueId> Rewriter::outerProduct(ValueId id, ValueId a, ValueId b) 
                      t == DType::F32 ? name : "");
   Applied.push_back({MatmulRewriteKind::OuterProduct, name, ""});
   return finish(p, t, shape, name);
+}
+
+ValueId Rewriter::sliceOne(ValueId v, int64_t axis, int64_t j) {
+  NodeSpec s;
+  s.op = OpKind::Slice;
+  s.operands = {v};
+  s.axis = axis;
+  s.start = j;
+  s.end = j + 1;
+  return add(s);
+}
+
+bool Rewriter::chainsFit(ValueId id, unsigned views, unsigned ops) const {
+  return views + ViewsBelow[id] <= kMaxViewChain && ops + OpsBelow[id] <= kMaxDepth;
+}
+
+std::optional<ValueId> Rewriter::fewTerms(ValueId id, ValueId a, ValueId b) {
+  const Node &n = G.node(id);
+  const Shape &sa = out(a).shape, &sb = out(b).shape;
+  const Dim &ka = sa.dim(sa.rank() - 1), &kb = sb.dim(sb.rank() - 2);
+  // (a named k has no number of terms until it is bound)
+  if (ka.isNamed() || kb.isNamed())
+    return std::nullopt;
+  int64_t K = sa[sa.rank() - 1];
+  if (K < 2 || K > (n.dtype == DType::F32 ? FewTermsUpTo : FewTermsUpTo16Bit))
+    return std::nullopt;
+  // (as narrowProduct: a 16-bit product that an epilogue would read in
+  // f32 is left a product)
+  if (n.dtype != DType::F32 && Uses[id] != OutputUses[id])
+    return std::nullopt;
+  // B stored [.., N, K] (x @ W.T): its rows along n are K elements apart, so
+  // that each term's loads of a warp span K times the lines of a row (4x
+  // slower than the product at k = 4 on the H100); the template reads it
+  // along k.
+  if (operandRows(b).transposed)
+    return std::nullopt;
+  // The chains each form ends: a slice more than the operands', then a
+  // product, K - 1 adds and a cast (the pointwise form); a reshape more,
+  // then a product, a sum and a cast (the reduction).
+  unsigned views = std::max(viewsOf(a), viewsOf(b)) + 1;
+  unsigned ops = std::max(opsAsF32(a), opsAsF32(b));
+  bool pointwise = chainsFit(id, views, ops + 2 + static_cast<unsigned>(K));
+  if (!pointwise && (views > kMaxViewChain || !chainsFit(id, 0, ops + 4)))
+    return std::nullopt;
+  std::string name = n.name; // (adding nodes moves the graph's storage)
+  DType t = n.dtype;
+  Shape shape = n.shape;
+  ValueId fa = cast(a, DType::F32), fb = cast(b, DType::F32);
+  if (!pointwise) {
+    std::vector<Dim> da = out(fa).shape.allDims(), db = out(fb).shape.allDims();
+    da.push_back(Dim(1));            // [.., M, K, 1]
+    db.insert(db.end() - 2, Dim(1)); // [.., 1, K, N]
+    ValueId columns = reshape(fa, Shape(std::span<const Dim>(da)));
+    ValueId rows = reshape(fb, Shape(std::span<const Dim>(db)));
+    ValueId sum = reduce(OpKind::Sum, binary(OpKind::Mul, columns, rows), -2, false,
+                         t == DType::F32 ? name : "");
+    Applied.push_back({MatmulRewriteKind::FewTermsSum, name, std::to_string(K)});
+    return finish(sum, t, shape, name);
+  }
+  auto term = [&](int64_t j) { // (the column first: a fixed order of nodes)
+    ValueId column = sliceOne(fa, -1, j);
+    ValueId row = sliceOne(fb, -2, j);
+    return binary(OpKind::Mul, column, row);
+  };
+  ValueId sum = term(0);
+  for (int64_t j = 1; j < K; ++j) {
+    ValueId next = term(j);
+    sum = binary(OpKind::Add, sum, next, j == K - 1 && t == DType::F32 ? name : "");
+  }
+  Applied.push_back({MatmulRewriteKind::FewTerms, name, std::to_string(K)});
+  return finish(sum, t, shape, name);
 }
 
 std::optional<ValueId> Rewriter::sumOfProduct(const Node &n, ValueId p) {
@@ -357,6 +462,9 @@ MatmulRewriteResult rewriteMatmuls(const Graph &g, const MatmulRewriteOptions &o
     moved = moveSumsOntoProducts(g);
   MatmulRewriteOptions first;
   first.reassociate = options.reassociate;
+  first.fewTermsUpTo = options.fewTermsUpTo;
+  first.fewTermsUpTo16Bit = options.fewTermsUpTo16Bit;
+  first.keptProducts = options.keptProducts;
   MatmulRewriteResult r = detail::Rewriter(moved.moved.empty() ? g : moved.graph, first).run();
   for (size_t i = 0; i < moved.moved.size(); ++i)
     r.applied.insert(r.applied.begin() + static_cast<std::ptrdiff_t>(i),

@@ -10,6 +10,11 @@
 //     becomes an elementwise product of the column by the row, a pointwise
 //     kernel that writes its output at the copy-bandwidth limit (no padding
 //     of k, no tile of k-steps; exact, as the product's one term is);
+//   - a product over a few k (2 <= k <= MatmulRewriteOptions::fewTermsUpTo,
+//     kFewTermsUpTo by default) becomes the sum of k such column-by-row
+//     products, j = 0 .. k-1 in order (the terms and order of the
+//     templates' sums), one pointwise kernel: a tile would pad k to its
+//     k-step and, where m or n is small, stay mostly empty;
 //   - operands copied into padded rows where that lets the matmul templates
 //     read them by 16-byte units: 16-bit ones for TMA (Hopper), f32 ones for
 //     the CUDA cores' float4s (k padded with zeros on both sides);
@@ -45,19 +50,21 @@
 namespace minijit {
 
 enum class MatmulRewriteKind {
-  NarrowProduct, ///< one output row or column: a product and a sum over k
-  OuterProduct,  ///< k = 1: an elementwise product of a column by a row
-  SumOfProduct,  ///< sum over the product's columns or rows: the operand summed first
+  NarrowProduct,    ///< one output row or column: a product and a sum over k
+  OuterProduct,     ///< k = 1: an elementwise product of a column by a row
+  FewTerms,         ///< 2 <= k <= a few: a sum of k columns times rows
+  FewTermsSum,      ///< the same as a reduction over k (the views around allow no more)
+  SumOfProduct,     ///< sum over the product's columns or rows: the operand summed first
   SumThroughLinear, ///< a sum of a product's linear function moved onto the product
                     ///< (SumThroughLinear.h)
-  ScalarFactor,  ///< a scalar factor moved after the product
-  AlignedRows,   ///< 16-bit operands padded to rows of whole 16-byte units
-  Float4Rows,    ///< f32 operands padded to rows of whole float4s (k with zeros)
-  MonotoneArg,   ///< an argmax (argmin) of a strictly monotone map of x, as one of x
-                 ///< (ArgmaxRewrites.h)
-  SplitK,        ///< an f32 product of few tiles as a batch of k-slices and a sum
-  Tf32Operands,  ///< f32 operands copied k-major in whole 16-byte rows, for TF32's wgmma
-  Tf32x3,        ///< an f32 product as three TF32 products of its operands' parts
+  ScalarFactor,     ///< a scalar factor moved after the product
+  AlignedRows,      ///< 16-bit operands padded to rows of whole 16-byte units
+  Float4Rows,       ///< f32 operands padded to rows of whole float4s (k with zeros)
+  MonotoneArg,      ///< an argmax (argmin) of a strictly monotone map of x, as one of x
+                    ///< (ArgmaxRewrites.h)
+  SplitK,           ///< an f32 product of few tiles as a batch of k-slices and a sum
+  Tf32Operands,     ///< f32 operands copied k-major in whole 16-byte rows, for TF32's wgmma
+  Tf32x3,           ///< an f32 product as three TF32 products of its operands' parts
 };
 
 /// The names of the operands of a product split into three TF32 products
@@ -98,6 +105,15 @@ struct SplitKOptions {
   bool enabled() const { return rule || force > 1; }
 };
 
+/// The largest k a product is written as a sum of k outer products by
+/// default (MatmulRewriteKind::FewTerms): each output then reads k elements
+/// of each operand (A's broadcast along a row, B's along a column). On the
+/// H100, [8192, k] @ [k, 4096] ran 1.1-1.4x faster so in f32 up to k = 8
+/// and in f16 and bf16 up to k = 6, but 0.82-0.89x at k = 8 in 16 bits,
+/// where the tensor cores' template keeps up (docs/PERFORMANCE.md).
+constexpr int64_t kFewTermsUpTo = 8;
+constexpr int64_t kFewTermsUpTo16Bit = 6;
+
 /// The depth of one of `slices` slices of k: whole k-steps of 8 (the f32
 /// template's; whole float4s).
 int64_t sliceDepth(int64_t k, int64_t slices);
@@ -110,14 +126,19 @@ int64_t sliceDepth(int64_t k, int64_t slices);
 bool tf32x3Pays(int64_t m, int64_t n, int64_t k);
 
 /// Which of the rewrites rewriteMatmuls applies beyond the first ones (a
-/// narrow product, an outer product), which always apply. The pipeline
-/// fills it from CompileOptions, the target and the schedule overrides
-/// `pad`, `splitk` and `wgmma` (matmulRewriteOptions in
-/// compiler/Pipeline.cpp).
+/// narrow product, an outer product), which always apply, and a product of
+/// few terms (up to fewTermsUpTo). The pipeline fills it from
+/// CompileOptions, the target and the schedule overrides `pad`, `splitk`,
+/// `terms` and `wgmma` (matmulRewriteOptions in compiler/Pipeline.cpp).
 struct MatmulRewriteOptions {
   /// The reassociating rewrites (CompileOptions::reassociate); split-K only
   /// with them.
   bool reassociate = true;
+  /// Products over k from 2 to this as sums of k outer products (FewTerms);
+  /// under 2 none. The pipeline's: kFewTermsUpTo, or the override `terms`.
+  int64_t fewTermsUpTo = 0;
+  /// The same for f16 and bf16 products (kFewTermsUpTo16Bit, or `terms`).
+  int64_t fewTermsUpTo16Bit = 0;
   /// 16-bit operands padded to rows of whole 16-byte units (TMA's reads).
   bool alignRows = false;
   /// f32 operands padded to rows of whole float4s (the CUDA cores' tiles).

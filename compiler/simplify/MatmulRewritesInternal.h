@@ -57,6 +57,28 @@ private:
   /// it), then rounded to a 16-bit product's type.
   std::optional<ValueId> outerProduct(ValueId id, ValueId a, ValueId b);
 
+  /// [.., M, K] @ [.., K, N] with 2 <= K <= FewTermsUpTo (f16 and bf16:
+  /// FewTermsUpTo16Bit): the sum of K
+  /// outer products, A's column j times B's row j for j = 0 .. K-1 in
+  /// order (a pointwise kernel; the same terms and order as the matmul
+  /// templates' sums), in f32, then rounded to a 16-bit product's type.
+  /// Where the views before and after the product would make a chain
+  /// longer than ir/Limits.h allows (the slices add one, and the product no
+  /// longer starts a fresh index), the same terms as a product [.., M, K, 1]
+  /// * [.., 1, K, N] and a sum over K (a reduction, which starts one).
+  std::optional<ValueId> fewTerms(ValueId id, ValueId a, ValueId b);
+  /// `v` sliced to [j, j + 1) along `axis` (negative: from the end).
+  ValueId sliceOne(ValueId v, int64_t axis, int64_t j);
+
+  /// Whether a value put in place of G's value `id` that ends a chain of
+  /// `views` views (since the last reduction or matmul) and `ops` ops keeps
+  /// every chain through it within ir/Limits.h, the views and ops after it
+  /// in G counted (a rewrite must not make a graph the limits refuse).
+  bool chainsFit(ValueId id, unsigned views, unsigned ops) const;
+  /// Out's chains ending at `v`, after a cast to f32 where `v` is not f32.
+  unsigned viewsOf(ValueId v) const { return Out.viewChain(v); }
+  unsigned opsAsF32(ValueId v) const { return Out.depth(v) + (out(v).dtype != DType::F32); }
+
   /// sum(A @ B, -1) = A @ sum(B, -1) and sum(A @ B, -2) = sum(A, -2) @ B
   /// (mean likewise), when the product has no other use. The operand is
   /// summed in f32, and the narrow product that results is formed as
@@ -166,6 +188,7 @@ private:
 
   const Graph &G;
   bool Reassociate, AlignRows, Float4Rows, Tf32, Tf32x3, Tf32x3Always;
+  int64_t FewTermsUpTo, FewTermsUpTo16Bit;
   SplitKOptions SplitK;
   std::function<bool(int64_t, int64_t, int64_t, int64_t)> FewTiles;
   Graph Out;
@@ -174,6 +197,9 @@ private:
   std::vector<int> OutputUses; ///< of each value of G, as a graph output
   std::vector<MatmulRewrite> Applied;
   std::vector<bool> Kept; ///< per value of G: a product the last walks leave as written
+  /// Per value of G: the most views after it in a chain of its users up to
+  /// a reduction or matmul (or an output), and the most ops after it.
+  std::vector<unsigned> ViewsBelow, OpsBelow;
 };
 
 } // namespace minijit::detail

@@ -258,7 +258,8 @@ TEST_F(Matmul, Tf32OnTensorCores) {
       {1, 200, 264, 1001, false, true, ""}, // k padded to 1004 on both
       {1, 200, 264, 1001, true, false, "pingpong=1"},
       {5, 200, 264, 300, false, false, ""}, // batched, B transposed per batch
-      {1, 16, 16, 8, false, true, ""},      // one k-slice, mostly outside the tile
+      {1, 16, 16, 8, false, true,
+       "terms=0"}, // one k-slice, mostly outside the tile (kept a product)
       {1, 640, 768, 1000, false, true, "bn=256,stages=3"},
       {3, 300, 520, 136, false, true, "cluster=2"}, // B's half rows multicast
   };
@@ -432,7 +433,7 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
     g.output(matmul(a, b), "c");
     std::string fused;
     {
-      ScheduleEnv env("promote=1");
+      ScheduleEnv env("promote=1,terms=0"); // (k = 8 kept a product)
       CompileOptions look = opt;
       look.compileKernels = false;
       fused = compileGraph(g, look).fusedText();
@@ -456,7 +457,8 @@ TEST_F(Matmul, Tf32SlicesAddedOnTheCudaCores) {
       return std::min(tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Cut),
                       tf32Deviation(r, c.aT, c.bT, c.batch, c.m, c.n, c.k, OperandsAs::Rounded));
     };
-    double promoted = deviation("promote=1", opt), plain = deviation("promote=0", opt);
+    double promoted = deviation("promote=1,terms=0", opt),
+           plain = deviation("promote=0,terms=0", opt);
     CompileOptions exact;
     exact.tf32x3 = false;
     if (c.x3)
@@ -498,8 +500,9 @@ TEST_F(Matmul, ExactF32SplitInTheKernel) {
     auto [a, b] = layoutPair(g, false, true, c.m, c.n, c.k, c.batch);
     Tensor y = matmul(a, b);
     g.output(c.relu ? relu(y) : y, "c");
-    // (splitk=0: the kernel alone, not the slices of a split along k)
-    ScheduleEnv env("split3=1,splitk=0");
+    // (splitk=0: the kernel alone, not the slices of a split along k;
+    // terms=0: k = 4 a product, not a sum of four terms)
+    ScheduleEnv env("split3=1,splitk=0,terms=0");
     CompileOptions look;
     look.compileKernels = false;
     CompiledGraph cg = compileGraph(g, look);
@@ -732,6 +735,59 @@ TEST_F(Matmul, OuterProductsRunAsPointwise) {
     }
 }
 
+TEST_F(Matmul, ProductsOfFewTermsRunAsPointwise) {
+  // 2 <= k <= 8: the sum of k columns times rows, one pointwise kernel, in
+  // every dtype; batches (Mamba2's [b, 3, 3] @ [b, 3, n]) and broadcast
+  // batches, an f32 epilogue in the same kernel, odd and prime sizes; B
+  // stored [n, k] (read through a transpose), k = 7 in 16 bits and k = 9
+  // stay products.
+  struct Case {
+    Shape a, b;
+    bool transposeB;
+  };
+  const Case cases[] = {{{4099, 2}, {2, 1031}, false},  {{256, 3, 3}, {256, 3, 1000}, false},
+                        {{3, 301, 5}, {5, 263}, false}, {{300, 7}, {5, 7, 263}, false},
+                        {{1001, 8}, {999, 8}, true},    {{1, 4}, {4, 1}, false},
+                        {{17, 6}, {33, 6}, true}};
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (const Case &c : cases) {
+      Graph g(std::string("few_") + std::string(dtypeName(t)));
+      Tensor a = g.input("a", t, c.a);
+      Tensor b = g.input("b", t, c.b);
+      Tensor y = matmul(a, c.transposeB ? transpose(b) : b);
+      g.output(t == DType::F32 ? tanh(y * 0.5 + 0.25) : y, "y");
+      SCOPED_TRACE(std::string(dtypeName(t)) + c.a.str() + " @ " + c.b.str());
+      CompileOptions opt;
+      opt.compileKernels = false;
+      CompiledGraph cg = compileGraph(g, opt);
+      // (16 bits: up to k = 6 by default)
+      int64_t k = c.a[c.a.rank() - 1];
+      if (c.transposeB || k > (t == DType::F32 ? kFewTermsUpTo : kFewTermsUpTo16Bit)) {
+        EXPECT_TRUE(cg.rewrites.empty() || cg.rewrites[0].kind != MatmulRewriteKind::FewTerms)
+            << cg.fusedText();
+        expectMatches(g, static_cast<uint64_t>(c.b.numel() % 89));
+        continue;
+      }
+      ASSERT_EQ(cg.numKernels(), 1u) << cg.fusedText();
+      ASSERT_EQ(cg.rewrites.size(), 1u) << cg.fusedText();
+      // (a single output row or column is a narrow product first)
+      bool narrow = c.a[c.a.rank() - 2] == 1 || c.b[c.b.rank() - 1] == 1;
+      EXPECT_EQ(cg.rewrites[0].kind,
+                narrow ? MatmulRewriteKind::NarrowProduct : MatmulRewriteKind::FewTerms);
+      EXPECT_EQ(cg.program.kernels[0].name.find("mm_"), std::string::npos) << cg.fusedText();
+      expectMatches(g, static_cast<uint64_t>(c.b.numel() % 89));
+    }
+  Graph nine("nine_terms");
+  Tensor a = nine.input("a", DType::F32, {300, 9});
+  Tensor b = nine.input("b", DType::F32, {9, 263});
+  nine.output(matmul(a, b), "y");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  CompiledGraph cg = compileGraph(nine, opt);
+  EXPECT_TRUE(cg.rewrites.empty()) << cg.fusedText();
+  expectMatches(nine, 9);
+}
+
 TEST_F(Matmul, SumsOfProductsSumTheOperandFirst) {
   // sum(A @ B, -1) = A @ sum(B, -1) and sum(A @ B, -2) = sum(A, -2) @ B
   // (mean likewise, keepdim both ways), nn.Linear's layout, a batch, f16.
@@ -865,7 +921,7 @@ TEST_F(Matmul, HopperTemplateOnEveryLayout) {
     const char *overrides;
   };
   const Case cases[] = {
-      {{16, 8}, {8, 16}, false, false, ""},
+      {{16, 8}, {8, 16}, false, false, "terms=0"}, // (k = 8 kept a product)
       {{127, 264}, {264, 200}, false, false, ""},
       {{127, 264}, {264, 200}, false, true, ""},
       {{136, 264}, {264, 200}, true, false, ""}, // m-major A: rows of m, 16-byte aligned
@@ -949,8 +1005,8 @@ TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
     bool staged; ///< the schedule's text names the staged epilogue
   };
   const Case cases[] = {
-      {{300, 64}, {64, 1000}, false, "", true},              // the rule: 16-bit
-      {{300, 64}, {64, 1000}, false, "staged=0", false},     // and without it
+      {{300, 64}, {64, 1000}, false, "", true},          // the rule: 16-bit
+      {{300, 64}, {64, 1000}, false, "staged=0", false}, // and without it
       {{1152, 256}, {256, 1024}, false, "staged=0,cluster=2,bn=128,stages=3", false},
       {{5, 72, 96}, {5, 96, 40}, true, "staged=0,pingpong=1", false},
       {{127, 264}, {264, 200}, true, "staged=1", true},      // a longer k, n overhangs
@@ -958,14 +1014,14 @@ TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
       {{1152, 32}, {32, 2048}, false, "staged=1,bn=128,stages=2", true},
       {{5, 72, 96}, {5, 96, 40}, true, "staged=1,pingpong=1", true},
       {{1152, 32}, {32, 2048}, false, "staged=1,cluster=2,bn=256", true},
-      {{301, 32}, {32, 998}, true, "", true},                // n % 4 = 2: pairs
+      {{301, 32}, {32, 998}, true, "", true}, // n % 4 = 2: pairs
       {{301, 32}, {32, 998}, true, "staged=0", false},
-      {{7, 1001, 129}, {7, 129, 257}, false, "", true},      // n odd: single columns
+      {{7, 1001, 129}, {7, 129, 257}, false, "", true}, // n odd: single columns
       {{7, 1001, 129}, {7, 129, 257}, false, "staged=0", false},
       {{5, 72, 96}, {5, 96, 41}, true, "staged=1,pingpong=1", true},
       {{1152, 32}, {32, 2047}, false, "staged=1,cluster=2,bn=256", true},
       {{300, 40}, {40, 999}, true, "staged=1,bn=64", true},
-      {{300, 8}, {8, 264}, false, "", true},                 // k = 8: one wgmma a tile
+      {{300, 8}, {8, 264}, false, "terms=0", true}, // k = 8: one wgmma a tile
   };
   for (DType t : {DType::F16, DType::BF16})
     for (const Case &c : cases) {
@@ -1039,6 +1095,7 @@ TEST_F(Matmul, HopperEpilogueStagedThroughSharedMemory) {
       g.output(matmul(a, b), "c");
       CompileOptions opt;
       opt.allowTf32 = true;
+      opt.scheduleOverrides.terms = 0; // (k = 8 kept a product)
       CompileOptions look = opt;
       look.compileKernels = false;
       std::string fused = compileGraph(g, look).fusedText();

@@ -108,8 +108,8 @@ TEST(ScheduleOverrides, AKernelRefusesAsAValue) {
 }
 
 TEST(ScheduleOverrides, BadKeysAndValuesAreErrors) {
-  EXPECT_EQ(overrideError("bogus=1").rfind("schedule override: unknown key 'bogus' (known: block, ",
-                                           0),
+  EXPECT_EQ(overrideError("bogus=1").rfind(
+                "schedule override: unknown key 'bogus' (known: tile, bm, ", 0),
             0u);
   EXPECT_EQ(overrideError("tpr=x"), "schedule override: 'tpr=x' needs a non-negative integer");
   EXPECT_EQ(overrideError("vec=-2"), "schedule override: 'vec=-2' needs a non-negative integer");

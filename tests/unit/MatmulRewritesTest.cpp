@@ -30,8 +30,9 @@ std::string body(const Graph &g) {
 
 /// The rewritten graph verifies and computes what the original does.
 /// (f16 results round the product once less than the graph as written.)
-MatmulRewriteResult rewriteChecked(const Graph &g, bool reassociate = true, double tol = 1e-5) {
-  MatmulRewriteResult r = rewriteMatmuls(g, {.reassociate = reassociate});
+MatmulRewriteResult rewriteChecked(const Graph &g, const MatmulRewriteOptions &options,
+                                   double tol = 1e-5) {
+  MatmulRewriteResult r = rewriteMatmuls(g, options);
   Graph clean = simplifyGraph(r.graph);
   EXPECT_NO_THROW(verifyGraph(clean));
   std::vector<HostTensor> in = randomInputs(g, 3);
@@ -43,6 +44,10 @@ MatmulRewriteResult rewriteChecked(const Graph &g, bool reassociate = true, doub
   }
   r.graph = std::move(clean);
   return r;
+}
+
+MatmulRewriteResult rewriteChecked(const Graph &g, bool reassociate = true, double tol = 1e-5) {
+  return rewriteChecked(g, MatmulRewriteOptions{.reassociate = reassociate}, tol);
 }
 
 TEST(MatmulRewrites, AMatrixVectorProductIsAProductAndARowSum) {
@@ -132,6 +137,111 @@ TEST(MatmulRewrites, WideProductsStay) {
   MatmulRewriteResult r = rewriteChecked(g);
   EXPECT_TRUE(r.applied.empty());
   EXPECT_EQ(printGraph(r.graph), printGraph(g));
+}
+
+TEST(MatmulRewrites, AProductOverAFewKIsASumOfColumnsTimesRows) {
+  MatmulRewriteOptions upTo8{.reassociate = false, .fewTermsUpTo = 8, .fewTermsUpTo16Bit = 8};
+  Graph g("few");
+  Tensor a = g.input("a", DType::F32, {5, 3});
+  Tensor b = g.input("b", DType::F32, {3, 7});
+  g.output(matmul(a, b), "y");
+  MatmulRewriteResult r = rewriteChecked(g, upTo8);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::FewTerms);
+  EXPECT_EQ(r.applied[0].text(), "%y: a product over k = 3, as a sum of k columns times rows (a "
+                                 "pointwise kernel, no tile of k-steps)");
+  // j = 0 .. k-1 in order, as the matmul templates sum them
+  EXPECT_EQ(body(r.graph), "  %t0 = slice %a axis=1 start=0 end=1 : f32[5, 1]\n"
+                           "  %t1 = slice %b axis=0 start=0 end=1 : f32[1, 7]\n"
+                           "  %t2 = mul %t0, %t1 : f32[5, 7]\n"
+                           "  %t3 = slice %a axis=1 start=1 end=2 : f32[5, 1]\n"
+                           "  %t4 = slice %b axis=0 start=1 end=2 : f32[1, 7]\n"
+                           "  %t5 = mul %t3, %t4 : f32[5, 7]\n"
+                           "  %t6 = add %t2, %t5 : f32[5, 7]\n"
+                           "  %t7 = slice %a axis=1 start=2 end=3 : f32[5, 1]\n"
+                           "  %t8 = slice %b axis=0 start=2 end=3 : f32[1, 7]\n"
+                           "  %t9 = mul %t7, %t8 : f32[5, 7]\n"
+                           "  %y = add %t6, %t9 : f32[5, 7]\n"
+                           "  return %y\n")
+      << printGraph(r.graph);
+  // a batch on one side broadcast against the other, k = 8 (the default's
+  // largest); under 2 none
+  Graph h("few_batched");
+  Tensor ah = h.input("a", DType::F32, {4, 33, 8});
+  Tensor bh = h.input("b", DType::F32, {8, 65});
+  h.output(matmul(ah, bh), "y");
+  MatmulRewriteResult rh = rewriteChecked(h, upTo8);
+  ASSERT_EQ(rh.applied.size(), 1u);
+  EXPECT_EQ(rh.applied[0].detail, "8");
+  EXPECT_EQ(rh.graph.node(rh.graph.outputs()[0]).shape, Shape({4, 33, 65}));
+  EXPECT_TRUE(rewriteMatmuls(h, {.reassociate = false, .fewTermsUpTo = 7}).applied.empty());
+  EXPECT_TRUE(rewriteMatmuls(h, {.reassociate = false, .fewTermsUpTo = 0}).applied.empty());
+  // B stored [n, k] (x @ W.T) stays a product: its rows along n are strided
+  Graph t("few_transposed");
+  Tensor at = t.input("a", DType::F32, {33, 4});
+  Tensor bt = t.input("b", DType::F32, {65, 4});
+  t.output(matmul(at, transpose(bt)), "y");
+  EXPECT_TRUE(rewriteMatmuls(t, upTo8).applied.empty());
+  // 16-bit: summed in f32 and rounded once, as the product is; one read by
+  // an epilogue stays a product (the epilogue reads it unrounded)
+  Graph f("few_half");
+  Tensor af = f.input("a", DType::F16, {64, 2});
+  Tensor bf = f.input("b", DType::F16, {2, 40});
+  f.output(matmul(af, bf), "y");
+  MatmulRewriteResult rf = rewriteChecked(f, upTo8, 1e-3);
+  ASSERT_EQ(rf.applied.size(), 1u);
+  EXPECT_NE(body(rf.graph).find("%y = cast"), std::string::npos) << printGraph(rf.graph);
+  Graph e("few_half_epilogue");
+  Tensor ae = e.input("a", DType::BF16, {64, 2});
+  Tensor be = e.input("b", DType::BF16, {2, 40});
+  e.output(relu(matmul(ae, be) * 0.5), "y");
+  EXPECT_TRUE(rewriteMatmuls(e, upTo8).applied.empty());
+  // a named k stays a product: it has no number of terms until bound
+  Graph named("few_named");
+  Tensor an = named.input("a", DType::F32, {Dim("M"), Dim("K")});
+  Tensor bn = named.input("b", DType::F32, {Dim("K"), Dim("N")});
+  named.output(matmul(an, bn), "y");
+  EXPECT_TRUE(rewriteMatmuls(named, upTo8).applied.empty());
+}
+
+TEST(MatmulRewrites, RewritesKeepChainsOfViewsWithinTheLimits) {
+  // B read through `before` views, the product through 2 more: the product
+  // starts a fresh index, its rewrites do not (ir/Limits.h's kMaxViewChain)
+  MatmulRewriteOptions upTo8{.reassociate = false, .fewTermsUpTo = 8, .fewTermsUpTo16Bit = 8};
+  auto graph = [](unsigned before, int64_t k) {
+    Graph g("chain");
+    Tensor a = g.input("a", DType::F32, {5, k});
+    Tensor b = g.input("b", DType::F32, {k, 64});
+    for (unsigned i = 0; i < before; ++i) // (a transpose, then a reshape: nothing simplifies)
+      b = i % 2 ? b.reshape({k, 64}) : b.permute({1, 0});
+    g.output(exp(matmul(a, b).reshape({320}).reshape({64, 5})), "y");
+    return g;
+  };
+  // the pointwise form's chain is 10 + 1 + 2: the reduction's, 10 + 1
+  Graph g = graph(10, 3);
+  ASSERT_EQ(g.viewChain(g.node(g.outputs()[0]).operands[0]), 2u);
+  MatmulRewriteResult r = rewriteChecked(g, upTo8);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].kind, MatmulRewriteKind::FewTermsSum);
+  EXPECT_NE(body(r.graph).find("sum "), std::string::npos) << printGraph(r.graph);
+  EXPECT_EQ(r.applied[0].text(), "%t10: a product over k = 3, as a sum over k of its terms (a "
+                                 "reduction: the pointwise form's chain of views would pass "
+                                 "ir/Limits.h's)");
+  // 12 before: neither form fits, the product stays
+  Graph full = graph(12, 3);
+  EXPECT_TRUE(rewriteChecked(full, upTo8).applied.empty());
+  // an outer product (k = 1) and a narrow one (one output row) likewise
+  Graph outer = graph(12, 1);
+  EXPECT_TRUE(rewriteChecked(outer, upTo8).applied.empty());
+  Graph outerFits = graph(10, 1);
+  EXPECT_EQ(rewriteChecked(outerFits, upTo8).applied.size(), 1u);
+  Graph narrow("narrow_chain");
+  Tensor x = narrow.input("x", DType::F32, {1, 64});
+  Tensor w = narrow.input("w", DType::F32, {64, 6});
+  for (unsigned i = 0; i < 12; ++i)
+    w = i % 2 ? w.permute({1, 0}) : w.reshape({6, 64});
+  narrow.output(matmul(x, w), "y");
+  EXPECT_TRUE(rewriteChecked(narrow, upTo8).applied.empty());
 }
 
 TEST(MatmulRewrites, ASumOverTheColumnsOfAProductSumsTheWeightFirst) {

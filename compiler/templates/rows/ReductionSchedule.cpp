@@ -545,6 +545,12 @@ Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DevicePropert
       s.parts *= 2;
   else if (!o.splits && groups * 32 * 16 >= 2 * waveThreads(dev))
     s.parts = 16;
+  // Columns shorter than the parts would leave threads without a position
+  // (a product's few terms summed over k = 3): at most one part a position,
+  // two at least (a block of 64 threads; 32 blocks of 32 would fill half
+  // an SM's threads).
+  while (s.parts > 2 && s.parts > k.K)
+    s.parts /= 2;
   if (o.parts) {
     if (*o.parts < 1 || *o.parts > 32)
       return refuse("parts must be 1..32");

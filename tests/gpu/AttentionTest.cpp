@@ -235,8 +235,8 @@ TEST_F(Attention, CudaCoresRowsAThread) {
   struct Case {
     int64_t bm, rpt, tpr;
   };
-  const Case cases[] = {{64, 4, 4}, {128, 4, 8}, {32, 2, 4}, {16, 2, 2},
-                        {64, 1, 4}, {128, 2, 8}, {64, 4, 8}, {16, 2, 8}};
+  const Case cases[] = {{64, 4, 4}, {128, 4, 8}, {32, 2, 4}, {16, 2, 2}, {64, 1, 4},
+                        {128, 2, 8}, {64, 4, 8}, {16, 2, 8}, {32, 2, 8}, {16, 1, 8}};
   for (const Case &c : cases)
     for (int64_t d : {36, 64, 128}) {
       if (d % c.tpr != 0)

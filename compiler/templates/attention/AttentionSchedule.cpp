@@ -163,16 +163,20 @@ Expected<Schedule> attentionSchedule(const LoweredKernel &k, const DevicePropert
   // threads a row for value head dims of 64 and more that 8 divides, else 4;
   // 128 rows a block where every query tile walks every key (K's and V's
   // tiles shared by more rows), 64 where a causal mask or a window ends the
-  // walks unevenly; half as many while the blocks would not give every SM
-  // one (docs/PERFORMANCE.md, Attention, f32).
+  // walks unevenly; half as many while twice the blocks would still leave
+  // an SM without one, and at most a row a thread for each 16 rows of the
+  // block (a block of 32 rows: 2 a thread), so that a small grid keeps
+  // blocks of 128 threads. On the H100 the grids of about one block an SM
+  // ran fastest; twice the blocks of half the rows, or half the blocks,
+  // 1.2-1.5x slower (docs/PERFORMANCE.md, Attention, f32).
   AttentionSchedule s;
   auto tiles = [&](unsigned br) { return (mm.M + br - 1) / br; };
   s.threadsPerRow = a.valueDim >= 64 && a.valueDim % 8 == 0 ? 8 : 4;
   s.rowsPerThread = a.valueDim / s.threadsPerRow <= 24 ? 4 : 2;
   s.br = a.causal || a.window > 0 ? 64 : 128;
-  while (s.br > 16 && mm.batch * tiles(s.br) < int64_t(dev.smCount))
+  while (s.br > 16 && 2 * mm.batch * tiles(s.br) <= int64_t(dev.smCount))
     s.br /= 2;
-  s.rowsPerThread = std::min(s.rowsPerThread, s.br / 8);
+  s.rowsPerThread = std::max(1u, std::min(s.rowsPerThread, s.br / 16));
   if (o.bm) {
     if (*o.bm != 16 && *o.bm != 32 && *o.bm != 64 && *o.bm != 128)
       return refuse("bm (query rows of an attention tile) must be 16, 32, 64 or 128 on the CUDA "

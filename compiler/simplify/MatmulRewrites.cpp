@@ -94,8 +94,9 @@ Rewriter::Rewriter(const Graph &g, const MatmulRewriteOptions &options, bool tf3
       Float4Rows(options.float4Rows), Tf32(tf32), Tf32x3(options.tf32x3),
       Tf32x3Always(options.tf32x3Always), FewTermsUpTo(options.fewTermsUpTo),
       FewTermsUpTo16Bit(options.fewTermsUpTo16Bit), SplitK(options.splitK),
-      FewTiles(options.fewTiles), Out(g.name()), Map(g.size(), -1), Uses(g.size(), 0),
-      OutputUses(g.size(), 0), ViewsBelow(g.size(), 0), OpsBelow(g.size(), 0) {
+      FewTiles(options.fewTiles), KeptProducts(options.keptProducts), Out(g.name()),
+      Map(g.size(), -1), Uses(g.size(), 0), OutputUses(g.size(), 0), ViewsBelow(g.size(), 0),
+      OpsBelow(g.size(), 0) {
   Out.reserveNamesOf(g);
   for (size_t i = g.size(); i-- > 0;) { // users come after their operands
     const Node &u = g.node(static_cast<ValueId>(i));
@@ -106,12 +107,6 @@ Rewriter::Rewriter(const Graph &g, const MatmulRewriteOptions &options, bool tf3
       OpsBelow[o] = std::max(OpsBelow[o], OpsBelow[i] + 1);
     }
   }
-  bool lastWalk = AlignRows || Float4Rows || SplitK.enabled() || Tf32 || Tf32x3;
-  // (attention's products stay products in the first walk too: fusion makes
-  // them one kernel, whatever their k)
-  Kept = (lastWalk || FewTermsUpTo > 1 || FewTermsUpTo16Bit > 1) && options.keptProducts
-             ? options.keptProducts(g)
-             : std::vector<bool>(g.size());
   for (const Node &n : g.nodes())
     for (ValueId o : n.operands)
       ++Uses[o];
@@ -198,7 +193,7 @@ ValueId Rewriter::copy(ValueId id) {
   if (n.op == OpKind::Input)
     return Out.input(n.name, n.dtype, n.shape).id();
   if (AlignRows || Float4Rows || SplitK.enabled() || Tf32 || Tf32x3) { // the last walks: products still matmuls
-    if (Kept[id])
+    if (n.op == OpKind::Matmul && kept(id))
       return add(s);
     if (n.op == OpKind::Matmul && Tf32x3) // first: the split's copies replace the others
       if (std::optional<ValueId> v = tf32x3Split(n, s.operands[0], s.operands[1]))
@@ -222,9 +217,8 @@ ValueId Rewriter::copy(ValueId id) {
       return *v;
     if (std::optional<ValueId> v = outerProduct(id, s.operands[0], s.operands[1]))
       return *v;
-    if (!Kept[id])
-      if (std::optional<ValueId> v = fewTerms(id, s.operands[0], s.operands[1]))
-        return *v;
+    if (std::optional<ValueId> v = fewTerms(id, s.operands[0], s.operands[1]))
+      return *v;
     if (Reassociate)
       if (std::optional<ValueId> v = scalarFactor(n, s.operands[0], s.operands[1]))
         return *v;
@@ -303,6 +297,12 @@ ValueId Rewriter::sliceOne(ValueId v, int64_t axis, int64_t j) {
   return add(s);
 }
 
+bool Rewriter::kept(ValueId id) {
+  if (!Kept)
+    Kept = KeptProducts ? KeptProducts(G) : std::vector<bool>(G.size());
+  return (*Kept)[id];
+}
+
 bool Rewriter::chainsFit(ValueId id, unsigned views, unsigned ops) const {
   return views + ViewsBelow[id] <= kMaxViewChain && ops + OpsBelow[id] <= kMaxDepth;
 }
@@ -324,8 +324,9 @@ std::optional<ValueId> Rewriter::fewTerms(ValueId id, ValueId a, ValueId b) {
   // B stored [.., N, K] (x @ W.T): its rows along n are K elements apart, so
   // that each term's loads of a warp span K times the lines of a row (4x
   // slower than the product at k = 4 on the H100); the template reads it
-  // along k.
-  if (operandRows(b).transposed)
+  // along k. Attention's products stay products: fusion makes them one
+  // kernel, whatever their k.
+  if (operandRows(b).transposed || kept(id))
     return std::nullopt;
   // The chains each form ends: a slice more than the operands', then a
   // product, K - 1 adds and a cast (the pointwise form); a reshape more,

@@ -10,6 +10,7 @@
 
 #include "compiler/simplify/MatmulRewrites.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,10 +59,10 @@ private:
   std::optional<ValueId> outerProduct(ValueId id, ValueId a, ValueId b);
 
   /// [.., M, K] @ [.., K, N] with 2 <= K <= FewTermsUpTo (f16 and bf16:
-  /// FewTermsUpTo16Bit): the sum of K
-  /// outer products, A's column j times B's row j for j = 0 .. K-1 in
-  /// order (a pointwise kernel; the same terms and order as the matmul
-  /// templates' sums), in f32, then rounded to a 16-bit product's type.
+  /// FewTermsUpTo16Bit): the sum of K outer products, A's column j times
+  /// B's row j for j = 0 .. K-1 in order (a pointwise kernel; the same
+  /// terms and order as the matmul templates' sums), in f32, then rounded
+  /// to a 16-bit product's type.
   /// Where the views before and after the product would make a chain
   /// longer than ir/Limits.h allows (the slices add one, and the product no
   /// longer starts a fresh index), the same terms as a product [.., M, K, 1]
@@ -75,6 +76,8 @@ private:
   /// every chain through it within ir/Limits.h, the views and ops after it
   /// in G counted (a rewrite must not make a graph the limits refuse).
   bool chainsFit(ValueId id, unsigned views, unsigned ops) const;
+  /// Whether G's product `id` stays as written (keptProducts: attention's).
+  bool kept(ValueId id);
   /// Out's chains ending at `v`, after a cast to f32 where `v` is not f32.
   unsigned viewsOf(ValueId v) const { return Out.viewChain(v); }
   unsigned opsAsF32(ValueId v) const { return Out.depth(v) + (out(v).dtype != DType::F32); }
@@ -191,12 +194,15 @@ private:
   int64_t FewTermsUpTo, FewTermsUpTo16Bit;
   SplitKOptions SplitK;
   std::function<bool(int64_t, int64_t, int64_t, int64_t)> FewTiles;
+  std::function<std::vector<bool>(const Graph &)> KeptProducts;
   Graph Out;
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted
   std::vector<int> OutputUses; ///< of each value of G, as a graph output
   std::vector<MatmulRewrite> Applied;
-  std::vector<bool> Kept; ///< per value of G: a product the last walks leave as written
+  /// Per value of G: a product the rewrites leave as written (KeptProducts
+  /// of G, found when first asked: most graphs have no product it matters to)
+  std::optional<std::vector<bool>> Kept;
   /// Per value of G: the most views after it in a chain of its users up to
   /// a reduction or matmul (or an output), and the most ops after it.
   std::vector<unsigned> ViewsBelow, OpsBelow;

@@ -20,6 +20,21 @@ int64_t tileCount(const SimtTileShape &t, int64_t m, int64_t n) {
 /// multiply-adds (see simtPaddedWork).
 constexpr double kCopyWeight = 4.0;
 
+/// A product of many tiles leaves the 128x128 tile, the one tuned most,
+/// only for a tile that pads a tenth less or more.
+constexpr double kNarrowSaving = 0.9;
+
+/// Whether the waves rules may give m x n tile `t`: a narrow tile (256x32,
+/// 32x256) only where its narrow side holds all of n (m); across several
+/// of its tiles the square ones reuse more.
+bool mayTake(const SimtTileShape &t, int64_t m, int64_t n) {
+  if (t.bm >= 8 * t.bn)
+    return n <= t.bn;
+  if (t.bn >= 8 * t.bm)
+    return m <= t.bm;
+  return true;
+}
+
 } // namespace
 
 unsigned SimtTileShape::minBlocksPerSM() const {
@@ -38,9 +53,9 @@ const std::vector<SimtTileShape> &simtNamedTiles() {
 }
 
 const std::vector<SimtTileShape> &simtWaveTiles() {
-  static const std::vector<SimtTileShape> tiles = {{128, 128, 8, 8, 8}, {128, 64, 8, 8, 8},
-                                                   {64, 128, 8, 8, 8},  {64, 64, 8, 8, 8},
-                                                   {32, 32, 32, 2, 2},  {16, 16, 64, 1, 1}};
+  static const std::vector<SimtTileShape> tiles = {
+      {128, 128, 8, 8, 8}, {128, 64, 8, 8, 8}, {64, 128, 8, 8, 8}, {64, 64, 8, 8, 8},
+      {256, 32, 8, 8, 8},  {32, 256, 8, 8, 8}, {32, 32, 32, 2, 2}, {16, 16, 64, 1, 1}};
   return tiles;
 }
 
@@ -81,13 +96,30 @@ std::optional<SimtTileShape> simtWaveTile(int64_t m, int64_t n, int64_t batch,
     return std::nullopt;
   const SimtTileShape *best = &t128;
   for (const SimtTileShape &w : simtWaveTiles())
-    if (simtPaddedWork(w, m, n) < simtPaddedWork(*best, m, n))
+    if (mayTake(w, m, n) && simtPaddedWork(w, m, n) < simtPaddedWork(*best, m, n))
       best = &w;
+  return *best;
+}
+
+std::optional<SimtTileShape> simtNarrowTile(int64_t m, int64_t n, int64_t batch,
+                                            const DeviceProperties &dev) {
+  const SimtTileShape &t128 = simtWaveTiles().front();
+  if (tileCount(t128, m, n) * batch < 2 * int64_t(dev.smCount))
+    return std::nullopt;
+  auto cost = [&](const SimtTileShape &t) { return simtProductCost(t, m, n, batch, 1, dev); };
+  const SimtTileShape *best = &t128;
+  for (const SimtTileShape &w : simtWaveTiles())
+    if (w.tm == 8 && w.tn == 8 && mayTake(w, m, n) && cost(w) < cost(*best))
+      best = &w;
+  if (cost(*best) > kNarrowSaving * cost(t128))
+    return std::nullopt;
   return *best;
 }
 
 SimtTileShape pickSimtTile(int64_t m, int64_t n, int64_t batch, const DeviceProperties &dev) {
   if (std::optional<SimtTileShape> w = simtWaveTile(m, n, batch, dev))
+    return *w;
+  if (std::optional<SimtTileShape> w = simtNarrowTile(m, n, batch, dev))
     return *w;
   const std::vector<SimtTileShape> &named = simtNamedTiles();
   for (const SimtTileShape &t : named) {

@@ -41,7 +41,8 @@ struct SimtTileShape {
 const std::vector<SimtTileShape> &simtNamedTiles();
 
 /// The tiles the waves rule chooses from: those of threads of 8x8 outputs
-/// and k steps of 8, 128x128 first, then 128x64, 64x128 and 64x64; then the
+/// and k steps of 8, 128x128 first, then 128x64, 64x128, 64x64, 256x32 and
+/// 32x256 (an n or m of 32 or fewer); then the
 /// named 32x32 and 16x16 tiles (2x2 and 1x1 a thread), for an m and n of a
 /// few dozen.
 const std::vector<SimtTileShape> &simtWaveTiles();
@@ -79,9 +80,19 @@ double simtProductCost(const SimtTileShape &t, int64_t m, int64_t n, int64_t bat
 std::optional<SimtTileShape> simtWaveTile(int64_t m, int64_t n, int64_t batch,
                                           const DeviceProperties &dev);
 
+/// For a product of many tiles (two 128x128 tiles an SM or more, batches
+/// counted) whose m or n is far from a multiple of 128 (NetVLAD's [204800,
+/// 512] @ [512, 32]: three quarters of each 128x128 tile would be padding):
+/// the tile of threads of 8x8 outputs among simtWaveTiles (256x32, 32x256,
+/// 128x64, ...) of least simtProductCost (whole waves of its padded work),
+/// where it saves a tenth or more of the 128x128 tile's. Else none.
+std::optional<SimtTileShape> simtNarrowTile(int64_t m, int64_t n, int64_t batch,
+                                            const DeviceProperties &dev);
+
 /// The tile the rule gives [batch, m, k] @ [batch, k, n]: simtWaveTile's
-/// where it gives one, else the largest of simtNamedTiles but 256x128
-/// whose tile count, batches counted, fills the SMs (the smallest if none).
+/// where it gives one, else simtNarrowTile's, else the largest of
+/// simtNamedTiles but 256x128 whose tile count, batches counted, fills the
+/// SMs (the smallest if none).
 SimtTileShape pickSimtTile(int64_t m, int64_t n, int64_t batch, const DeviceProperties &dev);
 
 /// The shallowest slice split-K cuts: 16 k-steps of 8. Once a slice, a

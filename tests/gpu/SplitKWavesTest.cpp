@@ -127,5 +127,41 @@ TEST_F(SplitKWaves, BatchOfFewTilesTakesTheWaveTile) {
   }
 }
 
+/// Products of many tiles with an n (or, batched, an m) of 32 or fewer:
+/// the narrow tiles (256x32, 32x256; NetVLAD's [204800, 512] @ [512, 32]
+/// and its batch of [32, 100] @ [100, 512]) on every layout pair, n and m
+/// whole float4s or not, k a multiple of the k-step or not; by the rule
+/// (three cp.async stages: held in registers, the next slice spills) and
+/// through registers (cpasync=0), an epilogue after.
+TEST_F(SplitKWaves, NarrowTilesOfManyRowsOrABatchOfFew) {
+  struct Case {
+    int64_t m, n, k, batch;
+    const char *tile;
+  };
+  for (const Case &c :
+       {Case{70001, 32, 129, 1, "256x32 tile"}, Case{70001, 19, 512, 1, "256x32 tile"},
+        Case{32, 515, 100, 300, "32x256 tile"}, Case{21, 512, 77, 300, "32x256 tile"}})
+    for (int layout = 0; layout < 4; ++layout)
+      for (const char *overrides : {"split3=0", "split3=0,cpasync=0"}) {
+        bool aT = layout & 1, bT = layout & 2;
+        ScheduleEnv env(overrides);
+        SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" +
+                     std::to_string(c.n) + "x" + std::to_string(c.k) + (aT ? " A^T" : " A") +
+                     (bT ? " B^T" : " B") + " " + overrides);
+        Graph g("mm_narrow_tile");
+        auto [a, b] = layoutPair(g, aT, bT, c.m, c.n, c.k, c.batch);
+        Tensor bias = g.input("bias", DType::F32, {c.n});
+        g.output(tanh(matmul(a, b) * 0.05 + bias), "c");
+        CompileOptions opt;
+        opt.compileKernels = false;
+        if (Gpu)
+          opt.device = gpu().properties();
+        std::string fused = compileGraph(g, opt).fusedText();
+        EXPECT_NE(fused.find(c.tile), std::string::npos) << fused;
+        EXPECT_EQ(fused.find("split along k"), std::string::npos) << fused;
+        expectMatches(g, static_cast<uint64_t>(c.m + c.n + layout), /*fusedOnly=*/true);
+      }
+}
+
 } // namespace
 } // namespace minijit

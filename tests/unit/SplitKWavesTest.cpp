@@ -58,9 +58,9 @@ TEST(SplitKWaves, SplitKFillsTheSlotsWhenTilesAreFewAndKIsLong) {
 
 /// The tile of a product of few tiles: the one of the wave tiles that pads
 /// least (130 rows: three 64-row tiles, not two of 128), the 128x128 one
-/// where the others pad as much (their lesser reuse counted); the named
-/// tiles' rule elsewhere (many tiles, or too few for 128x128 to fill the
-/// SMs).
+/// where the others pad as much (their lesser reuse counted); of many
+/// tiles, the one of least whole waves where it saves a tenth; the named
+/// tiles' rule elsewhere (too few for 128x128 to fill the SMs).
 TEST(SplitKWaves, SplitKTileWastesLeastPadding) {
   const DeviceProperties dev = DeviceProperties::assumedH200();
   auto is = [](SimtTileShape t, unsigned bm, unsigned bn, unsigned tm) {
@@ -72,7 +72,17 @@ TEST(SplitKWaves, SplitKTileWastesLeastPadding) {
   EXPECT_TRUE(is(pickSimtTile(256, 256, 64, dev), 128, 128, 8));
   EXPECT_TRUE(is(pickSimtTile(384, 200, 40, dev), 128, 128, 8)); // 64 columns pad as much
   EXPECT_TRUE(is(pickSimtTile(4096, 4096, 1, dev), 128, 128, 8)); // many tiles
-  EXPECT_TRUE(is(pickSimtTile(130, 100000, 1, dev), 128, 128, 8));
+  // many tiles whose m or n pads a 128-wide tile much: the tile of least
+  // whole waves (130 rows: three 64-row tiles; NetVLAD's 32 clusters of
+  // 204800 rows: 256x32, a 32-wide tile only where it holds all of n;
+  // its batched [32, 100] @ [100, 512]: 32x256; 48 columns: 128x64)
+  EXPECT_TRUE(is(pickSimtTile(130, 100000, 1, dev), 64, 128, 8));
+  EXPECT_TRUE(is(pickSimtTile(204800, 32, 1, dev), 256, 32, 8));
+  EXPECT_TRUE(is(pickSimtTile(204800, 10, 1, dev), 256, 32, 8));
+  EXPECT_TRUE(is(pickSimtTile(32, 512, 2048, dev), 32, 256, 8));
+  EXPECT_TRUE(is(pickSimtTile(204800, 48, 1, dev), 128, 64, 8));
+  EXPECT_TRUE(is(pickSimtTile(130, 250, 64, dev), 64, 128, 8)); // (not 32x256: m > 32)
+  EXPECT_TRUE(is(pickSimtTile(8192, 8192, 1, dev), 128, 128, 8));
   EXPECT_TRUE(is(pickSimtTile(512, 512, 1, dev), 32, 32, 2)); // too few for 128x128
   // 16 x 16 outputs: the 16x16 tile, 1x1 a thread (a 64x64 one would be
   // 15/16 padding); 7 x 7 too

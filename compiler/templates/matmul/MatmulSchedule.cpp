@@ -125,8 +125,12 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
   int64_t da = ctx.divisibility(mm.aBase), db = ctx.divisibility(mm.bBase);
   int64_t per16 = tensorCores ? 8 : 4;
   auto divides = [&](int64_t d) { return d == 0 || d % per16 == 0; };
+  // The tensor cores' templates copy a tile in whole rounds of the block;
+  // the CUDA cores' leave threads idle past the last copy (a 256x32 tile's
+  // B: 64 float4s on 128 threads).
+  auto whole = [&](int64_t elements) { return !tensorCores || (elements / per16) % s.block == 0; };
   s.vecA = mm.aStrideK == 1 && mm.aStrideM % per16 == 0 && mm.K % per16 == 0 && divides(da) &&
-           (s.bm * s.bk / per16) % s.block == 0;
+           whole(s.bm * s.bk);
   // On the CUDA cores a row of B (along n) may end mid-vector where its
   // stride is whole vectors and the vector past the end stays inside the
   // buffer (a row padded to whole float4s, MatmulRewrites' float4Operands):
@@ -136,17 +140,17 @@ void tileGeometry(const LoweredKernel &k, bool tensorCores, MatmulTile &s) {
   bool nEndsInside = mm.N % per16 == 0 || (!tensorCores && !k.symbolic && mm.bStrideK >= mm.N &&
                                            lastB <= k.params[mm.bParam].numel);
   s.vecB = mm.bStrideN == 1 && mm.bStrideK % per16 == 0 && nEndsInside && divides(db) &&
-           (s.bk * s.bn / per16) % s.block == 0;
+           whole(s.bk * s.bn);
   // A transposed operand: 16-byte loads along the other axis of the tile.
   // The same for A stored transposed (along m), where m is known.
   int64_t lastA = ctx.range(mm.aBase).second + (mm.K - 1) * mm.aStrideK +
                   (mm.M + per16 - 1) / per16 * per16;
   bool mEndsInside = mm.M % per16 == 0 || (!tensorCores && !k.symbolic && mm.aStrideK >= mm.M &&
                                            lastA <= k.params[mm.aParam].numel);
-  s.vecAT = !s.vecA && mm.aStrideM == 1 && mm.aStrideK % per16 == 0 && mEndsInside &&
-            divides(da) && (s.bm * s.bk / per16) % s.block == 0;
+  s.vecAT = !s.vecA && mm.aStrideM == 1 && mm.aStrideK % per16 == 0 && mEndsInside && divides(da) &&
+            whole(s.bm * s.bk);
   s.vecBT = !s.vecB && mm.bStrideK == 1 && mm.bStrideN % per16 == 0 && mm.K % per16 == 0 &&
-            divides(db) && (s.bk * s.bn / per16) % s.block == 0;
+            divides(db) && whole(s.bk * s.bn);
 }
 
 /// Key krows, after tileGeometry: 1 keeps the tiles of an operand read by
@@ -208,6 +212,16 @@ bool deeperPipelinePays(const LoweredKernel &k, const DeviceProperties &dev,
   auto offLines = [](int64_t rowStride) { return rowStride * 4 % 128 != 0; };
   return (s.vecA && offLines(mm.aStrideM)) || (s.vecAT && offLines(mm.aStrideK)) ||
          (s.vecB && offLines(mm.bStrideK)) || (s.vecBT && offLines(mm.bStrideN));
+}
+
+/// The registers a thread of the two-stage form holds the next k-slice of
+/// both operands' tiles in.
+unsigned nextSliceRegisters(const MatmulSimtSchedule &s) {
+  auto perThread = [&](unsigned elements, bool vec) {
+    unsigned loads = vec ? elements / 4 : elements;
+    return (loads + s.block - 1) / s.block * (vec ? 4 : 1);
+  };
+  return perThread(s.bm * s.bk, s.vecA || s.vecAT) + perThread(s.bk * s.bn, s.vecB || s.vecBT);
 }
 
 /// How TMA reads one operand, or why it cannot: a unit stride along k or
@@ -536,6 +550,11 @@ Expected<Schedule> simtSchedule(const LoweredKernel &k, const DeviceProperties &
   if (deeperPipelinePays(k, dev, s, o)) {
     s.stages = 4;
     s.fragBuffers = 2;
+  } else if (!o.cpasync && !o.frag && !s.kRowsA && !s.kRowsB && nextSliceRegisters(s) > 16) {
+    // The narrow tiles' threads copy more of each slice (256x32: four
+    // float4s of A a thread, against one of the 128x128 tile): held in
+    // registers for the next step, they spill; cp.async holds none.
+    s.stages = 3;
   }
   if (s.staticSharedBytes() > 48 * 1024)
     return refuse(llvm::formatv("cpasync={0}: {0} stages of a {1}x{2}x{3} tile need {4} bytes "

@@ -153,7 +153,9 @@ private:
     W.open("for (int i = 0; i < " + std::to_string(PerThread[i]) + "; ++i)");
     W.line("const int e = threadIdx.x + i * " + std::to_string(S.block) + ";");
     const MatmulOperand &o = Ops[i];
-    bool guard = !o.vec && !o.vecT && count(o) % S.block != 0;
+    // (a tile of fewer loads than threads, 64 float4s of a 256x32 tile's
+    // B on 128 threads, leaves the rest idle)
+    bool guard = count(o) % S.block != 0;
     if (guard)
       W.open("if (e < " + std::to_string(count(o)) + ")");
     body(o);

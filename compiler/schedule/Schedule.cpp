@@ -300,7 +300,9 @@ SplitWorkspace splitWorkspace(const LoweredKernel &k, const RowSchedule &s) {
 }
 
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const ColumnSchedule &s) {
-  return SplitWorkspace{k.rows, s.splits, partialWords(k), (k.rows + 31) / 32};
+  // a counter per group of 32 columns; two with barriers
+  int64_t groups = (k.rows + 31) / 32;
+  return SplitWorkspace{k.rows, s.splits, partialWords(k), s.waits ? 2 * groups : groups};
 }
 
 SplitWorkspace splitWorkspace(const LoweredKernel &k, const ScanSchedule &s) {

@@ -284,6 +284,67 @@ TEST_F(Reductions, FewLongRowsOfSeveralPassesMeetAcrossBlocks) {
   }
 }
 
+TEST_F(Reductions, FewLongColumnsOfSeveralPassesMeetAcrossBlocks) {
+  // Columns read in several passes, too few to fill the SMs a group of 32
+  // a block (a batch norm's statistics in training over [204800, 32], a
+  // softmax over the first axis, an argmax after a mean), split over
+  // blocks that meet after each pass: groups cut short (33, 100 columns),
+  // column lengths the blocks do not divide, f16 loads, outputs of each
+  // element in the last pass. The counters reset themselves for the next
+  // launch and for graph replay.
+  struct Case {
+    DType t;
+    Shape s;
+    const char *what;
+  };
+  for (const Case &c :
+       {Case{DType::F32, {204800, 32}, "batchnorm"}, Case{DType::F16, {50001, 100}, "batchnorm"},
+        Case{DType::F32, {65537, 40}, "softmax"}, Case{DType::F32, {20011, 33}, "argmax"},
+        Case{DType::F32, {3001, 64}, "batchnorm"}}) {
+    Graph g(c.what);
+    Tensor x = g.input("x", c.t, c.s);
+    Tensor xf = c.t == DType::F32 ? x : x.cast(DType::F32);
+    std::string name = c.what;
+    if (name == "batchnorm") {
+      Tensor mu = mean(xf, {0}, true);
+      Tensor d = xf - mu;
+      Tensor var = mean(d * d, {0}, true);
+      g.output((d * rsqrt(var + 1e-5)).cast(c.t), "y");
+      g.output(mu, "mu");
+      g.output(var, "var");
+    } else if (name == "softmax") {
+      g.output(softmax(xf, 0), "y");
+    } else {
+      g.output(argmax(abs(xf - mean(xf, {0}, true)), 0), "at");
+    }
+    SCOPED_TRACE(name + " " + std::string(dtypeName(c.t)) + c.s.str());
+    if (Gpu) {
+      CompileOptions opt;
+      opt.device = gpu().properties();
+      std::string fused = compileGraph(g, opt).fusedText();
+      EXPECT_NE(fused.find("outer column"), std::string::npos) << fused;
+      EXPECT_NE(fused.find("all resident, meeting after each pass"), std::string::npos) << fused;
+    }
+    expectMatches(g, 29, /*fusedOnly=*/true);
+    expectSplitRunsRepeat(g, /*waits=*/true);
+  }
+  // by hand: 3 blocks a group; more than the SMs hold at once is refused
+  Graph g("batchnorm_by_hand");
+  Tensor x = g.input("x", DType::F32, {4099, 64});
+  Tensor d = x - mean(x, {0}, true);
+  g.output(mean(d * d, {0}, true), "var");
+  expectSplitRunsRepeat(g, /*waits=*/true, 1, "splits=3");
+  CompileOptions opt;
+  opt.compileKernels = false;
+  opt.scheduleOverrides = *parseScheduleOverrides("splits=4000");
+  try {
+    compileGraph(g, opt);
+    ADD_FAILURE() << "splits=4000 compiled";
+  } catch (const CompileError &e) {
+    EXPECT_NE(std::string(e.what()).find("all resident"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Reductions, ManyLongRowsOverClusters) {
   // Many long rows on sm_90, each split over a cluster of blocks that meet
   // at the cluster's barrier (`cluster`, by hand or by the tuner): every

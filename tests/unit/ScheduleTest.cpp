@@ -511,6 +511,75 @@ TEST(Schedule, FewLongColumnsWithAnArgminAreSplitToo) {
       << c.detail->kernels[0].cuda;
 }
 
+/// A batch norm's statistics in training: the variance needs the mean of
+/// the whole column first.
+Graph columnVariance(int64_t rows, int64_t cols) {
+  Graph g("colvar");
+  Tensor x = g.input("x", DType::F32, {rows, cols});
+  Tensor d = x - mean(x, {0}, true);
+  g.output(mean(d * d, {0}, true), "var");
+  return g;
+}
+
+TEST(Schedule, FewLongColumnsOfSeveralPassesMeetAcrossBlocks) {
+  // [204800, 32]: one group of 32 columns, once one block for the whole
+  // tensor; now the blocks four SMs hold of it, all resident, 388
+  // positions each, the counters and partials of both passes
+  CompiledGraph c = lower(columnVariance(204800, 32));
+  const ColumnSchedule &s = c.detail->kernels[0].schedule.as<ColumnSchedule>();
+  EXPECT_TRUE(s.waits);
+  EXPECT_EQ(s.grid, 4 * 132);
+  EXPECT_EQ(s.minBlocksPerSM, 4u);
+  EXPECT_EQ(s.block, 256u);
+  EXPECT_EQ(s.chunk, 388);
+  EXPECT_TRUE(c.program.kernels[0].coResident);
+  EXPECT_EQ(c.program.kernels[0].workspaceBytes, int64_t(2 + 32 * 528 * 2) * 4);
+  EXPECT_TRUE(contains(c.detail->kernels[0].cuda, "mj_row_barrier(&mj_arrived[group], 1056u)"))
+      << c.detail->kernels[0].cuda;
+  // on shapes nobody tuned for: every position once, at most four blocks
+  // an SM, each thread 32 positions or more; groups that fill the SMs, or
+  // columns too short to split, keep a block a group
+  for (int64_t rows : {1, 7, 255, 256, 3001, 65537, 1000003})
+    for (int64_t cols : {1, 17, 33, 100, 4000, 8192}) {
+      if (rows * cols > (int64_t(1) << 27))
+        continue;
+      CompiledGraph g = lower(columnVariance(rows, cols));
+      const ColumnSchedule *col = g.detail->kernels[0].schedule.getIf<ColumnSchedule>();
+      if (!col)
+        continue; // (read as rows: a few columns of a short tensor)
+      std::string what = std::to_string(rows) + "x" + std::to_string(cols);
+      int64_t groups = (cols + 31) / 32;
+      if (!col->waits) {
+        EXPECT_EQ(col->splits, 1u) << what;
+        EXPECT_TRUE(groups >= 132 || rows < 2 * 32 * 8) << what;
+        continue;
+      }
+      EXPECT_EQ(col->grid, groups * col->splits) << what;
+      EXPECT_LE(col->grid, 4 * 132) << what;
+      EXPECT_GE(col->chunk, 32 * int64_t(col->parts)) << what;
+      EXPECT_GE(col->chunk * col->splits, rows) << what;
+      EXPECT_LT(col->chunk * (col->splits - 1), rows) << what;
+    }
+  // i64 sums are not split (their partials are two words)
+  Graph longs("longs");
+  Tensor x = longs.input("x", DType::I64, {204800, 32});
+  Tensor d = x - sum(x, {0}, true);
+  longs.output(sum(d * d, {0}, true), "s");
+  EXPECT_FALSE(lower(longs).detail->kernels[0].schedule.as<ColumnSchedule>().waits);
+  // by hand: within residency
+  EXPECT_EQ(lower(columnVariance(204800, 32), true, "splits=7")
+                .detail->kernels[0]
+                .schedule.as<ColumnSchedule>()
+                .grid,
+            7);
+  EXPECT_TRUE(contains(compileErrorOf(columnVariance(204800, 100), "splits=200"),
+                       "splits must be 1..132 for 4 groups of columns read in several passes"));
+  EXPECT_FALSE(lower(columnVariance(204800, 32), true, "splits=1")
+                   .detail->kernels[0]
+                   .schedule.as<ColumnSchedule>()
+                   .waits);
+}
+
 TEST(Schedule, SplitRowsWithArgReductionsOnShapesNobodyTunedFor) {
   // odd, prime, tiny and huge rows, 16-bit and f32, few and many: a split
   // row's blocks cover it exactly once; blocks that wait are all resident

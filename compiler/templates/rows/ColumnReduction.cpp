@@ -1,8 +1,10 @@
 //===- compiler/templates/rows/ColumnReduction.cpp - reductions over strided columns ---===//
 // A block reduces 32 neighbouring columns (one per lane, so the loads of a
 // warp are contiguous); `parts` warps split the rows of each column and meet
-// in shared memory. Few, long columns are split across blocks too, and the
-// last block of a group of columns to finish combines the partial results.
+// in shared memory. Few, long columns are split across blocks too: with one
+// pass the last block of a group of columns to finish combines the partial
+// results; with several the group's blocks meet at a barrier after each
+// pass and each combines them.
 //===----------------------------------------------------------------------===//
 #include "compiler/templates/rows/RowsInternal.h"
 
@@ -10,40 +12,42 @@
 
 namespace minijit {
 
-/// Columns split over blocks: each block leaves its partial results in
-/// mj_work (laid out as SplitWorkspace says) and counts itself done; the
-/// last block of the group reads the partials back, combines them in block
-/// order (the same result every run) and resets the counter for the next
-/// launch.
-static void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool partial) {
+namespace {
+
+/// Where mj_partial holds word `slot` of block `part`'s partials of this
+/// column.
+std::function<std::string(int)> partialAt(const SplitWorkspace &ws, const std::string &part) {
+  return [ws, part](int slot) {
+    std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
+    return ws.words == 1
+               ? i
+               : "(" + i + ") * " + std::to_string(ws.words) + " + " + std::to_string(slot);
+  };
+}
+
+/// This block's partials of pass `pass`'s reductions into mj_partial, by
+/// the first part of each column.
+void storePartials(KernelEmitter &e, const SplitWorkspace &ws, int pass, bool partial) {
+  e.W.open(partial ? "if (part == 0 && rowValid)" : "if (part == 0)");
+  for (size_t r = 0; r < e.K.reductions.size(); ++r)
+    if (e.K.reductions[r].pass == pass)
+      e.storePartial(static_cast<int>(r), partialAt(ws, "split"));
+  e.W.close();
+}
+
+/// Pass `pass`'s reductions from the partials of all the group's blocks:
+/// the parts of a column take every parts-th block, in block order, then
+/// combine (the same result every run, in every block that does it).
+void combinePartials(KernelEmitter &e, const ColumnSchedule &s, const SplitWorkspace &ws,
+                     int pass) {
   CodeWriter &w = e.W;
   const LoweredKernel &k = e.K;
-  SplitWorkspace ws = splitWorkspace(k, s);
   std::string splits = std::to_string(ws.splits);
-  auto at = [&](const std::string &part) {
-    return [ws, part](int slot) {
-      std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
-      return ws.words == 1 ? i
-                           : "(" + i + ") * " + std::to_string(ws.words) + " + " +
-                                 std::to_string(slot);
-    };
-  };
-  w.line("// the columns' partial results meet in mj_work: a counter per group, then the partials");
-  w.line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
-         std::to_string(ws.counters()) + ";");
-  w.open(partial ? "if (part == 0 && rowValid)" : "if (part == 0)");
-  for (size_t r = 0; r < k.reductions.size(); ++r)
-    e.storePartial(static_cast<int>(r), at("split"));
-  w.close();
-  w.line("__threadfence(); // the partials are visible before the count says so");
-  w.line("__syncthreads();");
-  w.line("if (threadIdx.x == 0) mj_last = atomicAdd(&mj_count[group], 1u) == " +
-         std::to_string(s.splits - 1) + "u;");
-  w.line("__syncthreads();");
-  w.line("if (!mj_last) return;");
-  w.line("__threadfence();");
+  auto at = [&](const std::string &part) { return partialAt(ws, part); };
   for (size_t r = 0; r < k.reductions.size(); ++r) {
     const KReduction &red = k.reductions[r];
+    if (red.pass != pass)
+      continue;
     int ri = static_cast<int>(r);
     std::vector<std::string> words = e.loadedPartial(ri, at("p"));
     const std::string &value = words[0];
@@ -52,6 +56,7 @@ static void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool 
     w.line(acc + " = " + e.accIdentity(ri) + ";");
     if (isArgReduction(red.op))
       w.line(e.accIndexName(ri) + " = " + e.secondIdentity(ri) + ";");
+    w.line("#pragma unroll 4 // (the partials' loads in flight together)");
     w.open("for (int p = part; p < " + splits + "; p += " + std::to_string(s.parts) + ")");
     if (isArgReduction(red.op)) // the better (value, position) of the two, numpy's ties
       w.line(std::string("mj_arg_update<") + (red.op == OpKind::Argmax ? "true" : "false") +
@@ -61,9 +66,75 @@ static void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool 
              value + ");");
     w.close();
   }
-  e.finishReductions(0, ReduceScope::Column, s.parts, false);
+  e.finishReductions(pass, ReduceScope::Column, s.parts, false);
+}
+
+/// Columns split over blocks, one pass: each block leaves its partial
+/// results in mj_work (laid out as SplitWorkspace says) and counts itself
+/// done; the last block of the group reads the partials back, combines
+/// them in block order (the same result every run) and resets the counter
+/// for the next launch.
+void combineColumnSplits(KernelEmitter &e, const ColumnSchedule &s, bool partial) {
+  CodeWriter &w = e.W;
+  SplitWorkspace ws = splitWorkspace(e.K, s);
+  w.line("// the columns' partial results meet in mj_work: a counter per group, then the partials");
+  w.line("unsigned *const mj_count = mj_work, *const mj_partial = mj_work + " +
+         std::to_string(ws.counters()) + ";");
+  storePartials(e, ws, 0, partial);
+  w.line("__threadfence(); // the partials are visible before the count says so");
+  w.line("__syncthreads();");
+  w.line("if (threadIdx.x == 0) mj_last = atomicAdd(&mj_count[group], 1u) == " +
+         std::to_string(s.splits - 1) + "u;");
+  w.line("__syncthreads();");
+  w.line("if (!mj_last) return;");
+  w.line("__threadfence();");
+  combinePartials(e, s, ws, 0);
   w.line("if (threadIdx.x == 0) mj_count[group] = 0u; // ready for the next launch");
 }
+
+/// Columns split over blocks that meet after pass `pass` (barrier number
+/// `barrier`; `last`: no reduction follows): each block leaves its partials
+/// of the pass in mj_work and arrives; once all blocks of the group have,
+/// every block reads the partials back and combines them in block order,
+/// so all get the same value. After the last barrier the last block out
+/// resets the group's counters for the next launch.
+void exchangeColumnPartials(KernelEmitter &e, const ColumnSchedule &s, bool partial, int pass,
+                            int barrier, bool last) {
+  CodeWriter &w = e.W;
+  SplitWorkspace ws = splitWorkspace(e.K, s);
+  std::string splits = std::to_string(ws.splits);
+  if (barrier == 0) {
+    w.line("// the group's blocks meet in mj_work: arrivals and departures per group, then the "
+           "partials");
+    w.line("unsigned *const mj_arrived = mj_work, *const mj_left = mj_work + " +
+           std::to_string(ws.counters() / 2) + ", *const mj_partial = mj_work + " +
+           std::to_string(ws.counters()) + ";");
+  }
+  storePartials(e, ws, pass, partial);
+  w.line("__threadfence(); // (the partials of every column, not only thread 0's)");
+  w.line("mj_row_barrier(&mj_arrived[group], " + std::to_string(int64_t(s.splits) * (barrier + 1)) +
+         "u); // all " + splits + " blocks of the group have left their partials");
+  combinePartials(e, s, ws, pass);
+  if (last)
+    w.line("if (threadIdx.x == 0) mj_row_leave(&mj_arrived[group], &mj_left[group], " + splits +
+           "u); // the last block out resets the counters");
+}
+
+bool reducesAfter(const LoweredKernel &k, int pass) {
+  for (const KReduction &r : k.reductions)
+    if (r.pass > pass)
+      return true;
+  return false;
+}
+
+bool reducesIn(const LoweredKernel &k, int pass) {
+  for (const KReduction &r : k.reductions)
+    if (r.pass == pass)
+      return true;
+  return false;
+}
+
+} // namespace
 
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
   CodeWriter &w = e.W;
@@ -82,7 +153,8 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
   bool split = s.splits > 1;
   std::string group = "blockIdx.x";
   if (split) {
-    w.line("__shared__ bool mj_last; // this block is the last of its columns to finish");
+    if (!s.waits)
+      w.line("__shared__ bool mj_last; // this block is the last of its columns to finish");
     w.line("const " + Idx + " group = blockIdx.x / " + std::to_string(s.splits) +
            "; // the block's 32 columns");
     w.line("const " + Idx + " split = blockIdx.x % " + std::to_string(s.splits) +
@@ -101,17 +173,18 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
   e.rowValues(0);
   LaneCtx lc = LaneCtx::elements("k", k.k, k.K);
   std::string storeGuard = partial ? "if (rowValid) " : "";
+  std::string first = "part", end = std::to_string(k.K);
+  if (split) {
+    std::string chunk = std::to_string(s.chunk);
+    w.line("const " + Idx + " first = split * " + chunk + ", end = min(first + " + chunk + ", (" +
+           Idx + ")" + std::to_string(k.K) + "); // this block's positions");
+    first = "first + part";
+    end = "end";
+  }
+  int barriers = 0;
   for (int p = 0; p < k.passes; ++p) {
     w.line(e.passTitle(p));
     e.declareAccumulators(p);
-    std::string first = "part", end = std::to_string(k.K);
-    if (split) {
-      std::string chunk = std::to_string(s.chunk);
-      w.line("const " + Idx + " first = split * " + chunk + ", end = min(first + " + chunk +
-             ", (" + Idx + ")" + std::to_string(k.K) + ");");
-      first = "first + part";
-      end = "end";
-    }
     // four loads in flight a thread: one at a time leaves DRAM waiting
     // (docs/PERFORMANCE_LOG.md, "Where three TF32 products pay; column
     // reductions four loads deep")
@@ -119,14 +192,24 @@ void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {
     w.open("for (" + Idx + " k = " + first + "; k < " + end + "; k += " + parts + ")");
     e.elementWork(p, lc, storeGuard);
     w.close();
-    e.finishReductions(p, ReduceScope::Column, s.parts, !split);
-    if (split) {
+    if (split && s.waits) {
+      if (reducesIn(k, p)) {
+        e.finishReductions(p, ReduceScope::Column, s.parts, false);
+        exchangeColumnPartials(e, s, partial, p, barriers++, !reducesAfter(k, p));
+        e.defineReductions(p);
+      }
+    } else if (split) {
+      e.finishReductions(p, ReduceScope::Column, s.parts, false);
       combineColumnSplits(e, s, partial);
       e.defineReductions(p);
+    } else {
+      e.finishReductions(p, ReduceScope::Column, s.parts);
     }
     e.rowValues(p + 1);
   }
-  e.rowStores(partial ? "part == 0 && rowValid" : "part == 0");
+  // (every block of a group has the columns' values; the first stores them)
+  std::string who = s.waits ? "part == 0 && split == 0" : "part == 0";
+  e.rowStores(partial ? who + " && rowValid" : who);
   w.raw("}\n");
 }
 

@@ -520,6 +520,62 @@ bool readsColumns(const LoweredKernel &k, const IndexExpr &off) {
   return columnLike >= kSamples * 3 / 4;
 }
 
+/// Blocks of 256 threads an SM a column reduction of several passes split
+/// over blocks asks to have resident (its launch bounds: 64 registers a
+/// thread): its blocks wait for each other, so the grid is at most this
+/// many per SM.
+constexpr unsigned kWaitingColumnBlocksPerSM = 4;
+
+/// Few, long columns read in several passes (a batch norm's mean, then its
+/// variance, over [204800, 32]: one group of 32 columns, a block on one SM
+/// for the whole tensor): the columns' positions split over blocks, all
+/// resident (kWaitingColumnBlocksPerSM an SM), which meet at a barrier
+/// after each pass, each combining the partials in the same order; each
+/// thread keeps 32 positions or more. Not for i64 sums (their partials are
+/// two words) nor a kernel of named sizes (its column length is not known).
+/// `splits` sets the blocks a group by hand. True where `s` is that
+/// schedule.
+Expected<bool> waitingColumns(const LoweredKernel &k, const DeviceProperties &dev,
+                              const ScheduleOverrides &o, ColumnSchedule &s) {
+  if (k.passes < 2 || (o.splits && *o.splits <= 1))
+    return false;
+  int64_t groups = (k.rows + 31) / 32;
+  int64_t slots = int64_t(kWaitingColumnBlocksPerSM) * dev.smCount;
+  if (o.splits) {
+    if (holdsLongReduction(k))
+      return refuse("splits=" + std::to_string(*o.splits) +
+                    ": a reduction of i64 values is not "
+                    "split over blocks (its partials are 32-bit words)");
+    if (k.symbolic)
+      return refuse("splits=" + std::to_string(*o.splits) +
+                    ": columns of named sizes read in "
+                    "several passes are not split over blocks");
+    if (*o.splits > k.K || groups * *o.splits > slots)
+      return refuse("splits must be 1.." + std::to_string(std::min(k.K, slots / groups)) + " for " +
+                    std::to_string(groups) +
+                    " groups of columns read in several passes (all "
+                    "resident, " +
+                    std::to_string(kWaitingColumnBlocksPerSM) + " blocks an SM)");
+  } else if (holdsLongReduction(k) || k.symbolic || groups >= int64_t(dev.smCount)) {
+    return false;
+  }
+  s.parts = o.parts ? static_cast<unsigned>(*o.parts) : 8;
+  if (s.parts < 1 || s.parts > 32)
+    return refuse("parts must be 1..32");
+  int64_t splits = o.splits
+                       ? *o.splits
+                       : std::min<int64_t>({slots / groups, k.K / (32 * int64_t(s.parts)), 1024});
+  if (splits < 2)
+    return false;
+  s.block = 32 * s.parts;
+  s.chunk = (k.K + splits - 1) / splits;
+  s.splits = static_cast<unsigned>((k.K + s.chunk - 1) / s.chunk);
+  s.waits = true;
+  s.minBlocksPerSM = kWaitingColumnBlocksPerSM;
+  s.grid = groups * s.splits;
+  return true;
+}
+
 Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DeviceProperties &dev,
                                      const ScheduleOverrides &o, bool clusters) {
   int primary = primaryLoad(k);
@@ -531,9 +587,14 @@ Expected<Schedule> reductionSchedule(const LoweredKernel &k, const DevicePropert
     return vec.refusal();
   ColumnSchedule s;
   int64_t groups = (k.rows + 31) / 32;
-  // A reduction of several passes is not split over blocks: when its groups
-  // of columns do not fill the SMs' threads, more warps share each column
-  // (up to 32: a block of 1024 threads).
+  if (Expected<bool> waits = waitingColumns(k, dev, o, s); !waits)
+    return waits.refusal();
+  else if (*waits)
+    return Schedule{s};
+  // A reduction of several passes over groups of columns that fill the
+  // SMs (or too short to split): when its groups do not fill the SMs'
+  // threads, more warps share each column (up to 32: a block of 1024
+  // threads).
   // One pass over groups of columns enough for two waves of blocks of 512
   // takes 16 warps a group (left whole: 5 % faster than 8,
   // docs/PERFORMANCE_LOG.md, "Where three TF32 products pay; column

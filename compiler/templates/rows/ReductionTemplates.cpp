@@ -177,8 +177,10 @@ public:
     const auto &s = sched.as<ColumnSchedule>();
     std::string split =
         s.splits > 1 ? llvm::formatv(", split over {0} blocks per 32 columns ({1} positions each), "
-                                     "the last to finish combines them",
-                                     s.splits, s.chunk)
+                                     "{2}",
+                                     s.splits, s.chunk,
+                                     s.waits ? "all resident, meeting after each pass"
+                                             : "the last to finish combines them")
                            .str()
                      : std::string();
     return llvm::formatv("outer column: 32 columns x {0} parts per block ({1} threads){2}, {3}",
@@ -206,6 +208,12 @@ public:
 
   void emit(KernelEmitter &e, const Schedule &s) const override {
     emitColumnReduction(e, s.as<ColumnSchedule>());
+  }
+
+  /// Columns split over blocks that meet after each pass.
+  bool coResident(const Schedule &s) const override {
+    const ColumnSchedule &col = s.as<ColumnSchedule>();
+    return col.splits > 1 && col.waits;
   }
 };
 

@@ -54,11 +54,16 @@ struct RowSchedule : LaunchGeometry {
 
 struct ColumnSchedule : LaunchGeometry {
   unsigned parts = 8; ///< threads sharing one column
-  /// Blocks sharing one group of 32 columns (few, long columns, one pass):
-  /// each reduces `chunk` positions of the columns, and the last block of
-  /// the group to finish combines the partial results in a fixed order.
+  /// Blocks sharing one group of 32 columns (few, long columns): each
+  /// reduces `chunk` positions of the columns. With one pass the last
+  /// block of the group to finish combines the partial results in a fixed
+  /// order. With several (`waits`), the group's blocks meet at a barrier
+  /// after each pass and every one combines the partials in the same order:
+  /// all of the grid is resident at once (`minBlocksPerSM` in the launch
+  /// bounds, the grid at most that many blocks an SM).
   unsigned splits = 1;
   int64_t chunk = 0;
+  bool waits = false;
 };
 
 } // namespace minijit

@@ -207,17 +207,10 @@ private:
       if (out(s.operands[0]).shape == n.shape &&
           (n.op == OpKind::Broadcast || isIdentityPerm(n.perm)))
         return s.operands[0];
-      // A permute of a permute is one permute (a transpose of a transpose
-      // none, as a matmul's gradient makes of nn.Linear's W.T).
-      if (n.op == OpKind::Permute && out(s.operands[0]).op == OpKind::Permute) {
-        const Node &inner = out(s.operands[0]);
-        DimVector perm;
-        for (int64_t p : n.perm)
-          perm.push_back(inner.perm[p]);
-        if (isIdentityPerm(perm))
-          return inner.operands[0];
-        s.operands[0] = inner.operands[0];
-        s.perm = perm;
+      if (n.op == OpKind::Permute) {
+        if (std::optional<ValueId> v = transposedProduct(n, s))
+          return *v;
+        return permuteOf(s);
       }
       return emit(s);
     case OpClass::Matmul:
@@ -231,6 +224,63 @@ private:
     case OpClass::Derivative: llvm_unreachable("autodiff runs before simplify");
     }
     llvm_unreachable("bad op class");
+  }
+
+  /// A permute of a permute is one permute (a transpose of a transpose
+  /// none, as a matmul's gradient makes of nn.Linear's W.T).
+  ValueId permuteOf(NodeSpec s) {
+    const Node &inner = out(s.operands[0]);
+    if (inner.op != OpKind::Permute)
+      return emit(s);
+    DimVector perm;
+    for (int64_t p : s.perm)
+      perm.push_back(inner.perm[p]);
+    if (isIdentityPerm(perm))
+      return inner.operands[0];
+    s.operands[0] = inner.operands[0];
+    s.perm = perm;
+    return emit(s);
+  }
+
+  /// `v` with the last two axes swapped (each matrix of a batch
+  /// transposed), folded with a permute `v` is.
+  ValueId transposed(ValueId v) {
+    int64_t rank = out(v).shape.rank();
+    NodeSpec t;
+    t.op = OpKind::Permute;
+    t.operands = {v};
+    for (int64_t d = 0; d < rank; ++d)
+      t.perm.push_back(d < rank - 2 ? d : 2 * rank - 3 - d);
+    return permuteOf(t);
+  }
+
+  /// A transpose of a product it alone reads, (A @ B)^T with the last two
+  /// axes swapped and the batch axes in place, is the product of the
+  /// transposed operands the other way round, B^T @ A^T: the same sums, in
+  /// the same order. The product then stores its result in the order its
+  /// readers take it: NetVLAD's `matmul(assignment, x).transpose(1, 2)`,
+  /// read whole by the norms after it, was read 512 floats apart (a 32-byte
+  /// sector for each 4 bytes), and the work after the transpose becomes the
+  /// product's epilogue. Other forms: nullopt.
+  std::optional<ValueId> transposedProduct(const Node &n, const NodeSpec &perm) {
+    if (G.node(n.operands[0]).cls() != OpClass::Matmul || Uses[n.operands[0]] != 1)
+      return std::nullopt;
+    int64_t rank = static_cast<int64_t>(n.perm.size());
+    if (rank < 2 || n.perm[rank - 1] != rank - 2 || n.perm[rank - 2] != rank - 1)
+      return std::nullopt;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      if (n.perm[d] != d)
+        return std::nullopt;
+    const Node &mm = out(perm.operands[0]);
+    if (mm.cls() != OpClass::Matmul || out(mm.operands[0]).shape.rank() < 2 ||
+        out(mm.operands[1]).shape.rank() < 2)
+      return std::nullopt;
+    // The specs first: emit adds nodes, which may move `mm`.
+    NodeSpec product = specOf(mm);
+    ValueId a = mm.operands[0], b = mm.operands[1];
+    product.name = perm.name;
+    product.operands = {transposed(b), transposed(a)};
+    return emit(product);
   }
 
   /// A flip of size-1 axes only is its operand; a flip of a flip of the same

@@ -526,8 +526,9 @@ TEST_F(Matmul, ExactF32SplitInTheKernel) {
     std::printf("[ SPLIT3   ] deviation from the exact product: %.3f of the f32 accumulation's "
                 "bound (CUDA cores: %.3f)%s\n",
                 split, exact, fewTerms ? ", k under 128: not bounded so" : "");
-    if (!fewTerms)
+    if (!fewTerms) {
       EXPECT_LE(split, 1.0);
+    }
   }
   // By the rule: a product of 128 rows too few tiles to fill the SMs, split
   // along k into slices the kernel takes as a batch, summed after.
@@ -567,6 +568,26 @@ TEST_F(Matmul, TransposedOperandsThroughPermute) {
     Tensor bt = g.input("bt", t, {96, 72});  // B stored transposed
     g.output(matmul(at.permute({1, 0}), bt.permute({1, 0})), "c");
     expectMatches(g, 5);
+  }
+}
+
+/// A transpose of a product it alone reads runs as the product of the
+/// transposed operands the other way round (simplify/Simplify.cpp,
+/// transposedProduct): NetVLAD's aggregation at a small batch, the norms
+/// after it reading the result in order, in f32 and f16, and a batch
+/// against a matrix.
+TEST_F(Matmul, TransposedProductsStoreTheOrderTheirReadersTake) {
+  for (DType t : {DType::F32, DType::F16}) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    Graph g("vlad");
+    Tensor assign = g.input("assign", t, {6, 101, 32});
+    Tensor x = g.input("x", t, {6, 101, 72});
+    Tensor w = g.input("w", t, {72, 40});
+    Tensor vlad = matmul(assign.permute({0, 2, 1}), x).permute({0, 2, 1}).cast(DType::F32);
+    Tensor n = vlad / sqrt(sum(vlad * vlad, {1}, true) + 1e-6);
+    g.output(n.reshape({6, 72 * 32}), "vlad");
+    g.output(matmul(x, w).permute({0, 2, 1}) + 1.0, "xw");
+    expectMatches(g, 31);
   }
 }
 

@@ -365,6 +365,45 @@ TEST(Simplify, AScanReadElsewhereKeepsItsFlip) {
   expectSameResults(g, s);
 }
 
+TEST(Simplify, ATransposedProductIsTheProductOfTheTransposesTheOtherWay) {
+  // (A @ B)^T = B^T @ A^T when only the transpose reads the product: the
+  // product then stores the order its readers take (NetVLAD's
+  // matmul(assignment, x).transpose(1, 2)); a transpose of a transposed
+  // operand is the operand; a batch against a matrix stays broadcast.
+  Graph g("transposed");
+  Tensor a = g.input("a", DType::F32, {5, 7, 3});
+  Tensor x = g.input("x", DType::F32, {5, 7, 4});
+  Tensor w = g.input("w", DType::F32, {4, 6});
+  g.output((matmul(a.permute({0, 2, 1}), x).permute({0, 2, 1}) - 1.0) * 2.0, "vlad");
+  g.output(matmul(x, w).permute({0, 2, 1}), "bw");
+  Graph s = simplifyGraph(g);
+  std::string text = printGraph(s);
+  EXPECT_NE(text.find("matmul %t"), std::string::npos) << text; // x^T @ a
+  EXPECT_NE(text.find("permute %x perm=[0, 2, 1]"), std::string::npos) << text;
+  EXPECT_NE(text.find("permute %w perm=[1, 0]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("permute %a"), std::string::npos) << text; // (a^T)^T is a
+  size_t products = 0;
+  for (size_t at = text.find("matmul"); at != std::string::npos; at = text.find("matmul", at + 1))
+    ++products;
+  EXPECT_EQ(products, 2u) << text;
+  expectSameResults(g, s);
+}
+
+TEST(Simplify, AProductReadElsewhereOrPermutedOtherwiseKeepsItsTranspose) {
+  Graph g("kept");
+  Tensor a = g.input("a", DType::F32, {5, 7, 3});
+  Tensor b = g.input("b", DType::F32, {5, 3, 4});
+  Tensor p = matmul(a, b);
+  g.output(p, "p");
+  g.output(p.permute({0, 2, 1}), "t"); // the product is an output too
+  g.output(matmul(b.permute({0, 2, 1}), a.permute({0, 2, 1})).permute({2, 1, 0}), "other");
+  Graph s = simplifyGraph(g);
+  std::string text = printGraph(s);
+  EXPECT_NE(text.find("%t = permute %p perm=[0, 2, 1]"), std::string::npos) << text;
+  EXPECT_NE(text.find("perm=[2, 1, 0]"), std::string::npos) << text;
+  expectSameResults(g, s);
+}
+
 TEST(Simplify, AConcatWithAFullIsAPadAndAnExclusiveScan) {
   // cat((zeros, cumsum(x[:, :-1])), 1), KernelBench's exclusive cumsum: the
   // full becomes a pad, the pad of the scan of a prefix the scan of x shifted.

@@ -14,17 +14,6 @@ namespace minijit {
 
 namespace {
 
-/// Where mj_partial holds word `slot` of block `part`'s partials of this
-/// column.
-std::function<std::string(int)> partialAt(const SplitWorkspace &ws, const std::string &part) {
-  return [ws, part](int slot) {
-    std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
-    return ws.words == 1
-               ? i
-               : "(" + i + ") * " + std::to_string(ws.words) + " + " + std::to_string(slot);
-  };
-}
-
 /// This block's partials of pass `pass`'s reductions into mj_partial, by
 /// the first part of each column.
 void storePartials(KernelEmitter &e, const SplitWorkspace &ws, int pass, bool partial) {

@@ -343,16 +343,6 @@ private:
     return false;
   }
 
-  /// Where mj_partial holds word `slot` of block `part`'s partials of this row.
-  std::function<std::string(int)> partialAt(const SplitWorkspace &ws, const std::string &part) const {
-    return [ws, part](int slot) {
-      std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
-      return ws.words == 1 ? i
-                           : "(" + i + ") * " + std::to_string(ws.words) + " + " +
-                                 std::to_string(slot);
-    };
-  }
-
   /// A row split over blocks that meet after pass `pass` (barrier number
   /// `barrier`): each block leaves its partials of the pass in mj_work and
   /// arrives; once all blocks of the row have, every block reads the

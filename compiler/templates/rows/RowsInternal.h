@@ -8,11 +8,26 @@
 #include "compiler/emit/KernelEmitter.h"
 #include "compiler/schedule/Schedule.h"
 
+#include <functional>
+#include <string>
+
 namespace minijit {
 
 /// The body of each template, after KernelEmitter::header.
 void emitRowReduction(KernelEmitter &e, const RowSchedule &s);
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s);
+
+/// Where mj_partial holds word `slot` of block `part`'s partials of this
+/// row (column): the blocks of a row in order, each its words.
+inline std::function<std::string(int)> partialAt(const SplitWorkspace &ws,
+                                                 const std::string &part) {
+  return [ws, part](int slot) {
+    std::string i = "row * " + std::to_string(ws.splits) + " + " + part;
+    return ws.words == 1
+               ? i
+               : "(" + i + ") * " + std::to_string(ws.words) + " + " + std::to_string(slot);
+  };
+}
 
 namespace detail {
 

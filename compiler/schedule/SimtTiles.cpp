@@ -96,7 +96,8 @@ std::optional<SimtTileShape> simtWaveTile(int64_t m, int64_t n, int64_t batch,
     return std::nullopt;
   const SimtTileShape *best = &t128;
   for (const SimtTileShape &w : simtWaveTiles())
-    if (mayTake(w, m, n) && simtPaddedWork(w, m, n) < simtPaddedWork(*best, m, n))
+    if (mayTake(w, m, n) && tileCount(w, m, n) * batch >= dev.smCount &&
+        simtPaddedWork(w, m, n) < simtPaddedWork(*best, m, n))
       best = &w;
   return *best;
 }

@@ -74,7 +74,8 @@ double simtProductCost(const SimtTileShape &t, int64_t m, int64_t n, int64_t bat
 /// least one an SM (a product of few tiles, split-K's slices among them;
 /// larger ones keep the measured 128x128 rules, smaller ones the named
 /// tiles' rule): the one of simtWaveTiles of least simtPaddedWork (the
-/// first of those of equal work). It wastes least on padding, and the
+/// first of those of equal work) whose tiles, batches counted, give every
+/// SM a block (256x32, larger than 128x128 along m, may not). It wastes least on padding, and the
 /// blocks of the smaller tiles fill the last wave more finely. Split-K
 /// then fills whole waves of that tile (splitSlices). Else none.
 std::optional<SimtTileShape> simtWaveTile(int64_t m, int64_t n, int64_t batch,

@@ -83,6 +83,22 @@ TEST(SplitKWaves, SplitKTileWastesLeastPadding) {
   EXPECT_TRUE(is(pickSimtTile(204800, 48, 1, dev), 128, 64, 8));
   EXPECT_TRUE(is(pickSimtTile(130, 250, 64, dev), 64, 128, 8)); // (not 32x256: m > 32)
   EXPECT_TRUE(is(pickSimtTile(8192, 8192, 1, dev), 128, 128, 8));
+  // on shapes nobody tuned for: where the 128x128 tiles give every SM a
+  // block, the rule's tile does too (20000 x 32: 79 tiles of 256x32 would
+  // leave 53 SMs idle)
+  for (int64_t batch : {1, 7, 300})
+    for (int64_t m : {1, 17, 32, 33, 130, 4097, 20000, 65537, 1000003})
+      for (int64_t n : {1, 17, 32, 48, 130, 257, 4096, 50000}) {
+        if (m * n * batch > (int64_t(1) << 32))
+          continue;
+        auto count = [&](unsigned bm, unsigned bn) {
+          return (m + bm - 1) / bm * ((n + bn - 1) / bn) * batch;
+        };
+        SimtTileShape t = pickSimtTile(m, n, batch, dev);
+        if (count(128, 128) >= dev.smCount)
+          EXPECT_GE(count(t.bm, t.bn), dev.smCount)
+              << batch << " x " << m << " x " << n << ": " << t.bm << "x" << t.bn;
+      }
   EXPECT_TRUE(is(pickSimtTile(512, 512, 1, dev), 32, 32, 2)); // too few for 128x128
   // 16 x 16 outputs: the 16x16 tile, 1x1 a thread (a 64x64 one would be
   // 15/16 padding); 7 x 7 too

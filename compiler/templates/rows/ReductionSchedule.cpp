@@ -522,8 +522,9 @@ bool readsColumns(const LoweredKernel &k, const IndexExpr &off) {
 
 /// Blocks of 256 threads an SM a column reduction of several passes split
 /// over blocks asks to have resident (its launch bounds: 64 registers a
-/// thread): its blocks wait for each other, so the grid is at most this
-/// many per SM.
+/// thread; blocks of more threads, `parts` by hand, as many as an SM's
+/// threads hold): its blocks wait for each other, so the grid is at most
+/// this many per SM.
 constexpr unsigned kWaitingColumnBlocksPerSM = 4;
 
 /// Few, long columns read in several passes (a batch norm's mean, then its
@@ -539,39 +540,42 @@ Expected<bool> waitingColumns(const LoweredKernel &k, const DeviceProperties &de
                               const ScheduleOverrides &o, ColumnSchedule &s) {
   if (k.passes < 2 || (o.splits && *o.splits <= 1))
     return false;
-  int64_t groups = (k.rows + 31) / 32;
-  int64_t slots = int64_t(kWaitingColumnBlocksPerSM) * dev.smCount;
-  if (o.splits) {
-    if (holdsLongReduction(k))
-      return refuse("splits=" + std::to_string(*o.splits) +
-                    ": a reduction of i64 values is not "
-                    "split over blocks (its partials are 32-bit words)");
-    if (k.symbolic)
-      return refuse("splits=" + std::to_string(*o.splits) +
-                    ": columns of named sizes read in "
-                    "several passes are not split over blocks");
-    if (*o.splits > k.K || groups * *o.splits > slots)
-      return refuse("splits must be 1.." + std::to_string(std::min(k.K, slots / groups)) + " for " +
-                    std::to_string(groups) +
-                    " groups of columns read in several passes (all "
-                    "resident, " +
-                    std::to_string(kWaitingColumnBlocksPerSM) + " blocks an SM)");
-  } else if (holdsLongReduction(k) || k.symbolic || groups >= int64_t(dev.smCount)) {
-    return false;
+  std::string asked = o.splits ? "splits=" + std::to_string(*o.splits) + ": " : std::string();
+  if (holdsLongReduction(k) || k.symbolic) {
+    if (!o.splits)
+      return false;
+    return refuse(asked + (k.symbolic ? "columns of named sizes read in several passes are not "
+                                        "split over blocks"
+                                      : "a reduction of i64 values is not split over blocks "
+                                        "(its partials are 32-bit words)"));
   }
-  s.parts = o.parts ? static_cast<unsigned>(*o.parts) : 8;
-  if (s.parts < 1 || s.parts > 32)
+  int64_t groups = (k.rows + 31) / 32;
+  if (!o.splits && groups >= int64_t(dev.smCount))
+    return false;
+  unsigned parts = o.parts ? static_cast<unsigned>(*o.parts) : 8;
+  if (parts < 1 || parts > 32)
     return refuse("parts must be 1..32");
-  int64_t splits = o.splits
-                       ? *o.splits
-                       : std::min<int64_t>({slots / groups, k.K / (32 * int64_t(s.parts)), 1024});
+  // (blocks of more threads: as many as an SM's threads hold)
+  unsigned resident =
+      std::max(1u, std::min(kWaitingColumnBlocksPerSM,
+                            static_cast<unsigned>(dev.maxThreadsPerSM) / (32 * parts)));
+  int64_t slots = int64_t(resident) * dev.smCount;
+  if (o.splits && (*o.splits > k.K || groups * *o.splits > slots))
+    return refuse("splits must be 1.." +
+                  std::to_string(std::max<int64_t>(1, std::min(k.K, slots / groups))) + " for " +
+                  std::to_string(groups) +
+                  " groups of columns read in several passes (all resident, " +
+                  std::to_string(resident) + " blocks an SM)");
+  int64_t splits =
+      o.splits ? *o.splits : std::min<int64_t>({slots / groups, k.K / (32 * int64_t(parts)), 1024});
   if (splits < 2)
     return false;
-  s.block = 32 * s.parts;
+  s.parts = parts;
+  s.block = 32 * parts;
   s.chunk = (k.K + splits - 1) / splits;
   s.splits = static_cast<unsigned>((k.K + s.chunk - 1) / s.chunk);
   s.waits = true;
-  s.minBlocksPerSM = kWaitingColumnBlocksPerSM;
+  s.minBlocksPerSM = resident;
   s.grid = groups * s.splits;
   return true;
 }

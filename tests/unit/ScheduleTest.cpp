@@ -575,9 +575,8 @@ TEST(Schedule, FewLongColumnsOfSeveralPassesMeetAcrossBlocks) {
   EXPECT_TRUE(contains(compileErrorOf(columnVariance(204800, 100), "splits=200"),
                        "splits must be 1..132 for 4 groups of columns read in several passes"));
   // blocks of 1024 threads (parts=32): two an SM at most
-  const ColumnSchedule &wide = lower(columnVariance(204800, 32), true, "parts=32")
-                                   .detail->kernels[0]
-                                   .schedule.as<ColumnSchedule>();
+  CompiledGraph wideGraph = lower(columnVariance(204800, 32), true, "parts=32");
+  const ColumnSchedule &wide = wideGraph.detail->kernels[0].schedule.as<ColumnSchedule>();
   EXPECT_TRUE(wide.waits);
   EXPECT_EQ(wide.minBlocksPerSM, 2u);
   EXPECT_EQ(wide.grid, 200); // (each thread 32 positions or more: 204800 / 1024)

@@ -529,7 +529,8 @@ constexpr unsigned kWaitingColumnBlocksPerSM = 4;
 
 /// Few, long columns read in several passes (a batch norm's mean, then its
 /// variance, over [204800, 32]: one group of 32 columns, a block on one SM
-/// for the whole tensor): the columns' positions split over blocks, all
+/// for the whole tensor), their groups for fewer than half the SMs: the
+/// columns' positions split over blocks, all
 /// resident (kWaitingColumnBlocksPerSM an SM), which meet at a barrier
 /// after each pass, each combining the partials in the same order; each
 /// thread keeps 32 positions or more. Not for i64 sums (their partials are
@@ -550,7 +551,10 @@ Expected<bool> waitingColumns(const LoweredKernel &k, const DeviceProperties &de
                                         "(its partials are 32-bit words)"));
   }
   int64_t groups = (k.rows + 31) / 32;
-  if (!o.splits && groups >= int64_t(dev.smCount))
+  // (groups for half the SMs or more keep a block a group: up to 32 warps
+  // a column, as before; the split's barriers have not been measured
+  // against them)
+  if (!o.splits && 2 * groups >= int64_t(dev.smCount))
     return false;
   unsigned parts = o.parts ? static_cast<unsigned>(*o.parts) : 8;
   if (parts < 1 || parts > 32)

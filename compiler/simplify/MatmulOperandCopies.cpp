@@ -17,13 +17,7 @@ ValueId Rewriter::padRows(ValueId v, const OperandRows &r) {
   pad.before.assign(rank, 0);
   pad.after.assign(rank, 0);
   pad.after[rank - 1] = (last + 7) / 8 * 8 - last;
-  NodeSpec slice;
-  slice.op = OpKind::Slice;
-  slice.operands = {add(pad)};
-  slice.axis = -1;
-  slice.start = 0;
-  slice.end = last;
-  ValueId aligned = add(slice);
+  ValueId aligned = slice(add(pad), -1, 0, last);
   if (!r.transposed)
     return aligned;
   NodeSpec t = specOf(out(v));
@@ -62,15 +56,8 @@ ValueId Rewriter::padToFloat4s(ValueId v, const OperandRows &r, const Float4Pad 
   if (p.rows)
     pad.after[rank - 2] = (rows + 3) / 4 * 4 - rows;
   ValueId padded = add(pad);
-  if (p.sliceLast) {
-    NodeSpec slice;
-    slice.op = OpKind::Slice;
-    slice.operands = {padded};
-    slice.axis = -1;
-    slice.start = 0;
-    slice.end = last;
-    padded = add(slice);
-  }
+  if (p.sliceLast)
+    padded = slice(padded, -1, 0, last);
   if (!r.transposed)
     return padded;
   NodeSpec t = specOf(out(v));
@@ -177,15 +164,8 @@ ValueId Rewriter::splitOperand(const OperandRows &r, bool isA, int64_t slices, i
     pad.after[1 - kAxis] = otherPad;
     v = add(pad);
   }
-  if (otherPad > 0) { // [slices * ks, other] in rows of whole float4s
-    NodeSpec slice;
-    slice.op = OpKind::Slice;
-    slice.operands = {v};
-    slice.axis = 1;
-    slice.start = 0;
-    slice.end = other;
-    v = add(slice);
-  }
+  if (otherPad > 0) // [slices * ks, other] in rows of whole float4s
+    v = slice(v, 1, 0, other);
   auto permute = [&](ValueId x, DimVector perm) {
     NodeSpec p;
     p.op = OpKind::Permute;

@@ -287,13 +287,13 @@ std::optional<ValueId> Rewriter::outerProduct(ValueId id, ValueId a, ValueId b) 
   return finish(p, t, shape, name);
 }
 
-ValueId Rewriter::sliceOne(ValueId v, int64_t axis, int64_t j) {
+ValueId Rewriter::slice(ValueId v, int64_t axis, int64_t start, int64_t end) {
   NodeSpec s;
   s.op = OpKind::Slice;
   s.operands = {v};
   s.axis = axis;
-  s.start = j;
-  s.end = j + 1;
+  s.start = start;
+  s.end = end;
   return add(s);
 }
 
@@ -352,8 +352,8 @@ std::optional<ValueId> Rewriter::fewTerms(ValueId id, ValueId a, ValueId b) {
     return finish(sum, t, shape, name);
   }
   auto term = [&](int64_t j) { // (the column first: a fixed order of nodes)
-    ValueId column = sliceOne(fa, -1, j);
-    ValueId row = sliceOne(fb, -2, j);
+    ValueId column = slice(fa, -1, j, j + 1);
+    ValueId row = slice(fb, -2, j, j + 1);
     return binary(OpKind::Mul, column, row);
   };
   ValueId sum = term(0);

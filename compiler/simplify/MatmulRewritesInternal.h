@@ -68,8 +68,8 @@ private:
   /// longer starts a fresh index), the same terms as a product [.., M, K, 1]
   /// * [.., 1, K, N] and a sum over K (a reduction, which starts one).
   std::optional<ValueId> fewTerms(ValueId id, ValueId a, ValueId b);
-  /// `v` sliced to [j, j + 1) along `axis` (negative: from the end).
-  ValueId sliceOne(ValueId v, int64_t axis, int64_t j);
+  /// `v` sliced to [start, end) along `axis` (negative: from the end).
+  ValueId slice(ValueId v, int64_t axis, int64_t start, int64_t end);
 
   /// Whether a value put in place of G's value `id` that ends a chain of
   /// `views` views (since the last reduction or matmul) and `ops` ops keeps

@@ -109,20 +109,6 @@ void exchangeColumnPartials(KernelEmitter &e, const ColumnSchedule &s, bool part
            "u); // the last block out resets the counters");
 }
 
-bool reducesAfter(const LoweredKernel &k, int pass) {
-  for (const KReduction &r : k.reductions)
-    if (r.pass > pass)
-      return true;
-  return false;
-}
-
-bool reducesIn(const LoweredKernel &k, int pass) {
-  for (const KReduction &r : k.reductions)
-    if (r.pass == pass)
-      return true;
-  return false;
-}
-
 } // namespace
 
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s) {

@@ -48,7 +48,7 @@ public:
       E.declareAccumulators(p);
       rowLoop(p, lc);
       if (S.splits > 1 && S.waits) {
-        if (reducesIn(p)) {
+        if (reducesIn(K, p)) {
           E.finishReductions(p, ReduceScope::Block, S.block, false);
           exchangePartials(p, barriers++);
           E.defineReductions(p);
@@ -336,13 +336,6 @@ private:
              ";");
   }
 
-  bool reducesIn(int pass) const {
-    for (const KReduction &r : K.reductions)
-      if (r.pass == pass)
-        return true;
-    return false;
-  }
-
   /// A row split over blocks that meet after pass `pass` (barrier number
   /// `barrier`): each block leaves its partials of the pass in mj_work and
   /// arrives; once all blocks of the row have, every block reads the
@@ -378,7 +371,7 @@ private:
       if (K.reductions[r].pass == pass)
         readPartial(ws, static_cast<int>(r));
     E.finishReductions(pass, ReduceScope::Block, S.block, false);
-    if (!cluster && !reducesAfter(pass))
+    if (!cluster && !reducesAfter(K, pass))
       W.line("if (lane == 0) mj_row_leave(&mj_arrived[row], &mj_left[row], " + splits +
              "u); // the last block out resets the counters");
   }
@@ -389,13 +382,6 @@ private:
     if (!E.symbolic())
       return std::to_string(ws.counters());
     return S.waits ? "2 * " + E.extent() : E.extent();
-  }
-
-  bool reducesAfter(int pass) const {
-    for (const KReduction &r : K.reductions)
-      if (r.pass > pass)
-        return true;
-    return false;
   }
 
   int barriers = 0; ///< barriers emitted so far

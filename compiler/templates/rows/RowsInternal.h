@@ -17,6 +17,20 @@ namespace minijit {
 void emitRowReduction(KernelEmitter &e, const RowSchedule &s);
 void emitColumnReduction(KernelEmitter &e, const ColumnSchedule &s);
 
+/// Whether some reduction of `k` is finished in pass `pass`, or after it.
+inline bool reducesIn(const LoweredKernel &k, int pass) {
+  for (const KReduction &r : k.reductions)
+    if (r.pass == pass)
+      return true;
+  return false;
+}
+inline bool reducesAfter(const LoweredKernel &k, int pass) {
+  for (const KReduction &r : k.reductions)
+    if (r.pass > pass)
+      return true;
+  return false;
+}
+
 /// Where mj_partial holds word `slot` of block `part`'s partials of this
 /// row (column): the blocks of a row in order, each its words.
 inline std::function<std::string(int)> partialAt(const SplitWorkspace &ws,

@@ -3,9 +3,11 @@
 // rewriting and reusing as it goes.
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/Simplify.h"
+#include "compiler/simplify/SliceSinking.h"
 
 #include "compiler/simplify/EmptyValues.h"
 #include "ir/Evaluator.h"
+#include "ir/Limits.h"
 #include "ir/Printer.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -52,6 +54,18 @@ public:
         for (ValueId o : G.nodes()[i].operands)
           ++Uses[o];
       Uses[i] += isOutput[i];
+    }
+    // The chains below each value, for rewrites that lengthen its own.
+    ViewsBelow.assign(G.size(), 0);
+    OpsBelow.assign(G.size(), 0);
+    for (size_t j = G.size(); j-- > 0;) {
+      const Node &n = G.nodes()[j];
+      bool fresh = n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul;
+      unsigned views = fresh ? 0 : ViewsBelow[j] + (n.cls() == OpClass::View ? 1 : 0);
+      for (ValueId o : n.operands) {
+        ViewsBelow[o] = std::max(ViewsBelow[o], views);
+        OpsBelow[o] = std::max(OpsBelow[o], OpsBelow[j] + 1);
+      }
     }
     for (size_t i = 0; i < G.size(); ++i) {
       const Node &n = G.nodes()[i];
@@ -227,9 +241,24 @@ private:
   }
 
   /// A permute of a permute is one permute (a transpose of a transpose
-  /// none, as a matmul's gradient makes of nn.Linear's W.T).
+  /// none, as a matmul's gradient makes of nn.Linear's W.T). A permute that
+  /// moves only axes of size 1 (its larger axes stay in order) keeps every
+  /// element where it is: a reshape, which a kernel's result is stored
+  /// through where a permute needs a copy.
   ValueId permuteOf(NodeSpec s) {
     const Node &inner = out(s.operands[0]);
+    if (!inner.shape.hasNames()) {
+      DimVector larger;
+      for (int64_t p : s.perm)
+        if (inner.shape[p] != 1)
+          larger.push_back(p);
+      if (llvm::is_sorted(larger)) {
+        DimVector dims;
+        for (int64_t p : s.perm)
+          dims.push_back(inner.shape[p]);
+        return reshapeTo(s.operands[0], Shape(dims), s.name);
+      }
+    }
     if (inner.op != OpKind::Permute)
       return emit(s);
     DimVector perm;
@@ -517,7 +546,62 @@ private:
     // Reducing only size-1 axes changes no value (argmax's is the position 0).
     if (count == 1 && !isArgReduction(n.op))
       return reshapeTo(s.operands[0], n.shape, n.name);
+    if (std::optional<ValueId> v = termsOfAShortAxis(n, s))
+      return *v;
     return emit(s);
+  }
+
+  /// The most terms a sum over an outer axis is written out in.
+  static constexpr int64_t kShortAxisTerms = 8;
+
+  /// An f32 sum (or mean) over one axis of 2 to kShortAxisTerms elements
+  /// that is not the innermost, as the adds of its slices, x[0] + x[1] + ...
+  /// (times 1/n for a mean): a pointwise kernel that reads each slice in
+  /// whole vectors, where a column reduction gives each thread one element
+  /// of each column to load (split-K's sum of two slices read 12 MB at a
+  /// third of DRAM's rate). The innermost axis and a product's own last two
+  /// axes (the sum-of-product rewrites' cases) keep their reduction. Other
+  /// forms: nullopt.
+  std::optional<ValueId> termsOfAShortAxis(const Node &n, const NodeSpec &s) {
+    const Node &x = out(s.operands[0]);
+    if ((n.op != OpKind::Sum && n.op != OpKind::Mean) || n.dtype != DType::F32 ||
+        n.axes.size() != 1 || x.shape.hasNames() || n.shape.hasNames())
+      return std::nullopt;
+    int64_t axis = n.axes[0], rank = x.shape.rank(), terms = x.shape[axis];
+    if (terms < 2 || terms > kShortAxisTerms || axis == rank - 1 ||
+        (x.cls() == OpClass::Matmul && axis >= rank - 2))
+      return std::nullopt;
+    // The sum's index is no longer fresh: a slice and a reshape join the
+    // operand's chain of views, and what reads the sum continues it.
+    ValueId id = static_cast<ValueId>(&n - G.nodes().data());
+    if (Out.viewChain(s.operands[0]) + 2 + ViewsBelow[id] > kMaxViewChain ||
+        Out.depth(s.operands[0]) + static_cast<unsigned>(terms) + 2 + OpsBelow[id] > kMaxDepth)
+      return std::nullopt;
+    ValueId sum = -1;
+    for (int64_t t = 0; t < terms; ++t) {
+      NodeSpec part;
+      part.op = OpKind::Slice;
+      part.operands = {s.operands[0]};
+      part.axis = axis;
+      part.start = t;
+      part.end = t + 1;
+      ValueId v = sliceOf(part);
+      if (sum < 0) {
+        sum = v;
+        continue;
+      }
+      NodeSpec add;
+      add.op = OpKind::Add;
+      add.operands = {sum, v};
+      sum = emit(add);
+    }
+    if (n.op == OpKind::Mean) {
+      NodeSpec scale;
+      scale.op = OpKind::Mul;
+      scale.operands = {sum, Out.constant(1.0 / static_cast<double>(terms), DType::F32)};
+      sum = emit(scale);
+    }
+    return reshapeTo(sum, n.shape, n.name);
   }
 
   const Graph &G;
@@ -525,6 +609,10 @@ private:
   std::vector<ValueId> Map;
   std::map<std::string, ValueId> Seen;
   std::vector<int> Uses; ///< of each node of G: its live readers, and 1 more for an output
+  /// Of each node of G: the most views on a path from it to a reduction, a
+  /// product or an output, and the most ops on a path to an output (the
+  /// chains ir/Limits.h bounds continue there).
+  std::vector<unsigned> ViewsBelow, OpsBelow;
 };
 
 } // namespace
@@ -556,6 +644,10 @@ Graph simplifyGraph(const Graph &g, bool *changed) {
   std::optional<Graph> emptied = replaceEmptyValues(g);
   Simplifier s(emptied ? *emptied : g);
   Graph out = withoutDeadValues(s.run());
+  // Slices moved onto what they read leave joins to make (a slice of a
+  // slice, a full of the sliced shape): simplified once more.
+  if (std::optional<Graph> sunk = sinkSlices(out))
+    out = withoutDeadValues(Simplifier(withoutDeadValues(*sunk)).run());
   if (changed)
     *changed = printGraph(out) != printGraph(g);
   return out;

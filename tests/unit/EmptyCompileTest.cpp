@@ -170,7 +170,7 @@ TEST(EmptyValues, AnEmptyArgumentReturnedAndUpdatedInPlaceHasNoKernel) {
 }
 
 TEST(EmptyValues, NonEmptyGraphsKeepTheirSimplifiedForm) {
-  Graph g = parse("graph g(%x: f32[4, 8]) {\n"
+  Graph g = parse("graph g(%x: f32[40, 8]) {\n"
                   "  %s = sum %x axes=[0]\n"
                   "  %m = max %x axes=[1]\n"
                   "  return %s, %m\n"

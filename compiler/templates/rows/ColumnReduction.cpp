@@ -14,13 +14,27 @@ namespace minijit {
 
 namespace {
 
+/// Where word `slot` of split `split`'s partial of this thread's column lives
+/// in mj_partial: that word of one split's partials of all columns side by
+/// side, so that a warp (a column a lane) stores and loads one line, where a
+/// column's splits side by side put its lanes a split count apart (a 32-byte
+/// sector a lane: each block's combine of a 528-way split read eight times
+/// the partials' bytes through L2).
+std::function<std::string(int)> columnPartialAt(const SplitWorkspace &ws,
+                                                const std::string &split) {
+  return [ws, split](int slot) {
+    std::string at = slot == 0 ? split : std::to_string(int64_t(slot) * ws.splits) + " + " + split;
+    return "(" + at + ") * " + std::to_string(ws.rows) + " + row";
+  };
+}
+
 /// This block's partials of pass `pass`'s reductions into mj_partial, by
 /// the first part of each column.
 void storePartials(KernelEmitter &e, const SplitWorkspace &ws, int pass, bool partial) {
   e.W.open(partial ? "if (part == 0 && rowValid)" : "if (part == 0)");
   for (size_t r = 0; r < e.K.reductions.size(); ++r)
     if (e.K.reductions[r].pass == pass)
-      e.storePartial(static_cast<int>(r), partialAt(ws, "split"));
+      e.storePartial(static_cast<int>(r), columnPartialAt(ws, "split"));
   e.W.close();
 }
 
@@ -32,7 +46,7 @@ void combinePartials(KernelEmitter &e, const ColumnSchedule &s, const SplitWorks
   CodeWriter &w = e.W;
   const LoweredKernel &k = e.K;
   std::string splits = std::to_string(ws.splits);
-  auto at = [&](const std::string &part) { return partialAt(ws, part); };
+  auto at = [&](const std::string &split) { return columnPartialAt(ws, split); };
   for (size_t r = 0; r < k.reductions.size(); ++r) {
     const KReduction &red = k.reductions[r];
     if (red.pass != pass)

@@ -98,5 +98,23 @@ TEST_F(Graphs, RandomGraphsWithNamedSizes) {
   MJ_REQUIRE_GPU();
 }
 
+TEST_F(Graphs, SlicesComputedFromSlicedOperands) {
+  // A slice of what only it reads is computed from slices of the operands:
+  // a product's last row (Mamba2's new_states[:, -1]), every third column of
+  // elementwise work with a broadcast operand, rows of a reduction over
+  // another axis, a scan's prefix; against the reference at odd sizes.
+  Graph g("sliced");
+  Tensor a = g.input("a", DType::F32, {6, 33, 17});
+  Tensor w = g.input("w", DType::F32, {6, 17, 29});
+  Tensor x = g.input("x", DType::F32, {65, 1001});
+  Tensor b = g.input("b", DType::F32, {1001});
+  Tensor r = g.input("r", DType::F32, {37, 50, 71});
+  g.output(slice(matmul(a, w), 1, 32, 33), "row");
+  g.output(slice(exp(x * 0.01 + b), 1, 10, 1000, 3), "cols");
+  g.output(slice(sum(r, {2}), 0, 5, 30, 2), "rows");
+  g.output(slice(cumsum(x, 1), 1, 0, 777), "prefix");
+  expectMatches(g, 7);
+}
+
 } // namespace
 } // namespace minijit

@@ -503,5 +503,30 @@ TEST_F(Reductions, VarianceKeptOnlineByWelford) {
     GTEST_SKIP() << "no GPU (" << WhyNot << "): compiled through NVRTC, not run";
 }
 
+TEST_F(Reductions, ShortOuterAxesSummedAsTheirSlices) {
+  // An f32 sum or mean over an outer axis of 2 to 8 is the adds of its
+  // slices, one pointwise kernel (split-K's sum with nn.Linear's bias and
+  // ReLU); slices whose rows are not whole vectors (1001 and 1000003 wide)
+  // and a tiny one; fused and one kernel an op, against the reference.
+  struct Case {
+    Shape s;
+    int64_t axis;
+    bool mean;
+  };
+  for (Case c : {Case{{2, 1024, 1023}, 0, false}, Case{{77, 3, 1001}, 1, true},
+                 Case{{8, 5, 7}, 0, false}, Case{{2, 1000003}, 0, true}}) {
+    Graph g("short");
+    Tensor x = g.input("x", DType::F32, c.s);
+    Tensor b = g.input("b", DType::F32, {c.s[c.s.rank() - 1]});
+    Tensor r = c.mean ? mean(x, {c.axis}, true) : sum(x, {c.axis}, true);
+    g.output(relu(r + b), "y");
+    SCOPED_TRACE(c.s.str());
+    std::string fused;
+    EXPECT_EQ(kernelsOfKind(g, {ScheduleKind::OuterCol, ScheduleKind::InnerRow}, fused), 0u)
+        << fused;
+    expectMatches(g, static_cast<uint64_t>(c.s[c.s.rank() - 1]));
+  }
+}
+
 } // namespace
 } // namespace minijit

@@ -55,16 +55,30 @@ public:
           ++Uses[o];
       Uses[i] += isOutput[i];
     }
-    // The chains below each value, for rewrites that lengthen its own.
+    // The chains below each value, for rewrites that lengthen its own: a
+    // view or a value this walk may make one (a concat as a pad, a reduction
+    // over size-1 axes as a reshape, a short sum as a slice's adds and a
+    // reshape) continues a chain; a product starts its own, though its
+    // operands may gain a transpose (transposedProduct).
     ViewsBelow.assign(G.size(), 0);
     OpsBelow.assign(G.size(), 0);
+    ReductionReaders.assign(G.size(), 0);
     for (size_t j = G.size(); j-- > 0;) {
       const Node &n = G.nodes()[j];
-      bool fresh = n.cls() == OpClass::Reduce || n.cls() == OpClass::Matmul;
-      unsigned views = fresh ? 0 : ViewsBelow[j] + (n.cls() == OpClass::View ? 1 : 0);
+      unsigned views = ViewsBelow[j] + 1;
+      if (n.cls() == OpClass::Matmul)
+        views = 1;
+      else if (n.cls() == OpClass::Reduce && !mayBeAView(n))
+        views = 0;
+      else if (n.cls() == OpClass::Reduce)
+        views = ViewsBelow[j] + 2;
+      else if (n.cls() != OpClass::View && n.cls() != OpClass::Concat)
+        views = ViewsBelow[j];
       for (ValueId o : n.operands) {
         ViewsBelow[o] = std::max(ViewsBelow[o], views);
         OpsBelow[o] = std::max(OpsBelow[o], OpsBelow[j] + 1);
+        if (live[j] && n.cls() == OpClass::Reduce)
+          ++ReductionReaders[o];
       }
     }
     for (size_t i = 0; i < G.size(); ++i) {
@@ -554,6 +568,34 @@ private:
   /// The most terms a sum over an outer axis is written out in.
   static constexpr int64_t kShortAxisTerms = 8;
 
+  /// Whether reduction `n` of G may become views and elementwise work in
+  /// this walk: one over axes of size 1, or a sum over a short outer axis.
+  bool mayBeAView(const Node &n) const {
+    const Shape &x = G.node(n.operands[0]).shape;
+    if (x.hasNames())
+      return false;
+    int64_t count = 1;
+    for (int64_t a : n.axes)
+      count *= x[a];
+    return count == 1 || ((n.op == OpKind::Sum || n.op == OpKind::Mean) && n.dtype == DType::F32 &&
+                          n.axes.size() == 1 && count <= kShortAxisTerms &&
+                          n.axes[0] != static_cast<int64_t>(x.rank()) - 1);
+  }
+
+  /// Whether `v` of G is a product, or reaches one through linear
+  /// elementwise ops of its shape that only their readers read (the sums
+  /// SumThroughLinear moves onto the product).
+  bool reachesAProduct(ValueId v, const Shape &full, bool first = true) const {
+    const Node &m = G.node(v);
+    if (m.shape != full)
+      return false;
+    if (m.cls() == OpClass::Matmul)
+      return true;
+    if ((!first && Uses[v] != 1) || !opInfo(m.op).isLinear())
+      return false;
+    return llvm::any_of(m.operands, [&](ValueId o) { return reachesAProduct(o, full, false); });
+  }
+
   /// An f32 sum (or mean) over one axis of 2 to kShortAxisTerms elements
   /// that is not the innermost, as the adds of its slices, x[0] + x[1] + ...
   /// (times 1/n for a mean): a pointwise kernel that reads each slice in
@@ -568,15 +610,23 @@ private:
         n.axes.size() != 1 || x.shape.hasNames() || n.shape.hasNames())
       return std::nullopt;
     int64_t axis = n.axes[0], rank = x.shape.rank(), terms = x.shape[axis];
-    if (terms < 2 || terms > kShortAxisTerms || axis == rank - 1 ||
-        (x.cls() == OpClass::Matmul && axis >= rank - 2))
+    if (terms < 2 || terms > kShortAxisTerms || axis == rank - 1)
+      return std::nullopt;
+    // A product's own rows or columns summed (through linear ops): the
+    // sum-of-product rewrites' cases. An operand other reductions read too:
+    // one kernel reduces it for all of them.
+    ValueId id = static_cast<ValueId>(&n - G.nodes().data());
+    if ((axis >= rank - 2 && reachesAProduct(n.operands[0], G.node(n.operands[0]).shape)) ||
+        ReductionReaders[n.operands[0]] > 1)
       return std::nullopt;
     // The sum's index is no longer fresh: a slice and a reshape join the
-    // operand's chain of views, and what reads the sum continues it.
-    ValueId id = static_cast<ValueId>(&n - G.nodes().data());
+    // operand's chain of views, and what reads the sum continues it; and
+    // the graph gains up to 2 * terms + 2 nodes.
     if (Out.viewChain(s.operands[0]) + 2 + ViewsBelow[id] > kMaxViewChain ||
-        Out.depth(s.operands[0]) + static_cast<unsigned>(terms) + 2 + OpsBelow[id] > kMaxDepth)
+        Out.depth(s.operands[0]) + static_cast<unsigned>(terms) + 2 + OpsBelow[id] > kMaxDepth ||
+        Out.size() + (G.size() - static_cast<size_t>(id)) + 2 * terms + 4 > kMaxNodes)
       return std::nullopt;
+    size_t made = Out.size(); // (nodes from here on are this sum's own)
     ValueId sum = -1;
     for (int64_t t = 0; t < terms; ++t) {
       NodeSpec part;
@@ -601,6 +651,9 @@ private:
       scale.operands = {sum, Out.constant(1.0 / static_cast<double>(terms), DType::F32)};
       sum = emit(scale);
     }
+    if (out(sum).shape == n.shape && static_cast<size_t>(sum) >= made && !n.name.empty() &&
+        !Out.lookup(n.name))
+      Out.rename(sum, n.name); // keepdim: the last add is the sum, by its name
     return reshapeTo(sum, n.shape, n.name);
   }
 
@@ -613,6 +666,7 @@ private:
   /// product or an output, and the most ops on a path to an output (the
   /// chains ir/Limits.h bounds continue there).
   std::vector<unsigned> ViewsBelow, OpsBelow;
+  std::vector<int> ReductionReaders; ///< of each node of G: the live reductions that read it
 };
 
 } // namespace

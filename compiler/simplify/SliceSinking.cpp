@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/simplify/SliceSinking.h"
 #include "compiler/simplify/Simplify.h"
+#include "ir/Limits.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -31,8 +32,10 @@ public:
   }
 
   std::optional<Graph> run() {
-    for (size_t i = 0; i < G.size(); ++i)
+    for (size_t i = 0; i < G.size(); ++i) {
+      Left = G.size() - i;
       Map[i] = copy(G.node(static_cast<ValueId>(i)));
+    }
     if (!Moved)
       return std::nullopt;
     copyOutputs(G, Map, Out);
@@ -58,7 +61,10 @@ private:
   /// `v` over sliced operands where the slice alone reads `v` and the op
   /// allows it; else nullopt.
   std::optional<ValueId> sunk(ValueId v, const Window &w, const std::string &name) {
-    if (!movable(v, w))
+    // (the nodes G has left to copy fit beside the ones the move adds:
+    // ir/Limits.h's kMaxNodes)
+    std::optional<size_t> added = movedNodes(v, w);
+    if (!added || Out.size() + Left + *added > kMaxNodes)
       return std::nullopt;
     NodeSpec s = movedOnto(G.node(v), w);
     Moved = true;
@@ -66,30 +72,42 @@ private:
     return add(s);
   }
 
-  /// Whether slice `w` of `v` may move onto `v`'s operands: the slice alone
-  /// reads `v`, its op can compute a part of it, and each slice left behind
-  /// on the way reads a value that a kernel stores anyway (an input, a
-  /// product, a scan, a gather, a random op) or makes from
-  /// nothing (a literal, an iota). A slice of elementwise work that others
-  /// read whole would split a kernel: a softmax's `exp(x - max)` read whole
-  /// by its sum and in part by a sliced division would take a second kernel
-  /// for the part.
-  bool movable(ValueId v, const Window &w) const {
+  /// The nodes moving slice `w` of `v` onto `v`'s operands adds (the op,
+  /// and the moves or slices of its operands), where it may move: the slice
+  /// alone reads `v`, its op can compute a part of it, and each slice left
+  /// behind on the way reads a value that a kernel stores anyway (an input,
+  /// a product, a scan, a gather, a random op) or makes from nothing (a
+  /// literal, an iota). A slice of elementwise work that others read whole
+  /// would split a kernel: a softmax's `exp(x - max)` read whole by its sum
+  /// and in part by a sliced division would take a second kernel for the
+  /// part. Each moved slice adds a view to its operand's chain (below a
+  /// reduction or a product, which start their own, the chain grows):
+  /// within ir/Limits.h's kMaxViewChain. nullopt where it may not move.
+  std::optional<size_t> movedNodes(ValueId v, const Window &w) const {
     const Node &n = G.node(v);
     if (Uses[v] != 1 || n.shape.hasNames() || w.size() == 0)
-      return false;
+      return std::nullopt;
     for (ValueId o : n.operands)
       if (G.node(o).shape.hasNames())
-        return false;
+        return std::nullopt;
     std::optional<std::vector<std::optional<Window>>> windows = operandWindows(n, w);
     if (!windows)
-      return false;
+      return std::nullopt;
+    size_t added = 1;
     for (size_t i = 0; i < n.operands.size(); ++i) {
       ValueId o = n.operands[i];
-      if ((*windows)[i] && !movable(o, *(*windows)[i]) && !stored(G.node(o)))
-        return false;
+      if (!(*windows)[i])
+        continue;
+      if (G.viewChain(o) + 1 > kMaxViewChain)
+        return std::nullopt;
+      if (std::optional<size_t> below = movedNodes(o, *(*windows)[i]))
+        added += *below;
+      else if (stored(G.node(o)))
+        added += 1;
+      else
+        return std::nullopt;
     }
-    return true;
+    return added;
   }
 
   /// Whether a kernel stores `n`'s value whatever reads it, or makes it from
@@ -290,6 +308,7 @@ private:
   std::vector<ValueId> Map;
   std::vector<int> Uses; ///< of each value of G, outputs counted
   bool Moved = false;
+  size_t Left = 0; ///< the nodes of G not yet copied, the one being copied among them
 };
 
 } // namespace

@@ -591,29 +591,74 @@ TEST(Simplify, APermuteOfAxesOfSizeOneIsAReshape) {
 TEST(Simplify, ASumOverAShortOuterAxisIsTheAddsOfItsSlices) {
   // Split-K's sum of a few slices, a mean over a batch of 3: each a pointwise
   // kernel of whole vectors. The innermost axis, an axis of 9, an i32 sum,
-  // two axes and a product's own rows keep their reductions.
+  // two axes, a product's own rows and an operand other reductions read too
+  // (one kernel reduces it for all) keep their reductions.
   Graph g("short");
   Tensor p = g.input("p", DType::F32, {5, 40, 24});
   Tensor q = g.input("q", DType::F32, {7, 3, 33});
+  Tensor p2 = g.input("p2", DType::F32, {5, 40, 24});
+  Tensor q2 = g.input("q2", DType::F32, {7, 3, 33});
+  Tensor z = g.input("z", DType::F32, {4, 64});
   Tensor r = g.input("r", DType::F32, {9, 16});
   Tensor i = g.input("i", DType::I32, {4, 16});
   Tensor a = g.input("a", DType::F32, {3, 8}), b = g.input("b", DType::F32, {8, 16});
   g.output(relu(sum(p, {0})), "split");
   g.output(mean(q, {1}, true), "batch");
-  g.output(sum(q, {2}), "inner");
+  g.output(sum(q2, {2}), "inner");
   g.output(sum(r, {0}), "nine");
   g.output(sum(i, {0}), "ints");
-  g.output(sum(p, {0, 1}), "two");
+  g.output(sum(p2, {0, 1}), "two");
+  g.output(sum(z, {0}), "shared");
+  g.output(max(z, {0}), "zmax");
   g.output(sum(matmul(a, b), {0}), "rows");
   Graph out = simplifyGraph(g);
   std::string text = printGraph(out);
   EXPECT_NE(text.find("slice %p axis=0 start=4 end=5"), std::string::npos) << text;
   EXPECT_NE(text.find("slice %q axis=1 start=2 end=3"), std::string::npos) << text;
   EXPECT_NE(text.find("0.33333334"), std::string::npos) << text; // the mean's 1/3
-  EXPECT_NE(text.find("%inner = sum %q axes=[2]"), std::string::npos) << text;
+  EXPECT_NE(text.find("%inner = sum %q2 axes=[2]"), std::string::npos) << text;
+  EXPECT_NE(text.find("%shared = sum %z axes=[0]"), std::string::npos) << text;
   EXPECT_NE(text.find("%nine = sum %r axes=[0]"), std::string::npos) << text;
   EXPECT_NE(text.find("%ints = sum %i axes=[0]"), std::string::npos) << text;
-  EXPECT_NE(text.find("%two = sum %p axes=[0, 1]"), std::string::npos) << text;
+  EXPECT_NE(text.find("%two = sum %p2 axes=[0, 1]"), std::string::npos) << text;
   EXPECT_EQ(text.find("slice %t"), std::string::npos) << text; // the product's rows not sliced
+  expectSameResults(g, out);
+}
+
+TEST(Simplify, MovedSlicesAndShortSumsKeepWithinTheGraphsLimits) {
+  // A moved slice lengthens its operand's chain of views (a reduction or a
+  // product below it started a fresh one), and a short sum written out
+  // continues the chains through it, also where the walk turns later values
+  // into views (a reduction over an axis of 1 into a reshape): chains already
+  // at ir/Limits.h's 12 views keep their slice and their sum.
+  Graph g("limits");
+  Tensor x = g.input("x", DType::F32, {6, 40, 30});
+  Tensor e = x;
+  for (int i = 0; i < 6; ++i)
+    e = -exp(e.reshape({6, 1200})).reshape({6, 40, 30});
+  g.output(slice(sum(e, {2}), 0, 1, 3), "sliced");
+  Tensor y = g.input("y", DType::F32, {2, 8, 1, 16});
+  Tensor a = sum(y, {0});
+  for (int i = 0; i < 5; ++i)
+    a = -a.permute({2, 1, 0});
+  Tensor b = sum(a, {1});
+  for (int i = 0; i < 6; ++i)
+    b = -b.permute({1, 0});
+  g.output(b, "chained");
+  Graph out;
+  ASSERT_NO_THROW(out = simplifyGraph(g)) << printGraph(g);
+  expectSameResults(g, out);
+}
+
+TEST(Simplify, ASumThroughLinearOpsOfAProductIsLeftForTheProductRewrites) {
+  // sum(P * 0.5 + b, rows): MatmulRewrites moves it onto the product (the
+  // operand summed first), which adds of the product's rows would prevent.
+  Graph g("linear");
+  Tensor a = g.input("a", DType::F32, {4, 8, 512});
+  Tensor w = g.input("w", DType::F32, {512, 1024});
+  Tensor b = g.input("b", DType::F32, {1024});
+  g.output(sum(matmul(a, w) * 0.5 + b, {1}), "s");
+  Graph out = simplifyGraph(g);
+  EXPECT_NE(printGraph(out).find("%s = sum"), std::string::npos) << printGraph(out);
   expectSameResults(g, out);
 }

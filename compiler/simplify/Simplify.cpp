@@ -568,6 +568,18 @@ private:
   /// The most terms a sum over an outer axis is written out in.
   static constexpr int64_t kShortAxisTerms = 8;
 
+  /// Whether reduction `n` of an operand of shape `x` is an f32 sum (or
+  /// mean) over one axis of 2 to kShortAxisTerms elements that is not the
+  /// innermost: the form termsOfAShortAxis writes out (where its other
+  /// conditions hold).
+  static bool isShortAxisSum(const Node &n, const Shape &x) {
+    if ((n.op != OpKind::Sum && n.op != OpKind::Mean) || n.dtype != DType::F32 ||
+        n.axes.size() != 1 || x.hasNames() || n.shape.hasNames())
+      return false;
+    int64_t axis = n.axes[0], terms = x[axis];
+    return terms >= 2 && terms <= kShortAxisTerms && axis != static_cast<int64_t>(x.rank()) - 1;
+  }
+
   /// Whether reduction `n` of G may become views and elementwise work in
   /// this walk: one over axes of size 1, or a sum over a short outer axis.
   bool mayBeAView(const Node &n) const {
@@ -577,9 +589,7 @@ private:
     int64_t count = 1;
     for (int64_t a : n.axes)
       count *= x[a];
-    return count == 1 || ((n.op == OpKind::Sum || n.op == OpKind::Mean) && n.dtype == DType::F32 &&
-                          n.axes.size() == 1 && count <= kShortAxisTerms &&
-                          n.axes[0] != static_cast<int64_t>(x.rank()) - 1);
+    return count == 1 || isShortAxisSum(n, x);
   }
 
   /// Whether `v` of G is a product, or reaches one through linear
@@ -606,12 +616,9 @@ private:
   /// forms: nullopt.
   std::optional<ValueId> termsOfAShortAxis(const Node &n, const NodeSpec &s) {
     const Node &x = out(s.operands[0]);
-    if ((n.op != OpKind::Sum && n.op != OpKind::Mean) || n.dtype != DType::F32 ||
-        n.axes.size() != 1 || x.shape.hasNames() || n.shape.hasNames())
+    if (!isShortAxisSum(n, x.shape))
       return std::nullopt;
     int64_t axis = n.axes[0], rank = x.shape.rank(), terms = x.shape[axis];
-    if (terms < 2 || terms > kShortAxisTerms || axis == rank - 1)
-      return std::nullopt;
     // A product's own rows or columns summed (through linear ops): the
     // sum-of-product rewrites' cases. An operand other reductions read too:
     // one kernel reduces it for all of them.
@@ -701,7 +708,7 @@ Graph simplifyGraph(const Graph &g, bool *changed) {
   // Slices moved onto what they read leave joins to make (a slice of a
   // slice, a full of the sliced shape): simplified once more.
   if (std::optional<Graph> sunk = sinkSlices(out))
-    out = withoutDeadValues(Simplifier(withoutDeadValues(*sunk)).run());
+    out = withoutDeadValues(Simplifier(*sunk).run()); // (the walk skips the values left dead)
   if (changed)
     *changed = printGraph(out) != printGraph(g);
   return out;

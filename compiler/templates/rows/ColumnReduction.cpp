@@ -46,13 +46,12 @@ void combinePartials(KernelEmitter &e, const ColumnSchedule &s, const SplitWorks
   CodeWriter &w = e.W;
   const LoweredKernel &k = e.K;
   std::string splits = std::to_string(ws.splits);
-  auto at = [&](const std::string &split) { return columnPartialAt(ws, split); };
   for (size_t r = 0; r < k.reductions.size(); ++r) {
     const KReduction &red = k.reductions[r];
     if (red.pass != pass)
       continue;
     int ri = static_cast<int>(r);
-    std::vector<std::string> words = e.loadedPartial(ri, at("p"));
+    std::vector<std::string> words = e.loadedPartial(ri, columnPartialAt(ws, "p"));
     const std::string &value = words[0];
     std::string position = words.size() > 1 ? words[1] : std::string();
     std::string acc = e.accName(ri);
